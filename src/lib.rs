@@ -1,0 +1,17 @@
+//! `@openclaw/context-engine`: the context a Claude agent gets when it answers in a chat
+//! channel, assembled deterministically within a token budget.
+//!
+//! The domain modules are plain Rust over serde types; only [`bindings`] knows napi.
+
+pub mod budget;
+pub mod hash;
+pub mod input;
+pub mod manifest;
+pub mod model;
+pub mod prompt;
+pub mod snapshot;
+pub mod text;
+pub mod thread;
+pub mod time;
+
+mod bindings;

@@ -1,0 +1,289 @@
+//! Attachment manifest: which media a conversation has already been sent, so a turn
+//! can reference it by name instead of re-sending its bytes.
+//!
+//! The manifest is persisted as a session custom entry
+//! `{ type: "custom", customType: ATTACHMENT_MANIFEST_KEY, data }` whose `data` is the
+//! JSON text of `{ "entries": { <artifact_id>: AttachmentRecord } }`. Loading never
+//! fails: the newest entry that holds a usable manifest wins, and records inside it that
+//! fail validation are dropped one at a time.
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::fmt;
+
+/// The custom-entry type under which the manifest is persisted.
+pub const ATTACHMENT_MANIFEST_KEY: &str = "openclaw:claude-sdk-attachment-manifest";
+
+/// One media item that has been attached to the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttachmentRecord {
+    #[serde(alias = "artifactId")]
+    pub artifact_id: String,
+    #[serde(alias = "displayName")]
+    pub display_name: String,
+    #[serde(alias = "mediaType")]
+    pub media_type: String,
+    #[serde(alias = "contentHash")]
+    pub content_hash: String,
+    #[serde(alias = "sourceMessageId")]
+    pub source_message_id: String,
+    #[serde(alias = "sourceThreadId", default)]
+    pub source_thread_id: Option<String>,
+    #[serde(alias = "includedAtTurn")]
+    pub included_at_turn: u64,
+}
+
+impl AttachmentRecord {
+    /// Field-level checks beyond types: ids, name, type and hash must be non-empty.
+    pub fn check(&self) -> Result<(), String> {
+        for (name, v) in [
+            ("artifact_id", &self.artifact_id),
+            ("display_name", &self.display_name),
+            ("media_type", &self.media_type),
+            ("content_hash", &self.content_hash),
+            ("source_message_id", &self.source_message_id),
+        ] {
+            if v.is_empty() {
+                return Err(format!("{name} must be a non-empty string"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How a candidate attachment matches the manifest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchKind {
+    /// The same artifact id is recorded.
+    ArtifactId,
+    /// Another artifact with the same content hash is recorded (a re-upload).
+    ContentHash,
+    /// Not attached yet.
+    None,
+}
+
+impl MatchKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchKind::ArtifactId => "artifact_id",
+            MatchKind::ContentHash => "content_hash",
+            MatchKind::None => "none",
+        }
+    }
+}
+
+/// A manifest's records in their stored order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Manifest {
+    pub records: Vec<AttachmentRecord>,
+}
+
+impl Serialize for Manifest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Entries<'a>(&'a [AttachmentRecord]);
+        impl Serialize for Entries<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(self.0.len()))?;
+                for r in self.0 {
+                    m.serialize_entry(&r.artifact_id, r)?;
+                }
+                m.end()
+            }
+        }
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry("entries", &Entries(&self.records))?;
+        m.end()
+    }
+}
+
+impl Manifest {
+    /// Looks a candidate up: by artifact id first, then by content hash.
+    pub fn check(
+        &self,
+        artifact_id: &str,
+        content_hash: Option<&str>,
+    ) -> (MatchKind, Option<&AttachmentRecord>) {
+        if let Some(r) = self.records.iter().find(|r| r.artifact_id == artifact_id) {
+            return (MatchKind::ArtifactId, Some(r));
+        }
+        if let Some(h) = content_hash.filter(|h| !h.is_empty()) {
+            if let Some(r) = self.records.iter().find(|r| r.content_hash == h) {
+                return (MatchKind::ContentHash, Some(r));
+            }
+        }
+        (MatchKind::None, None)
+    }
+}
+
+/// A JSON object's members in document order; a repeated key keeps its first position
+/// and its last value, as `JSON.parse` does.
+#[derive(Debug, Default)]
+pub struct OrderedObject(pub Vec<(String, serde_json::Value)>);
+
+impl<'de> Deserialize<'de> for OrderedObject {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = OrderedObject;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<OrderedObject, A::Error> {
+                let mut out: Vec<(String, serde_json::Value)> = Vec::new();
+                let mut index: HashMap<String, usize> = HashMap::new();
+                while let Some((k, v)) = map.next_entry::<String, serde_json::Value>()? {
+                    match index.get(&k) {
+                        Some(&i) => out[i].1 = v,
+                        None => {
+                            index.insert(k.clone(), out.len());
+                            out.push((k, v));
+                        }
+                    }
+                }
+                Ok(OrderedObject(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+#[derive(Deserialize)]
+struct StoredManifest {
+    entries: OrderedObject,
+}
+
+/// A record failed validation while loading.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DroppedRecord {
+    pub key: String,
+    pub reason: String,
+}
+
+/// Reads one persisted manifest (`data` of a custom entry). `None` when the text is not a
+/// manifest at all, or when it held records and none of them was valid.
+pub fn parse_manifest_data(data: &str) -> Option<(Manifest, Vec<DroppedRecord>)> {
+    let stored: StoredManifest = serde_json::from_str(data).ok()?;
+    let total = stored.entries.0.len();
+    let mut records = Vec::with_capacity(total);
+    let mut dropped = Vec::new();
+    for (key, value) in stored.entries.0 {
+        let checked = serde_json::from_value::<AttachmentRecord>(value)
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.check().map(|()| r))
+            .and_then(|r| {
+                if r.artifact_id == key {
+                    Ok(r)
+                } else {
+                    Err(format!(
+                        "key does not match artifact_id {:?}",
+                        r.artifact_id
+                    ))
+                }
+            });
+        match checked {
+            Ok(r) => records.push(r),
+            Err(reason) => dropped.push(DroppedRecord { key, reason }),
+        }
+    }
+    if total > 0 && records.is_empty() {
+        return None;
+    }
+    Some((Manifest { records }, dropped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(id: &str, hash: &str, thread: Option<&str>) -> AttachmentRecord {
+        AttachmentRecord {
+            artifact_id: id.into(),
+            display_name: format!("{id}.png"),
+            media_type: "image/png".into(),
+            content_hash: hash.into(),
+            source_message_id: "1.1".into(),
+            source_thread_id: thread.map(String::from),
+            included_at_turn: 1,
+        }
+    }
+
+    #[test]
+    fn key_is_the_seed_constant() {
+        assert_eq!(
+            ATTACHMENT_MANIFEST_KEY,
+            "openclaw:claude-sdk-attachment-manifest"
+        );
+    }
+
+    #[test]
+    fn serializes_as_entries_keyed_by_artifact_in_order() {
+        let m = Manifest {
+            records: vec![rec("F2", "h2", None), rec("F1", "h1", Some("9.9"))],
+        };
+        let s = serde_json::to_string(&m).unwrap_or_default();
+        assert!(
+            s.starts_with(r#"{"entries":{"F2":{"artifact_id":"F2""#),
+            "{s}"
+        );
+        let (back, dropped) = parse_manifest_data(&s).unwrap_or_default();
+        assert_eq!(back, m);
+        assert!(dropped.is_empty());
+    }
+
+    #[test]
+    fn check_matches_by_id_then_hash() {
+        let m = Manifest {
+            records: vec![rec("F1", "h1", None)],
+        };
+        assert_eq!(m.check("F1", Some("zz")).0, MatchKind::ArtifactId);
+        assert_eq!(m.check("F9", Some("h1")).0, MatchKind::ContentHash);
+        assert_eq!(
+            m.check("F9", Some("h1")).1.map(|r| r.artifact_id.as_str()),
+            Some("F1")
+        );
+        assert_eq!(m.check("F9", None).0, MatchKind::None);
+        assert_eq!(m.check("F9", Some("")).0, MatchKind::None);
+    }
+
+    #[test]
+    fn invalid_records_are_dropped_one_by_one() {
+        let data = r#"{"entries":{
+            "F1":{"artifact_id":"F1","display_name":"a","media_type":"image/png","content_hash":"h","source_message_id":"1","source_thread_id":null,"included_at_turn":1},
+            "F2":{"artifact_id":"F2","display_name":"b"},
+            "F3":{"artifact_id":"OTHER","display_name":"c","media_type":"image/png","content_hash":"h","source_message_id":"1","source_thread_id":null,"included_at_turn":1},
+            "F4":{"artifact_id":"F4","display_name":"","media_type":"image/png","content_hash":"h","source_message_id":"1","source_thread_id":null,"included_at_turn":1},
+            "F5":{"artifact_id":"F5","display_name":"e","media_type":"image/png","content_hash":"h","source_message_id":"1","source_thread_id":"7.7","included_at_turn":-1}
+        }}"#;
+        let (m, dropped) = parse_manifest_data(data).unwrap_or_default();
+        assert_eq!(m.records.len(), 1);
+        assert_eq!(m.records[0].artifact_id, "F1");
+        let keys: Vec<_> = dropped.iter().map(|d| d.key.as_str()).collect();
+        assert_eq!(keys, vec!["F2", "F3", "F4", "F5"]);
+    }
+
+    #[test]
+    fn unusable_data_is_none() {
+        assert!(parse_manifest_data("not json").is_none());
+        assert!(parse_manifest_data("{}").is_none());
+        assert!(parse_manifest_data(r#"{"entries":[]}"#).is_none());
+        assert!(parse_manifest_data(r#"{"entries":{"F":1}}"#).is_none());
+        assert!(parse_manifest_data(r#"{"entries":{}}"#).is_some());
+    }
+
+    #[test]
+    fn duplicate_keys_keep_first_position_last_value() {
+        let a = r#"{"artifact_id":"A","display_name":"one","media_type":"t","content_hash":"h","source_message_id":"1","source_thread_id":null,"included_at_turn":1}"#;
+        let a2 = a.replace("one", "two");
+        let b = a.replace("\"A\"", "\"B\"");
+        let data = format!(r#"{{"entries":{{"A":{a},"B":{b},"A":{a2}}}}}"#);
+        let (m, _) = parse_manifest_data(&data).unwrap_or_default();
+        let names: Vec<_> = m
+            .records
+            .iter()
+            .map(|r| (r.artifact_id.as_str(), r.display_name.as_str()))
+            .collect();
+        assert_eq!(names, vec![("A", "two"), ("B", "one")]);
+    }
+}

@@ -1,0 +1,245 @@
+//! Text measurement and truncation in JavaScript string semantics.
+//!
+//! JavaScript strings are sequences of UTF-16 code units and `String.prototype.length`
+//! counts those units, so every length in this module is a UTF-16 length: `"😀"` is 2
+//! units. Truncation never cuts between the two halves of a surrogate pair.
+
+/// Thread budget in tokens used when the caller gives none.
+pub const THREAD_BUDGET_TOKENS: u32 = 8_000;
+/// Longest adjacent-message snippet, in UTF-16 code units, ellipsis included.
+pub const SNIPPET_MAX_CHARS: usize = 150;
+/// A thread reply longer than this many estimated tokens is cut.
+pub const REPLY_MAX_TOKENS: u64 = 300;
+/// The one-character suffix marking a cut text.
+pub const ELLIPSIS: char = '\u{2026}';
+const ELLIPSIS_UNIT: u16 = 0x2026;
+
+/// Number of UTF-16 code units in `s` (what JavaScript's `.length` returns).
+pub fn utf16_len(s: &str) -> usize {
+    // Every char is one unit except those outside the BMP (4 UTF-8 bytes), which are two.
+    s.bytes()
+        .map(|b| usize::from((b & 0xC0) != 0x80) + usize::from(b >= 0xF0))
+        .sum()
+}
+
+/// Token estimate for a length in UTF-16 units: `ceil(units / 4)`.
+pub fn tokens_for_units(units: usize) -> u64 {
+    (units as u64).div_ceil(4)
+}
+
+/// Token estimate for a text: `ceil(utf16_len / 4)`, 0 for the empty string.
+pub fn estimate_tokens(s: &str) -> u64 {
+    tokens_for_units(utf16_len(s))
+}
+
+/// JavaScript's `\s` class (WhiteSpace and LineTerminator), as used by `/\s+/` and `trim()`.
+pub fn is_js_whitespace(u: u16) -> bool {
+    matches!(
+        u,
+        0x0009..=0x000D
+            | 0x0020
+            | 0x00A0
+            | 0x1680
+            | 0x2000..=0x200A
+            | 0x2028
+            | 0x2029
+            | 0x202F
+            | 0x205F
+            | 0x3000
+            | 0xFEFF
+    )
+}
+
+fn is_high_surrogate(u: u16) -> bool {
+    (0xD800..=0xDBFF).contains(&u)
+}
+
+/// Where to cut `units` so that at most `keep` units remain without splitting a pair.
+fn safe_cut(units: &[u16], keep: usize) -> usize {
+    if keep == 0 || keep >= units.len() {
+        return keep.min(units.len());
+    }
+    if is_high_surrogate(units[keep - 1]) {
+        keep - 1
+    } else {
+        keep
+    }
+}
+
+/// Snippet over UTF-16 units: whitespace runs collapsed to one space, trimmed, and when
+/// longer than [`SNIPPET_MAX_CHARS`] cut to 149 units plus `…` (148 when the 149th unit
+/// would split a surrogate pair). Reads only as much input as the snippet needs.
+pub fn snippet_units<I: IntoIterator<Item = u16>>(units: I) -> Vec<u16> {
+    let mut out: Vec<u16> = Vec::with_capacity(SNIPPET_MAX_CHARS + 1);
+    let mut pending_space = false;
+    for u in units {
+        if is_js_whitespace(u) {
+            pending_space = !out.is_empty();
+            continue;
+        }
+        if pending_space {
+            out.push(0x20);
+            pending_space = false;
+        }
+        out.push(u);
+        if out.len() > SNIPPET_MAX_CHARS {
+            break;
+        }
+    }
+    if out.len() > SNIPPET_MAX_CHARS {
+        let cut = safe_cut(&out, SNIPPET_MAX_CHARS - 1);
+        out.truncate(cut);
+        out.push(ELLIPSIS_UNIT);
+    }
+    out
+}
+
+/// [`snippet_units`] for a Rust string.
+pub fn truncate_snippet(s: &str) -> String {
+    String::from_utf16_lossy(&snippet_units(s.encode_utf16()))
+}
+
+/// Cuts `s` to `max_units - 1` UTF-16 units plus `…` when it is longer than `max_units`;
+/// returns `None` when it already fits. Never splits a surrogate pair.
+pub fn truncate_units(s: &str, max_units: usize) -> Option<String> {
+    if utf16_len(s) <= max_units {
+        return None;
+    }
+    let keep = max_units.saturating_sub(1);
+    let mut used = 0usize;
+    let mut end = 0usize;
+    for (i, c) in s.char_indices() {
+        let w = c.len_utf16();
+        if used + w > keep {
+            break;
+        }
+        used += w;
+        end = i + c.len_utf8();
+    }
+    let mut out = String::with_capacity(end + ELLIPSIS.len_utf8());
+    out.push_str(&s[..end]);
+    out.push(ELLIPSIS);
+    Some(out)
+}
+
+/// Cuts a thread reply that is over [`REPLY_MAX_TOKENS`] to 1,199 units plus `…`
+/// (so the result is exactly 300 tokens). Returns `None` when the reply fits.
+pub fn truncate_reply(s: &str) -> Option<String> {
+    truncate_units(s, (REPLY_MAX_TOKENS * 4) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn constants_match_the_seed() {
+        assert_eq!(THREAD_BUDGET_TOKENS, 8000);
+        assert_eq!(SNIPPET_MAX_CHARS, 150);
+        assert_eq!(REPLY_MAX_TOKENS, 300);
+    }
+
+    #[test]
+    fn utf16_len_counts_like_js_length() {
+        assert_eq!(utf16_len(""), 0);
+        assert_eq!(utf16_len("abc"), 3);
+        assert_eq!(utf16_len("é"), 1);
+        assert_eq!(utf16_len("デプロイ"), 4);
+        assert_eq!(utf16_len("😀"), 2);
+        assert_eq!(utf16_len("a😀b"), 4);
+    }
+
+    #[test]
+    fn estimate_tokens_is_ceil_of_quarter_units() {
+        assert_eq!(estimate_tokens(""), 0);
+        assert_eq!(estimate_tokens("a"), 1);
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("abcde"), 2);
+        assert_eq!(estimate_tokens("😀"), 1);
+        assert_eq!(estimate_tokens("😀😀😀"), 2);
+    }
+
+    #[test]
+    fn snippet_collapses_whitespace_and_trims() {
+        assert_eq!(truncate_snippet("  hello \n\t world  "), "hello world");
+        assert_eq!(truncate_snippet("a\u{00A0}\u{3000}b"), "a b");
+        assert_eq!(truncate_snippet("   "), "");
+    }
+
+    #[test]
+    fn snippet_of_exactly_150_units_is_untouched() {
+        let s = "x".repeat(150);
+        assert_eq!(truncate_snippet(&s), s);
+    }
+
+    #[test]
+    fn snippet_over_150_units_is_149_plus_ellipsis() {
+        let s = "x".repeat(151);
+        let out = truncate_snippet(&s);
+        assert_eq!(utf16_len(&out), 150);
+        assert!(out.ends_with('…'));
+        assert_eq!(&out[..149], &s[..149]);
+    }
+
+    #[test]
+    fn snippet_never_splits_an_emoji() {
+        // 148 ASCII units, then an emoji occupying units 148..150.
+        let s = format!("{}😀{}", "x".repeat(148), "y".repeat(10));
+        let out = truncate_snippet(&s);
+        assert_eq!(out, format!("{}…", "x".repeat(148)));
+        // 147 ASCII units: the emoji fits in 147..149.
+        let s = format!("{}😀{}", "x".repeat(147), "y".repeat(10));
+        assert_eq!(truncate_snippet(&s), format!("{}😀…", "x".repeat(147)));
+    }
+
+    #[test]
+    fn snippet_reads_only_a_prefix() {
+        let s = "word ".repeat(2_000_000);
+        let out = truncate_snippet(&s);
+        assert_eq!(utf16_len(&out), 150);
+    }
+
+    #[test]
+    fn reply_truncation_cuts_to_1199_units_and_ellipsis() {
+        assert_eq!(truncate_reply(&"a".repeat(1200)), None);
+        let out = truncate_reply(&"a".repeat(1201)).unwrap_or_default();
+        assert_eq!(utf16_len(&out), 1200);
+        assert_eq!(estimate_tokens(&out), 300);
+        let s = format!("{}😀tail", "a".repeat(1198));
+        let out = truncate_reply(&s).unwrap_or_default();
+        assert_eq!(out, format!("{}…", "a".repeat(1198)));
+    }
+
+    proptest! {
+        #[test]
+        fn snippet_is_bounded_and_a_clean_prefix(s in "\\PC{0,400}") {
+            let out = truncate_snippet(&s);
+            prop_assert!(utf16_len(&out) <= SNIPPET_MAX_CHARS);
+            let replacement = char::REPLACEMENT_CHARACTER;
+            prop_assert!(!out.contains(replacement) || s.contains(replacement));
+            let collapsed: Vec<&str> = s.split(|c: char| c.len_utf16() == 1 && is_js_whitespace(c as u16)).filter(|w| !w.is_empty()).collect();
+            let full = collapsed.join(" ");
+            if utf16_len(&full) <= SNIPPET_MAX_CHARS {
+                prop_assert_eq!(out, full);
+            } else {
+                let body = out.strip_suffix('…').unwrap_or("");
+                prop_assert!(full.starts_with(body));
+                prop_assert!(utf16_len(body) >= SNIPPET_MAX_CHARS - 2);
+            }
+        }
+
+        #[test]
+        fn truncate_units_fits_and_is_a_prefix(s in "\\PC{0,300}", max in 1usize..200) {
+            match truncate_units(&s, max) {
+                None => prop_assert!(utf16_len(&s) <= max),
+                Some(out) => {
+                    prop_assert!(utf16_len(&out) <= max);
+                    prop_assert!(utf16_len(&out) + 1 >= max);
+                    let body = out.strip_suffix('…').unwrap_or("");
+                    prop_assert!(s.starts_with(body));
+                }
+            }
+        }
+    }
+}

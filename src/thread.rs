@@ -1,0 +1,197 @@
+//! ThreadContext: the root message in full plus the most recent replies that fit the
+//! token budget, each reply capped at 300 tokens.
+//!
+//! Tokens are estimated over message text (`ceil(utf16_len / 4)`). The root counts
+//! against the budget first; replies share what is left under the most-recent-first rule
+//! of [`crate::budget`], measured after the 300-token cap. So `actual_tokens` never
+//! exceeds the budget, except when the root alone, or the newest reply that is always
+//! kept, is larger than it.
+
+use crate::budget::most_recent_within;
+use crate::model::{
+    Author, ThreadContext, ThreadInput, ThreadReply, ThreadRoot, ThreadTelemetry, Truncation,
+    SCHEMA_VERSION,
+};
+use crate::text::{estimate_tokens, truncate_reply};
+use crate::time::to_iso;
+
+/// Name of the only budgeting strategy.
+pub const STRATEGY_MOST_RECENT: &str = "most_recent";
+
+/// A ThreadContext with the telemetry of how it was budgeted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BudgetedThread {
+    pub context: Option<ThreadContext>,
+    pub telemetry: ThreadTelemetry,
+}
+
+/// Builds the ThreadContext, or `None` for a message that has no replies (it is not a
+/// thread). `budget_tokens` is the whole thread's budget.
+pub fn build_thread_context(input: &ThreadInput, budget_tokens: u64) -> BudgetedThread {
+    let total_replies = input
+        .total_reply_count
+        .unwrap_or(0)
+        .max(input.replies.len() as u64);
+    if total_replies == 0 {
+        return BudgetedThread {
+            context: None,
+            telemetry: ThreadTelemetry {
+                thread_budget_tokens: budget_tokens,
+                actual_tokens: 0,
+                messages_truncated: 0,
+            },
+        };
+    }
+
+    let root = &input.root;
+    let root_tokens = estimate_tokens(&root.text);
+    let replies: Vec<ThreadReply> = input
+        .replies
+        .iter()
+        .map(|r| {
+            let cut = truncate_reply(&r.text);
+            ThreadReply {
+                message_id: r.id().to_string(),
+                ts: to_iso(&r.ts),
+                author: Author::from(&r.author),
+                is_truncated: cut.is_some(),
+                text: cut.unwrap_or_else(|| r.text.clone()),
+                media: r.media_refs(),
+            }
+        })
+        .collect();
+    let tokens: Vec<u64> = replies.iter().map(|r| estimate_tokens(&r.text)).collect();
+    let cut = most_recent_within(&tokens, budget_tokens.saturating_sub(root_tokens));
+
+    let omitted_range_ts =
+        (cut.omitted() > 0).then(|| (replies[0].ts.clone(), replies[cut.omitted() - 1].ts.clone()));
+    let included: Vec<ThreadReply> = replies.into_iter().skip(cut.omitted()).collect();
+    let messages_truncated = included.iter().filter(|r| r.is_truncated).count() as u64;
+
+    let context = ThreadContext {
+        schema_version: SCHEMA_VERSION.to_string(),
+        thread_id: input
+            .thread_id
+            .clone()
+            .unwrap_or_else(|| root.id().to_string()),
+        root: ThreadRoot {
+            message_id: root.id().to_string(),
+            ts: to_iso(&root.ts),
+            author: Author::from(&root.author),
+            text: root.text.clone(),
+            media: root.media_refs(),
+        },
+        truncation: Truncation {
+            total_replies,
+            included_replies: included.len() as u64,
+            strategy: STRATEGY_MOST_RECENT.to_string(),
+            omitted_range_ts,
+        },
+        replies: included,
+    };
+    BudgetedThread {
+        context: Some(context),
+        telemetry: ThreadTelemetry {
+            thread_budget_tokens: budget_tokens,
+            actual_tokens: root_tokens + cut.used_tokens,
+            messages_truncated,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::THREAD_BUDGET_TOKENS;
+    use serde_json::json;
+
+    fn msg(ts: &str, text: &str) -> serde_json::Value {
+        json!({"ts": ts, "author": {"userId": "U1", "displayName": "Sam"}, "text": text})
+    }
+
+    fn thread(root: &str, replies: Vec<serde_json::Value>, total: Option<u64>) -> ThreadInput {
+        let mut v = json!({"root": msg("1000.000001", root), "replies": replies});
+        if let Some(t) = total {
+            v["totalReplyCount"] = json!(t);
+        }
+        serde_json::from_value(v).unwrap_or_else(|e| panic!("fixture: {e}"))
+    }
+
+    fn ctx(b: BudgetedThread) -> ThreadContext {
+        b.context
+            .unwrap_or_else(|| panic!("expected a thread context"))
+    }
+
+    #[test]
+    fn a_message_without_replies_is_not_a_thread() {
+        let b = build_thread_context(&thread("root", vec![], None), 8000);
+        assert!(b.context.is_none());
+    }
+
+    #[test]
+    fn thread_id_is_root_ts_and_total_comes_from_caller() {
+        let t = ctx(build_thread_context(
+            &thread("root", vec![msg("1001.5", "hi")], Some(42)),
+            8000,
+        ));
+        assert_eq!(t.thread_id, "1000.000001");
+        assert_eq!(t.root.message_id, "1000.000001");
+        assert_eq!(t.truncation.total_replies, 42);
+        assert_eq!(t.truncation.included_replies, 1);
+        assert_eq!(t.truncation.strategy, "most_recent");
+        assert_eq!(t.truncation.omitted_range_ts, None);
+    }
+
+    #[test]
+    fn long_reply_is_cut_to_300_tokens_and_flagged() {
+        let long = "a".repeat(5000);
+        let b = build_thread_context(
+            &thread("r", vec![msg("1001", &long), msg("1002", "ok")], None),
+            8000,
+        );
+        assert_eq!(b.telemetry.messages_truncated, 1);
+        let t = ctx(b);
+        assert!(t.replies[0].is_truncated);
+        assert_eq!(t.replies[0].text.encode_utf16().count(), 1200);
+        assert!(t.replies[0].text.ends_with('…'));
+        assert!(!t.replies[1].is_truncated);
+    }
+
+    #[test]
+    fn budget_omits_oldest_and_reports_range() {
+        // root 1 token, each reply 250 tokens (1000 units): 8000 - 1 fits 31 replies.
+        let replies: Vec<_> = (0..40)
+            .map(|i| msg(&format!("{}", 2000 + i), &"b".repeat(1000)))
+            .collect();
+        let b = build_thread_context(&thread("r", replies, None), u64::from(THREAD_BUDGET_TOKENS));
+        assert!(b.telemetry.actual_tokens <= 8000);
+        assert_eq!(b.telemetry.actual_tokens, 1 + 31 * 250);
+        let t = ctx(b);
+        assert_eq!(t.truncation.included_replies, 31);
+        assert_eq!(t.truncation.total_replies, 40);
+        assert_eq!(
+            t.truncation.omitted_range_ts,
+            Some((
+                "1970-01-01T00:33:20Z".to_string(),
+                "1970-01-01T00:33:28Z".to_string()
+            ))
+        );
+        assert_eq!(t.replies[0].message_id, "2009");
+        assert_eq!(t.replies[30].message_id, "2039");
+    }
+
+    #[test]
+    fn root_is_always_full() {
+        let root = "r".repeat(40_000);
+        let t = ctx(build_thread_context(
+            &thread(&root, vec![msg("1001", "x"), msg("1002", "y")], None),
+            100,
+        ));
+        assert_eq!(t.root.text, root);
+        assert_eq!(
+            t.replies.len(),
+            1,
+            "only the newest reply survives an exhausted budget"
+        );
+    }
+}
