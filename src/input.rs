@@ -159,6 +159,13 @@ fn classify(root: &str, path: &str, msg: &str) -> InputError {
             None => InputError::range_error(at, rest.to_string()),
         };
     }
+    if let Some(rest) = msg.strip_prefix("unknown variant ") {
+        // "`x`, expected `a` or `b`" -> "expected `a` or `b`, got `x`"
+        return match rest.split_once(", expected ") {
+            Some((got, want)) => InputError::range_error(at, format!("expected {want}, got {got}")),
+            None => InputError::range_error(at, rest.to_string()),
+        };
+    }
     InputError::type_error(at, msg.to_string())
 }
 

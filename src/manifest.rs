@@ -9,6 +9,7 @@
 
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
+use crate::input::{self, InputError};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -193,6 +194,34 @@ pub fn parse_manifest_data(data: &str) -> Option<(Manifest, Vec<DroppedRecord>)>
     Some((Manifest { records }, dropped))
 }
 
+#[derive(Deserialize)]
+struct StrictManifest {
+    entries: OrderedObject,
+}
+
+/// Reads a manifest strictly, for writing it out: every record must be valid and keyed by
+/// its own artifact id. Errors name the field (`entries.F123.content_hash`).
+pub fn validate_manifest_json(json: &str) -> Result<Manifest, InputError> {
+    let stored: StrictManifest = input::parse(json, "")?;
+    let mut records = Vec::with_capacity(stored.entries.0.len());
+    for (key, value) in stored.entries.0 {
+        let path = format!("entries.{key}");
+        let text = value.to_string();
+        let record: AttachmentRecord = input::parse(&text, &path)?;
+        record
+            .check()
+            .map_err(|msg| InputError::range_error(path.as_str(), msg))?;
+        if record.artifact_id != key {
+            return Err(InputError::range_error(
+                format!("{path}.artifact_id"),
+                format!("must equal its key {key:?}, got {:?}", record.artifact_id),
+            ));
+        }
+        records.push(record);
+    }
+    Ok(Manifest { records })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,5 +314,28 @@ mod tests {
             .map(|r| (r.artifact_id.as_str(), r.display_name.as_str()))
             .collect();
         assert_eq!(names, vec![("A", "two"), ("B", "one")]);
+    }
+
+    #[test]
+    fn strict_validation_names_the_record_field() {
+        let ok = serde_json::to_string(&Manifest {
+            records: vec![rec("F1", "h1", None)],
+        })
+        .unwrap_or_default();
+        assert_eq!(validate_manifest_json(&ok).map(|m| m.records.len()), Ok(1));
+        let bad = ok.replace("\"h1\"", "7");
+        let e = validate_manifest_json(&bad).err();
+        assert_eq!(
+            e.map(|e| (e.kind, e.path)),
+            Some((input::ErrorKind::Type, "entries.F1.content_hash".to_string()))
+        );
+        let wrong_key = ok.replacen("\"F1\":", "\"F2\":", 1);
+        let e = validate_manifest_json(&wrong_key).err();
+        assert_eq!(
+            e.map(|e| e.path),
+            Some("entries.F2.artifact_id".to_string())
+        );
+        let e = validate_manifest_json("{}").err();
+        assert_eq!(e.map(|e| e.path), Some("entries".to_string()));
     }
 }

@@ -160,7 +160,7 @@ pub struct MessageInput {
     pub thread_id: Option<String>,
     #[serde(default)]
     pub reply_count: Option<u64>,
-    #[serde(default)]
+    #[serde(default, alias = "repliesLast1H")]
     pub replies_last1h: Option<u64>,
     #[serde(default)]
     pub last_reply_ts: Option<String>,

@@ -8,7 +8,7 @@
 //! start a heading line. The JSON still parses back to the exact original text.
 
 use crate::model::{ChannelSnapshot, ThreadContext};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How the two tools are named in the guidance text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -44,6 +44,49 @@ pub struct PromptOptions {
     pub tool_names: ToolNames,
     /// Indent the JSON (more readable, more tokens).
     pub pretty: bool,
+}
+
+/// What the section is built from, as callers pass it (`{ snapshot, threadContext? }`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptSectionInput {
+    pub snapshot: ChannelSnapshot,
+    #[serde(default)]
+    pub thread_context: Option<ThreadContext>,
+}
+
+/// Tool naming as callers spell it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolNamesInput {
+    #[default]
+    Dotted,
+    Api,
+}
+
+/// Rendering options as callers pass them; every field optional.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptOptionsInput {
+    #[serde(default)]
+    pub direct_message: Option<bool>,
+    #[serde(default)]
+    pub tool_names: Option<ToolNamesInput>,
+    #[serde(default)]
+    pub pretty: Option<bool>,
+}
+
+impl From<PromptOptionsInput> for PromptOptions {
+    fn from(o: PromptOptionsInput) -> Self {
+        PromptOptions {
+            direct_message: o.direct_message.unwrap_or(false),
+            tool_names: match o.tool_names.unwrap_or_default() {
+                ToolNamesInput::Dotted => ToolNames::Dotted,
+                ToolNamesInput::Api => ToolNames::Api,
+            },
+            pretty: o.pretty.unwrap_or(false),
+        }
+    }
 }
 
 /// The opening tag of the snapshot section.

@@ -73,7 +73,7 @@ pub fn build_thread_context(input: &ThreadInput, budget_tokens: u64) -> Budgeted
         thread_id: input
             .thread_id
             .clone()
-            .unwrap_or_else(|| root.id().to_string()),
+            .unwrap_or_else(|| root.ts.clone()),
         root: ThreadRoot {
             message_id: root.id().to_string(),
             ts: to_iso(&root.ts),

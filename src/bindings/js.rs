@@ -1,1 +1,160 @@
+//! Shared translation between JS values and the serde types of the domain modules.
+//!
+//! Structured input crosses as JSON: V8's `JSON.stringify` on the way in (fast, and it
+//! escapes lone surrogates), serde with field paths to read it; structured output leaves
+//! as serde JSON read back by `JSON.parse`. Errors become `TypeError` / `RangeError`
+//! prefixed with the export's name.
 
+use crate::input::{self, ErrorKind, InputError};
+use napi::bindgen_prelude::*;
+use napi::{Env, JsString, JsValue, ValueType};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// Throws `e` as a `TypeError` or `RangeError` named after `func`, and returns the error
+/// that tells napi an exception is pending.
+pub fn throw(env: &Env, func: &str, e: &InputError) -> Error {
+    let msg = format!("{func}: {e}").replace('\0', "\u{FFFD}");
+    let thrown = match e.kind {
+        ErrorKind::Type => env.throw_type_error(&msg, None),
+        ErrorKind::Range => env.throw_range_error(&msg, None),
+    };
+    match thrown {
+        Ok(()) => Error::from_status(Status::PendingException),
+        Err(err) => err,
+    }
+}
+
+/// `typeof`-style name of a value, with `null` and arrays told apart.
+pub fn describe(v: &Unknown) -> &'static str {
+    match v.get_type() {
+        Ok(ValueType::Undefined) => "undefined",
+        Ok(ValueType::Null) => "null",
+        Ok(ValueType::Boolean) => "boolean",
+        Ok(ValueType::Number) => "number",
+        Ok(ValueType::String) => "string",
+        Ok(ValueType::Symbol) => "symbol",
+        Ok(ValueType::BigInt) => "bigint",
+        Ok(ValueType::Function) => "function",
+        Ok(ValueType::Object) => match v.is_array() {
+            Ok(true) => "array",
+            _ => "object",
+        },
+        _ => "unknown",
+    }
+}
+
+/// True for `undefined` and `null`.
+pub fn is_nullish(v: &Unknown) -> bool {
+    matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null))
+}
+
+/// Checks that `v` is a plain object (not null, not an array).
+pub fn expect_object(env: &Env, func: &str, path: &str, v: &Unknown) -> Result<()> {
+    match describe(v) {
+        "object" => Ok(()),
+        other => Err(throw(
+            env,
+            func,
+            &InputError::type_error(path, format!("expected an object, got {other}")),
+        )),
+    }
+}
+
+fn json<'e>(env: &'e Env) -> Result<Object<'e>> {
+    env.get_global()?.get_named_property_unchecked::<Object>("JSON")
+}
+
+/// `JSON.stringify(v)`; a value it cannot serialize (a cycle, a BigInt) throws its own
+/// `TypeError`, which is passed on.
+pub fn stringify(env: &Env, v: Unknown) -> Result<Option<String>> {
+    let f: Function<Unknown, Unknown> = json(env)?.get_named_property_unchecked("stringify")?;
+    let out = f.call(v)?;
+    match out.get_type()? {
+        ValueType::String => {
+            let s: JsString = unsafe { out.cast()? };
+            Ok(Some(s.into_utf8()?.into_owned()?))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Reads `v` into `T` by way of JSON, naming bad fields relative to `root` (empty for the
+/// main argument, whose fields are then named bare: `adjacentMessages[3].ts`).
+pub fn from_js<T: DeserializeOwned>(env: &Env, func: &str, root: &str, v: Unknown) -> Result<T> {
+    let path = if root.is_empty() { "input" } else { root };
+    expect_object(env, func, path, &v)?;
+    let Some(mut text) = stringify(env, v)? else {
+        return Err(throw(
+            env,
+            func,
+            &InputError::type_error(path, "expected an object"),
+        ));
+    };
+    input::repair_lone_surrogates(&mut text);
+    input::parse(&text, root).map_err(|e| throw(env, func, &e))
+}
+
+/// Like [`from_js`] for an optional argument: `undefined` and `null` give `None`.
+pub fn from_js_opt<T: DeserializeOwned>(
+    env: &Env,
+    func: &str,
+    root: &str,
+    v: Option<Unknown>,
+) -> Result<Option<T>> {
+    match v {
+        Some(v) if !is_nullish(&v) => from_js(env, func, root, v).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// Builds the JS value of `value` (`JSON.parse` of its serde JSON).
+pub fn to_js<'e, T: Serialize>(env: &'e Env, value: &T) -> Result<Unknown<'e>> {
+    let text =
+        serde_json::to_string(value).map_err(|e| Error::from_reason(format!("serialize: {e}")))?;
+    parse_json(env, &text)
+}
+
+/// `JSON.parse(text)`.
+pub fn parse_json<'e>(env: &'e Env, text: &str) -> Result<Unknown<'e>> {
+    let f: Function<JsString, Unknown> = json(env)?.get_named_property_unchecked("parse")?;
+    f.call(env.create_string(text)?)
+}
+
+/// Reads a string argument, with a `TypeError` naming `path` otherwise.
+pub fn string_arg(env: &Env, func: &str, path: &str, v: &Unknown) -> Result<String> {
+    match v.get_type()? {
+        ValueType::String => {
+            let s: JsString = unsafe { v.cast()? };
+            Ok(s.into_utf8()?.into_owned()?)
+        }
+        _ => Err(throw(
+            env,
+            func,
+            &InputError::type_error(path, format!("expected a string, got {}", describe(v))),
+        )),
+    }
+}
+
+/// A token budget argument: `undefined`/`null` give the default; anything but a finite,
+/// non-negative number is an error.
+pub fn budget_arg(
+    env: &Env,
+    func: &str,
+    path: &str,
+    v: Option<&Unknown>,
+    default: u64,
+) -> Result<u64> {
+    let Some(v) = v.filter(|v| !is_nullish(v)) else {
+        return Ok(default);
+    };
+    if v.get_type()? != ValueType::Number {
+        return Err(throw(
+            env,
+            func,
+            &InputError::type_error(path, format!("expected a number, got {}", describe(v))),
+        ));
+    }
+    let n: f64 = unsafe { v.cast()? };
+    input::budget_tokens(n, path).map_err(|e| throw(env, func, &e))
+}

@@ -1,0 +1,245 @@
+//! Drop-in exports of the context modules: token estimate, snippets, thread budget,
+//! ChannelSnapshot, ThreadContext and the prompt section.
+
+use super::js::{
+    budget_arg, describe, expect_object, from_js, from_js_opt, throw, to_js,
+};
+use crate::budget::most_recent_within;
+use crate::input::InputError;
+use crate::model::{ChannelSnapshotInput, ThreadInput, ThreadTelemetry};
+use crate::prompt::{build_prompt_section, PromptOptionsInput, PromptSectionInput};
+use crate::snapshot::build_channel_snapshot;
+use crate::text::{snippet_units, tokens_for_units};
+use crate::thread::{build_thread_context, BudgetedThread, STRATEGY_MOST_RECENT};
+use napi::bindgen_prelude::*;
+use napi::{Env, JsString, JsValue, ValueType};
+use napi_derive::napi;
+use serde::Serialize;
+
+/// Default token budget of a ThreadContext (root plus replies): 8000.
+#[napi]
+pub const THREAD_BUDGET_TOKENS: u32 = crate::text::THREAD_BUDGET_TOKENS;
+
+/// Longest adjacent-message snippet in UTF-16 units, `…` included: 150.
+#[napi]
+pub const SNIPPET_MAX_CHARS: u32 = crate::text::SNIPPET_MAX_CHARS as u32;
+
+fn js_string<'e>(env: &Env, func: &str, path: &str, v: &Unknown<'e>) -> Result<JsString<'e>> {
+    if v.get_type()? == ValueType::String {
+        return unsafe { v.cast() };
+    }
+    Err(throw(
+        env,
+        func,
+        &InputError::type_error(path, format!("expected a string, got {}", describe(v))),
+    ))
+}
+
+/// Estimated tokens of a text: `ceil(text.length / 4)`, counting UTF-16 code units as
+/// `String.prototype.length` does (`"😀"` is 2 units, 1 token); 0 for `""`.
+#[napi(catch_unwind, ts_args_type = "text: string")]
+pub fn estimate_tokens(env: &Env, text: Unknown) -> Result<u32> {
+    let s = js_string(env, "estimateTokens", "text", &text)?;
+    let tokens = tokens_for_units(s.utf16_len()?);
+    Ok(u32::try_from(tokens).unwrap_or(u32::MAX))
+}
+
+/// A one-line snippet: whitespace runs collapsed to one space, trimmed; when longer than
+/// 150 UTF-16 units, the first 149 (148 rather than split an emoji) plus `…`.
+#[napi(catch_unwind, ts_args_type = "text: string")]
+pub fn truncate_snippet<'e>(env: &'e Env, text: Unknown<'e>) -> Result<JsString<'e>> {
+    let s = js_string(env, "truncateSnippet", "text", &text)?;
+    let units = s.into_utf16()?;
+    env.create_string_utf16(snippet_units(units.as_slice().iter().copied()))
+}
+
+/// Keeps the most recent replies that fit `budgetTokens` (default 8000), filling from the
+/// newest backwards; the newest reply is always kept, even alone over budget. Replies keep
+/// their order and are returned as the same objects. `omitted_range_ts` is
+/// `[oldest omitted ts, newest omitted ts]`, or `null`.
+#[napi(
+    catch_unwind,
+    ts_generic_types = "T extends BudgetReply",
+    ts_args_type = "input: { replies: T[]; budgetTokens?: number | null }",
+    ts_return_type = "{ included: T[]; truncation: Truncation }"
+)]
+pub fn apply_thread_budget<'e>(env: &'e Env, input: Unknown<'e>) -> Result<Object<'e>> {
+    const F: &str = "applyThreadBudget";
+    expect_object(env, F, "input", &input)?;
+    let input: Object = unsafe { input.cast()? };
+    let budget_value: Unknown = input.get_named_property("budgetTokens")?;
+    let budget = budget_arg(
+        env,
+        F,
+        "budgetTokens",
+        Some(&budget_value),
+        u64::from(crate::text::THREAD_BUDGET_TOKENS),
+    )?;
+    let replies: Unknown = input.get_named_property("replies")?;
+    if !replies.is_array()? {
+        return Err(throw(
+            env,
+            F,
+            &InputError::type_error(
+                "replies",
+                format!("expected an array, got {}", describe(&replies)),
+            ),
+        ));
+    }
+    let replies: Object = unsafe { replies.cast()? };
+    let n = replies.get_array_length()?;
+    let mut items: Vec<Unknown> = Vec::with_capacity(n as usize);
+    let mut stamps: Vec<JsString> = Vec::with_capacity(n as usize);
+    let mut tokens: Vec<u64> = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let item: Unknown = replies.get_element(i)?;
+        expect_object(env, F, &format!("replies[{i}]"), &item)?;
+        let reply: Object = unsafe { item.cast()? };
+        let text: Unknown = reply.get_named_property("text")?;
+        let text = js_string(env, F, &format!("replies[{i}].text"), &text)?;
+        let ts: Unknown = reply.get_named_property("ts")?;
+        stamps.push(js_string(env, F, &format!("replies[{i}].ts"), &ts)?);
+        tokens.push(tokens_for_units(text.utf16_len()?));
+        items.push(item);
+    }
+
+    let cut = most_recent_within(&tokens, budget);
+    let omitted = cut.omitted();
+    let mut included = env.create_array(n - omitted as u32)?;
+    for (i, item) in (0u32..).zip(&items[omitted..]) {
+        included.set(i, *item)?;
+    }
+    let mut truncation = Object::new(env)?;
+    truncation.set_named_property("total_replies", n)?;
+    truncation.set_named_property("included_replies", n - omitted as u32)?;
+    truncation.set_named_property("strategy", STRATEGY_MOST_RECENT)?;
+    if omitted > 0 {
+        let mut range = env.create_array(2)?;
+        range.set(0, stamps[0])?;
+        range.set(1, stamps[omitted - 1])?;
+        truncation.set_named_property("omitted_range_ts", range)?;
+    } else {
+        truncation.set_named_property("omitted_range_ts", Null)?;
+    }
+    let mut out = Object::new(env)?;
+    out.set_named_property("included", included)?;
+    out.set_named_property("truncation", truncation)?;
+    Ok(out)
+}
+
+/// The ChannelSnapshot for an anchor message and the messages around it: the anchor in
+/// full, adjacent messages (the anchor skipped) as snippets with thread activity (`null`
+/// without replies), media flag and reactions. Timestamps become ISO-8601.
+#[napi(
+    catch_unwind,
+    js_name = "buildChannelSnapshot",
+    ts_args_type = "input: ChannelSnapshotInput",
+    ts_return_type = "ChannelSnapshot"
+)]
+pub fn build_channel_snapshot_js<'e>(env: &'e Env, input: Unknown<'e>) -> Result<Unknown<'e>> {
+    let input: ChannelSnapshotInput = from_js(env, "buildChannelSnapshot", "", input)?;
+    to_js(env, &build_channel_snapshot(&input))
+}
+
+fn budgeted_thread(
+    env: &Env,
+    func: &str,
+    thread: Option<Unknown>,
+    budget: Option<Unknown>,
+) -> Result<BudgetedThread> {
+    let budget = budget_arg(
+        env,
+        func,
+        "budgetTokens",
+        budget.as_ref(),
+        u64::from(crate::text::THREAD_BUDGET_TOKENS),
+    )?;
+    let thread: Option<ThreadInput> = from_js_opt(env, func, "", thread)?;
+    Ok(match thread {
+        Some(t) => build_thread_context(&t, budget),
+        None => BudgetedThread {
+            context: None,
+            telemetry: ThreadTelemetry {
+                thread_budget_tokens: budget,
+                actual_tokens: 0,
+                messages_truncated: 0,
+            },
+        },
+    })
+}
+
+/// The ThreadContext of a thread within `budgetTokens` (default 8000): the root always in
+/// full, then the most recent replies that fit, each cut to 300 tokens (`is_truncated`).
+/// `null` for `null` input or a message without replies.
+#[napi(
+    catch_unwind,
+    js_name = "buildThreadContext",
+    ts_args_type = "thread: ThreadInput | null, budgetTokens?: number | null",
+    ts_return_type = "ThreadContext | null"
+)]
+pub fn build_thread_context_js<'e>(
+    env: &'e Env,
+    thread: Option<Unknown<'e>>,
+    budget_tokens: Option<Unknown<'e>>,
+) -> Result<Unknown<'e>> {
+    let b = budgeted_thread(env, "buildThreadContext", thread, budget_tokens)?;
+    to_js(env, &b.context)
+}
+
+/// `buildThreadContext` plus how the budget was used:
+/// `{ threadBudgetTokens, actualTokens, messagesTruncated }`.
+#[napi(
+    catch_unwind,
+    ts_args_type = "thread: ThreadInput | null, budgetTokens?: number | null",
+    ts_return_type = "ThreadContextWithTelemetry"
+)]
+pub fn build_thread_context_with_telemetry<'e>(
+    env: &'e Env,
+    thread: Option<Unknown<'e>>,
+    budget_tokens: Option<Unknown<'e>>,
+) -> Result<Unknown<'e>> {
+    #[derive(Serialize)]
+    struct Out<'a> {
+        context: &'a Option<crate::model::ThreadContext>,
+        telemetry: &'a ThreadTelemetry,
+    }
+    let b = budgeted_thread(
+        env,
+        "buildThreadContextWithTelemetry",
+        thread,
+        budget_tokens,
+    )?;
+    to_js(
+        env,
+        &Out {
+            context: &b.context,
+            telemetry: &b.telemetry,
+        },
+    )
+}
+
+/// The system-prompt section appended at session creation: guidance on using the
+/// structured context and the `channel.context` / `channel.messages` tools (without
+/// channel search for a direct message), then the ChannelSnapshot and the ThreadContext
+/// (when given) as JSON inside `<channel_snapshot format="json">` and
+/// `<thread_context format="json">` tags. Deterministic to the byte; message text cannot
+/// close a tag, open a code fence or start a heading.
+#[napi(
+    catch_unwind,
+    ts_args_type = "input: PromptSectionInput, options?: PromptSectionOptions | null"
+)]
+pub fn build_context_prompt_section(
+    env: &Env,
+    input: Unknown,
+    options: Option<Unknown>,
+) -> Result<String> {
+    const F: &str = "buildContextPromptSection";
+    let input: PromptSectionInput = from_js(env, F, "", input)?;
+    let options: Option<PromptOptionsInput> = from_js_opt(env, F, "options", options)?;
+    let opts = options.unwrap_or_default().into();
+    Ok(build_prompt_section(
+        &input.snapshot,
+        input.thread_context.as_ref(),
+        opts,
+    ))
+}

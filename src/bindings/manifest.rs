@@ -1,0 +1,294 @@
+//! Drop-in exports of the attachment manifest, plus `checkAttachment`.
+//!
+//! The manifest stays a plain JS object (`{ entries: { [artifact_id]: record } }`) that
+//! callers may read, spread and `JSON.stringify`; these functions read and mutate it in
+//! place, as the module they replace did. Loading and strict serialization go through the
+//! pure functions of [`crate::manifest`].
+
+use super::js::{expect_object, from_js, is_nullish, parse_json, string_arg, throw, to_js};
+use crate::input::InputError;
+use crate::manifest::{
+    parse_manifest_data, validate_manifest_json, AttachmentRecord, Manifest, MatchKind,
+};
+use napi::bindgen_prelude::*;
+use napi::{Env, JsString, JsValue, KeyCollectionMode, KeyConversion, KeyFilter, ValueType};
+use napi_derive::napi;
+
+/// The session custom-entry type the manifest is persisted under:
+/// `"openclaw:claude-sdk-attachment-manifest"`.
+#[napi]
+pub const ATTACHMENT_MANIFEST_KEY: &str = crate::manifest::ATTACHMENT_MANIFEST_KEY;
+
+/// The `entries` object of a manifest argument, or a `TypeError`.
+fn entries<'e>(env: &Env, func: &str, manifest: &Unknown<'e>) -> Result<Object<'e>> {
+    expect_object(env, func, "manifest", manifest)?;
+    let m: Object = unsafe { manifest.cast()? };
+    let entries: Unknown = m.get_named_property("entries")?;
+    expect_object(env, func, "manifest.entries", &entries)?;
+    unsafe { entries.cast() }
+}
+
+fn string_value(v: &Unknown) -> Result<Option<String>> {
+    if v.get_type()? != ValueType::String {
+        return Ok(None);
+    }
+    let s: JsString = unsafe { v.cast()? };
+    Ok(Some(s.into_utf8()?.into_owned()?))
+}
+
+/// Own enumerable string-keyed records of `entries`, in property order.
+fn records<'e>(entries: &Object<'e>) -> Result<Vec<Unknown<'e>>> {
+    let keys = entries.get_all_property_names(
+        KeyCollectionMode::OwnOnly,
+        KeyFilter::Enumerable,
+        KeyConversion::NumbersToStrings,
+    )?;
+    let n = keys.get_array_length()?;
+    let mut out = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let key: Unknown = keys.get_element(i)?;
+        if key.get_type()? != ValueType::String {
+            continue;
+        }
+        let key: JsString = unsafe { key.cast()? };
+        out.push(entries.get_property(key)?);
+    }
+    Ok(out)
+}
+
+/// A record's string field, `None` when absent, `null` or not a string.
+fn record_field(record: &Unknown, name: &str) -> Result<Option<String>> {
+    if record.get_type()? != ValueType::Object {
+        return Ok(None);
+    }
+    let o: Object = unsafe { record.cast()? };
+    let v: Unknown = o.get_named_property(name)?;
+    string_value(&v)
+}
+
+/// A new, empty manifest: `{ entries: {} }`.
+#[napi(catch_unwind, ts_return_type = "AttachmentManifest")]
+pub fn create_attachment_manifest(env: &Env) -> Result<Object<'_>> {
+    let mut m = Object::new(env)?;
+    m.set_named_property("entries", Object::new(env)?)?;
+    Ok(m)
+}
+
+/// True when the manifest holds a record for `artifactId`. Matches by id only, as the
+/// module it replaces did; use `checkAttachment` to also catch re-uploads by content hash.
+#[napi(
+    catch_unwind,
+    ts_args_type = "manifest: AttachmentManifest, artifactId: string, contentHash?: string | null"
+)]
+pub fn is_already_attached(
+    env: &Env,
+    manifest: Unknown,
+    artifact_id: Unknown,
+    _content_hash: Option<Unknown>,
+) -> Result<bool> {
+    const F: &str = "isAlreadyAttached";
+    let entries = entries(env, F, &manifest)?;
+    let id = string_arg(env, F, "artifactId", &artifact_id)?;
+    entries.has_own_property(&id)
+}
+
+/// Adds (or replaces) the record for its artifact id, mutating `manifest` in place, and
+/// returns the stored record in the seed's snake_case schema. Accepts the record in
+/// snake_case or camelCase.
+#[napi(
+    catch_unwind,
+    ts_args_type = "manifest: AttachmentManifest, record: AttachmentRecord | AttachmentRecordInput",
+    ts_return_type = "AttachmentRecord"
+)]
+pub fn record_attachment<'e>(
+    env: &'e Env,
+    manifest: Unknown<'e>,
+    record: Unknown<'e>,
+) -> Result<Unknown<'e>> {
+    const F: &str = "recordAttachment";
+    let mut entries = entries(env, F, &manifest)?;
+    let parsed: AttachmentRecord = from_js(env, F, "record", record)?;
+    parsed
+        .check()
+        .map_err(|msg| throw(env, F, &InputError::range_error("record", msg)))?;
+    let value = to_js(env, &parsed)?;
+    entries.set_named_property(&parsed.artifact_id, value)?;
+    Ok(value)
+}
+
+/// Records attached from one thread (`source_thread_id === threadId`; `null` selects
+/// top-level messages), in insertion order. The objects are the manifest's own.
+#[napi(
+    catch_unwind,
+    ts_args_type = "manifest: AttachmentManifest, threadId: string | null",
+    ts_return_type = "AttachmentRecord[]"
+)]
+pub fn get_thread_attachments<'e>(
+    env: &'e Env,
+    manifest: Unknown<'e>,
+    thread_id: Option<Unknown<'e>>,
+) -> Result<Array<'e>> {
+    const F: &str = "getThreadAttachments";
+    let entries = entries(env, F, &manifest)?;
+    let wanted = match thread_id {
+        Some(v) if !is_nullish(&v) => Some(string_arg(env, F, "threadId", &v)?),
+        _ => None,
+    };
+    let mut out = env.create_array(0)?;
+    for record in records(&entries)? {
+        if record.get_type()? != ValueType::Object {
+            continue;
+        }
+        if record_field(&record, "source_thread_id")? == wanted {
+            out.insert(record)?;
+        }
+    }
+    Ok(out)
+}
+
+/// How a candidate attachment matches the manifest: `"artifact_id"` when its id is
+/// recorded, `"content_hash"` when another id with the same SHA-256 is (the same bytes
+/// re-uploaded), else `"none"`; with the matching record (`null` for none).
+#[napi(
+    catch_unwind,
+    ts_args_type = "manifest: AttachmentManifest, candidate: AttachmentCandidate",
+    ts_return_type = "AttachmentCheck"
+)]
+pub fn check_attachment<'e>(
+    env: &'e Env,
+    manifest: Unknown<'e>,
+    candidate: Unknown<'e>,
+) -> Result<Object<'e>> {
+    const F: &str = "checkAttachment";
+    let entries = entries(env, F, &manifest)?;
+    expect_object(env, F, "candidate", &candidate)?;
+    let c: Object = unsafe { candidate.cast()? };
+    let id = string_arg(
+        env,
+        F,
+        "candidate.artifactId",
+        &c.get_named_property("artifactId")?,
+    )?;
+    let hash_value: Unknown = c.get_named_property("contentHash")?;
+    let hash = if is_nullish(&hash_value) {
+        None
+    } else {
+        Some(string_arg(env, F, "candidate.contentHash", &hash_value)?)
+    };
+
+    let mut found: Option<(MatchKind, Unknown)> = None;
+    if entries.has_own_property(&id)? {
+        found = Some((MatchKind::ArtifactId, entries.get_named_property(&id)?));
+    } else if let Some(h) = hash.filter(|h| !h.is_empty()) {
+        for record in records(&entries)? {
+            if record_field(&record, "content_hash")?.as_deref() == Some(h.as_str()) {
+                found = Some((MatchKind::ContentHash, record));
+                break;
+            }
+        }
+    }
+    let mut out = Object::new(env)?;
+    match found {
+        Some((kind, record)) => {
+            out.set_named_property("match", kind.as_str())?;
+            out.set_named_property("record", record)?;
+        }
+        None => {
+            out.set_named_property("match", MatchKind::None.as_str())?;
+            out.set_named_property("record", Null)?;
+        }
+    }
+    Ok(out)
+}
+
+/// The persisted form of a manifest (its JSON text), after checking every record: a
+/// record with a missing or mistyped field, or keyed by another id, is an error naming it
+/// (`entries.F123.content_hash`) rather than a corrupt session entry.
+#[napi(catch_unwind, ts_args_type = "manifest: AttachmentManifest")]
+pub fn serialize_manifest(env: &Env, manifest: Unknown) -> Result<String> {
+    const F: &str = "serializeManifest";
+    expect_object(env, F, "manifest", &manifest)?;
+    let Some(text) = super::js::stringify(env, manifest)? else {
+        return Err(throw(
+            env,
+            F,
+            &InputError::type_error("manifest", "expected an object"),
+        ));
+    };
+    let m = validate_manifest_json(&text).map_err(|e| throw(env, F, &e))?;
+    serde_json::to_string(&m).map_err(|e| Error::from_reason(format!("{F}: {e}")))
+}
+
+/// Drops any exception a hostile getter or `toJSON` left pending.
+fn clear_exception(env: &Env) {
+    let mut ignored = std::ptr::null_mut();
+    // SAFETY: a valid env on the JS thread; the out pointer is a local.
+    unsafe {
+        napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut ignored);
+    }
+}
+
+/// The manifest text held by one session entry, if it is a manifest entry.
+fn entry_data(env: &Env, entry: Unknown) -> Result<Option<String>> {
+    if entry.get_type()? != ValueType::Object {
+        return Ok(None);
+    }
+    let o: Object = unsafe { entry.cast()? };
+    if record_field(&entry, "type")?.as_deref() != Some("custom")
+        || record_field(&entry, "customType")?.as_deref()
+            != Some(crate::manifest::ATTACHMENT_MANIFEST_KEY)
+    {
+        return Ok(None);
+    }
+    let data: Unknown = o.get_named_property("data")?;
+    match data.get_type()? {
+        ValueType::String => string_value(&data),
+        ValueType::Object => super::js::stringify(env, data),
+        _ => Ok(None),
+    }
+}
+
+fn newest_manifest(env: &Env, entries: &Unknown) -> Result<Manifest> {
+    if !entries.is_array()? {
+        return Ok(Manifest::default());
+    }
+    let list: Object = unsafe { entries.cast()? };
+    let n = list.get_array_length()?;
+    for i in (0..n).rev() {
+        let data = list
+            .get_element::<Unknown>(i)
+            .and_then(|entry| entry_data(env, entry));
+        let data = match data {
+            Ok(d) => d,
+            Err(_) => {
+                clear_exception(env);
+                None
+            }
+        };
+        if let Some((m, _dropped)) = data.as_deref().and_then(parse_manifest_data) {
+            return Ok(m);
+        }
+    }
+    Ok(Manifest::default())
+}
+
+/// Restores the manifest from session log entries: the newest
+/// `{ type: "custom", customType: ATTACHMENT_MANIFEST_KEY, data }` entry that holds a
+/// usable manifest wins (a malformed newer one falls back to an older one); records in it
+/// that fail validation are dropped one by one. Never throws: anything unusable gives an
+/// empty manifest.
+#[napi(
+    catch_unwind,
+    ts_args_type = "entries: ReadonlyArray<SessionEntry | unknown>",
+    ts_return_type = "AttachmentManifest"
+)]
+pub fn load_manifest_from_entries<'e>(env: &'e Env, entries: Unknown<'e>) -> Result<Unknown<'e>> {
+    let manifest = newest_manifest(env, &entries).unwrap_or_else(|_| {
+        clear_exception(env);
+        Manifest::default()
+    });
+    match serde_json::to_string(&manifest) {
+        Ok(text) => parse_json(env, &text),
+        Err(_) => parse_json(env, "{\"entries\":{}}"),
+    }
+}
