@@ -14,4 +14,6 @@ pub mod text;
 pub mod thread;
 pub mod time;
 
+// Under `cargo test` napi registers nothing, so the exports look unused there.
+#[cfg_attr(test, allow(dead_code))]
 mod bindings;

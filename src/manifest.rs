@@ -7,9 +7,9 @@
 //! fails: the newest entry that holds a usable manifest wins, and records inside it that
 //! fail validation are dropped one at a time.
 
+use crate::input::{self, InputError};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
-use crate::input::{self, InputError};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -327,7 +327,10 @@ mod tests {
         let e = validate_manifest_json(&bad).err();
         assert_eq!(
             e.map(|e| (e.kind, e.path)),
-            Some((input::ErrorKind::Type, "entries.F1.content_hash".to_string()))
+            Some((
+                input::ErrorKind::Type,
+                "entries.F1.content_hash".to_string()
+            ))
         );
         let wrong_key = ok.replacen("\"F1\":", "\"F2\":", 1);
         let e = validate_manifest_json(&wrong_key).err();

@@ -70,10 +70,7 @@ pub fn build_thread_context(input: &ThreadInput, budget_tokens: u64) -> Budgeted
 
     let context = ThreadContext {
         schema_version: SCHEMA_VERSION.to_string(),
-        thread_id: input
-            .thread_id
-            .clone()
-            .unwrap_or_else(|| root.ts.clone()),
+        thread_id: input.thread_id.clone().unwrap_or_else(|| root.ts.clone()),
         root: ThreadRoot {
             message_id: root.id().to_string(),
             ts: to_iso(&root.ts),

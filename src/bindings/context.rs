@@ -1,9 +1,7 @@
 //! Drop-in exports of the context modules: token estimate, snippets, thread budget,
 //! ChannelSnapshot, ThreadContext and the prompt section.
 
-use super::js::{
-    budget_arg, describe, expect_object, from_js, from_js_opt, throw, to_js,
-};
+use super::js::{budget_arg, describe, expect_object, from_js, from_js_opt, throw, to_js};
 use crate::budget::most_recent_within;
 use crate::input::InputError;
 use crate::model::{ChannelSnapshotInput, ThreadInput, ThreadTelemetry};
@@ -50,7 +48,9 @@ pub fn estimate_tokens(env: &Env, text: Unknown) -> Result<u32> {
 pub fn truncate_snippet<'e>(env: &'e Env, text: Unknown<'e>) -> Result<JsString<'e>> {
     let s = js_string(env, "truncateSnippet", "text", &text)?;
     let units = s.into_utf16()?;
-    env.create_string_utf16(snippet_units(units.as_slice().iter().copied()))
+    // The buffer napi fills ends with a NUL terminator, which is not part of the text.
+    let text = units.as_slice().split_last().map_or(&[][..], |(_, t)| t);
+    env.create_string_utf16(snippet_units(text.iter().copied()))
 }
 
 /// Keeps the most recent replies that fit `budgetTokens` (default 8000), filling from the

@@ -62,7 +62,8 @@ pub fn expect_object(env: &Env, func: &str, path: &str, v: &Unknown) -> Result<(
 }
 
 fn json<'e>(env: &'e Env) -> Result<Object<'e>> {
-    env.get_global()?.get_named_property_unchecked::<Object>("JSON")
+    env.get_global()?
+        .get_named_property_unchecked::<Object>("JSON")
 }
 
 /// `JSON.stringify(v)`; a value it cannot serialize (a cycle, a BigInt) throws its own

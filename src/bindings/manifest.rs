@@ -111,6 +111,14 @@ pub fn record_attachment<'e>(
     parsed
         .check()
         .map_err(|msg| throw(env, F, &InputError::range_error("record", msg)))?;
+    if parsed.artifact_id == "__proto__" {
+        // Assigning it would replace the entries object's prototype, not add a record.
+        return Err(throw(
+            env,
+            F,
+            &InputError::range_error("record.artifact_id", "cannot be \"__proto__\""),
+        ));
+    }
     let value = to_js(env, &parsed)?;
     entries.set_named_property(&parsed.artifact_id, value)?;
     Ok(value)

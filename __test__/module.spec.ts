@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest'
+import { createRequire } from 'node:module'
+import { spawnSync } from 'node:child_process'
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import * as esm from '@openclaw/context-engine'
+import { buildChannelSnapshot, THREAD_BUDGET_TOKENS } from '@openclaw/context-engine'
+import { snapshotInput } from './helpers'
+
+const root = resolve(__dirname, '..')
+const require = createRequire(import.meta.url)
+
+const DROP_IN = [
+  'THREAD_BUDGET_TOKENS',
+  'SNIPPET_MAX_CHARS',
+  'estimateTokens',
+  'truncateSnippet',
+  'applyThreadBudget',
+  'buildChannelSnapshot',
+  'buildThreadContext',
+  'buildThreadContextWithTelemetry',
+  'ATTACHMENT_MANIFEST_KEY',
+  'createAttachmentManifest',
+  'isAlreadyAttached',
+  'recordAttachment',
+  'getThreadAttachments',
+  'serializeManifest',
+  'loadManifestFromEntries',
+]
+const EXTRA = ['checkAttachment', 'sha256Hex', 'sha256HexAsync', 'buildContextPromptSection']
+
+describe('module systems', () => {
+  it('works with ESM named imports', () => {
+    expect(THREAD_BUDGET_TOKENS).toBe(8000)
+    expect(buildChannelSnapshot(snapshotInput(1)).schema_version).toBe('1.0')
+  })
+
+  it('works with require()', () => {
+    const cjs = require('@openclaw/context-engine')
+    expect(cjs.buildChannelSnapshot(snapshotInput(1)).adjacent).toHaveLength(1)
+    expect(cjs.buildChannelSnapshot).toBe(esm.buildChannelSnapshot)
+  })
+
+  it('exports every drop-in name and the additions, as functions or constants', () => {
+    const cjs = require('@openclaw/context-engine')
+    for (const name of [...DROP_IN, ...EXTRA]) {
+      expect(cjs[name], name).toBeDefined()
+      expect((esm as Record<string, unknown>)[name], name).toBe(cjs[name])
+    }
+    expect(cjs.SNIPPET_MAX_CHARS).toBe(150)
+    expect(cjs.ATTACHMENT_MANIFEST_KEY).toBe('openclaw:claude-sdk-attachment-manifest')
+  })
+
+  it('resolves to index.js and index.d.ts through package.json', () => {
+    const pkg = require('../package.json')
+    expect(pkg.name).toBe('@openclaw/context-engine')
+    expect(pkg.main).toBe('index.js')
+    expect(pkg.types).toBe('index.d.ts')
+    expect(require.resolve('@openclaw/context-engine')).toBe(join(root, 'index.js'))
+  })
+})
+
+describe('loader', () => {
+  const nodeFile = readdirSync(root).find((f) => /^context-engine\..+\.node$/.test(f))
+  if (!nodeFile) throw new Error('no built addon next to index.js; run `npm run build`')
+  const platformId = nodeFile.slice('context-engine.'.length, -'.node'.length)
+
+  // A copy of the package's loader in a scratch directory, so what it finds can be chosen.
+  function scratch(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'context-engine-loader-'))
+    copyFileSync(join(root, 'index.js'), join(dir, 'index.js'))
+    return dir
+  }
+
+  function run(dir: string, code: string) {
+    const env = { ...process.env }
+    delete env.NAPI_RS_NATIVE_LIBRARY_PATH
+    return spawnSync(process.execPath, ['-e', code], { cwd: dir, env, encoding: 'utf8' })
+  }
+
+  function fakePrebuilt(dir: string) {
+    const pkgDir = join(dir, 'node_modules', '@openclaw', `context-engine-${platformId}`)
+    mkdirSync(pkgDir, { recursive: true })
+    writeFileSync(join(pkgDir, 'package.json'), JSON.stringify({ name: `@openclaw/context-engine-${platformId}`, main: 'binding.js' }))
+    // Stands in for the prebuilt binary: the real addon, tagged so the test can tell it apart.
+    writeFileSync(
+      join(pkgDir, 'binding.js'),
+      `module.exports = { ...require(${JSON.stringify(join(root, nodeFile!))}), estimateTokens: () => 'prebuilt' }`,
+    )
+  }
+
+  it('loads the local build when no prebuilt package is installed', () => {
+    const dir = scratch()
+    copyFileSync(join(root, nodeFile), join(dir, nodeFile))
+    const r = run(dir, "console.log(require('./index.js').estimateTokens('abcdefgh'))")
+    expect(r.stderr).toBe('')
+    expect(r.stdout.trim()).toBe('2')
+  })
+
+  it('prefers the prebuilt platform package over a local build', () => {
+    const dir = scratch()
+    copyFileSync(join(root, nodeFile), join(dir, nodeFile))
+    fakePrebuilt(dir)
+    const r = run(dir, "console.log(require('./index.js').estimateTokens('abcdefgh'))")
+    expect(r.stdout.trim()).toBe('prebuilt')
+  })
+
+  it('says how to build when neither exists', () => {
+    const dir = scratch()
+    const r = run(dir, "require('./index.js')")
+    expect(r.status).not.toBe(0)
+    expect(r.stderr).toContain(`no native addon could be loaded for ${platformId}`)
+    expect(r.stderr).toContain(`@openclaw/context-engine-${platformId}: not installed`)
+    expect(r.stderr).toContain('not found')
+    expect(r.stderr).toContain('npm run build')
+    expect(r.stderr).toContain('https://rustup.rs')
+  })
+})

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: ['__test__/**/*.spec.ts'],
+    // The addon is native code: keep suites in worker processes, not threads, so a crash
+    // would fail one file loudly instead of taking the runner down with it.
+    pool: 'forks',
+    testTimeout: 60_000,
+  },
+})
