@@ -1,0 +1,137 @@
+// A gateway's use of every drop-in export, type-checked in CI with `tsc --noEmit --strict`
+// against the generated index.d.ts: if the typings drift from what a TypeScript caller
+// writes, this file stops compiling.
+import {
+  ATTACHMENT_MANIFEST_KEY,
+  SNIPPET_MAX_CHARS,
+  THREAD_BUDGET_TOKENS,
+  applyThreadBudget,
+  buildChannelSnapshot,
+  buildContextPromptSection,
+  buildThreadContext,
+  buildThreadContextWithTelemetry,
+  checkAttachment,
+  createAttachmentManifest,
+  estimateTokens,
+  getThreadAttachments,
+  isAlreadyAttached,
+  loadManifestFromEntries,
+  recordAttachment,
+  serializeManifest,
+  sha256Hex,
+  sha256HexAsync,
+  truncateSnippet,
+  type AttachmentCheck,
+  type AttachmentManifest,
+  type AttachmentRecord,
+  type ChannelSnapshot,
+  type ChannelSnapshotInput,
+  type MessageInput,
+  type ThreadContext,
+  type ThreadInput,
+  type ThreadReply,
+  type Truncation,
+} from '@openclaw/context-engine'
+
+// Channel intake hands over messages in camelCase.
+const sam = { userId: 'U024BE7LH', displayName: 'Sam' }
+const root: MessageInput = {
+  ts: '1775853000.000100',
+  author: sam,
+  text: 'Rollout plan for v2.4 — please review before Friday',
+  replyCount: 3,
+  lastReplyTs: '1775853300.000400',
+  reactions: [{ name: 'eyes', count: 2 }],
+  media: [{ artifactId: 'F07PLAN', mediaType: 'application/pdf', filename: 'plan.pdf', byteLength: 48_213 }],
+}
+const replies: MessageInput[] = [
+  { ts: '1775853100.000200', author: { userId: 'U0G9QF9C6', displayName: 'Priya' }, text: 'LGTM', threadId: root.ts },
+  { ts: '1775853300.000400', author: { userId: 'B01DEPLOY', displayName: 'Deploy Bot', isBot: true }, text: 'canary 5% ✅', threadId: root.ts },
+]
+
+const snapshotInput: ChannelSnapshotInput = {
+  channel: { id: 'C0123', name: 'platform-eng', platform: 'slack' },
+  anchor: replies[1]!,
+  adjacentMessages: [root, { ts: '1775853400.000500', author: sam, text: 'lunch?', threadId: null }],
+}
+const snapshot: ChannelSnapshot = buildChannelSnapshot(snapshotInput)
+const firstSnippet: string = snapshot.adjacent[0]?.snippet ?? ''
+const activity: number | undefined = snapshot.adjacent[0]?.thread_activity?.reply_count
+
+const thread: ThreadInput = { root, replies, totalReplyCount: 3 }
+const context: ThreadContext | null = buildThreadContext(thread, THREAD_BUDGET_TOKENS)
+const cut: ThreadReply[] = context?.replies.filter((r) => r.is_truncated) ?? []
+const { context: again, telemetry } = buildThreadContextWithTelemetry(thread)
+const spent: number = telemetry.actualTokens + telemetry.threadBudgetTokens + telemetry.messagesTruncated
+const omitted: [string, string] | null = again?.truncation.omitted_range_ts ?? null
+
+// applyThreadBudget is generic: the caller's reply objects come back typed as they went in.
+interface StoredReply {
+  ts: string
+  text: string
+  permalink: string
+}
+const stored: StoredReply[] = replies.map((r) => ({ ts: r.ts, text: r.text, permalink: `https://example.slack.com/p${r.ts}` }))
+const budgeted: { included: StoredReply[]; truncation: Truncation } = applyThreadBudget({ replies: stored, budgetTokens: 500 })
+const links: string[] = budgeted.included.map((r) => r.permalink)
+
+const tokens: number = estimateTokens(snapshot.anchor.text) + SNIPPET_MAX_CHARS
+const snippet: string = truncateSnippet('  a   long\n\nmessage  ')
+
+const section: string = buildContextPromptSection({ snapshot, threadContext: context }, { toolNames: 'api', directMessage: false })
+
+// Attachment manifest: a plain object persisted as a session custom entry.
+const manifest: AttachmentManifest = createAttachmentManifest()
+const hash: string = sha256Hex(Buffer.from('plan.pdf bytes'))
+const record: AttachmentRecord = recordAttachment(manifest, {
+  artifact_id: 'F07PLAN',
+  display_name: 'plan.pdf',
+  media_type: 'application/pdf',
+  content_hash: hash,
+  source_message_id: root.ts,
+  source_thread_id: root.ts,
+  included_at_turn: 1,
+})
+recordAttachment(manifest, {
+  artifactId: 'F07CHART',
+  displayName: 'chart.png',
+  mediaType: 'image/png',
+  contentHash: sha256Hex('chart'),
+  sourceMessageId: replies[0]!.ts,
+  sourceThreadId: null,
+  includedAtTurn: 2,
+})
+const attached: boolean = isAlreadyAttached(manifest, 'F07PLAN', hash)
+const check: AttachmentCheck = checkAttachment(manifest, { artifactId: 'F99REUPLOAD', contentHash: hash })
+const isReupload: boolean = check.match === 'content_hash' && check.record?.artifact_id === record.artifact_id
+const fromThread: AttachmentRecord[] = getThreadAttachments(manifest, root.ts)
+const topLevel: AttachmentRecord[] = getThreadAttachments(manifest, null)
+const names: string[] = Object.values(manifest.entries).map((e) => e.display_name)
+const persisted: string = serializeManifest(manifest)
+const restored: AttachmentManifest = loadManifestFromEntries([
+  { type: 'message' },
+  { type: 'custom', customType: ATTACHMENT_MANIFEST_KEY, data: persisted },
+])
+
+async function hashUpload(bytes: Uint8Array): Promise<string> {
+  return sha256HexAsync(bytes)
+}
+
+export const summary = {
+  firstSnippet,
+  activity,
+  cut,
+  spent,
+  omitted,
+  links,
+  tokens,
+  snippet,
+  section,
+  attached,
+  isReupload,
+  fromThread,
+  topLevel,
+  names,
+  restored,
+  hashUpload,
+}
