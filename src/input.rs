@@ -119,7 +119,13 @@ pub fn repair_lone_surrogates(json: &mut String) {
 }
 
 /// Parses `json` into `T`, naming the failing field relative to `root`.
+///
+/// Valid input takes serde_json's fast path; only a failure is parsed again with path
+/// tracking, to say where it failed.
 pub fn parse<T: DeserializeOwned>(json: &str, root: &str) -> Result<T, InputError> {
+    if let Ok(value) = serde_json::from_str(json) {
+        return Ok(value);
+    }
     let de = &mut serde_json::Deserializer::from_str(json);
     serde_path_to_error::deserialize(de).map_err(|err| {
         let path = err.path().to_string();

@@ -94,9 +94,39 @@ pub fn snippet_units<I: IntoIterator<Item = u16>>(units: I) -> Vec<u16> {
     out
 }
 
-/// [`snippet_units`] for a Rust string.
+/// [`snippet_units`] for a Rust string, without leaving UTF-8: the same rule over chars,
+/// measuring each in UTF-16 units. Chars are never split, so the cut falls at 149 units,
+/// or 148 when the 149th unit would be half of a pair.
 pub fn truncate_snippet(s: &str) -> String {
-    String::from_utf16_lossy(&snippet_units(s.encode_utf16()))
+    let mut out = String::with_capacity(s.len().min(SNIPPET_MAX_CHARS * 4 + 4));
+    let mut units = 0usize;
+    let mut pending_space = false;
+    for c in s.chars() {
+        if c.len_utf16() == 1 && is_js_whitespace(c as u32 as u16) {
+            pending_space = units > 0;
+            continue;
+        }
+        if pending_space {
+            out.push(' ');
+            units += 1;
+            pending_space = false;
+        }
+        out.push(c);
+        units += c.len_utf16();
+        if units > SNIPPET_MAX_CHARS {
+            break;
+        }
+    }
+    if units > SNIPPET_MAX_CHARS {
+        while units > SNIPPET_MAX_CHARS - 1 {
+            match out.pop() {
+                Some(c) => units -= c.len_utf16(),
+                None => break,
+            }
+        }
+        out.push(ELLIPSIS);
+    }
+    out
 }
 
 /// Cuts `s` to `max_units - 1` UTF-16 units plus `…` when it is longer than `max_units`;
@@ -227,6 +257,12 @@ mod tests {
                 prop_assert!(full.starts_with(body));
                 prop_assert!(utf16_len(body) >= SNIPPET_MAX_CHARS - 2);
             }
+        }
+
+        #[test]
+        fn str_and_utf16_snippets_agree(s in "(\\PC|\\s|😀){0,400}") {
+            let via_units = String::from_utf16_lossy(&snippet_units(s.encode_utf16()));
+            prop_assert_eq!(truncate_snippet(&s), via_units);
         }
 
         #[test]

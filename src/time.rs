@@ -48,10 +48,38 @@ pub fn iso_from_epoch(secs: i64, frac: &str) -> String {
     let rem = secs.rem_euclid(86_400);
     let (y, mo, d) = civil_from_days(days);
     let (h, mi, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
-    if frac.is_empty() {
-        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
-    } else {
-        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{frac}Z")
+    if !(0..=9999).contains(&y) {
+        let dot = if frac.is_empty() { "" } else { "." };
+        return format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}{dot}{frac}Z");
+    }
+    // Hand-written digits: this runs once per message and `format!` dominated it.
+    let mut out = String::with_capacity(21 + frac.len());
+    push_digits(&mut out, y, 4);
+    out.push('-');
+    push_digits(&mut out, i64::from(mo), 2);
+    out.push('-');
+    push_digits(&mut out, i64::from(d), 2);
+    out.push('T');
+    push_digits(&mut out, h, 2);
+    out.push(':');
+    push_digits(&mut out, mi, 2);
+    out.push(':');
+    push_digits(&mut out, s, 2);
+    if !frac.is_empty() {
+        out.push('.');
+        out.push_str(frac);
+    }
+    out.push('Z');
+    out
+}
+
+/// Appends `value` (0 <= value < 10^width) zero-padded to `width` digits.
+fn push_digits(out: &mut String, value: i64, width: u32) {
+    let mut div = 10i64.pow(width - 1);
+    while div > 0 {
+        let digit = (value / div) % 10;
+        out.push(char::from(b'0' + digit as u8));
+        div /= 10;
     }
 }
 
@@ -80,5 +108,18 @@ mod tests {
         assert_eq!(to_iso("1234."), "1234.");
         assert_eq!(to_iso("12a.5"), "12a.5");
         assert_eq!(to_iso(""), "");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn hand_written_digits_match_format(secs in 0i64..253_402_300_799, frac in "[0-9]{0,6}") {
+            let days = secs.div_euclid(86_400);
+            let rem = secs.rem_euclid(86_400);
+            let (y, mo, d) = civil_from_days(days);
+            let (h, mi, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
+            let dot = if frac.is_empty() { "" } else { "." };
+            let expected = format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}{dot}{frac}Z");
+            proptest::prop_assert_eq!(iso_from_epoch(secs, &frac), expected);
+        }
     }
 }
