@@ -326,6 +326,15 @@ export interface ThreadActivity {
   last_reply_ts: string | null
 }
 
+/**
+ * The budget rule of `applyThreadBudget` over text lengths alone: given each reply's
+ * text length in UTF-16 units (oldest first), the index of the first reply kept when
+ * filling newest-first within `budgetTokens` (default 8000). Replies from that index on
+ * fit; the newest is always kept. For callers that keep replies elsewhere and want one
+ * native call instead of one per reply.
+ */
+export declare function threadBudgetCut(textLengths: Uint32Array, budgetTokens?: number | null): number
+
 /** A thread: its root in full and the most recent replies that fit the budget. */
 export interface ThreadContext {
   schema_version: "1.0"

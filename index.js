@@ -85,4 +85,8 @@ module.exports.sha256Hex = binding.sha256Hex
 module.exports.sha256HexAsync = binding.sha256HexAsync
 module.exports.SNIPPET_MAX_CHARS = binding.SNIPPET_MAX_CHARS
 module.exports.THREAD_BUDGET_TOKENS = binding.THREAD_BUDGET_TOKENS
+module.exports.threadBudgetCut = binding.threadBudgetCut
 module.exports.truncateSnippet = binding.truncateSnippet
+
+// Batched fast paths over some exports (same names, same typings): see js/batch.js.
+Object.assign(module.exports, require('./js/batch.js')(binding))

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   applyThreadBudget,
+  threadBudgetCut,
   buildThreadContext,
   buildThreadContextWithTelemetry,
   estimateTokens,
@@ -71,6 +72,35 @@ describe('applyThreadBudget', () => {
       expect(e.message).toMatch(/^applyThreadBudget: budgetTokens: /)
     }
     expect(thrown(() => applyThreadBudget({ replies: [], budgetTokens: '10' as never }))).toBeInstanceOf(TypeError)
+  })
+})
+
+describe('threadBudgetCut', () => {
+  it('applies the budget rule to text lengths in one call', () => {
+    expect(threadBudgetCut(new Uint32Array([40, 40, 40, 40, 40, 40]), 35)).toBe(3)
+    expect(threadBudgetCut(new Uint32Array([4, 40_000]), 100)).toBe(1) // newest always kept
+    expect(threadBudgetCut(new Uint32Array([]))).toBe(0)
+    expect(threadBudgetCut(new Uint32Array(20).fill(2000))).toBe(4) // 8000 default: 16 of 20
+  })
+
+  it('agrees with applyThreadBudget on random threads', () => {
+    let seed = 7
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31)
+    for (let round = 0; round < 200; round++) {
+      const replies = Array.from({ length: next() % 60 }, (_, i) => reply(String(i), 'x'.repeat(next() % 3000)))
+      const budget = next() % 9000
+      const cut = threadBudgetCut(new Uint32Array(replies.map((r) => r.text.length)), budget)
+      expect(applyThreadBudget({ replies, budgetTokens: budget }).included).toEqual(replies.slice(cut))
+    }
+  })
+
+  it('rejects what is not a Uint32Array, and bad budgets', () => {
+    for (const bad of [[1, 2], null, 'x', new Float64Array(2)]) {
+      const e = thrown(() => threadBudgetCut(bad as never))
+      expect(e).toBeInstanceOf(TypeError)
+      expect(e.message).toMatch(/^threadBudgetCut: textLengths: expected a Uint32Array/)
+    }
+    expect(thrown(() => threadBudgetCut(new Uint32Array(1), -5))).toBeInstanceOf(RangeError)
   })
 })
 

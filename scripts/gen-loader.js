@@ -86,6 +86,9 @@ function loadBinding() {
 const binding = loadBinding()
 
 ${names.map((n) => `module.exports.${n} = binding.${n}`).join('\n')}
+
+// Batched fast paths over some exports (same names, same typings): see js/batch.js.
+Object.assign(module.exports, require('./js/batch.js')(binding))
 `
 writeFileSync(join(root, 'index.js'), out)
 console.log(`gen-loader: index.js exports ${names.length} names`)

@@ -127,6 +127,48 @@ pub fn apply_thread_budget<'e>(env: &'e Env, input: Unknown<'e>) -> Result<Objec
     Ok(out)
 }
 
+/// The budget rule of `applyThreadBudget` over text lengths alone: given each reply's
+/// text length in UTF-16 units (oldest first), the index of the first reply kept when
+/// filling newest-first within `budgetTokens` (default 8000). Replies from that index on
+/// fit; the newest is always kept. For callers that keep replies elsewhere and want one
+/// native call instead of one per reply.
+#[napi(
+    catch_unwind,
+    ts_args_type = "textLengths: Uint32Array, budgetTokens?: number | null"
+)]
+pub fn thread_budget_cut(
+    env: &Env,
+    text_lengths: Unknown,
+    budget_tokens: Option<Unknown>,
+) -> Result<u32> {
+    const F: &str = "threadBudgetCut";
+    let budget = budget_arg(
+        env,
+        F,
+        "budgetTokens",
+        budget_tokens.as_ref(),
+        u64::from(crate::text::THREAD_BUDGET_TOKENS),
+    )?;
+    let lengths = match unsafe { text_lengths.cast::<Uint32ArraySlice>() } {
+        Ok(l) if text_lengths.is_typedarray()? => l,
+        _ => {
+            return Err(throw(
+                env,
+                F,
+                &InputError::type_error(
+                    "textLengths",
+                    format!("expected a Uint32Array, got {}", describe(&text_lengths)),
+                ),
+            ))
+        }
+    };
+    let tokens: Vec<u64> = lengths
+        .iter()
+        .map(|&units| tokens_for_units(units as usize))
+        .collect();
+    Ok(most_recent_within(&tokens, budget).first_included as u32)
+}
+
 /// The ChannelSnapshot for an anchor message and the messages around it: the anchor in
 /// full, adjacent messages (the anchor skipped) as snippets with thread activity (`null`
 /// without replies), media flag and reactions. Timestamps become ISO-8601.
