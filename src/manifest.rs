@@ -165,6 +165,9 @@ pub struct DroppedRecord {
 /// Reads one persisted manifest (`data` of a custom entry). `None` when the text is not a
 /// manifest at all, or when it held records and none of them was valid.
 pub fn parse_manifest_data(data: &str) -> Option<(Manifest, Vec<DroppedRecord>)> {
+    if let Some(m) = all_valid(data) {
+        return Some((m, Vec::new()));
+    }
     let stored: StoredManifest = serde_json::from_str(data).ok()?;
     let total = stored.entries.0.len();
     let mut records = Vec::with_capacity(total);
@@ -199,15 +202,64 @@ struct StrictManifest {
     entries: OrderedObject,
 }
 
+/// `entries` read straight into records, in document order: the fast path for the common
+/// case where every record is well formed (no intermediate `Value`s).
+struct TypedEntries(Vec<(String, AttachmentRecord)>);
+
+impl<'de> Deserialize<'de> for TypedEntries {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = TypedEntries;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object of attachment records")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TypedEntries, A::Error> {
+                let mut out = Vec::with_capacity(map.size_hint().unwrap_or(0));
+                while let Some((k, v)) = map.next_entry::<String, AttachmentRecord>()? {
+                    out.push((k, v));
+                }
+                Ok(TypedEntries(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+#[derive(Deserialize)]
+struct TypedManifest {
+    entries: TypedEntries,
+}
+
+/// The records of a manifest in which every record is valid, unique and keyed by its own
+/// artifact id; `None` when any of that does not hold (the caller then takes a slow path).
+fn all_valid(json: &str) -> Option<Manifest> {
+    let typed: TypedManifest = serde_json::from_str(json).ok()?;
+    let mut seen = std::collections::HashSet::with_capacity(typed.entries.0.len());
+    for (key, r) in &typed.entries.0 {
+        if r.artifact_id != *key || r.check().is_err() || !seen.insert(key.as_str()) {
+            return None;
+        }
+    }
+    Some(Manifest {
+        records: typed.entries.0.into_iter().map(|(_, r)| r).collect(),
+    })
+}
+
 /// Reads a manifest strictly, for writing it out: every record must be valid and keyed by
 /// its own artifact id. Errors name the field (`entries.F123.content_hash`).
 pub fn validate_manifest_json(json: &str) -> Result<Manifest, InputError> {
+    if let Some(m) = all_valid(json) {
+        return Ok(m);
+    }
     let stored: StrictManifest = input::parse(json, "")?;
     let mut records = Vec::with_capacity(stored.entries.0.len());
     for (key, value) in stored.entries.0 {
         let path = format!("entries.{key}");
-        let text = value.to_string();
-        let record: AttachmentRecord = input::parse(&text, &path)?;
+        let record = match AttachmentRecord::deserialize(&value) {
+            Ok(r) => r,
+            Err(_) => input::parse(&value.to_string(), &path)?,
+        };
         record
             .check()
             .map_err(|msg| InputError::range_error(path.as_str(), msg))?;

@@ -69,12 +69,20 @@ fn json<'e>(env: &'e Env) -> Result<Object<'e>> {
 /// `JSON.stringify(v)`; a value it cannot serialize (a cycle, a BigInt) throws its own
 /// `TypeError`, which is passed on.
 pub fn stringify(env: &Env, v: Unknown) -> Result<Option<String>> {
+    Ok(stringify_keep(env, v)?.map(|(_, text)| text))
+}
+
+/// [`stringify`], also returning the JS string itself so a caller can hand it back
+/// without building a new one.
+pub fn stringify_keep<'e>(env: &'e Env, v: Unknown<'e>) -> Result<Option<(JsString<'e>, String)>> {
     let f: Function<Unknown, Unknown> = json(env)?.get_named_property_unchecked("stringify")?;
     let out = f.call(v)?;
     match out.get_type()? {
         ValueType::String => {
             let s: JsString = unsafe { out.cast()? };
-            Ok(Some(s.into_utf8()?.into_owned()?))
+            let text = s.into_utf8()?.into_owned()?;
+            let s: JsString = unsafe { out.cast()? };
+            Ok(Some((s, text)))
         }
         _ => Ok(None),
     }

@@ -212,11 +212,15 @@ pub fn check_attachment<'e>(
 /// The persisted form of a manifest (its JSON text), after checking every record: a
 /// record with a missing or mistyped field, or keyed by another id, is an error naming it
 /// (`entries.F123.content_hash`) rather than a corrupt session entry.
-#[napi(catch_unwind, ts_args_type = "manifest: AttachmentManifest")]
-pub fn serialize_manifest(env: &Env, manifest: Unknown) -> Result<String> {
+#[napi(
+    catch_unwind,
+    ts_args_type = "manifest: AttachmentManifest",
+    ts_return_type = "string"
+)]
+pub fn serialize_manifest<'e>(env: &'e Env, manifest: Unknown<'e>) -> Result<JsString<'e>> {
     const F: &str = "serializeManifest";
     expect_object(env, F, "manifest", &manifest)?;
-    let Some(text) = super::js::stringify(env, manifest)? else {
+    let Some((js_text, text)) = super::js::stringify_keep(env, manifest)? else {
         return Err(throw(
             env,
             F,
@@ -224,7 +228,14 @@ pub fn serialize_manifest(env: &Env, manifest: Unknown) -> Result<String> {
         ));
     };
     let m = validate_manifest_json(&text).map_err(|e| throw(env, F, &e))?;
-    serde_json::to_string(&m).map_err(|e| Error::from_reason(format!("{F}: {e}")))
+    let canonical =
+        serde_json::to_string(&m).map_err(|e| Error::from_reason(format!("{F}: {e}")))?;
+    // Usually the caller's manifest is already in canonical form (records made by
+    // recordAttachment): then the string V8 made is the answer and need not be rebuilt.
+    if canonical == text {
+        return Ok(js_text);
+    }
+    env.create_string(&canonical)
 }
 
 /// Drops any exception a hostile getter or `toJSON` left pending.
