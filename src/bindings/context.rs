@@ -22,6 +22,12 @@ pub const THREAD_BUDGET_TOKENS: u32 = crate::text::THREAD_BUDGET_TOKENS;
 #[napi]
 pub const SNIPPET_MAX_CHARS: u32 = crate::text::SNIPPET_MAX_CHARS as u32;
 
+/// The `budgetTokens` argument of the thread exports: 8000 when absent.
+fn thread_budget(env: &Env, func: &str, v: Option<&Unknown>) -> Result<u64> {
+    let default = u64::from(crate::text::THREAD_BUDGET_TOKENS);
+    budget_arg(env, func, "budgetTokens", v, default)
+}
+
 fn js_string<'e>(env: &Env, func: &str, path: &str, v: &Unknown<'e>) -> Result<JsString<'e>> {
     if v.get_type()? == ValueType::String {
         return unsafe { v.cast() };
@@ -68,13 +74,7 @@ pub fn apply_thread_budget<'e>(env: &'e Env, input: Unknown<'e>) -> Result<Objec
     expect_object(env, F, "input", &input)?;
     let input: Object = unsafe { input.cast()? };
     let budget_value: Unknown = input.get_named_property("budgetTokens")?;
-    let budget = budget_arg(
-        env,
-        F,
-        "budgetTokens",
-        Some(&budget_value),
-        u64::from(crate::text::THREAD_BUDGET_TOKENS),
-    )?;
+    let budget = thread_budget(env, F, Some(&budget_value))?;
     let replies: Unknown = input.get_named_property("replies")?;
     if !replies.is_array()? {
         return Err(throw(
@@ -142,13 +142,7 @@ pub fn thread_budget_cut(
     budget_tokens: Option<Unknown>,
 ) -> Result<u32> {
     const F: &str = "threadBudgetCut";
-    let budget = budget_arg(
-        env,
-        F,
-        "budgetTokens",
-        budget_tokens.as_ref(),
-        u64::from(crate::text::THREAD_BUDGET_TOKENS),
-    )?;
+    let budget = thread_budget(env, F, budget_tokens.as_ref())?;
     let lengths = match unsafe { text_lengths.cast::<Uint32ArraySlice>() } {
         Ok(l) if text_lengths.is_typedarray()? => l,
         _ => {
@@ -189,13 +183,7 @@ fn budgeted_thread(
     thread: Option<Unknown>,
     budget: Option<Unknown>,
 ) -> Result<BudgetedThread> {
-    let budget = budget_arg(
-        env,
-        func,
-        "budgetTokens",
-        budget.as_ref(),
-        u64::from(crate::text::THREAD_BUDGET_TOKENS),
-    )?;
+    let budget = thread_budget(env, func, budget.as_ref())?;
     let thread: Option<ThreadInput> = from_js_opt(env, func, "", thread)?;
     Ok(match thread {
         Some(t) => build_thread_context(&t, budget),
