@@ -1,0 +1,73 @@
+// The bundled fixture and `npm run demo`, as a new user runs them.
+import { describe, expect, it } from 'vitest'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+
+const root = resolve(__dirname, '..')
+const fixture = JSON.parse(readFileSync(join(root, 'fixtures', 'slack-channel.json'), 'utf8'))
+
+describe('fixtures/slack-channel.json', () => {
+  const replies = Object.values(fixture.replies as Record<string, Array<Record<string, unknown>>>)
+  const all = [...fixture.messages, ...replies.flatMap((r) => r.slice(1))]
+
+  it('is a realistic Slack channel: 300+ messages over several days, threads, one with 150+ replies', () => {
+    expect(fixture.messages.length).toBeGreaterThanOrEqual(300)
+    const days = new Set(fixture.messages.map((m: { ts: string }) => new Date(Number(m.ts.split('.')[0]) * 1000).toISOString().slice(0, 10)))
+    expect(days.size).toBeGreaterThanOrEqual(5)
+    expect(replies.length).toBeGreaterThanOrEqual(6)
+    expect(Math.max(...replies.map((r) => r.length - 1))).toBeGreaterThanOrEqual(150)
+  })
+
+  it('has reactions, files, edits, bots, broadcasts, non-English text and emoji', () => {
+    expect(all.some((m) => m.reactions?.[0]?.users?.length === m.reactions?.[0]?.count)).toBe(true)
+    expect(all.some((m) => m.files?.[0]?.mimetype)).toBe(true)
+    expect(all.some((m) => m.edited?.ts)).toBe(true)
+    expect(all.some((m) => m.subtype === 'bot_message' && m.bot_id)).toBe(true)
+    expect(fixture.messages.some((m: { subtype?: string }) => m.subtype === 'thread_broadcast')).toBe(true)
+    expect(all.some((m) => /[\u3040-\u30ff]/.test(m.text))).toBe(true)
+    expect(all.some((m) => /[äöüß]/.test(m.text))).toBe(true)
+    expect(all.some((m) => /\p{Extended_Pictographic}/u.test(m.text))).toBe(true)
+    expect(all.some((m) => m.text.length > 1200)).toBe(true)
+  })
+
+  it('is what fixtures/generate.js writes (deterministic)', () => {
+    const before = readFileSync(join(root, 'fixtures', 'slack-channel.json'), 'utf8')
+    execFileSync(process.execPath, [join(root, 'fixtures', 'generate.js')])
+    expect(readFileSync(join(root, 'fixtures', 'slack-channel.json'), 'utf8')).toBe(before)
+  })
+})
+
+describe('npm run demo', () => {
+  it('builds the context for the default anchor and reports what the budget cut', () => {
+    const out = execFileSync(process.execPath, [join(root, 'demo', 'run.js'), '--json'], { encoding: 'utf8' })
+    const summary = JSON.parse(out)
+    expect(summary.anchor.inThread).toBe(true)
+    expect(summary.thread.totalReplies).toBeGreaterThanOrEqual(150)
+    expect(summary.thread.omitted).toBeGreaterThan(0)
+    expect(summary.thread.omittedRange).toHaveLength(2)
+    expect(summary.thread.actualTokens).toBeLessThanOrEqual(summary.thread.budgetTokens)
+    expect(summary.thread.repliesCut).toBeGreaterThan(0)
+    expect(summary.adjacent.snippetsTruncated).toBeGreaterThan(0)
+    expect(summary.tokens.total).toBe(summary.tokens.guidance + summary.tokens.snapshot + summary.tokens.thread)
+    expect(summary.manifest.reupload.match).toBe('content_hash')
+    expect(summary.manifest.restoredAfterTornWrite).toBe(summary.manifest.recorded)
+  })
+
+  it('prints the prompt section and a readable report', () => {
+    const out = execFileSync(process.execPath, [join(root, 'demo', 'run.js')], { encoding: 'utf8' })
+    expect(out).toContain('<channel_snapshot format="json">')
+    expect(out).toContain('<thread_context format="json">')
+    expect(out).toMatch(/whole section\s+\d+/)
+    expect(out).toMatch(/omitted replies from \d{4}-\d\d-\d\dT/)
+  })
+
+  it('fails clearly on a bad anchor or budget', () => {
+    const bad = spawnSync(process.execPath, [join(root, 'demo', 'run.js'), '--anchor', '123.456'], { encoding: 'utf8' })
+    expect(bad.status).toBe(2)
+    expect(bad.stderr).toContain('no message with ts "123.456"')
+    const budget = spawnSync(process.execPath, [join(root, 'demo', 'run.js'), '--budget', 'lots'], { encoding: 'utf8' })
+    expect(budget.status).toBe(2)
+    expect(budget.stderr).toContain('--budget must be a non-negative integer')
+  })
+})
