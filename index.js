@@ -67,6 +67,8 @@ function loadBinding() {
 
 const binding = loadBinding()
 
+module.exports.BuiltContext = binding.BuiltContext
+module.exports.ChannelStore = binding.ChannelStore
 module.exports.applyThreadBudget = binding.applyThreadBudget
 module.exports.ATTACHMENT_MANIFEST_KEY = binding.ATTACHMENT_MANIFEST_KEY
 module.exports.buildChannelSnapshot = binding.buildChannelSnapshot
@@ -90,3 +92,5 @@ module.exports.truncateSnippet = binding.truncateSnippet
 
 // Batched fast paths over some exports (same names, same typings): see js/batch.js.
 Object.assign(module.exports, require('./js/batch.js')(binding))
+// ChannelStore with its fetch runtime (the class the typings describe): see js/store.js.
+Object.assign(module.exports, require('./js/store.js')(binding))

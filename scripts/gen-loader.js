@@ -89,6 +89,8 @@ ${names.map((n) => `module.exports.${n} = binding.${n}`).join('\n')}
 
 // Batched fast paths over some exports (same names, same typings): see js/batch.js.
 Object.assign(module.exports, require('./js/batch.js')(binding))
+// ChannelStore with its fetch runtime (the class the typings describe): see js/store.js.
+Object.assign(module.exports, require('./js/store.js')(binding))
 `
 writeFileSync(join(root, 'index.js'), out)
 console.log(`gen-loader: index.js exports ${names.length} names`)

@@ -4,12 +4,16 @@
 //! The domain modules are plain Rust over serde types; only [`bindings`] knows napi.
 
 pub mod budget;
+pub mod cache;
 pub mod hash;
 pub mod input;
 pub mod manifest;
 pub mod model;
 pub mod prompt;
+pub mod ratelimit;
+pub mod slack;
 pub mod snapshot;
+pub mod store;
 pub mod text;
 pub mod thread;
 pub mod time;

@@ -133,6 +133,10 @@ pub struct MediaRefInput {
     #[serde(default)]
     pub filename: Option<String>,
     pub byte_length: u64,
+    /// Where the bytes can be downloaded (Slack's `url_private`); used by the store's
+    /// media fetcher.
+    #[serde(default)]
+    pub url: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -140,6 +144,9 @@ pub struct MediaRefInput {
 pub struct ReactionInput {
     pub name: String,
     pub count: u64,
+    /// Who reacted, when known (lets the store apply add/remove events exactly).
+    #[serde(default)]
+    pub users: Option<Vec<String>>,
 }
 
 /// One message as channel intake hands it over.
@@ -166,6 +173,12 @@ pub struct MessageInput {
     pub last_reply_ts: Option<String>,
     #[serde(default)]
     pub reactions: Option<Vec<ReactionInput>>,
+    /// The message was edited (the store shows the latest text).
+    #[serde(default)]
+    pub edited: Option<bool>,
+    /// A thread reply also sent to the channel (Slack's `thread_broadcast`).
+    #[serde(default)]
+    pub broadcast: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -218,6 +231,34 @@ impl From<&MediaRefInput> for MediaRef {
             filename: m.filename.clone(),
             byte_length: m.byte_length,
         }
+    }
+}
+
+/// What the builders read from a message, whichever way it is held (caller input or
+/// the store's own copy).
+pub trait MessageView {
+    fn id(&self) -> &str;
+    fn ts(&self) -> &str;
+    fn author(&self) -> Author;
+    fn text(&self) -> &str;
+    fn media_refs(&self) -> Vec<MediaRef>;
+}
+
+impl MessageView for MessageInput {
+    fn id(&self) -> &str {
+        MessageInput::id(self)
+    }
+    fn ts(&self) -> &str {
+        &self.ts
+    }
+    fn author(&self) -> Author {
+        Author::from(&self.author)
+    }
+    fn text(&self) -> &str {
+        &self.text
+    }
+    fn media_refs(&self) -> Vec<MediaRef> {
+        MessageInput::media_refs(self)
     }
 }
 

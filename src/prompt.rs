@@ -152,24 +152,80 @@ fn guidance(opts: PromptOptions) -> String {
 }
 
 /// JSON with `<`, `>`, `&` and backticks escaped, so it cannot end its section.
-fn section_json<T: Serialize>(value: &T, pretty: bool) -> String {
+pub fn section_json<T: Serialize>(value: &T, pretty: bool) -> String {
     let raw = if pretty {
         serde_json::to_string_pretty(value)
     } else {
         serde_json::to_string(value)
     }
     .unwrap_or_else(|_| "null".to_string());
-    let mut out = String::with_capacity(raw.len() + 16);
-    for c in raw.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '`' => out.push_str("\\u0060"),
-            c => out.push(c),
+    let escape = |b: u8| match b {
+        b'<' => Some("\\u003c"),
+        b'>' => Some("\\u003e"),
+        b'&' => Some("\\u0026"),
+        b'`' => Some("\\u0060"),
+        _ => None,
+    };
+    if !raw.bytes().any(|b| escape(b).is_some()) {
+        return raw;
+    }
+    // The escaped bytes are ASCII, so every cut below falls on a char boundary.
+    let mut out = String::with_capacity(raw.len() + 64);
+    let mut start = 0;
+    for (i, b) in raw.bytes().enumerate() {
+        if let Some(rep) = escape(b) {
+            out.push_str(&raw[start..i]);
+            out.push_str(rep);
+            start = i + 1;
         }
     }
+    out.push_str(&raw[start..]);
     out
+}
+
+/// The parts of a prompt section: guidance text and the two JSON documents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptParts {
+    pub guidance: String,
+    pub snapshot_json: String,
+    pub thread_json: Option<String>,
+}
+
+impl PromptParts {
+    pub fn new(
+        snapshot: &ChannelSnapshot,
+        thread: Option<&ThreadContext>,
+        opts: PromptOptions,
+    ) -> Self {
+        PromptParts {
+            guidance: guidance(opts),
+            snapshot_json: section_json(snapshot, opts.pretty),
+            thread_json: thread.map(|t| section_json(t, opts.pretty)),
+        }
+    }
+
+    /// The whole section: guidance, then each document between its tags.
+    pub fn render(&self) -> String {
+        let extra = self.thread_json.as_ref().map_or(0, |t| t.len() + 64);
+        let mut out =
+            String::with_capacity(self.guidance.len() + self.snapshot_json.len() + extra + 64);
+        out.push_str(&self.guidance);
+        out.push('\n');
+        out.push_str(SNAPSHOT_OPEN);
+        out.push('\n');
+        out.push_str(&self.snapshot_json);
+        out.push('\n');
+        out.push_str(SNAPSHOT_CLOSE);
+        if let Some(t) = &self.thread_json {
+            out.push_str("\n\n");
+            out.push_str(THREAD_OPEN);
+            out.push('\n');
+            out.push_str(t);
+            out.push('\n');
+            out.push_str(THREAD_CLOSE);
+        }
+        out
+    }
 }
 
 /// Renders the whole section. Byte-for-byte deterministic for the same inputs.
@@ -178,22 +234,7 @@ pub fn build_prompt_section(
     thread: Option<&ThreadContext>,
     opts: PromptOptions,
 ) -> String {
-    let mut out = guidance(opts);
-    out.push('\n');
-    out.push_str(SNAPSHOT_OPEN);
-    out.push('\n');
-    out.push_str(&section_json(snapshot, opts.pretty));
-    out.push('\n');
-    out.push_str(SNAPSHOT_CLOSE);
-    if let Some(t) = thread {
-        out.push_str("\n\n");
-        out.push_str(THREAD_OPEN);
-        out.push('\n');
-        out.push_str(&section_json(t, opts.pretty));
-        out.push('\n');
-        out.push_str(THREAD_CLOSE);
-    }
-    out
+    PromptParts::new(snapshot, thread, opts).render()
 }
 
 #[cfg(test)]

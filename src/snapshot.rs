@@ -8,13 +8,18 @@ use crate::model::{
 use crate::text::truncate_snippet;
 use crate::time::to_iso;
 
-/// `":name: count"` for each reaction, in the order given.
+/// `":name: count"`, the seed's reaction label.
+pub fn reaction_label(name: &str, count: u64) -> String {
+    format!(":{}: {}", name.trim_matches(':'), count)
+}
+
+/// A label for each reaction, in the order given.
 fn reaction_labels(m: &MessageInput) -> Vec<String> {
     m.reactions
         .as_deref()
         .unwrap_or_default()
         .iter()
-        .map(|r| format!(":{}: {}", r.name.trim_matches(':'), r.count))
+        .map(|r| reaction_label(&r.name, r.count))
         .collect()
 }
 

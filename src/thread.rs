@@ -9,10 +9,10 @@
 
 use crate::budget::most_recent_within;
 use crate::model::{
-    Author, ThreadContext, ThreadInput, ThreadReply, ThreadRoot, ThreadTelemetry, Truncation,
-    SCHEMA_VERSION,
+    MessageInput, MessageView, ThreadContext, ThreadInput, ThreadReply, ThreadRoot,
+    ThreadTelemetry, Truncation, SCHEMA_VERSION,
 };
-use crate::text::{estimate_tokens, truncate_reply};
+use crate::text::{estimate_tokens, tokens_for_units, truncate_reply, utf16_len, REPLY_MAX_TOKENS};
 use crate::time::to_iso;
 
 /// Name of the only budgeting strategy.
@@ -32,6 +32,41 @@ pub fn build_thread_context(input: &ThreadInput, budget_tokens: u64) -> Budgeted
         .total_reply_count
         .unwrap_or(0)
         .max(input.replies.len() as u64);
+    let replies: Vec<&MessageInput> = input.replies.iter().collect();
+    let thread_id = input
+        .thread_id
+        .clone()
+        .unwrap_or_else(|| input.root.ts.clone());
+    budget_thread(
+        thread_id,
+        &input.root,
+        &replies,
+        total_replies,
+        budget_tokens,
+    )
+}
+
+/// Tokens a reply costs after the 300-token cap (a cut reply is exactly 300).
+pub fn capped_reply_tokens(text: &str) -> u64 {
+    let units = utf16_len(text);
+    if units > (REPLY_MAX_TOKENS * 4) as usize {
+        REPLY_MAX_TOKENS
+    } else {
+        tokens_for_units(units)
+    }
+}
+
+/// The budgeting core over any message representation: `replies` oldest first;
+/// `total_replies` is what the platform reports (at least `replies.len()`). Only the
+/// replies that fit are converted.
+pub fn budget_thread<R: MessageView, M: MessageView>(
+    thread_id: String,
+    root: &R,
+    replies: &[&M],
+    total_replies: u64,
+    budget_tokens: u64,
+) -> BudgetedThread {
+    let total_replies = total_replies.max(replies.len() as u64);
     if total_replies == 0 {
         return BudgetedThread {
             context: None,
@@ -43,39 +78,42 @@ pub fn build_thread_context(input: &ThreadInput, budget_tokens: u64) -> Budgeted
         };
     }
 
-    let root = &input.root;
-    let root_tokens = estimate_tokens(&root.text);
-    let replies: Vec<ThreadReply> = input
-        .replies
+    let root_tokens = estimate_tokens(root.text());
+    let tokens: Vec<u64> = replies
+        .iter()
+        .map(|r| capped_reply_tokens(r.text()))
+        .collect();
+    let cut = most_recent_within(&tokens, budget_tokens.saturating_sub(root_tokens));
+    let omitted_range_ts = (cut.omitted() > 0).then(|| {
+        (
+            to_iso(replies[0].ts()),
+            to_iso(replies[cut.omitted() - 1].ts()),
+        )
+    });
+    let included: Vec<ThreadReply> = replies[cut.omitted()..]
         .iter()
         .map(|r| {
-            let cut = truncate_reply(&r.text);
+            let cut = truncate_reply(r.text());
             ThreadReply {
                 message_id: r.id().to_string(),
-                ts: to_iso(&r.ts),
-                author: Author::from(&r.author),
+                ts: to_iso(r.ts()),
+                author: r.author(),
                 is_truncated: cut.is_some(),
-                text: cut.unwrap_or_else(|| r.text.clone()),
+                text: cut.unwrap_or_else(|| r.text().to_string()),
                 media: r.media_refs(),
             }
         })
         .collect();
-    let tokens: Vec<u64> = replies.iter().map(|r| estimate_tokens(&r.text)).collect();
-    let cut = most_recent_within(&tokens, budget_tokens.saturating_sub(root_tokens));
-
-    let omitted_range_ts =
-        (cut.omitted() > 0).then(|| (replies[0].ts.clone(), replies[cut.omitted() - 1].ts.clone()));
-    let included: Vec<ThreadReply> = replies.into_iter().skip(cut.omitted()).collect();
     let messages_truncated = included.iter().filter(|r| r.is_truncated).count() as u64;
 
     let context = ThreadContext {
         schema_version: SCHEMA_VERSION.to_string(),
-        thread_id: input.thread_id.clone().unwrap_or_else(|| root.ts.clone()),
+        thread_id,
         root: ThreadRoot {
             message_id: root.id().to_string(),
-            ts: to_iso(&root.ts),
-            author: Author::from(&root.author),
-            text: root.text.clone(),
+            ts: to_iso(root.ts()),
+            author: root.author(),
+            text: root.text().to_string(),
             media: root.media_refs(),
         },
         truncation: Truncation {

@@ -20,7 +20,7 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// Splits a Slack-style ts (`digits` or `digits.digits`) into seconds and fraction digits.
-fn parse_platform_ts(ts: &str) -> Option<(i64, &str)> {
+pub fn parse_platform_ts(ts: &str) -> Option<(i64, &str)> {
     let (secs, frac) = match ts.split_once('.') {
         Some((s, f)) => (s, f),
         None => (ts, ""),
@@ -35,6 +35,29 @@ fn parse_platform_ts(ts: &str) -> Option<(i64, &str)> {
         return None;
     }
     secs.parse::<i64>().ok().map(|s| (s, frac))
+}
+
+/// Sort key of a platform ts: whole seconds and nanoseconds (`"1775853170.228819"` ->
+/// `(1775853170, 228819000)`), so `"5.1"` and `"5.100000"` compare equal and order is
+/// numeric, not lexical.
+pub type TsKey = (i64, u32);
+
+/// The sort key of a platform ts, or `None` when `ts` is not one.
+pub fn ts_key(ts: &str) -> Option<TsKey> {
+    let (secs, frac) = parse_platform_ts(ts)?;
+    let mut nanos: u32 = 0;
+    for i in 0..9 {
+        nanos = nanos * 10 + frac.as_bytes().get(i).map_or(0, |b| u32::from(b - b'0'));
+    }
+    Some((secs, nanos))
+}
+
+/// Milliseconds since the epoch of a ts key (negative times clamp to 0).
+pub fn key_millis(k: TsKey) -> u64 {
+    let ms =
+        k.0.saturating_mul(1000)
+            .saturating_add(i64::from(k.1 / 1_000_000));
+    u64::try_from(ms).unwrap_or(0)
 }
 
 /// True when `ts` looks like a platform epoch ts (`"1775853170.228819"`).

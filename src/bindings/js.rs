@@ -167,3 +167,12 @@ pub fn budget_arg(
     let n: f64 = unsafe { v.cast()? };
     input::budget_tokens(n, path).map_err(|e| throw(env, func, &e))
 }
+
+/// Drops any exception a hostile getter or `toJSON` left pending.
+pub fn clear_exception(env: &Env) {
+    let mut ignored = std::ptr::null_mut();
+    // SAFETY: a valid env on the JS thread; the out pointer is a local.
+    unsafe {
+        napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut ignored);
+    }
+}

@@ -5,7 +5,9 @@
 //! place, as the module they replace did. Loading and strict serialization go through the
 //! pure functions of [`crate::manifest`].
 
-use super::js::{expect_object, from_js, is_nullish, parse_json, string_arg, throw, to_js};
+use super::js::{
+    clear_exception, expect_object, from_js, is_nullish, parse_json, string_arg, throw, to_js,
+};
 use crate::input::InputError;
 use crate::manifest::{
     parse_manifest_data, validate_manifest_json, AttachmentRecord, Manifest, MatchKind,
@@ -236,15 +238,6 @@ pub fn serialize_manifest<'e>(env: &'e Env, manifest: Unknown<'e>) -> Result<JsS
         return Ok(js_text);
     }
     env.create_string(&canonical)
-}
-
-/// Drops any exception a hostile getter or `toJSON` left pending.
-fn clear_exception(env: &Env) {
-    let mut ignored = std::ptr::null_mut();
-    // SAFETY: a valid env on the JS thread; the out pointer is a local.
-    unsafe {
-        napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut ignored);
-    }
 }
 
 /// The manifest text held by one session entry, if it is a manifest entry.

@@ -5,4 +5,5 @@ mod context;
 mod hash;
 mod js;
 mod manifest;
+mod store;
 mod types;

@@ -246,6 +246,9 @@ pub struct MediaRefInput {
     pub filename: Option<String>,
     /// Size in bytes, a non-negative integer.
     pub byte_length: f64,
+    /// Where the bytes can be downloaded (passed to `fetcher.fetchMedia`).
+    #[napi(ts_type = "string | null")]
+    pub url: Option<String>,
 }
 
 /// A reaction and how many people added it.
@@ -254,6 +257,9 @@ pub struct ReactionInput {
     /// Emoji name, with or without colons (`thumbsup` or `:thumbsup:`).
     pub name: String,
     pub count: f64,
+    /// Who reacted, when known: lets the store apply add/remove events exactly.
+    #[napi(ts_type = "string[] | null")]
+    pub users: Option<Vec<String>>,
 }
 
 /// One message as channel intake hands it over.
@@ -283,6 +289,12 @@ pub struct MessageInput {
     pub last_reply_ts: Option<String>,
     #[napi(ts_type = "ReactionInput[] | null")]
     pub reactions: Option<Vec<ReactionInput>>,
+    /// The message was edited (ChannelStore).
+    #[napi(ts_type = "boolean | null")]
+    pub edited: Option<bool>,
+    /// A thread reply also posted to the channel (ChannelStore).
+    #[napi(ts_type = "boolean | null")]
+    pub broadcast: Option<bool>,
 }
 
 /// The channel, as intake gives it.
@@ -357,4 +369,302 @@ pub struct PromptSectionOptions {
     pub tool_names: Option<String>,
     /// Indent the JSON sections (more readable, more tokens). Default `false`.
     pub pretty: Option<bool>,
+}
+
+// ------------------------------------------------------------------ ChannelStore
+
+/// A size- and time-bounded cache (names as in `lru-cache`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct TtlCacheOptions {
+    /// Most entries held; least recently used are evicted.
+    pub max: Option<f64>,
+    /// Milliseconds an entry stays fresh after it was written.
+    pub ttl: Option<f64>,
+}
+
+/// The media cache's bound.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct MediaCacheOptions {
+    /// Most bytes held (default 52,428,800 = 50 MB); a larger item is never cached.
+    pub max_size: Option<f64>,
+}
+
+/// Rate limiting per workspace and per API method, over a rolling 60-second window.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct RateLimitOptions {
+    /// `"default"` (40 calls/min per method, 200 objects per page) or
+    /// `"slack-non-marketplace"`: Slack's limit since 2025 for apps outside its
+    /// Marketplace, 1 call/min for `conversations.history` and `conversations.replies`
+    /// and 15 objects per page. Other fields override the preset.
+    #[napi(ts_type = "'default' | 'slack-non-marketplace'")]
+    pub preset: Option<String>,
+    /// Calls per minute per method without its own entry (default 40).
+    pub max_calls_per_min: Option<f64>,
+    /// Calls per minute by method (`conversations.replies`, `conversations.history`,
+    /// `files.download`).
+    #[napi(ts_type = "Record<string, number>")]
+    pub per_method: Option<std::collections::HashMap<String, f64>>,
+    /// `"queue"` (default): wait for a slot, within `maxQueue` and `queueTimeout`.
+    /// `"degrade"`: never wait; serve stale cache (within `staleServeTtl`) or nothing,
+    /// with a note.
+    #[napi(ts_type = "'queue' | 'degrade'")]
+    pub overflow_strategy: Option<String>,
+    /// Calls that may wait per method (default 100).
+    pub max_queue: Option<f64>,
+    /// Longest wait for a slot in ms (default 30,000).
+    pub queue_timeout: Option<f64>,
+    /// How old cached data may be and still be served when a fetch fails, in ms
+    /// (default 3,600,000).
+    pub stale_serve_ttl: Option<f64>,
+    /// Objects per page asked of paginated methods.
+    pub page_size: Option<f64>,
+    /// Pages followed for one thread (default 10).
+    pub max_pages: Option<f64>,
+}
+
+/// What a fetcher is asked for. `cursor` is set for pages after the first.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct FetchRequest {
+    pub channel_id: String,
+    /// `fetchThread`: the thread (Slack `thread_ts`).
+    pub thread_id: Option<String>,
+    /// `fetchMessages`: the messages wanted.
+    pub message_ids: Option<Vec<String>>,
+    pub cursor: Option<String>,
+    /// Objects per page.
+    pub limit: f64,
+}
+
+/// What `fetchMedia` is asked for.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct FetchMediaRequest {
+    pub artifact_id: String,
+    /// Slack's `url_private_download` / `url_private` (needs the bot token).
+    #[napi(ts_type = "string | null")]
+    pub url: Option<String>,
+    pub media_type: String,
+    #[napi(ts_type = "string | null")]
+    pub filename: Option<String>,
+    pub byte_length: f64,
+    pub channel_id: String,
+    pub message_id: String,
+}
+
+/// Async functions the store calls, through its rate limiter, for data it does not
+/// hold. Results are Web API bodies as Slack returns them (`{ ok, messages, has_more,
+/// response_metadata }`) or `{ messages: MessageInput[], nextCursor? }`. A rejection
+/// degrades the request (counted in `stats().failedFetches`); an error carrying
+/// `retryAfter` (seconds, as @slack/web-api's rate-limit error does), `retryAfterMs` or a
+/// `retry-after` header pauses that method for that long.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct ChannelFetcher {
+    /// `conversations.replies`: the thread's root and replies, oldest first.
+    #[napi(ts_type = "(request: FetchRequest) => Promise<unknown>")]
+    pub fetch_thread: Option<()>,
+    /// `conversations.history`: the newest page of the channel.
+    #[napi(ts_type = "(request: FetchRequest) => Promise<unknown>")]
+    pub fetch_history: Option<()>,
+    /// Specific messages by id (on Slack, `conversations.history` with `latest`,
+    /// `inclusive` and `limit: 1`, or `conversations.replies` for a reply).
+    #[napi(ts_type = "(request: FetchRequest) => Promise<unknown>")]
+    pub fetch_messages: Option<()>,
+    /// The bytes of a file.
+    #[napi(ts_type = "(request: FetchMediaRequest) => Promise<Uint8Array | ArrayBuffer>")]
+    pub fetch_media: Option<()>,
+}
+
+/// `new ChannelStore(options)`. Every default is the seed's number.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct ChannelStoreOptions {
+    /// Channel messages kept per channel (default 1,000; oldest dropped first).
+    pub window_size: Option<f64>,
+    /// Thread replies cache: `max` 500 threads, `ttl` 300,000 ms (5 minutes).
+    pub thread_replies: Option<TtlCacheOptions>,
+    /// Thread starter cache: `max` 2,000 entries, `ttl` 21,600,000 ms (6 hours).
+    pub thread_starters: Option<TtlCacheOptions>,
+    /// Media content cache: `maxSize` 52,428,800 bytes.
+    pub media: Option<MediaCacheOptions>,
+    pub rate_limit: Option<RateLimitOptions>,
+    /// Workspace of channels that `setChannel` or a payload's `team_id` did not assign
+    /// (default `"default"`); rate limits are per workspace.
+    pub workspace_id: Option<String>,
+    pub fetcher: Option<ChannelFetcher>,
+    /// Epoch milliseconds now (default: the system clock). Inject one to test TTLs and
+    /// rate-limit windows exactly.
+    #[napi(ts_type = "() => number")]
+    pub clock: Option<()>,
+}
+
+/// A neutral channel event (platform adapters produce these; Slack payloads can go
+/// straight to `ingestSlackEvent`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct ChannelEvent {
+    /// `message` (new message or thread reply), `message_changed` (new `text`),
+    /// `message_deleted`, `reaction_added`, `reaction_removed`. Other kinds are counted
+    /// and ignored.
+    #[napi(
+        js_name = "type",
+        ts_type = "'message' | 'message_changed' | 'message_deleted' | 'reaction_added' | 'reaction_removed' | (string & {})"
+    )]
+    pub kind: String,
+    pub channel_id: String,
+    /// Workspace (Slack team) of the channel, when known.
+    pub workspace_id: Option<String>,
+    /// `message`: the message (a reply has `threadId` = its root's id).
+    pub message: Option<MessageInput>,
+    /// Edits, deletions, reactions: the message concerned.
+    pub message_id: Option<String>,
+    /// `message_changed`: the new text.
+    pub text: Option<String>,
+    /// Reactions: the emoji name.
+    pub reaction: Option<String>,
+    /// Reactions: who reacted.
+    pub user_id: Option<String>,
+}
+
+/// `buildContext` options.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct BuildContextOptions {
+    /// The anchor's thread when known (Slack `thread_ts`): lets a reply the store does
+    /// not hold be fetched with one `conversations.replies` call.
+    pub thread_id: Option<String>,
+    /// Adjacent messages in the snapshot (default 20), nearest to the anchor first.
+    pub adjacent: Option<f64>,
+    /// ThreadContext budget in tokens (default 8,000).
+    pub budget_tokens: Option<f64>,
+    /// Prompt section for a direct message (no channel-search guidance).
+    pub direct_message: Option<bool>,
+    #[napi(ts_type = "'dotted' | 'api'")]
+    pub tool_names: Option<String>,
+    pub pretty: Option<bool>,
+}
+
+/// `BuiltContext` as a plain object (`ctx.toJSON()`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct BuiltContextJson {
+    pub snapshot: ChannelSnapshot,
+    #[napi(ts_type = "ThreadContext | null")]
+    pub thread: Option<ThreadContext>,
+    #[napi(ts_type = "ThreadTelemetry | null")]
+    pub telemetry: Option<ThreadTelemetry>,
+    pub prompt_section: String,
+    #[napi(ts_type = "ContextTokens")]
+    pub tokens: (),
+    pub api_calls: f64,
+    pub stale: bool,
+    pub notes: Vec<String>,
+}
+
+/// Bytes of a file, or why there are none.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct MediaContent {
+    pub artifact_id: String,
+    #[napi(ts_type = "string | null")]
+    pub media_type: Option<String>,
+    #[napi(ts_type = "string | null")]
+    pub filename: Option<String>,
+    pub byte_length: f64,
+    /// SHA-256 of the bytes (lowercase hex): the manifest's `content_hash`.
+    #[napi(ts_type = "string | null")]
+    pub content_hash: Option<String>,
+    #[napi(ts_type = "Buffer | null")]
+    pub data: Option<()>,
+    /// The bytes are held by the media cache (false for items over its bound).
+    pub cached: bool,
+    /// Fetcher calls made for this request.
+    pub api_calls: f64,
+    /// Why `data` is null.
+    #[napi(ts_type = "string | null")]
+    pub note: Option<String>,
+}
+
+/// A message as the store holds it (`getMessage`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct StoredMessageView {
+    #[napi(js_name = "message_id")]
+    pub message_id: String,
+    /// Platform ts.
+    pub ts: String,
+    pub author: Author,
+    pub text: String,
+    #[napi(js_name = "thread_id", ts_type = "string | null")]
+    pub thread_id: Option<String>,
+    #[napi(js_name = "reply_count")]
+    pub reply_count: f64,
+    #[napi(js_name = "latest_reply", ts_type = "string | null")]
+    pub latest_reply: Option<String>,
+    #[napi(ts_type = "Array<{ name: string; count: number; users: string[] }>")]
+    pub reactions: Vec<()>,
+    pub media: Vec<MediaRef>,
+    pub edited: bool,
+    pub broadcast: bool,
+}
+
+/// Thread activity computed from what the store holds.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct ThreadSummary {
+    #[napi(js_name = "reply_count")]
+    pub reply_count: f64,
+    #[napi(js_name = "replies_last_1h")]
+    pub replies_last_1h: f64,
+    #[napi(js_name = "last_reply_ts", ts_type = "string | null")]
+    pub last_reply_ts: Option<String>,
+    #[napi(js_name = "participant_names")]
+    pub participant_names: Vec<String>,
+}
+
+/// Hit / miss / eviction / expiration counters of a TTL cache.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct TtlCacheStats {
+    pub hits: f64,
+    pub misses: f64,
+    pub evictions: f64,
+    pub expirations: f64,
+    /// Entries held.
+    pub size: f64,
+    pub max: f64,
+}
+
+/// Counters of the media cache.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct MediaCacheStats {
+    pub hits: f64,
+    pub misses: f64,
+    pub evictions: f64,
+    /// Items held.
+    pub size: f64,
+    /// Bytes held.
+    pub bytes: f64,
+    pub max_size: f64,
+}
+
+/// The store's caches.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct StoreCacheStats {
+    pub thread_replies: TtlCacheStats,
+    pub thread_starters: TtlCacheStats,
+    pub media: MediaCacheStats,
+}
+
+/// `stats()`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct StoreStats {
+    /// Fetcher calls made, by API method.
+    #[napi(ts_type = "Record<string, number>")]
+    pub calls: (),
+    pub caches: StoreCacheStats,
+    pub channels: f64,
+    /// Messages held in channel windows.
+    pub messages: f64,
+    /// Approximate heap bytes of held messages (windows and threads).
+    pub message_bytes: f64,
+    /// Calls waiting for a rate-limit slot.
+    pub queued_calls: f64,
+    /// Builds that served a thread past its TTL because a fetch failed.
+    pub stale_serves: f64,
+    pub failed_fetches: f64,
+    /// Fetches refused by the rate limiter (queue full, wait too long, degrade, paused).
+    pub rate_limited: f64,
+    pub ingested_events: f64,
+    pub ignored_events: f64,
 }

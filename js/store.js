@@ -1,0 +1,145 @@
+// The ChannelStore's fetch runtime: the one place that awaits the caller's async
+// fetcher. State and decisions stay in Rust; this module only sequences calls.
+//
+// buildContext (Rust) resolves at once when nothing needs fetching. Otherwise it calls
+// runtime.buildContext with the fetches it needs. Each fetch asks the Rust rate limiter
+// for a slot (`_acquire`: call now, wait, or refused), calls the fetcher, and feeds the
+// result back (`_ingestPage`, or `_fetchFailed` with any Retry-After). Concurrent
+// requests for the same thread, history page or file share one call. A failed or refused
+// fetch becomes a failure the Rust build degrades around (stale data or nothing, with a
+// note); it never rejects the caller's promise.
+'use strict'
+
+const stores = new WeakMap()
+const MAX_ROUNDS = 4
+
+function stateOf(store) {
+  let s = stores.get(store)
+  if (!s) {
+    s = { fetcher: null, inflight: new Map() }
+    stores.set(store, s)
+  }
+  return s
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+function errorText(err) {
+  if (err instanceof Error) return err.message || err.name
+  try {
+    return typeof err === 'string' ? err : JSON.stringify(err)
+  } catch {
+    return String(err)
+  }
+}
+
+// Retry delay carried by a fetch error, in ms: `retryAfterMs`, or `retryAfter` in
+// seconds (as @slack/web-api's rate-limited error carries it), or a Retry-After header.
+function retryAfterMs(err) {
+  if (err === null || typeof err !== 'object') return undefined
+  const num = (v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v)
+  const ms = num(err.retryAfterMs)
+  if (typeof ms === 'number' && Number.isFinite(ms) && ms > 0) return ms
+  const s = num(err.retryAfter ?? err.data?.retryAfter)
+  if (typeof s === 'number' && Number.isFinite(s) && s > 0) return s * 1000
+  const h = err.headers
+  const header = h && (typeof h.get === 'function' ? h.get('retry-after') : h['retry-after'] ?? h['Retry-After'])
+  const hs = num(header)
+  if (typeof hs === 'number' && Number.isFinite(hs) && hs > 0) return hs * 1000
+  return undefined
+}
+
+// One slot from the rate limiter: null when granted, else the reason it was not.
+async function slot(store, need) {
+  const grant = store._acquire(need.method, need.channelId)
+  if (grant.refused) return grant.refused
+  if (grant.wait > 0) {
+    await sleep(grant.wait)
+    return store._pausedReason(need.method, need.channelId)
+  }
+  return null
+}
+
+function shared(state, key, start) {
+  const running = state.inflight.get(key)
+  if (running) return running.then((r) => ({ ...r, calls: 0 }))
+  const p = start().finally(() => state.inflight.delete(key))
+  state.inflight.set(key, p)
+  return p
+}
+
+async function fetchPages(store, state, need) {
+  const fn = state.fetcher[need.fetch]
+  let cursor = null
+  let calls = 0
+  for (let page = 0; page < need.maxPages; page++) {
+    const refused = await slot(store, need)
+    if (refused) return { calls, failure: { need, reason: refused } }
+    store._countCall(need.method)
+    calls++
+    let body
+    try {
+      const request = { ...need.request, limit: need.pageSize }
+      if (cursor) request.cursor = cursor
+      body = await fn.call(state.fetcher, request)
+    } catch (err) {
+      const reason = store._fetchFailed(need.method, need.channelId, errorText(err), retryAfterMs(err))
+      return { calls, failure: { need, reason } }
+    }
+    const r = store._ingestPage(need, body, page === 0)
+    if (r.error) return { calls, failure: { need, reason: r.error } }
+    cursor = r.nextCursor
+    if (!cursor) break
+  }
+  return { calls, failure: null }
+}
+
+async function buildContext(store, channelId, anchorId, options, plan) {
+  // Nothing below may call into the store before the caller's buildContext returns.
+  await null
+  const state = stateOf(store)
+  const failures = plan.failures.slice()
+  let needs = plan.needs
+  let calls = 0
+  for (let round = 0; needs.length > 0 && round < MAX_ROUNDS; round++) {
+    const results = await Promise.all(needs.map((need) => shared(state, need.key, () => fetchPages(store, state, need))))
+    for (const r of results) {
+      calls += r.calls
+      if (r.failure) failures.push(r.failure)
+    }
+    needs = store._plan(channelId, anchorId, options, failures)
+  }
+  const built = store._build(channelId, anchorId, options, failures, calls)
+  return built
+}
+
+async function getMedia(store, artifactId, need) {
+  await null
+  const state = stateOf(store)
+  const r = await shared(state, need.key, async () => {
+    const refused = await slot(store, need)
+    if (refused) return { calls: 0, failure: refused }
+    store._countCall(need.method)
+    try {
+      const data = await state.fetcher.fetchMedia.call(state.fetcher, need.request)
+      return { calls: 1, data }
+    } catch (err) {
+      return { calls: 1, failure: store._fetchFailed(need.method, need.channelId, errorText(err), retryAfterMs(err)) }
+    }
+  })
+  if (r.failure) return store._mediaFailed(artifactId, r.failure, r.calls)
+  return store._putMedia(need, r.data, r.calls)
+}
+
+module.exports = function installStore(binding) {
+  const Native = binding.ChannelStore
+  // Keeps the fetcher (JS functions) beside the Rust state.
+  class ChannelStore extends Native {
+    constructor(options) {
+      super(options)
+      stateOf(this).fetcher = options?.fetcher ?? null
+    }
+  }
+  binding.__setStoreRuntime({ buildContext, getMedia })
+  return { ChannelStore }
+}

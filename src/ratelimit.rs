@@ -1,0 +1,373 @@
+//! Rolling-window rate limiting per workspace and per API method, as Slack applies its
+//! limits.
+//!
+//! Each (workspace, method) pair has a limit of `limit` calls per `window` ms. Calls are
+//! granted *slots*: a time at which the call may start. A slot is the earliest time `t`
+//! with `t >= now`, `t >=` any pause (Retry-After), `t >=` the last granted slot, and
+//! `t >= slots[n - limit] + window`. Keeping slots sorted and `limit` apart by at least a
+//! window guarantees that any window `[x, x + window)` holds at most `limit` calls.
+//!
+//! A slot in the future is a queued call. Whether the caller may wait for it is the
+//! overflow strategy's business: `Queue` allows it when the queue has room and the wait
+//! is within the timeout; `Degrade` never waits.
+
+use std::collections::{HashMap, VecDeque};
+
+/// Slack's window: limits are per minute.
+pub const WINDOW_MS: u64 = 60_000;
+/// The seed's default: 40 calls per minute per workspace.
+pub const DEFAULT_CALLS_PER_MIN: u32 = 40;
+/// Slack's limit for `conversations.history` / `conversations.replies` for apps outside
+/// the Marketplace (since 2025): 1 call per minute.
+pub const NON_MARKETPLACE_CALLS_PER_MIN: u32 = 1;
+/// ...and at most 15 objects per page.
+pub const NON_MARKETPLACE_PAGE_SIZE: u32 = 15;
+/// Queued calls per (workspace, method) before new ones are refused.
+pub const DEFAULT_MAX_QUEUE: u32 = 100;
+/// Longest a queued call may wait for its slot.
+pub const DEFAULT_QUEUE_TIMEOUT_MS: u64 = 30_000;
+/// How old cached data may be and still be served when a fetch is impossible.
+pub const DEFAULT_STALE_SERVE_TTL_MS: u64 = 3_600_000;
+
+/// Objects per page requested from `conversations.history` / `.replies` (Slack's
+/// recommended maximum).
+pub const DEFAULT_PAGE_SIZE: u32 = 200;
+/// Pages followed for one thread.
+pub const DEFAULT_MAX_PAGES: u32 = 10;
+
+/// What to do when no slot is free now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overflow {
+    /// Wait for a slot (bounded queue, bounded wait).
+    Queue,
+    /// Do not wait: serve stale cache or nothing.
+    Degrade,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateLimitConfig {
+    /// Calls per minute for any method without its own entry.
+    pub calls_per_min: u32,
+    /// Per-method overrides (`"conversations.replies" -> 1`).
+    pub per_method: HashMap<String, u32>,
+    pub overflow: Overflow,
+    pub max_queue: u32,
+    pub queue_timeout_ms: u64,
+    pub stale_serve_ttl_ms: u64,
+    /// Objects requested per page from paginated methods.
+    pub page_size: u32,
+    /// Pages followed for one thread before settling for a partial thread.
+    pub max_pages: u32,
+}
+
+impl Default for RateLimitConfig {
+    fn default() -> Self {
+        RateLimitConfig {
+            calls_per_min: DEFAULT_CALLS_PER_MIN,
+            per_method: HashMap::new(),
+            overflow: Overflow::Queue,
+            max_queue: DEFAULT_MAX_QUEUE,
+            queue_timeout_ms: DEFAULT_QUEUE_TIMEOUT_MS,
+            stale_serve_ttl_ms: DEFAULT_STALE_SERVE_TTL_MS,
+            page_size: DEFAULT_PAGE_SIZE,
+            max_pages: DEFAULT_MAX_PAGES,
+        }
+    }
+}
+
+impl RateLimitConfig {
+    /// Slack's limit for apps outside its Marketplace: `conversations.history` and
+    /// `conversations.replies` at 1 call per minute and 15 objects per page; other
+    /// methods keep the default.
+    pub fn slack_non_marketplace() -> Self {
+        let mut c = RateLimitConfig::default();
+        for m in ["conversations.history", "conversations.replies"] {
+            c.per_method
+                .insert(m.to_string(), NON_MARKETPLACE_CALLS_PER_MIN);
+        }
+        c.page_size = NON_MARKETPLACE_PAGE_SIZE;
+        c
+    }
+
+    pub fn limit_for(&self, method: &str) -> u32 {
+        self.per_method
+            .get(method)
+            .copied()
+            .unwrap_or(self.calls_per_min)
+    }
+}
+
+/// The limiter's answer to a request for a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// Call now.
+    Now,
+    /// Call at this time (a queued call).
+    At(u64),
+    /// No slot the strategy accepts.
+    Refused(Refusal),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The limit is reached and the strategy is `Degrade`.
+    Limited { next_slot: u64 },
+    /// The queue for this method is full.
+    QueueFull,
+    /// The wait would exceed the queue timeout.
+    WaitTooLong { wait_ms: u64 },
+    /// The method is paused by a Retry-After and the strategy is `Degrade`.
+    Paused { until: u64 },
+    /// A limit of 0 calls per minute: this method is never called.
+    Disabled,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Bucket {
+    /// Granted slots, sorted, within the last window (and queued ones ahead).
+    slots: VecDeque<u64>,
+    paused_until: u64,
+}
+
+/// Per-(workspace, method) rolling windows.
+#[derive(Debug)]
+pub struct RateLimiter {
+    pub config: RateLimitConfig,
+    buckets: HashMap<(String, String), Bucket>,
+}
+
+impl RateLimiter {
+    pub fn new(config: RateLimitConfig) -> Self {
+        RateLimiter {
+            config,
+            buckets: HashMap::new(),
+        }
+    }
+
+    fn bucket(&mut self, workspace: &str, method: &str, now: u64) -> &mut Bucket {
+        let b = self
+            .buckets
+            .entry((workspace.to_string(), method.to_string()))
+            .or_default();
+        while b.slots.front().is_some_and(|&t| t + WINDOW_MS <= now) {
+            b.slots.pop_front();
+        }
+        b
+    }
+
+    /// Asks for a slot for one call of `method` in `workspace` at `now`, and books it
+    /// unless refused.
+    pub fn acquire(&mut self, workspace: &str, method: &str, now: u64) -> Grant {
+        let limit = self.config.limit_for(method) as usize;
+        let overflow = self.config.overflow;
+        let max_queue = self.config.max_queue as usize;
+        let timeout = self.config.queue_timeout_ms;
+        if limit == 0 {
+            return Grant::Refused(Refusal::Disabled);
+        }
+        let b = self.bucket(workspace, method, now);
+        let mut slot = now.max(b.paused_until);
+        if let Some(&last) = b.slots.back() {
+            slot = slot.max(last);
+        }
+        if b.slots.len() >= limit {
+            slot = slot.max(b.slots[b.slots.len() - limit] + WINDOW_MS);
+        }
+        if slot > now {
+            let queued = b.slots.iter().filter(|&&t| t > now).count();
+            let refusal = match overflow {
+                Overflow::Degrade if b.paused_until > now => Some(Refusal::Paused {
+                    until: b.paused_until,
+                }),
+                Overflow::Degrade => Some(Refusal::Limited { next_slot: slot }),
+                Overflow::Queue if queued >= max_queue => Some(Refusal::QueueFull),
+                Overflow::Queue if slot - now > timeout => Some(Refusal::WaitTooLong {
+                    wait_ms: slot - now,
+                }),
+                Overflow::Queue => None,
+            };
+            if let Some(r) = refusal {
+                return Grant::Refused(r);
+            }
+            b.slots.push_back(slot);
+            return Grant::At(slot);
+        }
+        b.slots.push_back(slot);
+        Grant::Now
+    }
+
+    /// Pauses `method` until `until` (a Retry-After). Calls already queued keep their
+    /// slots; the caller checks [`RateLimiter::paused_until`] when the slot arrives.
+    pub fn pause(&mut self, workspace: &str, method: &str, until: u64, now: u64) {
+        let b = self.bucket(workspace, method, now);
+        b.paused_until = b.paused_until.max(until);
+    }
+
+    /// The end of a pause on `method`, if one is in force at `now`.
+    pub fn paused_until(&self, workspace: &str, method: &str, now: u64) -> Option<u64> {
+        self.buckets
+            .get(&(workspace.to_string(), method.to_string()))
+            .map(|b| b.paused_until)
+            .filter(|&t| t > now)
+    }
+
+    /// Calls booked in the future (waiting for their slot), over all methods.
+    pub fn queued(&self, now: u64) -> u64 {
+        self.buckets
+            .values()
+            .map(|b| b.slots.iter().filter(|&&t| t > now).count() as u64)
+            .sum()
+    }
+
+    /// Slots booked for `method` in the window ending at `now` (inclusive of queued).
+    pub fn booked(&self, workspace: &str, method: &str) -> Vec<u64> {
+        self.buckets
+            .get(&(workspace.to_string(), method.to_string()))
+            .map(|b| b.slots.iter().copied().collect())
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn limiter(calls: u32, overflow: Overflow) -> RateLimiter {
+        RateLimiter::new(RateLimitConfig {
+            calls_per_min: calls,
+            overflow,
+            ..RateLimitConfig::default()
+        })
+    }
+
+    #[test]
+    fn defaults_are_the_seeds_numbers() {
+        let c = RateLimitConfig::default();
+        assert_eq!(c.calls_per_min, 40);
+        assert_eq!(c.overflow, Overflow::Queue);
+        let s = RateLimitConfig::slack_non_marketplace();
+        assert_eq!(s.limit_for("conversations.replies"), 1);
+        assert_eq!(s.limit_for("conversations.history"), 1);
+        assert_eq!(s.limit_for("files.download"), 40);
+        assert_eq!(s.page_size, 15);
+    }
+
+    #[test]
+    fn forty_calls_then_the_41st_waits_for_the_first_to_leave_the_window() {
+        let mut l = limiter(40, Overflow::Queue);
+        for i in 0..40 {
+            assert_eq!(l.acquire("T", "m", 1_000 + i), Grant::Now);
+        }
+        assert_eq!(l.acquire("T", "m", 2_000), Grant::At(1_000 + WINDOW_MS));
+        assert_eq!(l.queued(2_000), 1);
+        // At exactly the slot time the first call has left the window.
+        let mut l = limiter(40, Overflow::Degrade);
+        for _ in 0..40 {
+            assert_eq!(l.acquire("T", "m", 0), Grant::Now);
+        }
+        assert_eq!(
+            l.acquire("T", "m", WINDOW_MS - 1),
+            Grant::Refused(Refusal::Limited {
+                next_slot: WINDOW_MS
+            })
+        );
+        assert_eq!(l.acquire("T", "m", WINDOW_MS), Grant::Now);
+    }
+
+    #[test]
+    fn limits_are_per_workspace_and_per_method() {
+        let mut l = limiter(1, Overflow::Degrade);
+        assert_eq!(l.acquire("T1", "conversations.replies", 0), Grant::Now);
+        assert_eq!(l.acquire("T2", "conversations.replies", 0), Grant::Now);
+        assert_eq!(l.acquire("T1", "conversations.history", 0), Grant::Now);
+        assert!(matches!(
+            l.acquire("T1", "conversations.replies", 0),
+            Grant::Refused(_)
+        ));
+    }
+
+    #[test]
+    fn queue_is_bounded_in_length_and_wait() {
+        let mut l = RateLimiter::new(RateLimitConfig {
+            calls_per_min: 1,
+            max_queue: 2,
+            queue_timeout_ms: 130_000,
+            ..RateLimitConfig::default()
+        });
+        assert_eq!(l.acquire("T", "m", 0), Grant::Now);
+        assert_eq!(l.acquire("T", "m", 0), Grant::At(60_000));
+        assert_eq!(l.acquire("T", "m", 0), Grant::At(120_000));
+        assert_eq!(l.acquire("T", "m", 0), Grant::Refused(Refusal::QueueFull));
+        let mut l = RateLimiter::new(RateLimitConfig {
+            calls_per_min: 1,
+            queue_timeout_ms: 59_999,
+            ..RateLimitConfig::default()
+        });
+        assert_eq!(l.acquire("T", "m", 0), Grant::Now);
+        assert_eq!(
+            l.acquire("T", "m", 0),
+            Grant::Refused(Refusal::WaitTooLong { wait_ms: 60_000 })
+        );
+    }
+
+    #[test]
+    fn retry_after_pauses_the_method_until_its_end() {
+        let mut l = limiter(40, Overflow::Degrade);
+        l.pause("T", "m", 30_000, 0);
+        assert_eq!(l.paused_until("T", "m", 29_999), Some(30_000));
+        assert_eq!(
+            l.acquire("T", "m", 29_999),
+            Grant::Refused(Refusal::Paused { until: 30_000 })
+        );
+        assert_eq!(l.acquire("T", "other", 29_999), Grant::Now);
+        assert_eq!(l.acquire("T", "m", 30_000), Grant::Now);
+        let mut q = limiter(40, Overflow::Queue);
+        q.pause("T", "m", 5_000, 0);
+        assert_eq!(q.acquire("T", "m", 0), Grant::At(5_000));
+    }
+
+    #[test]
+    fn a_zero_limit_disables_the_method() {
+        let mut l = limiter(0, Overflow::Queue);
+        assert_eq!(l.acquire("T", "m", 0), Grant::Refused(Refusal::Disabled));
+    }
+
+    proptest! {
+        /// Whatever the pattern of requests, pauses and strategy, the calls that were
+        /// granted never put more than `limit` calls in any 60-second window.
+        #[test]
+        fn no_window_ever_holds_more_than_the_limit(
+            limit in 1u32..6,
+            queue in any::<bool>(),
+            ops in proptest::collection::vec((0u64..40_000, 0u8..10), 1..200),
+        ) {
+            let mut l = RateLimiter::new(RateLimitConfig {
+                calls_per_min: limit,
+                overflow: if queue { Overflow::Queue } else { Overflow::Degrade },
+                max_queue: 5,
+                queue_timeout_ms: 200_000,
+                ..RateLimitConfig::default()
+            });
+            let mut now = 0;
+            let mut calls = Vec::new();
+            for (dt, op) in ops {
+                now += dt;
+                if op == 0 {
+                    l.pause("T", "m", now + dt, now);
+                    continue;
+                }
+                match l.acquire("T", "m", now) {
+                    Grant::Now => calls.push(now),
+                    Grant::At(t) => { prop_assert!(t > now); calls.push(t) }
+                    Grant::Refused(_) => {}
+                }
+            }
+            calls.sort_unstable();
+            for (i, &t) in calls.iter().enumerate() {
+                let in_window = calls[i..].iter().take_while(|&&u| u < t + WINDOW_MS).count();
+                prop_assert!(in_window <= limit as usize, "{} calls in the window from {}", in_window, t);
+            }
+        }
+    }
+}

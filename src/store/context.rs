@@ -1,0 +1,585 @@
+//! Building context from what the store holds: which fetches a request needs (`plan`),
+//! and the ChannelSnapshot, ThreadContext and prompt section once they are done
+//! (`build`), degrading to stale data or nothing, with notes, when a fetch failed.
+
+use super::message::StoredMessage;
+use super::{thread_key, Store, ThreadEntry};
+use crate::cache::Lookup;
+use crate::model::{
+    AdjacentMessage, Anchor, Author, Channel, ChannelSnapshot, MediaRef, MessageView,
+    ThreadActivity, ThreadContext, ThreadTelemetry, SCHEMA_VERSION,
+};
+use crate::prompt::{PromptOptions, PromptParts};
+use crate::snapshot::reaction_label;
+use crate::text::{estimate_tokens, truncate_snippet, THREAD_BUDGET_TOKENS};
+use crate::thread::budget_thread;
+use crate::time::{key_millis, to_iso, TsKey};
+
+/// Adjacent messages in a snapshot unless the caller asks otherwise.
+pub const DEFAULT_ADJACENT: usize = 20;
+/// "Recent" for `replies_last_1h`.
+pub const RECENT_REPLY_WINDOW_MS: u64 = 3_600_000;
+/// Platform of channels nobody described.
+pub const DEFAULT_PLATFORM: &str = "slack";
+
+impl MessageView for StoredMessage {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn ts(&self) -> &str {
+        &self.ts
+    }
+    fn author(&self) -> Author {
+        self.author.clone()
+    }
+    fn text(&self) -> &str {
+        &self.text
+    }
+    fn media_refs(&self) -> Vec<MediaRef> {
+        self.files.iter().map(|f| f.media.clone()).collect()
+    }
+}
+
+/// What one `buildContext` asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextRequest {
+    pub channel: String,
+    pub anchor_id: String,
+    /// The anchor's thread when the caller knows it (Slack's `thread_ts`).
+    pub thread_hint: Option<String>,
+    pub adjacent: usize,
+    pub budget_tokens: u64,
+    pub prompt: PromptOptions,
+}
+
+impl ContextRequest {
+    pub fn new(channel: &str, anchor_id: &str) -> Self {
+        ContextRequest {
+            channel: channel.to_string(),
+            anchor_id: anchor_id.to_string(),
+            thread_hint: None,
+            adjacent: DEFAULT_ADJACENT,
+            budget_tokens: u64::from(THREAD_BUDGET_TOKENS),
+            prompt: PromptOptions::default(),
+        }
+    }
+}
+
+/// A fetch the store needs before it can build.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Need {
+    /// The newest page of the channel's history (`conversations.history`).
+    History { channel: String },
+    /// A whole thread (`conversations.replies`, following pages).
+    Thread { channel: String, thread: String },
+    /// Specific messages by id.
+    Messages { channel: String, ids: Vec<String> },
+}
+
+impl Need {
+    /// The platform API method the fetch counts against.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Need::History { .. } | Need::Messages { .. } => "conversations.history",
+            Need::Thread { .. } => "conversations.replies",
+        }
+    }
+
+    pub fn channel(&self) -> &str {
+        match self {
+            Need::History { channel }
+            | Need::Thread { channel, .. }
+            | Need::Messages { channel, .. } => channel,
+        }
+    }
+
+    /// Identifies the fetch, so concurrent requests for the same data share one call.
+    pub fn key(&self) -> String {
+        match self {
+            Need::History { channel } => format!("history:{channel}"),
+            Need::Thread { channel, thread } => format!("thread:{channel}:{thread}"),
+            Need::Messages { channel, ids } => format!("messages:{channel}:{}", ids.join(",")),
+        }
+    }
+
+    fn what(&self) -> String {
+        match self {
+            Need::History { .. } => "channel history".to_string(),
+            Need::Thread { thread, .. } => format!("thread {thread}"),
+            Need::Messages { ids, .. } => format!("messages {}", ids.join(", ")),
+        }
+    }
+}
+
+/// A fetch that did not happen or failed, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub need: Need,
+    pub reason: String,
+}
+
+/// Token estimates of the prompt section's parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tokens {
+    pub guidance: u64,
+    pub snapshot: u64,
+    pub thread: u64,
+    pub total: u64,
+}
+
+/// Everything `buildContext` returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Built {
+    pub snapshot: ChannelSnapshot,
+    pub snapshot_json: String,
+    pub thread: Option<ThreadContext>,
+    pub thread_json: Option<String>,
+    pub telemetry: Option<ThreadTelemetry>,
+    pub prompt: String,
+    pub tokens: Tokens,
+    /// Part of the context is older than its cache TTL (a fetch failed).
+    pub stale: bool,
+    /// Why something is missing or stale, one sentence each.
+    pub notes: Vec<String>,
+}
+
+/// Why nothing could be built.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BuildError {
+    AnchorNotFound {
+        channel: String,
+        anchor: String,
+        notes: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::AnchorNotFound {
+                channel,
+                anchor,
+                notes,
+            } => {
+                write!(
+                    f,
+                    "anchor message {anchor} is not held for channel {channel}"
+                )?;
+                if notes.is_empty() {
+                    write!(f, " and no fetcher could find it")
+                } else {
+                    write!(f, ": {}", notes.join(" "))
+                }
+            }
+        }
+    }
+}
+
+/// Activity of a thread, computed from what the store holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Activity {
+    pub reply_count: u64,
+    pub replies_last_1h: u64,
+    pub last_reply_ts: Option<String>,
+    /// Display names of repliers, in order of their first reply.
+    pub participant_names: Vec<String>,
+}
+
+/// Where the anchor was found.
+enum AnchorAt<'a> {
+    Window(&'a StoredMessage),
+    Reply {
+        message: &'a StoredMessage,
+        thread: String,
+    },
+    Starter(&'a StoredMessage),
+}
+
+impl<'a> AnchorAt<'a> {
+    fn message(&self) -> &'a StoredMessage {
+        match self {
+            AnchorAt::Window(m) | AnchorAt::Starter(m) => m,
+            AnchorAt::Reply { message, .. } => message,
+        }
+    }
+}
+
+impl Store {
+    fn find_anchor(&self, req: &ContextRequest) -> Option<AnchorAt<'_>> {
+        let ch = self.channels.get(&req.channel)?;
+        if let Some(m) = ch.get(&req.anchor_id) {
+            if !m.is_reply() {
+                return Some(AnchorAt::Window(m));
+            }
+        }
+        let thread = ch
+            .reply_threads
+            .get(&req.anchor_id)
+            .cloned()
+            .or_else(|| req.thread_hint.clone())
+            .filter(|t| *t != req.anchor_id);
+        if let Some(thread) = thread {
+            if let Some(e) = self.replies.peek(&thread_key(&req.channel, &thread)) {
+                if let Some(m) = e.value.replies.values().find(|m| m.id == req.anchor_id) {
+                    return Some(AnchorAt::Reply { message: m, thread });
+                }
+            }
+        }
+        if let Some(m) = ch.get(&req.anchor_id) {
+            // A broadcast reply whose thread is not held.
+            if let Some(thread) = m.thread_id.clone() {
+                return Some(AnchorAt::Reply { message: m, thread });
+            }
+        }
+        self.starters
+            .peek(&thread_key(&req.channel, &req.anchor_id))
+            .map(|e| AnchorAt::Starter(&e.value))
+    }
+
+    /// The thread an anchor belongs to or starts, if any.
+    fn anchor_thread(&self, req: &ContextRequest, at: &AnchorAt<'_>) -> Option<String> {
+        match at {
+            AnchorAt::Reply { thread, .. } => Some(thread.clone()),
+            AnchorAt::Window(m) | AnchorAt::Starter(m) => {
+                let held = self
+                    .replies
+                    .peek(&thread_key(&req.channel, &m.id))
+                    .is_some();
+                (m.reply_count > 0 || held).then(|| m.id.clone())
+            }
+        }
+    }
+
+    /// Messages in the window before `key`.
+    fn held_before(&self, channel: &str, key: TsKey) -> usize {
+        self.channels
+            .get(channel)
+            .map_or(0, |c| c.window.range(..key).count())
+    }
+
+    /// The fetches a request needs at `now`, leaving out those that already failed.
+    /// Counts cache hits and misses for the lookups it makes.
+    pub fn plan(&mut self, req: &ContextRequest, failed: &[Failure], now: u64) -> Vec<Need> {
+        let has_failed = |n: &Need| failed.iter().any(|f| f.need == *n);
+        let history = Need::History {
+            channel: req.channel.clone(),
+        };
+        let history_loaded = self
+            .channels
+            .get(&req.channel)
+            .is_some_and(|c| c.history_loaded);
+        let mut needs = Vec::new();
+        let Some(at) = self.find_anchor(req) else {
+            let candidates = [
+                (!history_loaded).then(|| history.clone()),
+                req.thread_hint
+                    .clone()
+                    .filter(|t| *t != req.anchor_id)
+                    .map(|thread| Need::Thread {
+                        channel: req.channel.clone(),
+                        thread,
+                    }),
+                Some(Need::Messages {
+                    channel: req.channel.clone(),
+                    ids: vec![req.anchor_id.clone()],
+                }),
+            ];
+            return candidates
+                .into_iter()
+                .flatten()
+                .find(|n| !has_failed(n))
+                .into_iter()
+                .collect();
+        };
+        let anchor_key = at.message().key;
+        let position = match &at {
+            AnchorAt::Reply { thread, .. } => self
+                .channels
+                .get(&req.channel)
+                .and_then(|c| c.ids.get(thread).copied())
+                .unwrap_or(anchor_key),
+            _ => anchor_key,
+        };
+        let thread = self.anchor_thread(req, &at);
+        if !history_loaded
+            && self.held_before(&req.channel, position) < req.adjacent
+            && !has_failed(&history)
+        {
+            needs.push(history);
+        }
+        if let Some(thread) = thread {
+            let key = thread_key(&req.channel, &thread);
+            let need = Need::Thread {
+                channel: req.channel.clone(),
+                thread: thread.clone(),
+            };
+            let replies_fresh = matches!(self.replies.lookup(&key, now), Lookup::Fresh(_));
+            let root_in_window = self
+                .channels
+                .get(&req.channel)
+                .is_some_and(|c| c.get(&thread).is_some());
+            let root_fresh =
+                root_in_window || matches!(self.starters.lookup(&key, now), Lookup::Fresh(_));
+            if (!replies_fresh || !root_fresh) && !has_failed(&need) {
+                needs.push(need);
+            }
+        }
+        needs
+    }
+
+    /// Thread activity of a channel message from what is held, or `None` when it has
+    /// no replies.
+    pub fn activity(&self, channel: &str, m: &StoredMessage, now: u64) -> Option<Activity> {
+        let entry = self
+            .replies
+            .peek(&thread_key(channel, &m.id))
+            .map(|e| &e.value);
+        let empty = ThreadEntry::default();
+        let entry = entry.unwrap_or(&empty);
+        let held = entry.replies.len() as u64;
+        let reply_count = if entry.complete {
+            held
+        } else {
+            held.max(m.reply_count)
+        };
+        if reply_count == 0 {
+            return None;
+        }
+        let since = now.saturating_sub(RECENT_REPLY_WINDOW_MS);
+        let recent = entry
+            .replies
+            .keys()
+            .rev()
+            .take_while(|k| key_millis(**k) >= since)
+            .count() as u64;
+        let held_latest = entry.replies.values().next_back().map(|r| (r.key, &r.ts));
+        let platform_latest = m
+            .latest_reply
+            .as_ref()
+            .and_then(|t| crate::time::ts_key(t).map(|k| (k, t)));
+        let latest = match (held_latest, platform_latest) {
+            (Some(a), Some(b)) => Some(if b.0 > a.0 { b } else { a }),
+            (a, b) => a.or(b),
+        };
+        let replies_last_1h = if held == 0 {
+            u64::from(latest.is_some_and(|(k, _)| key_millis(k) >= since))
+        } else {
+            recent
+        };
+        let mut participant_names: Vec<String> = Vec::new();
+        for r in entry.replies.values() {
+            if !participant_names.contains(&r.author.display_name) {
+                participant_names.push(r.author.display_name.clone());
+            }
+        }
+        Some(Activity {
+            reply_count,
+            replies_last_1h,
+            last_reply_ts: latest.map(|(_, t)| t.clone()),
+            participant_names,
+        })
+    }
+
+    fn adjacent_message(&self, channel: &str, m: &StoredMessage, now: u64) -> AdjacentMessage {
+        AdjacentMessage {
+            message_id: m.id.clone(),
+            ts: to_iso(&m.ts),
+            author: m.author.clone(),
+            snippet: truncate_snippet(&m.text),
+            thread_activity: self.activity(channel, m, now).map(|a| ThreadActivity {
+                reply_count: a.reply_count,
+                replies_last_1h: a.replies_last_1h,
+                last_reply_ts: a.last_reply_ts.as_deref().map(to_iso),
+            }),
+            has_media: !m.files.is_empty(),
+            reactions: m
+                .reactions
+                .iter()
+                .map(|r| reaction_label(&r.name, r.count))
+                .collect(),
+        }
+    }
+
+    /// The `n` channel messages nearest to `center` (excluding `skip`), in channel
+    /// order; at equal distance the earlier message wins.
+    fn nearest(&self, channel: &str, center: TsKey, skip: &str, n: usize) -> Vec<&StoredMessage> {
+        let Some(ch) = self.channels.get(channel) else {
+            return Vec::new();
+        };
+        let mut before = ch
+            .window
+            .range(..center)
+            .rev()
+            .map(|(_, m)| m)
+            .filter(|m| m.id != skip)
+            .peekable();
+        let mut after = ch
+            .window
+            .range(center..)
+            .map(|(_, m)| m)
+            .filter(|m| m.id != skip && m.key != center)
+            .peekable();
+        let (mut b, mut a) = (Vec::new(), Vec::new());
+        while b.len() + a.len() < n {
+            let take_before = b.len() <= a.len() || after.peek().is_none();
+            let next = if take_before { before.next() } else { None };
+            match next {
+                Some(m) => b.push(m),
+                None => match after.next() {
+                    Some(m) => a.push(m),
+                    None => match before.next() {
+                        Some(m) => b.push(m),
+                        None => break,
+                    },
+                },
+            }
+        }
+        b.reverse();
+        b.extend(a);
+        b
+    }
+
+    /// Builds the context from what is held at `now`. `failed` are the fetches that did
+    /// not happen; what they would have refreshed is served stale (within
+    /// `stale_ms`) or left out, with a note each.
+    pub fn build(
+        &mut self,
+        req: &ContextRequest,
+        failed: &[Failure],
+        now: u64,
+    ) -> Result<Built, BuildError> {
+        let stale_ms = self.config.rate_limit.stale_serve_ttl_ms;
+        let mut notes: Vec<String> = failed
+            .iter()
+            .map(|f| format!("Could not fetch {} ({}).", f.need.what(), f.reason))
+            .collect();
+        let Some(at) = self.find_anchor(req) else {
+            return Err(BuildError::AnchorNotFound {
+                channel: req.channel.clone(),
+                anchor: req.anchor_id.clone(),
+                notes,
+            });
+        };
+        let anchor = at.message();
+        let thread_id = self.anchor_thread(req, &at);
+        let center = match &at {
+            AnchorAt::Reply { thread, .. } => self
+                .channels
+                .get(&req.channel)
+                .and_then(|c| c.ids.get(thread).copied())
+                .unwrap_or(anchor.key),
+            _ => anchor.key,
+        };
+        let ch = self.channels.get(&req.channel);
+        let channel = Channel {
+            id: req.channel.clone(),
+            name: ch
+                .and_then(|c| c.name.clone())
+                .unwrap_or_else(|| req.channel.clone()),
+            platform: ch
+                .and_then(|c| c.platform.clone())
+                .unwrap_or_else(|| DEFAULT_PLATFORM.to_string()),
+        };
+        let adjacent = self
+            .nearest(&req.channel, center, &anchor.id, req.adjacent)
+            .into_iter()
+            .map(|m| self.adjacent_message(&req.channel, m, now))
+            .collect();
+        let snapshot = ChannelSnapshot {
+            schema_version: SCHEMA_VERSION.to_string(),
+            channel,
+            anchor: Anchor {
+                message_id: anchor.id.clone(),
+                ts: to_iso(&anchor.ts),
+                author: anchor.author.clone(),
+                text: anchor.text.clone(),
+                media: anchor.media_refs(),
+                thread_id: anchor.thread_id.clone(),
+            },
+            adjacent,
+        };
+
+        let mut stale = false;
+        let mut thread = None;
+        let mut telemetry = None;
+        if let Some(tid) = thread_id {
+            let key = thread_key(&req.channel, &tid);
+            let entry = self.replies.peek(&key);
+            let age = entry.map(|e| now.saturating_sub(e.written_at));
+            let fresh = age.is_some_and(|a| a < self.replies.ttl());
+            let root = self
+                .channels
+                .get(&req.channel)
+                .and_then(|c| c.get(&tid))
+                .or_else(|| self.starters.peek(&key).map(|e| &e.value));
+            let usable = match (entry, age) {
+                (Some(_), Some(_)) if fresh => true,
+                (Some(_), Some(a)) if a <= stale_ms => {
+                    stale = true;
+                    notes.push(format!(
+                        "Thread {tid} is served from cache, {}s old.",
+                        a / 1000
+                    ));
+                    true
+                }
+                (Some(_), Some(a)) => {
+                    notes.push(format!(
+                        "Thread {tid} is left out: the cached copy is {}s old, older than the stale limit of {}s.",
+                        a / 1000,
+                        stale_ms / 1000
+                    ));
+                    false
+                }
+                _ => {
+                    if root.is_some_and(|r| r.reply_count > 0) {
+                        notes.push(format!(
+                            "Thread {tid} replies are not held; only the root is shown."
+                        ));
+                    }
+                    root.is_some_and(|r| r.reply_count > 0)
+                }
+            };
+            match (usable, root) {
+                (true, Some(root)) => {
+                    let held = entry.map(|e| &e.value);
+                    let replies: Vec<&StoredMessage> = held
+                        .map(|e| e.replies.values().collect())
+                        .unwrap_or_default();
+                    let total = match held {
+                        Some(e) if e.complete => replies.len() as u64,
+                        _ => root.reply_count.max(replies.len() as u64),
+                    };
+                    let b = budget_thread(tid.clone(), root, &replies, total, req.budget_tokens);
+                    thread = b.context;
+                    telemetry = Some(b.telemetry);
+                }
+                (true, None) => notes.push(format!(
+                    "Thread {tid} is left out: its root message is not held."
+                )),
+                (false, _) => {}
+            }
+        }
+        if stale {
+            self.counters.stale_serves += 1;
+        }
+        let parts = PromptParts::new(&snapshot, thread.as_ref(), req.prompt);
+        let prompt = parts.render();
+        let tokens = Tokens {
+            guidance: estimate_tokens(&parts.guidance),
+            snapshot: estimate_tokens(&parts.snapshot_json),
+            thread: parts.thread_json.as_deref().map_or(0, estimate_tokens),
+            total: estimate_tokens(&prompt),
+        };
+        Ok(Built {
+            snapshot,
+            snapshot_json: parts.snapshot_json,
+            thread,
+            thread_json: parts.thread_json,
+            telemetry,
+            prompt,
+            tokens,
+            stale,
+            notes,
+        })
+    }
+}

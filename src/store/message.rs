@@ -1,0 +1,298 @@
+//! What the store holds per message, and the neutral events that change it.
+
+use crate::input::InputError;
+use crate::model::{Author, MediaRef, MessageInput};
+use crate::time::{ts_key, TsKey};
+use serde::Deserialize;
+
+/// A reaction with its count and, when known, who reacted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reaction {
+    pub name: String,
+    pub count: u64,
+    pub users: Vec<String>,
+}
+
+/// A file attached to a message: its reference plus where to download it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredFile {
+    pub media: MediaRef,
+    pub url: Option<String>,
+}
+
+/// One message as the store holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredMessage {
+    pub id: String,
+    pub ts: String,
+    pub key: TsKey,
+    pub author: Author,
+    pub text: String,
+    /// The thread a reply belongs to (its root's id); `None` for top-level messages,
+    /// thread roots included.
+    pub thread_id: Option<String>,
+    /// A reply that was also posted to the channel.
+    pub broadcast: bool,
+    /// Replies the platform reported (history responses); the store's own count of the
+    /// replies it holds takes over once it holds the thread.
+    pub reply_count: u64,
+    /// Newest reply ts the platform reported.
+    pub latest_reply: Option<String>,
+    pub reactions: Vec<Reaction>,
+    pub files: Vec<StoredFile>,
+    pub edited: bool,
+}
+
+impl StoredMessage {
+    /// A reply inside a thread (not its root).
+    pub fn is_reply(&self) -> bool {
+        self.thread_id.is_some()
+    }
+
+    /// Shown in the channel: top-level messages and broadcast replies.
+    pub fn in_channel(&self) -> bool {
+        self.thread_id.is_none() || self.broadcast
+    }
+
+    /// Approximate heap bytes held by this message (for the memory report).
+    pub fn heap_bytes(&self) -> usize {
+        let s = |x: &String| x.capacity();
+        s(&self.id)
+            + s(&self.ts)
+            + s(&self.author.user_id)
+            + s(&self.author.display_name)
+            + s(&self.text)
+            + self.thread_id.as_ref().map_or(0, s)
+            + self.latest_reply.as_ref().map_or(0, s)
+            + self
+                .reactions
+                .iter()
+                .map(|r| s(&r.name) + r.users.iter().map(s).sum::<usize>() + 56)
+                .sum::<usize>()
+            + self
+                .files
+                .iter()
+                .map(|f| {
+                    s(&f.media.artifact_id)
+                        + s(&f.media.media_type)
+                        + f.media.filename.as_ref().map_or(0, s)
+                        + f.url.as_ref().map_or(0, s)
+                        + 120
+                })
+                .sum::<usize>()
+    }
+
+    /// Validates a neutral message (`path` names it in errors) and converts it.
+    pub fn from_input(m: MessageInput, path: &str) -> Result<StoredMessage, InputError> {
+        let key = ts_key(&m.ts).ok_or_else(|| {
+            InputError::type_error(
+                format!("{path}.ts"),
+                format!(
+                    "expected a platform timestamp such as \"1775835600.000100\", got {:?}",
+                    m.ts
+                ),
+            )
+        })?;
+        let id = m.message_id.clone().unwrap_or_else(|| m.ts.clone());
+        if id.is_empty() {
+            return Err(InputError::type_error(
+                format!("{path}.messageId"),
+                "expected a non-empty string",
+            ));
+        }
+        let thread_id = m.thread_id.filter(|t| *t != id && *t != m.ts);
+        let files = m
+            .media
+            .unwrap_or_default()
+            .into_iter()
+            .map(|f| StoredFile {
+                url: f.url.clone(),
+                media: MediaRef::from(&f),
+            })
+            .collect();
+        let reactions = m
+            .reactions
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r.count > 0)
+            .map(|r| Reaction {
+                name: r.name.trim_matches(':').to_string(),
+                count: r.count,
+                users: r.users.unwrap_or_default(),
+            })
+            .collect();
+        Ok(StoredMessage {
+            id,
+            key,
+            author: Author::from(&m.author),
+            text: m.text,
+            broadcast: m.broadcast.unwrap_or(false) && thread_id.is_some(),
+            thread_id,
+            reply_count: m.reply_count.unwrap_or(0),
+            latest_reply: m.last_reply_ts,
+            reactions,
+            files,
+            edited: m.edited.unwrap_or(false),
+            ts: m.ts,
+        })
+    }
+
+    /// Applies a reaction change. Adding a user's reaction twice, or removing one that
+    /// is not there, changes nothing when the users are known.
+    pub fn react(&mut self, name: &str, user: Option<&str>, added: bool) {
+        let name = name.trim_matches(':');
+        let pos = self.reactions.iter().position(|r| r.name == name);
+        match (pos, added) {
+            (None, true) => self.reactions.push(Reaction {
+                name: name.to_string(),
+                count: 1,
+                users: user.map(|u| vec![u.to_string()]).unwrap_or_default(),
+            }),
+            (None, false) => {}
+            (Some(i), true) => {
+                let r = &mut self.reactions[i];
+                if let Some(u) = user {
+                    if r.users.iter().any(|x| x == u) {
+                        return;
+                    }
+                    r.users.push(u.to_string());
+                }
+                r.count += 1;
+            }
+            (Some(i), false) => {
+                let r = &mut self.reactions[i];
+                if let Some(u) = user {
+                    match r.users.iter().position(|x| x == u) {
+                        Some(j) => {
+                            r.users.remove(j);
+                        }
+                        None if !r.users.is_empty() => return,
+                        None => {}
+                    }
+                }
+                r.count = r.count.saturating_sub(1);
+                if r.count == 0 {
+                    self.reactions.remove(i);
+                }
+            }
+        }
+    }
+}
+
+/// A neutral event as callers pass it to `ingest` (camelCase, `type` tells the kind).
+/// Unknown kinds are counted and ignored; known kinds are validated field by field.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventInput {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub channel_id: Option<String>,
+    /// Workspace (Slack team) the channel belongs to; rate limits are per workspace.
+    #[serde(default)]
+    pub workspace_id: Option<String>,
+    #[serde(default)]
+    pub message: Option<MessageInput>,
+    #[serde(default)]
+    pub message_id: Option<String>,
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub reaction: Option<String>,
+    #[serde(default)]
+    pub user_id: Option<String>,
+}
+
+/// A validated event.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A new message or thread reply (a repeat of a held message replaces it).
+    Message {
+        channel: String,
+        workspace: Option<String>,
+        message: Box<StoredMessage>,
+    },
+    /// New text for a held message; `edited` marks it as edited by its author
+    /// (Slack also sends `message_changed` when only unfurls or reply counts change).
+    Edit {
+        channel: String,
+        message_id: String,
+        text: String,
+        edited: bool,
+    },
+    Delete {
+        channel: String,
+        message_id: String,
+    },
+    Reaction {
+        channel: String,
+        message_id: String,
+        name: String,
+        user: Option<String>,
+        added: bool,
+    },
+    /// A kind the store does not handle (counted in `stats().ignoredEvents`).
+    Ignored {
+        kind: String,
+    },
+}
+
+pub const EVENT_KINDS: [&str; 5] = [
+    "message",
+    "message_changed",
+    "message_deleted",
+    "reaction_added",
+    "reaction_removed",
+];
+
+fn required(v: Option<String>, path: String) -> Result<String, InputError> {
+    match v {
+        Some(s) if !s.is_empty() => Ok(s),
+        Some(_) => Err(InputError::type_error(path, "expected a non-empty string")),
+        None => Err(InputError::type_error(path, "is required")),
+    }
+}
+
+impl EventInput {
+    /// Validates the event; `path` names it in errors (`"event"`, `"events[3]"`).
+    pub fn validate(self, path: &str) -> Result<Event, InputError> {
+        if !EVENT_KINDS.contains(&self.kind.as_str()) {
+            return Ok(Event::Ignored { kind: self.kind });
+        }
+        let channel = required(self.channel_id, format!("{path}.channelId"))?;
+        let event = match self.kind.as_str() {
+            "message" => {
+                let m = self.message.ok_or_else(|| {
+                    InputError::type_error(format!("{path}.message"), "is required")
+                })?;
+                Event::Message {
+                    channel,
+                    workspace: self.workspace_id,
+                    message: Box::new(StoredMessage::from_input(m, &format!("{path}.message"))?),
+                }
+            }
+            "message_changed" => Event::Edit {
+                channel,
+                message_id: required(self.message_id, format!("{path}.messageId"))?,
+                text: self
+                    .text
+                    .ok_or_else(|| InputError::type_error(format!("{path}.text"), "is required"))?,
+                edited: true,
+            },
+            "message_deleted" => Event::Delete {
+                channel,
+                message_id: required(self.message_id, format!("{path}.messageId"))?,
+            },
+            kind => Event::Reaction {
+                channel,
+                message_id: required(self.message_id, format!("{path}.messageId"))?,
+                name: required(self.reaction, format!("{path}.reaction"))?,
+                user: self.user_id,
+                added: kind == "reaction_added",
+            },
+        };
+        Ok(event)
+    }
+}

@@ -1,0 +1,598 @@
+//! The channel store: Rust-owned channel state fed by events and fetch results.
+//!
+//! Per channel it holds a window of recent channel messages (default 1,000). Thread
+//! replies live in the replies cache (5-minute TTL, 500 threads, LRU), thread roots in
+//! the starter cache (6-hour TTL, 2,000 entries), downloaded media in a byte-bounded LRU
+//! (50 MB). Events write through: a reply for a held thread is appended, an edit or a
+//! reaction changes every copy of the message, a deletion removes every copy and is
+//! remembered so a late fetch result cannot bring the message back.
+//!
+//! Nothing here reads a clock or calls anything: time is passed in (`now`, epoch ms) and
+//! fetching is planned by [`context`] and carried out by the caller.
+
+pub mod context;
+pub mod message;
+
+use crate::cache::{ByteCache, ByteSized, CacheCounters, TtlCache};
+use crate::model::MediaRef;
+use crate::ratelimit::{RateLimitConfig, RateLimiter};
+use crate::time::TsKey;
+use message::{Event, StoredMessage};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+
+/// Messages kept per channel.
+pub const DEFAULT_WINDOW_SIZE: usize = 1_000;
+/// Threads in the replies cache.
+pub const DEFAULT_REPLIES_MAX: usize = 500;
+/// Replies cache TTL: 5 minutes (replies change more than starters).
+pub const DEFAULT_REPLIES_TTL_MS: u64 = 5 * 60_000;
+/// Entries in the thread starter cache.
+pub const DEFAULT_STARTERS_MAX: usize = 2_000;
+/// Thread starter cache TTL: 6 hours.
+pub const DEFAULT_STARTERS_TTL_MS: u64 = 6 * 3_600_000;
+/// Media cache bound: ~50 MB of content bytes.
+pub const DEFAULT_MEDIA_MAX_SIZE: u64 = 50 * 1024 * 1024;
+/// Deleted message ids remembered per channel.
+pub const DELETED_REMEMBERED: usize = 10_000;
+/// File locations remembered (artifact id -> where to download it).
+pub const FILES_REMEMBERED: usize = 50_000;
+/// Workspace of channels nobody assigned one.
+pub const DEFAULT_WORKSPACE: &str = "default";
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreConfig {
+    pub window_size: usize,
+    pub replies_max: usize,
+    pub replies_ttl_ms: u64,
+    pub starters_max: usize,
+    pub starters_ttl_ms: u64,
+    pub media_max_size: u64,
+    pub rate_limit: RateLimitConfig,
+    /// Workspace of channels nobody assigned one.
+    pub default_workspace: String,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            window_size: DEFAULT_WINDOW_SIZE,
+            replies_max: DEFAULT_REPLIES_MAX,
+            replies_ttl_ms: DEFAULT_REPLIES_TTL_MS,
+            starters_max: DEFAULT_STARTERS_MAX,
+            starters_ttl_ms: DEFAULT_STARTERS_TTL_MS,
+            media_max_size: DEFAULT_MEDIA_MAX_SIZE,
+            rate_limit: RateLimitConfig::default(),
+            default_workspace: DEFAULT_WORKSPACE.to_string(),
+        }
+    }
+}
+
+/// The replies of one thread, as held.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ThreadEntry {
+    pub replies: BTreeMap<TsKey, StoredMessage>,
+    /// Every reply of the thread is held (it was fetched to the last page, or seen from
+    /// its first reply on through events).
+    pub complete: bool,
+}
+
+/// Downloaded media bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MediaItem {
+    pub artifact_id: String,
+    pub media_type: String,
+    pub filename: Option<String>,
+    pub bytes: Vec<u8>,
+    /// SHA-256 of `bytes`, lowercase hex (the attachment manifest's `content_hash`).
+    pub content_hash: String,
+    pub fetched_at: u64,
+}
+
+impl ByteSized for MediaItem {
+    fn byte_size(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+}
+
+/// Where a file can be downloaded from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileLocation {
+    pub channel: String,
+    pub message_id: String,
+    pub media: MediaRef,
+    pub url: Option<String>,
+}
+
+/// One channel's state.
+#[derive(Debug, Default)]
+pub struct ChannelState {
+    pub name: Option<String>,
+    pub platform: Option<String>,
+    pub workspace: Option<String>,
+    /// Channel messages (top-level and broadcast replies) by ts.
+    pub window: BTreeMap<TsKey, StoredMessage>,
+    /// Message id -> ts key, for the window.
+    pub ids: HashMap<String, TsKey>,
+    /// Reply id -> thread id, for replies held in the replies cache.
+    pub reply_threads: HashMap<String, String>,
+    /// A history page was ingested: the window reaches back as far as the platform gave.
+    pub history_loaded: bool,
+    deleted: HashSet<String>,
+    deleted_order: VecDeque<String>,
+}
+
+impl ChannelState {
+    pub fn was_deleted(&self, id: &str) -> bool {
+        self.deleted.contains(id)
+    }
+
+    fn remember_deleted(&mut self, id: &str) {
+        if self.deleted.insert(id.to_string()) {
+            self.deleted_order.push_back(id.to_string());
+            if self.deleted_order.len() > DELETED_REMEMBERED {
+                if let Some(old) = self.deleted_order.pop_front() {
+                    self.deleted.remove(&old);
+                }
+            }
+        }
+    }
+
+    pub fn get(&self, id: &str) -> Option<&StoredMessage> {
+        self.ids.get(id).and_then(|k| self.window.get(k))
+    }
+}
+
+/// Counters reported by `stats()` that are not cache counters.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StoreCounters {
+    /// Fetcher calls made, by API method.
+    pub calls: BTreeMap<String, u64>,
+    pub failed_fetches: u64,
+    pub stale_serves: u64,
+    pub ignored_events: u64,
+    pub ingested_events: u64,
+    /// Requests refused by the rate limiter (queue full, wait too long, degrade).
+    pub rate_limited: u64,
+}
+
+/// Key of a thread in the replies and starter caches.
+pub fn thread_key(channel: &str, thread: &str) -> String {
+    let mut k = String::with_capacity(channel.len() + thread.len() + 1);
+    k.push_str(channel);
+    k.push('\u{1f}');
+    k.push_str(thread);
+    k
+}
+
+#[derive(Debug)]
+pub struct Store {
+    pub config: StoreConfig,
+    pub channels: HashMap<String, ChannelState>,
+    pub replies: TtlCache<String, ThreadEntry>,
+    pub starters: TtlCache<String, StoredMessage>,
+    pub media: ByteCache<String, MediaItem>,
+    pub limiter: RateLimiter,
+    pub files: HashMap<String, FileLocation>,
+    files_order: VecDeque<String>,
+    pub counters: StoreCounters,
+}
+
+impl Store {
+    pub fn new(config: StoreConfig) -> Self {
+        Store {
+            replies: TtlCache::new(config.replies_max, config.replies_ttl_ms),
+            starters: TtlCache::new(config.starters_max, config.starters_ttl_ms),
+            media: ByteCache::new(config.media_max_size),
+            limiter: RateLimiter::new(config.rate_limit.clone()),
+            channels: HashMap::new(),
+            files: HashMap::new(),
+            files_order: VecDeque::new(),
+            counters: StoreCounters::default(),
+            config,
+        }
+    }
+
+    fn channel_mut(&mut self, id: &str) -> &mut ChannelState {
+        if !self.channels.contains_key(id) {
+            self.channels
+                .insert(id.to_string(), ChannelState::default());
+        }
+        // Inserted just above when missing.
+        self.channels
+            .get_mut(id)
+            .unwrap_or_else(|| unreachable!("channel inserted above"))
+    }
+
+    /// Sets a channel's name, platform and workspace (unset fields keep their value).
+    pub fn set_channel(
+        &mut self,
+        id: &str,
+        name: Option<String>,
+        platform: Option<String>,
+        workspace: Option<String>,
+    ) {
+        let ch = self.channel_mut(id);
+        if name.is_some() {
+            ch.name = name;
+        }
+        if platform.is_some() {
+            ch.platform = platform;
+        }
+        if workspace.is_some() {
+            ch.workspace = workspace;
+        }
+    }
+
+    /// The workspace rate limits of `channel` are counted against.
+    pub fn workspace_of(&self, channel: &str) -> String {
+        self.channels
+            .get(channel)
+            .and_then(|c| c.workspace.clone())
+            .unwrap_or_else(|| self.config.default_workspace.clone())
+    }
+
+    /// Applies one validated event at `now`.
+    pub fn apply(&mut self, event: Event, now: u64) {
+        self.counters.ingested_events += 1;
+        match event {
+            Event::Message {
+                channel,
+                workspace,
+                message,
+            } => {
+                if workspace.is_some() {
+                    self.set_channel(&channel, None, None, workspace);
+                }
+                self.put_message(&channel, *message, true, now);
+            }
+            Event::Edit {
+                channel,
+                message_id,
+                text,
+                edited,
+            } => self.for_each_copy(&channel, &message_id, |m| {
+                m.text.clone_from(&text);
+                m.edited |= edited;
+            }),
+            Event::Delete {
+                channel,
+                message_id,
+            } => self.delete(&channel, &message_id),
+            Event::Reaction {
+                channel,
+                message_id,
+                name,
+                user,
+                added,
+            } => self.for_each_copy(&channel, &message_id, |m| {
+                m.react(&name, user.as_deref(), added)
+            }),
+            Event::Ignored { .. } => {
+                self.counters.ingested_events -= 1;
+                self.counters.ignored_events += 1;
+            }
+        }
+    }
+
+    fn remember_files(&mut self, channel: &str, m: &StoredMessage) {
+        for f in &m.files {
+            let id = &f.media.artifact_id;
+            if !self.files.contains_key(id) {
+                self.files_order.push_back(id.clone());
+            }
+            self.files.insert(
+                id.clone(),
+                FileLocation {
+                    channel: channel.to_string(),
+                    message_id: m.id.clone(),
+                    media: f.media.clone(),
+                    url: f.url.clone(),
+                },
+            );
+        }
+        while self.files_order.len() > FILES_REMEMBERED {
+            if let Some(old) = self.files_order.pop_front() {
+                self.files.remove(&old);
+            }
+        }
+    }
+
+    /// Stores a message. `live` is true for events (the message is new now) and false
+    /// for fetch results (a copy of the platform's state).
+    pub fn put_message(&mut self, channel: &str, m: StoredMessage, live: bool, now: u64) {
+        let window_size = self.config.window_size;
+        let ch = self.channel_mut(channel);
+        if ch.was_deleted(&m.id) {
+            return;
+        }
+        if let Some(thread) = m.thread_id.clone() {
+            self.put_reply(channel, &thread, &m, live, now);
+        }
+        self.remember_files(channel, &m);
+        if !m.in_channel() {
+            return;
+        }
+        let ch = self.channel_mut(channel);
+        if let Some(old_key) = ch.ids.get(&m.id).copied() {
+            if let Some(old) = ch.window.remove(&old_key) {
+                // A fetched copy may lag behind what events already told us.
+                let mut m = m;
+                if !live {
+                    m.reply_count = m.reply_count.max(old.reply_count);
+                    if old.latest_reply.as_ref().map(|s| crate::time::ts_key(s))
+                        > m.latest_reply.as_ref().map(|s| crate::time::ts_key(s))
+                    {
+                        m.latest_reply = old.latest_reply;
+                    }
+                }
+                ch.ids.insert(m.id.clone(), m.key);
+                ch.window.insert(m.key, m);
+                return;
+            }
+        }
+        ch.ids.insert(m.id.clone(), m.key);
+        ch.window.insert(m.key, m);
+        while ch.window.len() > window_size {
+            match ch.window.pop_first() {
+                Some((_, old)) => {
+                    ch.ids.remove(&old.id);
+                }
+                None => break,
+            }
+        }
+    }
+
+    /// Adds a reply to its thread's entry when the thread is held (or is new enough to
+    /// be held complete), and updates the root's counters.
+    fn put_reply(&mut self, channel: &str, thread: &str, m: &StoredMessage, live: bool, now: u64) {
+        let key = thread_key(channel, thread);
+        // A root known to have no replies starts a thread that is held complete from
+        // its first reply on.
+        let root_count = self.channel_mut(channel).get(thread).map(|r| r.reply_count);
+        let mut is_new = true;
+        let mut held_count = None;
+        match self.replies.peek_mut(&key) {
+            Some(entry) => {
+                is_new = entry.value.replies.insert(m.key, m.clone()).is_none();
+                held_count = entry
+                    .value
+                    .complete
+                    .then_some(entry.value.replies.len() as u64);
+            }
+            None if live && root_count == Some(0) => {
+                let mut entry = ThreadEntry {
+                    complete: true,
+                    ..ThreadEntry::default()
+                };
+                entry.replies.insert(m.key, m.clone());
+                held_count = Some(1);
+                self.replies.insert(key.clone(), entry, now);
+            }
+            None => {}
+        }
+        let held = self.replies.peek(&key).is_some();
+        let ch = self.channel_mut(channel);
+        if held {
+            ch.reply_threads.insert(m.id.clone(), thread.to_string());
+        }
+        let bump = |root: &mut StoredMessage| {
+            match held_count {
+                Some(n) => root.reply_count = n,
+                None if is_new && live => root.reply_count += 1,
+                None => {}
+            }
+            let newer = root
+                .latest_reply
+                .as_deref()
+                .and_then(crate::time::ts_key)
+                .is_none_or(|k| k < m.key);
+            if newer {
+                root.latest_reply = Some(m.ts.clone());
+            }
+        };
+        if let Some(k) = ch.ids.get(thread).copied() {
+            if let Some(root) = ch.window.get_mut(&k) {
+                bump(root);
+            }
+        }
+        if let Some(root) = self.starters.peek_mut(&key) {
+            bump(&mut root.value);
+        }
+    }
+
+    /// Calls `f` on every held copy of message `id` in `channel` (window, thread entry,
+    /// starter cache).
+    pub fn for_each_copy(
+        &mut self,
+        channel: &str,
+        id: &str,
+        mut f: impl FnMut(&mut StoredMessage),
+    ) {
+        let Some(ch) = self.channels.get_mut(channel) else {
+            return;
+        };
+        if let Some(k) = ch.ids.get(id).copied() {
+            if let Some(m) = ch.window.get_mut(&k) {
+                f(m);
+            }
+        }
+        if let Some(thread) = ch.reply_threads.get(id) {
+            if let Some(entry) = self.replies.peek_mut(&thread_key(channel, thread)) {
+                if let Some(m) = entry.value.replies.values_mut().find(|m| m.id == id) {
+                    f(m);
+                }
+            }
+        }
+        if let Some(root) = self.starters.peek_mut(&thread_key(channel, id)) {
+            f(&mut root.value);
+        }
+    }
+
+    /// Removes message `id` everywhere it is held and remembers the deletion.
+    pub fn delete(&mut self, channel: &str, id: &str) {
+        let ch = self.channel_mut(channel);
+        ch.remember_deleted(id);
+        if let Some(k) = ch.ids.remove(id) {
+            ch.window.remove(&k);
+        }
+        let thread = ch.reply_threads.remove(id);
+        if let Some(thread) = thread {
+            let key = thread_key(channel, &thread);
+            let mut left = None;
+            if let Some(entry) = self.replies.peek_mut(&key) {
+                entry.value.replies.retain(|_, m| m.id != id);
+                left = Some((entry.value.replies.len() as u64, entry.value.complete));
+            }
+            let dec = |root: &mut StoredMessage| match left {
+                Some((n, true)) => root.reply_count = n,
+                _ => root.reply_count = root.reply_count.saturating_sub(1),
+            };
+            let ch = self.channel_mut(channel);
+            if let Some(k) = ch.ids.get(&thread).copied() {
+                if let Some(root) = ch.window.get_mut(&k) {
+                    dec(root);
+                }
+            }
+            if let Some(root) = self.starters.peek_mut(&key) {
+                dec(&mut root.value);
+            }
+        }
+        // A deleted root takes its thread's cached replies with it: without the root
+        // they cannot be shown as a thread, and a refetch shows the platform's view.
+        let key = thread_key(channel, id);
+        self.starters.remove(&key);
+        if let Some(entry) = self.replies.remove(&key) {
+            let ch = self.channel_mut(channel);
+            for m in entry.replies.values() {
+                ch.reply_threads.remove(&m.id);
+            }
+        }
+    }
+
+    /// Ingests one page of a channel's history (newest first or oldest first).
+    pub fn put_history(&mut self, channel: &str, messages: Vec<StoredMessage>, now: u64) {
+        for m in messages {
+            if !m.is_reply() && m.reply_count > 0 {
+                let key = thread_key(channel, &m.id);
+                if !self.channel_mut(channel).was_deleted(&m.id) {
+                    self.starters.insert(key, m.clone(), now);
+                }
+            }
+            self.put_message(channel, m, false, now);
+        }
+        self.channel_mut(channel).history_loaded = true;
+    }
+
+    /// Ingests one page of a thread (`conversations.replies`): the root (when present)
+    /// and replies. The first page replaces what was held; replies that arrived by
+    /// event and are newer than the page are kept. `last_page` marks the thread complete.
+    pub fn put_thread_page(
+        &mut self,
+        channel: &str,
+        thread: &str,
+        messages: Vec<StoredMessage>,
+        first_page: bool,
+        last_page: bool,
+        now: u64,
+    ) {
+        let key = thread_key(channel, thread);
+        let mut entry = if first_page {
+            ThreadEntry::default()
+        } else {
+            self.replies
+                .peek(&key)
+                .map(|e| e.value.clone())
+                .unwrap_or_default()
+        };
+        let previous = if first_page {
+            self.replies.peek(&key).map(|e| e.value.clone())
+        } else {
+            None
+        };
+        let ch = self.channel_mut(channel);
+        let mut root = None;
+        for m in messages {
+            if ch.was_deleted(&m.id) {
+                continue;
+            }
+            if m.id == thread {
+                root = Some(m);
+            } else if m.thread_id.as_deref() == Some(thread) {
+                ch.reply_threads.insert(m.id.clone(), thread.to_string());
+                entry.replies.insert(m.key, m);
+            }
+        }
+        if let Some(prev) = previous {
+            let newest = entry.replies.keys().next_back().copied();
+            for (k, m) in prev.replies {
+                if newest.is_none_or(|n| k > n) && !ch.was_deleted(&m.id) {
+                    entry.replies.insert(k, m);
+                }
+            }
+        }
+        entry.complete = last_page;
+        let held = entry.replies.len() as u64;
+        let newest_ts = entry.replies.values().next_back().map(|m| m.ts.clone());
+        if let Some(mut r) = root {
+            if last_page {
+                r.reply_count = held;
+            } else {
+                r.reply_count = r.reply_count.max(held);
+            }
+            if newest_ts.is_some() {
+                r.latest_reply = newest_ts;
+            }
+            self.starters.insert(key.clone(), r.clone(), now);
+            let ch = self.channel_mut(channel);
+            if ch.ids.contains_key(&r.id) {
+                self.put_message(channel, r, false, now);
+            }
+        }
+        self.replies.insert(key, entry, now);
+    }
+
+    /// Caches downloaded media unless it alone exceeds the bound; returns whether it
+    /// is held.
+    pub fn put_media(&mut self, item: MediaItem) -> bool {
+        self.media.insert(item.artifact_id.clone(), item)
+    }
+
+    /// Counts one call to `method`.
+    pub fn count_call(&mut self, method: &str) {
+        *self.counters.calls.entry(method.to_string()).or_insert(0) += 1;
+    }
+
+    /// Approximate heap bytes held by messages (window and caches), for the memory
+    /// report.
+    pub fn message_heap_bytes(&self) -> usize {
+        let window: usize = self
+            .channels
+            .values()
+            .flat_map(|c| c.window.values())
+            .map(|m| m.heap_bytes() + std::mem::size_of::<StoredMessage>())
+            .sum();
+        let replies: usize = self
+            .replies
+            .iter()
+            .flat_map(|(_, e)| e.value.replies.values())
+            .map(|m| m.heap_bytes() + std::mem::size_of::<StoredMessage>())
+            .sum();
+        window + replies
+    }
+
+    /// Messages held in channel windows.
+    pub fn window_messages(&self) -> usize {
+        self.channels.values().map(|c| c.window.len()).sum()
+    }
+}
+
+/// Cache counters and sizes, as `stats()` reports them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheStats {
+    pub counters: CacheCounters,
+    pub entries: u64,
+    pub max: u64,
+}
+
+#[cfg(test)]
+mod tests;
