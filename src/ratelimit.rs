@@ -255,7 +255,10 @@ mod tests {
 
     #[test]
     fn forty_calls_then_the_41st_waits_for_the_first_to_leave_the_window() {
-        let mut l = limiter(40, Overflow::Queue);
+        let mut l = RateLimiter::new(RateLimitConfig {
+            queue_timeout_ms: 120_000,
+            ..RateLimitConfig::default()
+        });
         for i in 0..40 {
             assert_eq!(l.acquire("T", "m", 1_000 + i), Grant::Now);
         }

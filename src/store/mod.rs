@@ -457,6 +457,14 @@ impl Store {
                 dec(&mut root.value);
             }
         }
+        // A reply is in one thread; should a platform ever report it in another, no
+        // held thread may keep it.
+        let prefix = thread_key(channel, "");
+        for (k, e) in self.replies.iter_mut() {
+            if k.starts_with(&prefix) {
+                e.value.replies.retain(|_, m| m.id != id);
+            }
+        }
         // A deleted root takes its thread's cached replies with it: without the root
         // they cannot be shown as a thread, and a refetch shows the platform's view.
         let key = thread_key(channel, id);

@@ -1,1 +1,480 @@
+use super::context::{ContextRequest, Failure, Need};
+use super::message::{Event, StoredMessage};
+use super::*;
+use crate::model::Author;
+use crate::time::ts_key;
+use proptest::prelude::*;
 
+const C: &str = "C1";
+/// 2026-04-10T15:40:00Z in ms.
+const T0: u64 = 1_775_835_600_000;
+
+fn ts(sec_offset: u64) -> String {
+    format!("{}.000100", T0 / 1000 + sec_offset)
+}
+
+fn msg(sec: u64, text: &str, thread: Option<u64>) -> StoredMessage {
+    let t = ts(sec);
+    StoredMessage {
+        id: t.clone(),
+        key: ts_key(&t).unwrap_or_else(|| panic!("ts")),
+        ts: t,
+        author: Author {
+            user_id: format!("U{}", sec % 3),
+            display_name: format!("user{}", sec % 3),
+            is_bot: false,
+        },
+        text: text.to_string(),
+        thread_id: thread.map(ts),
+        broadcast: false,
+        reply_count: 0,
+        latest_reply: None,
+        reactions: Vec::new(),
+        files: Vec::new(),
+        edited: false,
+    }
+}
+
+fn live(store: &mut Store, m: StoredMessage, now: u64) {
+    store.apply(
+        Event::Message {
+            channel: C.into(),
+            workspace: None,
+            message: Box::new(m),
+        },
+        now,
+    );
+}
+
+fn held(store: &mut Store, id: &str) -> Vec<StoredMessage> {
+    let mut out = Vec::new();
+    store.for_each_copy(C, id, |m| out.push(m.clone()));
+    out
+}
+
+fn req(anchor: &str) -> ContextRequest {
+    let mut r = ContextRequest::new(C, anchor);
+    r.adjacent = 5;
+    r
+}
+
+/// A store whose channel history is loaded (no history fetch wanted).
+fn warm() -> Store {
+    let mut s = Store::new(StoreConfig::default());
+    s.put_history(C, Vec::new(), T0);
+    s
+}
+
+#[test]
+fn defaults_are_the_seeds_numbers() {
+    let c = StoreConfig::default();
+    assert_eq!(c.window_size, 1_000);
+    assert_eq!(c.replies_max, 500);
+    assert_eq!(c.replies_ttl_ms, 300_000);
+    assert_eq!(c.starters_max, 2_000);
+    assert_eq!(c.starters_ttl_ms, 21_600_000);
+    assert_eq!(c.media_max_size, 50 * 1024 * 1024);
+    assert_eq!(c.rate_limit.calls_per_min, 40);
+}
+
+#[test]
+fn window_keeps_the_newest_messages_in_ts_order() {
+    let mut s = Store::new(StoreConfig {
+        window_size: 3,
+        ..StoreConfig::default()
+    });
+    for i in [5, 1, 4, 2, 3] {
+        live(&mut s, msg(i, "x", None), T0);
+    }
+    let ids: Vec<String> = s.channels[C]
+        .window
+        .values()
+        .map(|m| m.id.clone())
+        .collect();
+    assert_eq!(ids, vec![ts(3), ts(4), ts(5)]);
+    assert!(s.channels[C].get(&ts(1)).is_none());
+}
+
+#[test]
+fn a_new_thread_is_held_complete_from_its_first_reply_and_needs_no_fetch() {
+    let mut s = warm();
+    live(&mut s, msg(1, "root", None), T0);
+    live(&mut s, msg(2, "r1", Some(1)), T0 + 1_000);
+    live(&mut s, msg(3, "r2", Some(1)), T0 + 2_000);
+    assert!(s.plan(&req(&ts(3)), &[], T0 + 3_000).is_empty());
+    let b = s
+        .build(&req(&ts(3)), &[], T0 + 3_000)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let t = b.thread.unwrap_or_else(|| panic!("thread"));
+    assert_eq!(t.thread_id, ts(1));
+    assert_eq!(t.truncation.total_replies, 2);
+    assert_eq!(s.channels[C].get(&ts(1)).map(|r| r.reply_count), Some(2));
+}
+
+#[test]
+fn replies_cache_entry_is_fresh_until_exactly_five_minutes_then_refetched() {
+    let mut s = warm();
+    live(&mut s, msg(1, "root", None), T0);
+    live(&mut s, msg(2, "r1", Some(1)), T0);
+    let thread_need = Need::Thread {
+        channel: C.into(),
+        thread: ts(1),
+    };
+    assert!(s.plan(&req(&ts(2)), &[], T0 + 299_999).is_empty());
+    assert_eq!(s.plan(&req(&ts(2)), &[], T0 + 300_000), vec![thread_need]);
+}
+
+#[test]
+fn a_reply_to_a_thread_the_store_does_not_hold_asks_for_a_fetch() {
+    let mut s = warm();
+    let mut root = msg(1, "root", None);
+    root.reply_count = 7; // known from history: replies exist that the store never saw
+    s.put_history(C, vec![root], T0);
+    live(&mut s, msg(9, "late reply", Some(1)), T0);
+    assert_eq!(
+        s.plan(&req(&ts(1)), &[], T0),
+        vec![Need::Thread {
+            channel: C.into(),
+            thread: ts(1)
+        }]
+    );
+    assert_eq!(s.channels[C].get(&ts(1)).map(|r| r.reply_count), Some(8));
+}
+
+#[test]
+fn a_fetched_thread_keeps_replies_that_arrived_by_event_after_the_page() {
+    let mut s = warm();
+    live(&mut s, msg(1, "root", None), T0);
+    live(&mut s, msg(5, "by event", Some(1)), T0);
+    let mut root = msg(1, "root", None);
+    root.reply_count = 2;
+    s.put_thread_page(
+        C,
+        &ts(1),
+        vec![root, msg(2, "a", Some(1)), msg(3, "b", Some(1))],
+        true,
+        true,
+        T0,
+    );
+    let e = s
+        .replies
+        .peek(&thread_key(C, &ts(1)))
+        .unwrap_or_else(|| panic!("entry"));
+    let texts: Vec<&str> = e.value.replies.values().map(|m| m.text.as_str()).collect();
+    assert_eq!(texts, vec!["a", "b", "by event"]);
+    assert!(e.value.complete);
+}
+
+#[test]
+fn an_edit_changes_every_held_copy() {
+    let mut s = warm();
+    let mut root = msg(1, "root", None);
+    root.reply_count = 1;
+    s.put_thread_page(
+        C,
+        &ts(1),
+        vec![root.clone(), msg(2, "r", Some(1))],
+        true,
+        true,
+        T0,
+    );
+    live(&mut s, root, T0);
+    s.apply(
+        Event::Edit {
+            channel: C.into(),
+            message_id: ts(1),
+            text: "root v2".into(),
+            edited: true,
+        },
+        T0,
+    );
+    let copies = held(&mut s, &ts(1));
+    assert_eq!(copies.len(), 2, "window and starter cache");
+    assert!(copies.iter().all(|m| m.text == "root v2" && m.edited));
+    s.apply(
+        Event::Edit {
+            channel: C.into(),
+            message_id: ts(2),
+            text: "r v2".into(),
+            edited: true,
+        },
+        T0,
+    );
+    assert_eq!(held(&mut s, &ts(2))[0].text, "r v2");
+}
+
+#[test]
+fn a_deletion_removes_every_copy_and_a_late_fetch_cannot_bring_it_back() {
+    let mut s = warm();
+    let mut root = msg(1, "root", None);
+    root.reply_count = 2;
+    live(&mut s, root.clone(), T0);
+    s.put_thread_page(
+        C,
+        &ts(1),
+        vec![root.clone(), msg(2, "a", Some(1)), msg(3, "b", Some(1))],
+        true,
+        true,
+        T0,
+    );
+    s.apply(
+        Event::Delete {
+            channel: C.into(),
+            message_id: ts(2),
+        },
+        T0,
+    );
+    assert!(held(&mut s, &ts(2)).is_empty());
+    assert_eq!(s.channels[C].get(&ts(1)).map(|r| r.reply_count), Some(1));
+    // A fetch that started before the deletion returns the old thread.
+    s.put_thread_page(
+        C,
+        &ts(1),
+        vec![root, msg(2, "a", Some(1)), msg(3, "b", Some(1))],
+        true,
+        true,
+        T0,
+    );
+    assert!(held(&mut s, &ts(2)).is_empty());
+    let b = s
+        .build(&req(&ts(3)), &[], T0)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let t = b.thread.unwrap_or_else(|| panic!("thread"));
+    assert!(t.replies.iter().all(|r| r.message_id != ts(2)));
+    // Deleting the root drops the thread.
+    s.apply(
+        Event::Delete {
+            channel: C.into(),
+            message_id: ts(1),
+        },
+        T0,
+    );
+    assert!(held(&mut s, &ts(1)).is_empty());
+    assert!(s.replies.peek(&thread_key(C, &ts(1))).is_none());
+}
+
+#[test]
+fn reactions_are_counted_per_user_and_removed_at_zero() {
+    let mut s = warm();
+    live(&mut s, msg(1, "x", None), T0);
+    let react = |s: &mut Store, user: &str, added: bool| {
+        s.apply(
+            Event::Reaction {
+                channel: C.into(),
+                message_id: ts(1),
+                name: "eyes".into(),
+                user: Some(user.into()),
+                added,
+            },
+            T0,
+        )
+    };
+    react(&mut s, "U1", true);
+    react(&mut s, "U1", true); // a repeat changes nothing
+    react(&mut s, "U2", true);
+    assert_eq!(held(&mut s, &ts(1))[0].reactions[0].count, 2);
+    react(&mut s, "U1", false);
+    react(&mut s, "U2", false);
+    assert!(held(&mut s, &ts(1))[0].reactions.is_empty());
+}
+
+#[test]
+fn activity_counts_held_replies_in_the_last_hour_and_names_repliers() {
+    let mut s = warm();
+    live(&mut s, msg(0, "root", None), T0);
+    live(&mut s, msg(1, "a", Some(0)), T0);
+    live(&mut s, msg(2, "b", Some(0)), T0);
+    live(&mut s, msg(4, "c", Some(0)), T0);
+    let root = s.channels[C]
+        .get(&ts(0))
+        .cloned()
+        .unwrap_or_else(|| panic!("root"));
+    // The reply at +2s is exactly one hour old at T0 + 2s + 1h.
+    let a = s
+        .activity(C, &root, T0 + 2_000 + 3_600_000)
+        .unwrap_or_else(|| panic!("activity"));
+    assert_eq!(a.reply_count, 3);
+    assert_eq!(a.replies_last_1h, 2);
+    assert_eq!(a.last_reply_ts, Some(ts(4)));
+    assert_eq!(a.participant_names, vec!["user1", "user2"]);
+    let a = s
+        .activity(C, &root, T0 + 2_001 + 3_600_000)
+        .unwrap_or_else(|| panic!("activity"));
+    assert_eq!(a.replies_last_1h, 1);
+}
+
+#[test]
+fn adjacent_messages_are_the_nearest_with_earlier_winning_ties() {
+    let mut s = warm();
+    for i in 1..=9 {
+        live(&mut s, msg(i, "x", None), T0);
+    }
+    let mut r = req(&ts(5));
+    r.adjacent = 3;
+    let b = s.build(&r, &[], T0).unwrap_or_else(|e| panic!("{e}"));
+    let ids: Vec<String> = b
+        .snapshot
+        .adjacent
+        .iter()
+        .map(|m| m.message_id.clone())
+        .collect();
+    assert_eq!(ids, vec![ts(3), ts(4), ts(6)]);
+    r.anchor_id = ts(9);
+    let b = s.build(&r, &[], T0).unwrap_or_else(|e| panic!("{e}"));
+    let ids: Vec<String> = b
+        .snapshot
+        .adjacent
+        .iter()
+        .map(|m| m.message_id.clone())
+        .collect();
+    assert_eq!(ids, vec![ts(6), ts(7), ts(8)]);
+}
+
+#[test]
+fn a_failed_fetch_serves_the_expired_thread_stale_within_the_stale_limit_then_nothing() {
+    let mut s = warm();
+    live(&mut s, msg(1, "root", None), T0);
+    live(&mut s, msg(2, "r", Some(1)), T0);
+    let failed = [Failure {
+        need: Need::Thread {
+            channel: C.into(),
+            thread: ts(1),
+        },
+        reason: "conversations.replies failed: ratelimited".into(),
+    }];
+    let now = T0 + 600_000;
+    assert!(s.plan(&req(&ts(1)), &failed, now).is_empty());
+    let b = s
+        .build(&req(&ts(1)), &failed, now)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(b.stale);
+    assert!(b.thread.is_some());
+    assert_eq!(b.notes.len(), 2, "{:?}", b.notes);
+    assert_eq!(s.counters.stale_serves, 1);
+    let late = T0 + 3_600_001;
+    let b = s
+        .build(&req(&ts(1)), &failed, late)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(b.thread.is_none());
+    assert!(!b.stale);
+}
+
+#[test]
+fn an_unknown_anchor_asks_for_history_first_then_the_message() {
+    let mut s = Store::new(StoreConfig::default());
+    let r = req("1775835999.000100");
+    let history = Need::History { channel: C.into() };
+    assert_eq!(s.plan(&r, &[], T0), vec![history.clone()]);
+    let failed = [Failure {
+        need: history,
+        reason: "x".into(),
+    }];
+    assert_eq!(
+        s.plan(&r, &failed, T0),
+        vec![Need::Messages {
+            channel: C.into(),
+            ids: vec!["1775835999.000100".into()]
+        }]
+    );
+    assert!(s.build(&r, &failed, T0).is_err());
+}
+
+#[test]
+fn media_over_the_bound_is_never_cached() {
+    let mut s = Store::new(StoreConfig {
+        media_max_size: 10,
+        ..StoreConfig::default()
+    });
+    let item = |id: &str, n: usize| MediaItem {
+        artifact_id: id.into(),
+        media_type: "image/png".into(),
+        filename: None,
+        bytes: vec![0; n],
+        content_hash: String::new(),
+        fetched_at: T0,
+    };
+    assert!(!s.put_media(item("big", 11)));
+    assert!(s.put_media(item("a", 6)));
+    assert!(s.put_media(item("b", 6)));
+    assert_eq!(s.media.size(), 6);
+    assert_eq!(s.media.counters.evictions, 1);
+}
+
+/// One random operation on the store.
+#[derive(Debug, Clone)]
+enum Op {
+    Post { sec: u64, reply_to: Option<u64> },
+    Edit { sec: u64 },
+    Delete { sec: u64 },
+    FetchThread { root: u64, replies: Vec<u64> },
+    Advance { ms: u64 },
+    Build { sec: u64 },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0u64..40, proptest::option::of(0u64..40)).prop_map(|(sec, reply_to)| Op::Post { sec, reply_to }),
+        1 => (0u64..40).prop_map(|sec| Op::Edit { sec }),
+        2 => (0u64..40).prop_map(|sec| Op::Delete { sec }),
+        1 => (0u64..40, proptest::collection::vec(0u64..40, 0..6)).prop_map(|(root, replies)| Op::FetchThread { root, replies }),
+        1 => (0u64..200_000).prop_map(|ms| Op::Advance { ms }),
+        2 => (0u64..40).prop_map(|sec| Op::Build { sec }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// After every operation: no cache exceeds its limits, and no deleted message can be
+    /// found or built into a context.
+    #[test]
+    fn caches_stay_bounded_and_deleted_messages_never_return(ops in proptest::collection::vec(op(), 1..120)) {
+        let mut s = Store::new(StoreConfig {
+            window_size: 8,
+            replies_max: 3,
+            starters_max: 4,
+            replies_ttl_ms: 100_000,
+            ..StoreConfig::default()
+        });
+        let mut now = T0;
+        let mut deleted: Vec<String> = Vec::new();
+        for op in ops {
+            match op {
+                Op::Post { sec, reply_to } => {
+                    let reply_to = reply_to.filter(|r| *r < sec);
+                    live(&mut s, msg(sec, "post", reply_to), now);
+                }
+                Op::Edit { sec } => s.apply(Event::Edit { channel: C.into(), message_id: ts(sec), text: "edited".into(), edited: true }, now),
+                Op::Delete { sec } => {
+                    s.apply(Event::Delete { channel: C.into(), message_id: ts(sec) }, now);
+                    deleted.push(ts(sec));
+                }
+                Op::FetchThread { root, replies } => {
+                    let mut page = vec![{ let mut r = msg(root, "root", None); r.reply_count = replies.len() as u64; r }];
+                    page.extend(replies.iter().filter(|r| **r > root).map(|r| msg(*r, "fetched", Some(root))));
+                    s.put_thread_page(C, &ts(root), page, true, true, now);
+                }
+                Op::Advance { ms } => now += ms,
+                Op::Build { sec } => {
+                    if let Ok(b) = s.build(&req(&ts(sec)), &[], now) {
+                        let mut ids: Vec<String> = b.snapshot.adjacent.iter().map(|m| m.message_id.clone()).collect();
+                        ids.push(b.snapshot.anchor.message_id.clone());
+                        if let Some(t) = &b.thread {
+                            ids.push(t.root.message_id.clone());
+                            ids.extend(t.replies.iter().map(|r| r.message_id.clone()));
+                        }
+                        for id in ids {
+                            prop_assert!(!deleted.contains(&id), "deleted {} was built into a context", id);
+                        }
+                    }
+                }
+            }
+            prop_assert!(s.replies.len() <= 3);
+            prop_assert!(s.starters.len() <= 4);
+            prop_assert!(s.channels.get(C).map_or(0, |c| c.window.len()) <= 8);
+            for id in &deleted {
+                prop_assert!(held(&mut s, id).is_empty(), "deleted {} is still held", id);
+            }
+        }
+    }
+}
