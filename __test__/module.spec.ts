@@ -74,7 +74,7 @@ describe('loader', () => {
     const dir = mkdtempSync(join(tmpdir(), 'context-engine-loader-'))
     copyFileSync(join(root, 'index.js'), join(dir, 'index.js'))
     mkdirSync(join(dir, 'js'))
-    copyFileSync(join(root, 'js', 'batch.js'), join(dir, 'js', 'batch.js'))
+    for (const f of readdirSync(join(root, 'js'))) copyFileSync(join(root, 'js', f), join(dir, 'js', f))
     return dir
   }
 

@@ -176,3 +176,24 @@ pub fn clear_exception(env: &Env) {
         napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut ignored);
     }
 }
+
+/// For an async export: turns an error (thrown JS exception or Rust error) into a
+/// rejected promise, so callers see one failure channel.
+pub fn rejected<'e>(env: &'e Env, err: Error) -> Result<Unknown<'e>> {
+    let mut raw = std::ptr::null_mut();
+    // SAFETY: a valid env on the JS thread; the out pointer is a local.
+    let status = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut raw) };
+    let pending = status == napi::sys::Status::napi_ok && !raw.is_null();
+    let reason: Unknown = if pending {
+        // SAFETY: `raw` is the exception value napi just handed over on this thread.
+        let v = unsafe { Unknown::from_raw_unchecked(env.raw(), raw) };
+        if is_nullish(&v) && err.status != Status::PendingException {
+            env.create_error(err)?.to_unknown()
+        } else {
+            v
+        }
+    } else {
+        env.create_error(err)?.to_unknown()
+    };
+    PromiseRaw::<()>::reject(env, reason).map(|p| p.to_unknown())
+}

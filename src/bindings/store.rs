@@ -10,7 +10,7 @@
 
 use super::js::{
     clear_exception, describe, expect_object, from_js, from_js_opt, is_nullish, parse_json,
-    string_arg, stringify, throw, to_js,
+    rejected, string_arg, stringify, throw, to_js,
 };
 use crate::hash::sha256_hex;
 use crate::input::{self, InputError};
@@ -879,6 +879,18 @@ impl ChannelStore {
         anchor_message_id: Unknown<'e>,
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
+        self.build_context_inner(env, this, channel_id, anchor_message_id, options)
+            .or_else(|e| rejected(env, e))
+    }
+
+    fn build_context_inner<'e>(
+        &self,
+        env: &'e Env,
+        this: This<'e>,
+        channel_id: Unknown<'e>,
+        anchor_message_id: Unknown<'e>,
+        options: Option<Unknown<'e>>,
+    ) -> Result<Unknown<'e>> {
         const F: &str = "buildContext";
         let channel = string_arg(env, F, "channelId", &channel_id)?;
         let anchor = string_arg(env, F, "anchorMessageId", &anchor_message_id)?;
@@ -1171,6 +1183,16 @@ impl ChannelStore {
         ts_return_type = "Promise<MediaContent>"
     )]
     pub fn get_media<'e>(
+        &self,
+        env: &'e Env,
+        this: This<'e>,
+        artifact_id: Unknown<'e>,
+    ) -> Result<Unknown<'e>> {
+        self.get_media_inner(env, this, artifact_id)
+            .or_else(|e| rejected(env, e))
+    }
+
+    fn get_media_inner<'e>(
         &self,
         env: &'e Env,
         this: This<'e>,
