@@ -39,19 +39,28 @@ describe('fixtures/slack-channel.json', () => {
 })
 
 describe('npm run demo', () => {
-  it('builds the context for the default anchor and reports what the budget cut', () => {
+  it('replays the channel through a ChannelStore: one history and one replies call warm it, a later message costs none', () => {
     const out = execFileSync(process.execPath, [join(root, 'demo', 'run.js'), '--json'], { encoding: 'utf8' })
     const summary = JSON.parse(out)
+    expect(summary.restart.payloadsReplayed).toBeGreaterThan(0)
+    expect(summary.firstBuild.calls).toEqual(['conversations.history', 'conversations.replies'])
+    expect(summary.firstBuild.notes).toEqual([])
+    expect(summary.laterMessage.apiCalls).toBe(0)
+    expect(summary.laterMessage.calls).toEqual([])
     expect(summary.anchor.inThread).toBe(true)
     expect(summary.thread.totalReplies).toBeGreaterThanOrEqual(150)
     expect(summary.thread.omitted).toBeGreaterThan(0)
     expect(summary.thread.omittedRange).toHaveLength(2)
     expect(summary.thread.actualTokens).toBeLessThanOrEqual(summary.thread.budgetTokens)
     expect(summary.thread.repliesCut).toBeGreaterThan(0)
+    expect(summary.adjacent.messages).toBe(50)
     expect(summary.adjacent.snippetsTruncated).toBeGreaterThan(0)
-    expect(summary.tokens.total).toBe(summary.tokens.guidance + summary.tokens.snapshot + summary.tokens.thread)
+    expect(summary.tokens.total).toBeGreaterThanOrEqual(summary.tokens.guidance + summary.tokens.snapshot + summary.tokens.thread)
+    expect(summary.manifest.recorded).toBeGreaterThan(0)
+    expect(summary.manifest.secondDownloadApiCalls).toBe(0)
     expect(summary.manifest.reupload.match).toBe('content_hash')
     expect(summary.manifest.restoredAfterTornWrite).toBe(summary.manifest.recorded)
+    expect(summary.stats.calls['files.download']).toBe(summary.manifest.recorded)
   })
 
   it('prints the prompt section and a readable report', () => {
@@ -60,6 +69,8 @@ describe('npm run demo', () => {
     expect(out).toContain('<thread_context format="json">')
     expect(out).toMatch(/whole section\s+\d+/)
     expect(out).toMatch(/omitted replies from \d{4}-\d\d-\d\dT/)
+    expect(out).toMatch(/first buildContext: 2 API calls \(conversations\.history, conversations\.replies\)/)
+    expect(out).toMatch(/later message \d+\.\d+ .*: 0 API calls - the store is warm from events/)
   })
 
   it('fails clearly on a bad anchor or budget', () => {

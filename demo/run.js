@@ -1,12 +1,17 @@
 #!/usr/bin/env node
-// npm run demo: builds the context a Claude agent gets for one message of the bundled Slack
-// channel (fixtures/slack-channel.json) and shows what the budget did.
+// npm run demo: a gateway restarts in the middle of the bundled Slack channel
+// (fixtures/slack-channel.json). Events flow into a ChannelStore as Slack sends them; a
+// message arrives for the agent; the store builds its context, fetching only what it
+// lacks (one conversations.history call warms the channel, one conversations.replies
+// call loads the thread that began before the restart). A later message then costs no
+// API call at all. The report shows the prompt section, tokens per part, what the budget
+// cut, the calls made, the attachment manifest for the thread's files, and the stats.
 //
 //   node demo/run.js [--anchor <ts>] [--budget <tokens>] [--adjacent <n>] [--dm] [--json]
 'use strict'
 const path = require('node:path')
 const engine = require(path.join(__dirname, '..'))
-const { indexMessages, inputsFor } = require('./slack')
+const { FakeSlack } = require('./fake-slack')
 
 function fail(message) {
   console.error(`demo: ${message}`)
@@ -39,116 +44,180 @@ function parseArgs(argv) {
   return opts
 }
 
-const opts = parseArgs(process.argv.slice(2))
-const data = require(path.join(__dirname, '..', 'fixtures', 'slack-channel.json'))
-const byTs = indexMessages(data)
+/** Restart this long before the anchor: events after it reach the store, older ones do not. */
+const RESTART_BEFORE_MS = 30 * 60_000
 
-// Default anchor: the newest reply of the longest thread (someone asking the agent).
-const longest = Object.values(data.replies).reduce((a, b) => (b.length > a.length ? b : a))
-const anchor = opts.anchor ? byTs.get(opts.anchor) : longest[longest.length - 1]
-if (!anchor) fail(`no message with ts ${JSON.stringify(opts.anchor)} in fixtures/slack-channel.json`)
+async function main() {
+  const opts = parseArgs(process.argv.slice(2))
+  const data = require(path.join(__dirname, '..', 'fixtures', 'slack-channel.json'))
+  const slack = new FakeSlack(data)
 
-const { snapshotInput, threadInput } = inputsFor(data, anchor, opts.adjacent)
-const snapshot = engine.buildChannelSnapshot(snapshotInput)
-const { context: threadContext, telemetry } = engine.buildThreadContextWithTelemetry(threadInput, opts.budget)
-const section = engine.buildContextPromptSection({ snapshot, threadContext }, { directMessage: opts.dm })
+  // Default anchor: the newest reply of the longest thread (someone asking the agent).
+  const longest = Object.values(data.replies).reduce((a, b) => (b.length > a.length ? b : a))
+  const anchorTs = opts.anchor ?? longest[longest.length - 1].ts
+  const anchor = slack.timeline.find((m) => m.ts === anchorTs)
+  if (!anchor) fail(`no message with ts ${JSON.stringify(opts.anchor)} in fixtures/slack-channel.json`)
 
-// ------------------------------------------------------------------ what the budget did
+  // ---------------------------------------------------------------- the restart
+  let nowMs = Number(anchor.ts) * 1000 - RESTART_BEFORE_MS
+  const store = new engine.ChannelStore({ clock: () => nowMs, fetcher: slack.fetcher() })
+  store.setChannel({ id: data.channel.id, name: data.channel.name, platform: 'slack', workspaceId: slack.teamId })
+  store.setUsers(Object.values(data.users).map((u) => ({ userId: u.id, displayName: u.profile?.display_name || u.real_name || u.name, isBot: Boolean(u.is_bot) })))
+  const restartTs = (nowMs / 1000).toFixed(6)
 
-const parts = {
-  guidance: section.slice(0, section.indexOf('<channel_snapshot')),
-  snapshot: section.slice(section.indexOf('<channel_snapshot'), section.indexOf('</channel_snapshot>') + '</channel_snapshot>'.length),
-  thread: threadContext ? section.slice(section.indexOf('<thread_context')) : '',
-}
-const collapsed = (t) => t.replace(/\s+/g, ' ').trim()
-const cutSnippets = snapshotInput.adjacentMessages.filter((m) => m.ts !== snapshotInput.anchor.ts && collapsed(m.text).length > engine.SNIPPET_MAX_CHARS)
+  /** Replays every payload Slack would send up to `ts`, moving the clock along. */
+  let replayedTo = restartTs
+  let payloads = 0
+  function replayUntil(ts) {
+    for (const m of slack.between(replayedTo, ts)) {
+      nowMs = Number(m.ts) * 1000
+      slack.at(m.ts)
+      store.ingestSlackEvent(slack.eventFor(m))
+      payloads++
+    }
+    replayedTo = ts
+    slack.at(ts)
+    nowMs = Number(ts) * 1000 + 1000 // the agent answers a second later
+  }
 
-// Attachment manifest: the thread's files, as the gateway would track them across turns.
-const manifest = engine.createAttachmentManifest()
-const threadFiles = threadInput ? [threadInput.root, ...threadInput.replies].flatMap((m) => (m.media ?? []).map((f) => ({ m, f }))) : []
-threadFiles.forEach(({ m, f }, turn) => {
-  engine.recordAttachment(manifest, {
-    artifactId: f.artifactId,
-    displayName: f.filename ?? f.artifactId,
-    mediaType: f.mediaType,
-    contentHash: engine.sha256Hex(`${f.artifactId}:${f.filename}`), // stands in for the file bytes
-    sourceMessageId: m.ts,
-    sourceThreadId: threadInput.threadId,
-    includedAtTurn: turn + 1,
+  replayUntil(anchor.ts)
+  const callsBefore = slack.calls.length
+  const ctx = await store.buildContext(data.channel.id, anchor.ts, {
+    threadId: anchor.thread_ts,
+    budgetTokens: opts.budget,
+    adjacent: opts.adjacent,
+    directMessage: opts.dm,
   })
+  const firstCalls = slack.calls.slice(callsBefore)
+  const snapshot = ctx.snapshot
+  const thread = ctx.thread
+
+  // ---------------------------------------------------------------- a later message
+  const later = slack.timeline.find((m) => Number(m.ts) > Number(anchor.ts) && !m.thread_ts)
+  let second = null
+  if (later) {
+    replayUntil(later.ts)
+    const before = slack.calls.length
+    const c2 = await store.buildContext(data.channel.id, later.ts, { adjacent: opts.adjacent, budgetTokens: opts.budget })
+    second = { ts: later.ts, iso: c2.snapshot.anchor.ts, author: c2.snapshot.anchor.author.display_name, apiCalls: c2.apiCalls, calls: slack.calls.slice(before), tokens: c2.tokens.total }
+  }
+
+  // ---------------------------------------------------------------- attachment manifest
+  // The thread's files, downloaded through the store (media cache, rate limiter) and
+  // recorded as the gateway would across turns.
+  const manifest = engine.createAttachmentManifest()
+  const files = thread ? [thread.root, ...thread.replies].flatMap((m) => m.media.map((f) => ({ m, f }))) : []
+  let turn = 0
+  for (const { m, f } of files) {
+    const media = await store.getMedia(f.artifact_id)
+    if (!media.data) continue
+    const check = engine.checkAttachment(manifest, { artifactId: f.artifact_id, contentHash: media.contentHash })
+    if (check.match !== 'none') continue
+    engine.recordAttachment(manifest, {
+      artifactId: f.artifact_id,
+      displayName: f.filename ?? f.artifact_id,
+      mediaType: f.media_type,
+      contentHash: media.contentHash,
+      sourceMessageId: m.message_id,
+      sourceThreadId: thread.thread_id,
+      includedAtTurn: ++turn,
+    })
+  }
+  const again = files.length > 0 ? await store.getMedia(files[0].f.artifact_id) : null
+  const reupload = again ? engine.checkAttachment(manifest, { artifactId: 'F07REUPLOAD1', contentHash: again.contentHash }) : null
+  const persisted = engine.serializeManifest(manifest)
+  const restored = engine.loadManifestFromEntries([
+    { type: 'message', message: { role: 'user', content: '...' } },
+    { type: 'custom', customType: engine.ATTACHMENT_MANIFEST_KEY, data: persisted },
+    { type: 'custom', customType: engine.ATTACHMENT_MANIFEST_KEY, data: '{"entries": {"F1": ' }, // a torn write
+  ])
+
+  const stats = store.stats()
+  const summary = {
+    restart: { at: new Date(Number(restartTs) * 1000).toISOString(), payloadsReplayed: payloads, ignoredPayloads: stats.ignoredEvents },
+    anchor: { ts: anchor.ts, iso: snapshot.anchor.ts, author: snapshot.anchor.author.display_name, inThread: Boolean(thread) },
+    firstBuild: { apiCalls: ctx.apiCalls, calls: firstCalls, notes: ctx.notes },
+    laterMessage: second,
+    tokens: ctx.tokens,
+    adjacent: {
+      messages: snapshot.adjacent.length,
+      snippetsTruncated: snapshot.adjacent.filter((a) => a.snippet.endsWith('…')).length,
+      withThreads: snapshot.adjacent.filter((a) => a.thread_activity).length,
+    },
+    thread: thread
+      ? {
+          threadId: thread.thread_id,
+          totalReplies: thread.truncation.total_replies,
+          included: thread.truncation.included_replies,
+          omitted: thread.truncation.total_replies - thread.truncation.included_replies,
+          omittedRange: thread.truncation.omitted_range_ts,
+          repliesCut: ctx.telemetry.messagesTruncated,
+          budgetTokens: ctx.telemetry.threadBudgetTokens,
+          actualTokens: ctx.telemetry.actualTokens,
+        }
+      : null,
+    manifest: {
+      recorded: Object.keys(manifest.entries).length,
+      fromThread: thread ? engine.getThreadAttachments(manifest, thread.thread_id).length : 0,
+      secondDownloadApiCalls: again ? again.apiCalls : null,
+      reupload: reupload && { match: reupload.match, of: reupload.record?.artifact_id ?? null },
+      restoredAfterTornWrite: Object.keys(restored.entries).length,
+    },
+    stats: { calls: stats.calls, threadReplies: stats.caches.threadReplies, media: stats.caches.media, messagesHeld: stats.messages },
+  }
+
+  if (opts.json) {
+    console.log(JSON.stringify(summary, null, 2))
+    return
+  }
+
+  const bold = (s) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s)
+  const rule = (title) => console.log(`\n${bold(`── ${title} ${'─'.repeat(Math.max(0, 66 - title.length))}`)}`)
+  const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`
+
+  rule(`prompt section for ${anchor.ts} (${summary.anchor.author}, ${summary.anchor.iso})`)
+  console.log(ctx.promptSection)
+
+  rule('the restart and the API calls')
+  console.log(`gateway restarted at ${summary.restart.at}; ${plural(payloads, 'Events API payload', 'Events API payloads')} replayed into the store since`)
+  console.log(`first buildContext: ${plural(ctx.apiCalls, 'API call', 'API calls')} (${firstCalls.join(', ') || 'none'})`)
+  for (const n of ctx.notes) console.log(`  note: ${n}`)
+  if (second) {
+    console.log(`later message ${second.ts} (${second.author}, ${second.iso}): ${plural(second.apiCalls, 'API call', 'API calls')}${second.apiCalls === 0 ? ' - the store is warm from events' : ` (${second.calls.join(', ')})`}`)
+  }
+
+  rule('tokens (ceil(UTF-16 length / 4))')
+  console.log(`whole section   ${ctx.tokens.total}`)
+  console.log(`  guidance      ${ctx.tokens.guidance}`)
+  console.log(`  snapshot      ${ctx.tokens.snapshot}`)
+  console.log(`  thread        ${ctx.tokens.thread}`)
+
+  rule('what was truncated or omitted')
+  console.log(`adjacent messages: ${summary.adjacent.messages} (${summary.adjacent.withThreads} start threads), ${summary.adjacent.snippetsTruncated} snippet(s) cut to ${engine.SNIPPET_MAX_CHARS} characters`)
+  if (summary.thread) {
+    const t = summary.thread
+    console.log(`thread ${t.threadId}: ${t.totalReplies} replies so far, ${t.included} included, ${t.omitted} omitted`)
+    if (t.omittedRange) console.log(`  omitted replies from ${t.omittedRange[0]} to ${t.omittedRange[1]} (oldest first, budget fills from the newest)`)
+    console.log(`  ${plural(t.repliesCut, 'included reply', 'included replies')} cut to 300 tokens; root kept in full`)
+    console.log(`  budget ${t.budgetTokens} tokens, used ${t.actualTokens}`)
+  } else {
+    console.log('no thread: the anchor is a top-level message without replies')
+  }
+
+  rule('attachment manifest')
+  console.log(`${plural(summary.manifest.recorded, 'file', 'files')} from this thread downloaded through the store and recorded; getThreadAttachments finds ${summary.manifest.fromThread}`)
+  if (again) console.log(`a second download of ${files[0].f.artifact_id} made ${plural(again.apiCalls, 'API call', 'API calls')} (media cache)`)
+  if (summary.manifest.reupload) console.log(`re-upload of ${summary.manifest.reupload.of} under a new id: checkAttachment says "${summary.manifest.reupload.match}"`)
+  console.log(`serialized ${persisted.length} bytes; after a torn newer write, loadManifestFromEntries restored ${summary.manifest.restoredAfterTornWrite} record(s)`)
+
+  rule('store stats')
+  console.log(`calls: ${JSON.stringify(stats.calls)}`)
+  console.log(`thread replies cache: ${JSON.stringify(stats.caches.threadReplies)}`)
+  console.log(`media cache: ${JSON.stringify(stats.caches.media)}`)
+  console.log(`messages held: ${stats.messages} (about ${Math.round(stats.messageBytes / Math.max(1, stats.messages))} bytes each)`)
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
 })
-let reupload = null
-if (threadFiles.length > 0) {
-  const { f } = threadFiles[0]
-  reupload = engine.checkAttachment(manifest, { artifactId: 'F07REUPLOAD1', contentHash: engine.sha256Hex(`${f.artifactId}:${f.filename}`) })
-}
-const persisted = engine.serializeManifest(manifest)
-const restored = engine.loadManifestFromEntries([
-  { type: 'message', message: { role: 'user', content: '...' } },
-  { type: 'custom', customType: engine.ATTACHMENT_MANIFEST_KEY, data: persisted },
-  { type: 'custom', customType: engine.ATTACHMENT_MANIFEST_KEY, data: '{"entries": {"F1": ' }, // a torn write
-])
-
-const summary = {
-  anchor: { ts: anchor.ts, iso: snapshot.anchor.ts, author: snapshot.anchor.author.display_name, inThread: Boolean(threadContext) },
-  tokens: {
-    total: engine.estimateTokens(section),
-    guidance: engine.estimateTokens(parts.guidance),
-    snapshot: engine.estimateTokens(parts.snapshot),
-    thread: engine.estimateTokens(parts.thread),
-  },
-  adjacent: { messages: snapshot.adjacent.length, snippetsTruncated: cutSnippets.length, withThreads: snapshot.adjacent.filter((a) => a.thread_activity).length },
-  thread: threadContext
-    ? {
-        threadId: threadContext.thread_id,
-        totalReplies: threadContext.truncation.total_replies,
-        given: threadInput.replies.length,
-        included: threadContext.truncation.included_replies,
-        omitted: threadInput.replies.length - threadContext.truncation.included_replies,
-        omittedRange: threadContext.truncation.omitted_range_ts,
-        repliesCut: telemetry.messagesTruncated,
-        budgetTokens: telemetry.threadBudgetTokens,
-        actualTokens: telemetry.actualTokens,
-      }
-    : null,
-  manifest: {
-    recorded: Object.keys(manifest.entries).length,
-    fromThread: threadInput ? engine.getThreadAttachments(manifest, threadInput.threadId).length : 0,
-    reupload: reupload && { match: reupload.match, of: reupload.record?.artifact_id ?? null },
-    restoredAfterTornWrite: Object.keys(restored.entries).length,
-  },
-}
-
-if (opts.json) {
-  console.log(JSON.stringify(summary, null, 2))
-  process.exit(0)
-}
-
-const bold = (s) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s)
-const rule = (title) => console.log(`\n${bold(`── ${title} ${'─'.repeat(Math.max(0, 66 - title.length))}`)}`)
-
-rule(`prompt section for ${anchor.ts} (${summary.anchor.author}, ${summary.anchor.iso})`)
-console.log(section)
-
-rule('tokens (estimateTokens: ceil(UTF-16 length / 4))')
-console.log(`whole section   ${summary.tokens.total}`)
-console.log(`  guidance      ${summary.tokens.guidance}`)
-console.log(`  snapshot      ${summary.tokens.snapshot}`)
-console.log(`  thread        ${summary.tokens.thread}`)
-
-rule('what was truncated or omitted')
-console.log(`adjacent messages: ${summary.adjacent.messages} (${summary.adjacent.withThreads} start threads), ${summary.adjacent.snippetsTruncated} snippet(s) cut to ${engine.SNIPPET_MAX_CHARS} characters`)
-if (summary.thread) {
-  const t = summary.thread
-  console.log(`thread ${t.threadId}: ${t.totalReplies} replies on Slack, ${t.given} up to the anchor, ${t.included} included, ${t.omitted} omitted`)
-  if (t.omittedRange) console.log(`  omitted replies from ${t.omittedRange[0]} to ${t.omittedRange[1]} (oldest first, budget fills from the newest)`)
-  console.log(`  ${t.repliesCut} included repl${t.repliesCut === 1 ? 'y' : 'ies'} cut to 300 tokens; root kept in full`)
-  console.log(`  budget ${t.budgetTokens} tokens, used ${t.actualTokens}`)
-} else {
-  console.log('no thread: the anchor is a top-level message without replies')
-}
-
-rule('attachment manifest')
-console.log(`${summary.manifest.recorded} file(s) from this thread recorded; getThreadAttachments finds ${summary.manifest.fromThread}`)
-if (summary.manifest.reupload) console.log(`re-upload of ${summary.manifest.reupload.of} under a new id: checkAttachment says "${summary.manifest.reupload.match}"`)
-console.log(`serialized ${persisted.length} bytes; after a torn newer write, loadManifestFromEntries restored ${summary.manifest.restoredAfterTornWrite} record(s)`)

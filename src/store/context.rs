@@ -270,6 +270,10 @@ impl Store {
             .is_some_and(|c| c.history_loaded);
         let mut needs = Vec::new();
         let Some(at) = self.find_anchor(req) else {
+            if let Some(t) = req.thread_hint.as_deref() {
+                // Counted: the thread the anchor is in is not held (or not with it).
+                let _ = self.replies.lookup(&thread_key(&req.channel, t), now);
+            }
             let candidates = [
                 (!history_loaded).then(|| history.clone()),
                 req.thread_hint

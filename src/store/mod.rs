@@ -517,6 +517,9 @@ impl Store {
         } else {
             None
         };
+        for m in &messages {
+            self.remember_files(channel, m);
+        }
         let ch = self.channel_mut(channel);
         let mut root = None;
         for m in messages {
