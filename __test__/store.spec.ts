@@ -106,6 +106,23 @@ describe('ChannelStore events', () => {
     expect(() => store.ingestMany('nope' as never)).toThrow(TypeError)
   })
 
+  it('ingests plain-message batches and mixed batches alike, naming a bad ts by its index', () => {
+    const store = new ChannelStore()
+    const plain = [post(1, 'héllo 😀'), post(2, 'reply', 1), { ...post(3), message: { ...post(3).message!, author: { userId: 'B1', displayName: 'deploy-bot', isBot: true } } }]
+    expect(store.ingestMany(plain)).toBe(3)
+    expect(store.getMessage(C, ts(1))?.text).toBe('héllo 😀')
+    expect(store.getMessage(C, ts(2))?.thread_id).toBe(ts(1))
+    expect(store.getMessage(C, ts(3))?.author).toEqual({ user_id: 'B1', display_name: 'deploy-bot', is_bot: true })
+    const mixed = [post(4), { type: 'reaction_added', channelId: C, messageId: ts(4), reaction: 'eyes', userId: 'U1' } as ChannelEvent]
+    expect(store.ingestMany(mixed)).toBe(2)
+    expect(store.getMessage(C, ts(4))?.reactions).toEqual([{ name: 'eyes', count: 1, users: ['U1'] }])
+    const bad = thrown(() => store.ingestMany([post(5), { ...post(6), message: { ...post(6).message!, ts: 'soon' } }]))
+    expect(bad).toBeInstanceOf(TypeError)
+    expect(bad.message).toBe('ingestMany: events[1].message.ts: expected a platform timestamp such as "1775835600.000100", got "soon"')
+    expect(store.getMessage(C, ts(5))).toBeNull()
+    expect(store.ingestMany([])).toBe(0)
+  })
+
   it('counts and ignores event kinds it does not handle', () => {
     const store = new ChannelStore()
     expect(store.ingest({ type: 'channel_renamed', channelId: C } as ChannelEvent)).toBe(0)

@@ -151,42 +151,126 @@ fn guidance(opts: PromptOptions) -> String {
     g
 }
 
-/// JSON with `<`, `>`, `&` and backticks escaped, so it cannot end its section.
-pub fn section_json<T: Serialize>(value: &T, pretty: bool) -> String {
-    let raw = if pretty {
-        serde_json::to_string_pretty(value)
-    } else {
-        serde_json::to_string(value)
-    }
-    .unwrap_or_else(|_| "null".to_string());
-    let escape = |b: u8| match b {
-        b'<' => Some("\\u003c"),
-        b'>' => Some("\\u003e"),
-        b'&' => Some("\\u0026"),
-        b'`' => Some("\\u0060"),
-        _ => None,
-    };
-    if !raw.bytes().any(|b| escape(b).is_some()) {
-        return raw;
-    }
-    // The escaped bytes are ASCII, so every cut below falls on a char boundary.
-    let mut out = String::with_capacity(raw.len() + 64);
-    let mut start = 0;
-    for (i, b) in raw.bytes().enumerate() {
-        if let Some(rep) = escape(b) {
-            out.push_str(&raw[start..i]);
-            out.push_str(rep);
+/// A serde_json formatter that also writes `<`, `>`, `&` and backticks inside strings as
+/// `\u003c`, `\u003e`, `\u0026`, `\u0060`, in the same pass that escapes quotes and
+/// control characters. Outside strings JSON has none of these characters.
+struct SectionFormatter<F>(F);
+
+impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for SectionFormatter<F> {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let bytes = fragment.as_bytes();
+        if !has_section_specials(bytes) {
+            return writer.write_all(bytes);
+        }
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            let rep: &[u8] = match b {
+                b'<' => b"\\u003c",
+                b'>' => b"\\u003e",
+                b'&' => b"\\u0026",
+                b'`' => b"\\u0060",
+                _ => continue,
+            };
+            writer.write_all(&bytes[start..i])?;
+            writer.write_all(rep)?;
             start = i + 1;
         }
+        writer.write_all(&bytes[start..])
     }
-    out.push_str(&raw[start..]);
-    out
+
+    // Layout is the wrapped formatter's (compact or pretty).
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn end_object_key<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_key(w)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
+}
+
+/// Whether `bytes` holds `<`, `>`, `&` or a backtick. Fixed 32-byte blocks with no early
+/// exit inside compile to vector compares; most text has none of these.
+fn has_section_specials(bytes: &[u8]) -> bool {
+    let special = |b: u8| {
+        u8::from(b == b'<') | u8::from(b == b'>') | u8::from(b == b'&') | u8::from(b == b'`')
+    };
+    let mut blocks = bytes.chunks_exact(32);
+    for block in &mut blocks {
+        let mut acc = 0u8;
+        for &b in block {
+            acc |= special(b);
+        }
+        if acc != 0 {
+            return true;
+        }
+    }
+    blocks.remainder().iter().any(|&b| special(b) != 0)
+}
+
+fn write_section<T: Serialize, F: serde_json::ser::Formatter>(value: &T, f: F) -> Option<String> {
+    let mut out = Vec::with_capacity(256);
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, SectionFormatter(f));
+    value.serialize(&mut ser).ok()?;
+    String::from_utf8(out).ok()
+}
+
+/// JSON with `<`, `>`, `&` and backticks escaped, so it cannot end its section.
+pub fn section_json<T: Serialize>(value: &T, pretty: bool) -> String {
+    let out = if pretty {
+        write_section(value, serde_json::ser::PrettyFormatter::new())
+    } else {
+        write_section(value, serde_json::ser::CompactFormatter)
+    };
+    out.unwrap_or_else(|| "null".to_string())
+}
+
+/// The guidance text for `opts` (the same for every call with the same options, so it is
+/// rendered once per process).
+pub fn guidance_text(opts: PromptOptions) -> &'static str {
+    static CACHE: [std::sync::OnceLock<String>; 4] = [const { std::sync::OnceLock::new() }; 4];
+    let i = usize::from(opts.direct_message) * 2 + usize::from(opts.tool_names == ToolNames::Api);
+    CACHE[i].get_or_init(|| guidance(opts))
 }
 
 /// The parts of a prompt section: guidance text and the two JSON documents.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptParts {
-    pub guidance: String,
+    pub guidance: &'static str,
     pub snapshot_json: String,
     pub thread_json: Option<String>,
 }
@@ -198,7 +282,7 @@ impl PromptParts {
         opts: PromptOptions,
     ) -> Self {
         PromptParts {
-            guidance: guidance(opts),
+            guidance: guidance_text(opts),
             snapshot_json: section_json(snapshot, opts.pretty),
             thread_json: thread.map(|t| section_json(t, opts.pretty)),
         }
@@ -209,7 +293,7 @@ impl PromptParts {
         let extra = self.thread_json.as_ref().map_or(0, |t| t.len() + 64);
         let mut out =
             String::with_capacity(self.guidance.len() + self.snapshot_json.len() + extra + 64);
-        out.push_str(&self.guidance);
+        out.push_str(self.guidance);
         out.push('\n');
         out.push_str(SNAPSHOT_OPEN);
         out.push('\n');

@@ -46,6 +46,30 @@ pub fn build_thread_context(input: &ThreadInput, budget_tokens: u64) -> Budgeted
     )
 }
 
+/// A reply as a ThreadContext shows it: over 300 tokens, cut to 1,199 units plus `…`.
+pub fn thread_reply<M: MessageView + ?Sized>(r: &M) -> ThreadReply {
+    let cut = truncate_reply(r.text());
+    ThreadReply {
+        message_id: r.id().to_string(),
+        ts: to_iso(r.ts()),
+        author: r.author(),
+        is_truncated: cut.is_some(),
+        text: cut.unwrap_or_else(|| r.text().to_string()),
+        media: r.media_refs(),
+    }
+}
+
+/// The root as a ThreadContext shows it: always in full.
+pub fn thread_root<M: MessageView + ?Sized>(root: &M) -> ThreadRoot {
+    ThreadRoot {
+        message_id: root.id().to_string(),
+        ts: to_iso(root.ts()),
+        author: root.author(),
+        text: root.text().to_string(),
+        media: root.media_refs(),
+    }
+}
+
 /// Tokens a reply costs after the 300-token cap (a cut reply is exactly 300).
 pub fn capped_reply_tokens(text: &str) -> u64 {
     let units = utf16_len(text);
@@ -92,30 +116,14 @@ pub fn budget_thread<R: MessageView, M: MessageView>(
     });
     let included: Vec<ThreadReply> = replies[cut.omitted()..]
         .iter()
-        .map(|r| {
-            let cut = truncate_reply(r.text());
-            ThreadReply {
-                message_id: r.id().to_string(),
-                ts: to_iso(r.ts()),
-                author: r.author(),
-                is_truncated: cut.is_some(),
-                text: cut.unwrap_or_else(|| r.text().to_string()),
-                media: r.media_refs(),
-            }
-        })
+        .map(|r| thread_reply(*r))
         .collect();
     let messages_truncated = included.iter().filter(|r| r.is_truncated).count() as u64;
 
     let context = ThreadContext {
         schema_version: SCHEMA_VERSION.to_string(),
         thread_id,
-        root: ThreadRoot {
-            message_id: root.id().to_string(),
-            ts: to_iso(root.ts()),
-            author: root.author(),
-            text: root.text().to_string(),
-            media: root.media_refs(),
-        },
+        root: thread_root(root),
         truncation: Truncation {
             total_replies,
             included_replies: included.len() as u64,

@@ -22,7 +22,7 @@ use crate::store::context::{BuildError, Built, ContextRequest, Failure, Need};
 use crate::store::message::{Event, EventInput, StoredMessage};
 use crate::store::{MediaItem, Store, StoreConfig};
 use napi::bindgen_prelude::*;
-use napi::{Env, JsValue, ValueType};
+use napi::{Env, JsString, JsValue, ValueType};
 use napi_derive::napi;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -575,6 +575,25 @@ impl ChannelStore {
             .validate("event")
             .map_err(|e| func_err(env, "ingest", &e))?;
         self.apply_all(env, vec![e])
+    }
+
+    /// Internal (`ingestMany` in `js/store.js`): a batch of plain messages packed as
+    /// UTF-16 fields, which skips building and parsing JSON per object.
+    #[napi(js_name = "_ingestPacked", skip_typescript)]
+    pub fn ingest_packed(
+        &self,
+        env: &Env,
+        strings: JsString,
+        lens: Uint32Array,
+        kinds: Uint8Array,
+    ) -> Result<u32> {
+        const F: &str = "ingestMany";
+        let units = strings.into_utf16()?;
+        // napi's buffer ends with a NUL terminator, which is not part of the text.
+        let units = units.as_slice().split_last().map_or(&[][..], |(_, t)| t);
+        let events = crate::store::message::decode_packed(units, &lens, &kinds)
+            .map_err(|e| func_err(env, F, &e))?;
+        self.apply_all(env, events)
     }
 
     /// Applies a batch of events in order, as one crossing of the JS/Rust boundary.
@@ -1506,9 +1525,14 @@ impl BuiltContext {
     }
 
     /// The system-prompt section: guidance, then both documents as JSON between tags.
-    #[napi(getter)]
-    pub fn prompt_section(&self) -> String {
-        self.built.prompt.clone()
+    #[napi(getter, ts_return_type = "string")]
+    pub fn prompt_section<'e>(&self, env: &'e Env) -> Result<JsString<'e>> {
+        let p = &self.built.prompt;
+        if p.is_ascii() {
+            env.create_string_latin1(p.as_bytes())
+        } else {
+            env.create_string_utf16(crate::text::to_utf16(p))
+        }
     }
 
     /// Estimated tokens (`ceil(UTF-16 length / 4)`) of the guidance, each document and

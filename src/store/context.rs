@@ -3,17 +3,22 @@
 //! (`build`), degrading to stale data or nothing, with notes, when a fetch failed.
 
 use super::message::StoredMessage;
+use super::render::render_thread;
 use super::{thread_key, Store, ThreadEntry};
 use crate::cache::Lookup;
+use crate::model::Truncation;
 use crate::model::{
-    AdjacentMessage, Anchor, Author, Channel, ChannelSnapshot, MediaRef, MessageView,
-    ThreadActivity, ThreadContext, ThreadTelemetry, SCHEMA_VERSION,
+    Author, Channel, ChannelSnapshot, MediaRef, MessageView, ThreadActivity, ThreadContext,
+    ThreadTelemetry, SCHEMA_VERSION,
 };
-use crate::prompt::{PromptOptions, PromptParts};
+use crate::prompt::{
+    guidance_text, section_json, PromptOptions, SNAPSHOT_CLOSE, SNAPSHOT_OPEN, THREAD_CLOSE,
+    THREAD_OPEN,
+};
 use crate::snapshot::reaction_label;
-use crate::text::{estimate_tokens, truncate_snippet, THREAD_BUDGET_TOKENS};
-use crate::thread::budget_thread;
+use crate::text::{tokens_for_units, utf16_len, THREAD_BUDGET_TOKENS};
 use crate::time::{key_millis, to_iso, TsKey};
+use serde::Serialize;
 
 /// Adjacent messages in a snapshot unless the caller asks otherwise.
 pub const DEFAULT_ADJACENT: usize = 20;
@@ -130,10 +135,11 @@ pub struct Tokens {
 /// Everything `buildContext` returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Built {
-    pub snapshot: ChannelSnapshot,
+    /// The ChannelSnapshot as it appears in the prompt section.
     pub snapshot_json: String,
-    pub thread: Option<ThreadContext>,
+    /// The ThreadContext as it appears in the prompt section.
     pub thread_json: Option<String>,
+    pub truncation: Option<Truncation>,
     pub telemetry: Option<ThreadTelemetry>,
     pub prompt: String,
     pub tokens: Tokens,
@@ -141,6 +147,20 @@ pub struct Built {
     pub stale: bool,
     /// Why something is missing or stale, one sentence each.
     pub notes: Vec<String>,
+}
+
+impl Built {
+    /// The ChannelSnapshot, read back from its JSON.
+    pub fn snapshot(&self) -> Option<ChannelSnapshot> {
+        serde_json::from_str(&self.snapshot_json).ok()
+    }
+
+    /// The ThreadContext, read back from its JSON.
+    pub fn thread(&self) -> Option<ThreadContext> {
+        self.thread_json
+            .as_deref()
+            .and_then(|j| serde_json::from_str(j).ok())
+    }
 }
 
 /// Why nothing could be built.
@@ -183,6 +203,37 @@ pub struct Activity {
     pub last_reply_ts: Option<String>,
     /// Display names of repliers, in order of their first reply.
     pub participant_names: Vec<String>,
+}
+
+/// A ChannelSnapshot serialized straight from held messages (same fields, same order as
+/// [`ChannelSnapshot`], borrowed instead of copied).
+#[derive(Serialize)]
+struct SnapshotView<'a> {
+    schema_version: &'static str,
+    channel: Channel,
+    anchor: AnchorView<'a>,
+    adjacent: Vec<AdjacentView<'a>>,
+}
+
+#[derive(Serialize)]
+struct AnchorView<'a> {
+    message_id: &'a str,
+    ts: &'a str,
+    author: &'a Author,
+    text: &'a str,
+    media: Vec<MediaRef>,
+    thread_id: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct AdjacentView<'a> {
+    message_id: &'a str,
+    ts: &'a str,
+    author: &'a Author,
+    snippet: &'a str,
+    thread_activity: Option<ThreadActivity>,
+    has_media: bool,
+    reactions: Vec<String>,
 }
 
 /// Where the anchor was found.
@@ -384,12 +435,12 @@ impl Store {
         })
     }
 
-    fn adjacent_message(&self, channel: &str, m: &StoredMessage, now: u64) -> AdjacentMessage {
-        AdjacentMessage {
-            message_id: m.id.clone(),
-            ts: to_iso(&m.ts),
-            author: m.author.clone(),
-            snippet: truncate_snippet(&m.text),
+    fn adjacent_view<'a>(&self, channel: &str, m: &'a StoredMessage, now: u64) -> AdjacentView<'a> {
+        AdjacentView {
+            message_id: &m.id,
+            ts: m.iso_ts(),
+            author: &m.author,
+            snippet: m.snippet(),
             thread_activity: self.activity(channel, m, now).map(|a| ThreadActivity {
                 reply_count: a.reply_count,
                 replies_last_1h: a.replies_last_1h,
@@ -487,25 +538,26 @@ impl Store {
         let adjacent = self
             .nearest(&req.channel, center, &anchor.id, req.adjacent)
             .into_iter()
-            .map(|m| self.adjacent_message(&req.channel, m, now))
+            .map(|m| self.adjacent_view(&req.channel, m, now))
             .collect();
-        let snapshot = ChannelSnapshot {
-            schema_version: SCHEMA_VERSION.to_string(),
+        let snapshot = SnapshotView {
+            schema_version: SCHEMA_VERSION,
             channel,
-            anchor: Anchor {
-                message_id: anchor.id.clone(),
-                ts: to_iso(&anchor.ts),
-                author: anchor.author.clone(),
-                text: anchor.text.clone(),
+            anchor: AnchorView {
+                message_id: &anchor.id,
+                ts: anchor.iso_ts(),
+                author: &anchor.author,
+                text: &anchor.text,
                 media: anchor.media_refs(),
-                thread_id: anchor.thread_id.clone(),
+                thread_id: anchor.thread_id.as_deref(),
             },
             adjacent,
         };
+        let mut snapshot_json = section_json(&snapshot, req.prompt.pretty);
+        drop(snapshot);
 
         let mut stale = false;
-        let mut thread = None;
-        let mut telemetry = None;
+        let mut rendered = None;
         if let Some(tid) = thread_id {
             let key = thread_key(&req.channel, &tid);
             let entry = self.replies.peek(&key);
@@ -553,9 +605,13 @@ impl Store {
                         Some(e) if e.complete => replies.len() as u64,
                         _ => root.reply_count.max(replies.len() as u64),
                     };
-                    let b = budget_thread(tid.clone(), root, &replies, total, req.budget_tokens);
-                    thread = b.context;
-                    telemetry = Some(b.telemetry);
+                    rendered = Some(render_thread(
+                        &tid,
+                        root,
+                        &replies,
+                        total,
+                        req.budget_tokens,
+                    ));
                 }
                 (true, None) => notes.push(format!(
                     "Thread {tid} is left out: its root message is not held."
@@ -566,19 +622,61 @@ impl Store {
         if stale {
             self.counters.stale_serves += 1;
         }
-        let parts = PromptParts::new(&snapshot, thread.as_ref(), req.prompt);
-        let prompt = parts.render();
-        let tokens = Tokens {
-            guidance: estimate_tokens(&parts.guidance),
-            snapshot: estimate_tokens(&parts.snapshot_json),
-            thread: parts.thread_json.as_deref().map_or(0, estimate_tokens),
-            total: estimate_tokens(&prompt),
+        let guidance = guidance_text(req.prompt);
+        let (mut thread_json, mut t_units, truncation, telemetry) = match rendered {
+            Some(r) => (Some(r.json), r.units, Some(r.truncation), Some(r.telemetry)),
+            None => (None, 0, None, None),
         };
+        if req.prompt.pretty {
+            // Budgeted on the compact JSON; shown indented.
+            thread_json = thread_json.map(|j| {
+                serde_json::from_str::<serde_json::Value>(&j)
+                    .map(|v| section_json(&v, true))
+                    .unwrap_or(j)
+            });
+        }
+        let g_units = utf16_len(guidance);
+        let s_units = utf16_len(&snapshot_json);
+        if req.prompt.pretty {
+            t_units = thread_json.as_deref().map_or(0, utf16_len);
+        }
+        let mut prompt = String::with_capacity(
+            guidance.len()
+                + snapshot_json.len()
+                + thread_json.as_ref().map_or(0, |t| t.len())
+                + 160,
+        );
+        prompt.push_str(guidance);
+        prompt.push('\n');
+        prompt.push_str(SNAPSHOT_OPEN);
+        prompt.push('\n');
+        prompt.push_str(&snapshot_json);
+        prompt.push('\n');
+        prompt.push_str(SNAPSHOT_CLOSE);
+        if let Some(t) = &thread_json {
+            prompt.push_str("\n\n");
+            prompt.push_str(THREAD_OPEN);
+            prompt.push('\n');
+            prompt.push_str(t);
+            prompt.push('\n');
+            prompt.push_str(THREAD_CLOSE);
+        }
+        // Tags and newlines are ASCII: bytes are units.
+        let frame = prompt.len()
+            - guidance.len()
+            - snapshot_json.len()
+            - thread_json.as_ref().map_or(0, |t| t.len());
+        let tokens = Tokens {
+            guidance: tokens_for_units(g_units),
+            snapshot: tokens_for_units(s_units),
+            thread: tokens_for_units(t_units),
+            total: tokens_for_units(g_units + s_units + t_units + frame),
+        };
+        snapshot_json.shrink_to_fit();
         Ok(Built {
-            snapshot,
-            snapshot_json: parts.snapshot_json,
-            thread,
-            thread_json: parts.thread_json,
+            snapshot_json,
+            thread_json,
+            truncation,
             telemetry,
             prompt,
             tokens,

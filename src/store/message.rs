@@ -41,6 +41,8 @@ pub struct StoredMessage {
     pub reactions: Vec<Reaction>,
     pub files: Vec<StoredFile>,
     pub edited: bool,
+    /// Cached renderings (reply JSON, snippet), dropped on edit.
+    pub cache: super::render::RenderCache,
 }
 
 impl StoredMessage {
@@ -134,6 +136,7 @@ impl StoredMessage {
             files,
             edited: m.edited.unwrap_or(false),
             ts: m.ts,
+            cache: Default::default(),
         })
     }
 
@@ -295,4 +298,95 @@ impl EventInput {
         };
         Ok(event)
     }
+}
+
+/// Fields per message in a packed batch: channel id, ts, text, user id, display name,
+/// thread id (empty when none).
+pub const PACKED_FIELDS: usize = 6;
+/// `kinds` entries of a packed batch: the author is a person or a bot.
+pub const PACKED_MESSAGE: u8 = 0;
+pub const PACKED_BOT_MESSAGE: u8 = 1;
+
+/// UTF-16 to a String (lone surrogates become U+FFFD); ASCII, most of chat text, is
+/// narrowed a block at a time.
+fn string_of_units(units: &[u16]) -> String {
+    if units.iter().fold(0u16, |acc, &u| acc | u) < 0x80 {
+        let bytes: Vec<u8> = units.iter().map(|&u| u as u8).collect();
+        // Every unit is below 0x80: the bytes are ASCII, hence UTF-8.
+        return String::from_utf8(bytes).unwrap_or_default();
+    }
+    String::from_utf16_lossy(units)
+}
+
+/// Decodes a packed batch (what the JS side of `ingestMany` sends when every event is a
+/// plain message): `units` holds the UTF-16 text of every field back to back, `lens`
+/// each field's length in units, `kinds` one entry per message. Messages come back in
+/// order, validated; the first bad one is an error naming `events[i]`.
+pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Event>, InputError> {
+    let mut out = Vec::with_capacity(kinds.len());
+    let mut at = 0usize;
+    let mut field = 0usize;
+    let mut next = |field: &mut usize| -> Result<String, InputError> {
+        let len = lens.get(*field).map(|&l| l as usize).ok_or_else(|| {
+            InputError::type_error("events", "packed batch is shorter than its kinds")
+        })?;
+        *field += 1;
+        let s = units.get(at..at + len).ok_or_else(|| {
+            InputError::type_error("events", "packed batch is shorter than its lengths")
+        })?;
+        at += len;
+        Ok(string_of_units(s))
+    };
+    for (i, &kind) in kinds.iter().enumerate() {
+        let path = || format!("events[{i}]");
+        if kind > PACKED_BOT_MESSAGE {
+            return Err(InputError::range_error(
+                "events",
+                format!("unknown packed kind {kind}"),
+            ));
+        }
+        let channel = next(&mut field)?;
+        let ts = next(&mut field)?;
+        let text = next(&mut field)?;
+        let user_id = next(&mut field)?;
+        let display_name = next(&mut field)?;
+        let thread = next(&mut field)?;
+        if channel.is_empty() {
+            return Err(InputError::type_error(
+                format!("{}.channelId", path()),
+                "expected a non-empty string",
+            ));
+        }
+        let key = ts_key(&ts).ok_or_else(|| {
+            InputError::type_error(
+                format!("{}.message.ts", path()),
+                format!("expected a platform timestamp such as \"1775835600.000100\", got {ts:?}"),
+            )
+        })?;
+        let thread_id = (!thread.is_empty() && thread != ts).then_some(thread);
+        out.push(Event::Message {
+            channel,
+            workspace: None,
+            message: Box::new(StoredMessage {
+                id: ts.clone(),
+                key,
+                author: Author {
+                    user_id,
+                    display_name,
+                    is_bot: kind == PACKED_BOT_MESSAGE,
+                },
+                text,
+                thread_id,
+                broadcast: false,
+                reply_count: 0,
+                latest_reply: None,
+                reactions: Vec::new(),
+                files: Vec::new(),
+                edited: false,
+                cache: Default::default(),
+                ts,
+            }),
+        });
+    }
+    Ok(out)
 }

@@ -12,6 +12,7 @@
 
 pub mod context;
 pub mod message;
+pub mod render;
 
 use crate::cache::{ByteCache, ByteSized, CacheCounters, TtlCache};
 use crate::model::MediaRef;
@@ -251,7 +252,10 @@ impl Store {
                 text,
                 edited,
             } => self.for_each_copy(&channel, &message_id, |m| {
-                m.text.clone_from(&text);
+                if m.text != text {
+                    m.text.clone_from(&text);
+                    m.invalidate();
+                }
                 m.edited |= edited;
             }),
             Event::Delete {

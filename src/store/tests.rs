@@ -32,6 +32,7 @@ fn msg(sec: u64, text: &str, thread: Option<u64>) -> StoredMessage {
         reactions: Vec::new(),
         files: Vec::new(),
         edited: false,
+        cache: Default::default(),
     }
 }
 
@@ -105,7 +106,7 @@ fn a_new_thread_is_held_complete_from_its_first_reply_and_needs_no_fetch() {
     let b = s
         .build(&req(&ts(3)), &[], T0 + 3_000)
         .unwrap_or_else(|e| panic!("{e}"));
-    let t = b.thread.unwrap_or_else(|| panic!("thread"));
+    let t = b.thread().unwrap_or_else(|| panic!("thread"));
     assert_eq!(t.thread_id, ts(1));
     assert_eq!(t.truncation.total_replies, 2);
     assert_eq!(s.channels[C].get(&ts(1)).map(|r| r.reply_count), Some(2));
@@ -239,7 +240,7 @@ fn a_deletion_removes_every_copy_and_a_late_fetch_cannot_bring_it_back() {
     let b = s
         .build(&req(&ts(3)), &[], T0)
         .unwrap_or_else(|e| panic!("{e}"));
-    let t = b.thread.unwrap_or_else(|| panic!("thread"));
+    let t = b.thread().unwrap_or_else(|| panic!("thread"));
     assert!(t.replies.iter().all(|r| r.message_id != ts(2)));
     // Deleting the root drops the thread.
     s.apply(
@@ -313,7 +314,8 @@ fn adjacent_messages_are_the_nearest_with_earlier_winning_ties() {
     r.adjacent = 3;
     let b = s.build(&r, &[], T0).unwrap_or_else(|e| panic!("{e}"));
     let ids: Vec<String> = b
-        .snapshot
+        .snapshot()
+        .unwrap_or_else(|| panic!("snapshot"))
         .adjacent
         .iter()
         .map(|m| m.message_id.clone())
@@ -322,7 +324,8 @@ fn adjacent_messages_are_the_nearest_with_earlier_winning_ties() {
     r.anchor_id = ts(9);
     let b = s.build(&r, &[], T0).unwrap_or_else(|e| panic!("{e}"));
     let ids: Vec<String> = b
-        .snapshot
+        .snapshot()
+        .unwrap_or_else(|| panic!("snapshot"))
         .adjacent
         .iter()
         .map(|m| m.message_id.clone())
@@ -348,14 +351,14 @@ fn a_failed_fetch_serves_the_expired_thread_stale_within_the_stale_limit_then_no
         .build(&req(&ts(1)), &failed, now)
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(b.stale);
-    assert!(b.thread.is_some());
+    assert!(b.thread().is_some());
     assert_eq!(b.notes.len(), 2, "{:?}", b.notes);
     assert_eq!(s.counters.stale_serves, 1);
     let late = T0 + 3_600_001;
     let b = s
         .build(&req(&ts(1)), &failed, late)
         .unwrap_or_else(|e| panic!("{e}"));
-    assert!(b.thread.is_none());
+    assert!(b.thread().is_none());
     assert!(!b.stale);
 }
 
@@ -457,9 +460,9 @@ proptest! {
                 Op::Advance { ms } => now += ms,
                 Op::Build { sec } => {
                     if let Ok(b) = s.build(&req(&ts(sec)), &[], now) {
-                        let mut ids: Vec<String> = b.snapshot.adjacent.iter().map(|m| m.message_id.clone()).collect();
-                        ids.push(b.snapshot.anchor.message_id.clone());
-                        if let Some(t) = &b.thread {
+                        let mut ids: Vec<String> = b.snapshot().unwrap_or_else(|| panic!("snapshot")).adjacent.iter().map(|m| m.message_id.clone()).collect();
+                        ids.push(b.snapshot().unwrap_or_else(|| panic!("snapshot")).anchor.message_id.clone());
+                        if let Some(t) = &b.thread() {
                             ids.push(t.root.message_id.clone());
                             ids.extend(t.replies.iter().map(|r| r.message_id.clone()));
                         }
@@ -477,4 +480,137 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+#[ignore]
+fn timing_build_context() {
+    let mut s = warm();
+    let words = [
+        "deploy",
+        "rollout",
+        "canary",
+        "latency",
+        "p99",
+        "checkout",
+        "service",
+        "migration",
+    ];
+    let text = |i: u64| {
+        let mut t = String::new();
+        let mut k = i;
+        while t.len() < 200 {
+            t.push_str(words[(k % 8) as usize]);
+            t.push(' ');
+            k = k
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407)
+                >> 3;
+        }
+        t
+    };
+    for i in 0..1000 {
+        live(&mut s, msg(i, &text(i), None), T0);
+    }
+    for j in 0..200 {
+        let mut m = msg(1000 + j, &text(j), Some(900));
+        m.author.display_name = format!("user{}", j % 20);
+        live(&mut s, m, T0);
+    }
+    let mut r = ContextRequest::new(C, &ts(1199));
+    r.adjacent = 50;
+    let now = T0 + 1_000;
+    let start = std::time::Instant::now();
+    let n = 2000;
+    let mut len = 0;
+    for _ in 0..n {
+        let b = s.build(&r, &[], now).unwrap_or_else(|e| panic!("{e}"));
+        len += b.prompt.len();
+    }
+    eprintln!(
+        "build: {:?} per call, prompt {} bytes",
+        start.elapsed() / n,
+        len / n as usize
+    );
+    let start = std::time::Instant::now();
+    for _ in 0..n {
+        let _ = s.plan(&r, &[], now);
+    }
+    eprintln!("plan: {:?} per call", start.elapsed() / n);
+}
+
+#[test]
+#[ignore]
+fn timing_ingest() {
+    let mut s = Store::new(StoreConfig::default());
+    let text = "deploy rollout canary latency p99 checkout service migration ".repeat(4);
+    let events: Vec<Event> = (0..100_000u64)
+        .map(|k| {
+            let mut m = msg(k, &text, None);
+            m.author.display_name = format!("user{}", k % 20);
+            Event::Message {
+                channel: format!("C{}", k % 10),
+                workspace: None,
+                message: Box::new(m),
+            }
+        })
+        .collect();
+    let start = std::time::Instant::now();
+    for e in events {
+        s.apply(e, T0);
+    }
+    eprintln!("apply: {:?} per event", start.elapsed() / 100_000);
+}
+
+#[test]
+fn packed_messages_decode_in_order_with_non_ascii_and_lone_surrogates() {
+    use super::message::{decode_packed, PACKED_BOT_MESSAGE, PACKED_MESSAGE};
+    let fields = [
+        ["C1", "1775835600.000100", "héllo 😀", "U1", "Sam", ""],
+        [
+            "C1",
+            "1775835601.000100",
+            "reply",
+            "B1",
+            "deploy-bot",
+            "1775835600.000100",
+        ],
+    ];
+    let mut units: Vec<u16> = Vec::new();
+    let mut lens = Vec::new();
+    for f in fields.iter().flatten() {
+        let u: Vec<u16> = f.encode_utf16().collect();
+        lens.push(u.len() as u32);
+        units.extend(u);
+    }
+    units[lens[0] as usize + lens[1] as usize] = 0xD800; // a lone surrogate in the first text
+    let events = decode_packed(&units, &lens, &[PACKED_MESSAGE, PACKED_BOT_MESSAGE])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (_, _, a) = match &events[0] {
+        Event::Message {
+            channel,
+            workspace,
+            message,
+        } => (channel, workspace, message),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(a.text, "\u{FFFD}éllo 😀");
+    match &events[1] {
+        Event::Message { message, .. } => {
+            assert!(message.author.is_bot);
+            assert_eq!(message.thread_id.as_deref(), Some("1775835600.000100"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut bad = lens.clone();
+    bad[7] = 0; // the second ts becomes "": not a ts
+    let e = decode_packed(&units, &bad, &[PACKED_MESSAGE, PACKED_MESSAGE])
+        .err()
+        .unwrap_or_else(|| panic!("error"));
+    assert!(
+        e.to_string()
+            .starts_with("events[1].message.ts: expected a platform timestamp"),
+        "{e}"
+    );
+    assert!(decode_packed(&units, &lens[..3], &[PACKED_MESSAGE]).is_err());
 }

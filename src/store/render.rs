@@ -1,0 +1,184 @@
+//! The store's renderings: each held message's reply JSON and snippet are computed once
+//! and kept on the message until its text changes, so a warm `buildContext` mostly copies
+//! bytes; and the ThreadContext is budgeted over what it costs in the prompt (each
+//! reply's JSON object), not over bare text, so the thread section fits its budget.
+
+use super::message::StoredMessage;
+use crate::model::{ThreadRoot, ThreadTelemetry, Truncation, SCHEMA_VERSION};
+use crate::prompt::section_json;
+use crate::text::{tokens_for_units, truncate_snippet, utf16_len};
+use crate::thread::{thread_reply, thread_root, STRATEGY_MOST_RECENT};
+use crate::time::to_iso;
+use std::cell::OnceCell;
+
+/// A JSON rendering and its length in UTF-16 units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fragment {
+    pub json: String,
+    pub units: usize,
+    /// The reply was cut to 300 tokens.
+    pub truncated: bool,
+}
+
+impl Fragment {
+    fn new(json: String, truncated: bool) -> Self {
+        Fragment {
+            units: utf16_len(&json),
+            json,
+            truncated,
+        }
+    }
+}
+
+/// Renderings cached on a message; dropped when its text changes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RenderCache {
+    reply: OnceCell<Fragment>,
+    root: OnceCell<Fragment>,
+    snippet: OnceCell<String>,
+    iso: OnceCell<String>,
+}
+
+impl StoredMessage {
+    /// This message as a ThreadContext reply (escaped JSON object).
+    pub fn reply_fragment(&self) -> &Fragment {
+        self.cache.reply.get_or_init(|| {
+            let r = thread_reply(self);
+            Fragment::new(section_json(&r, false), r.is_truncated)
+        })
+    }
+
+    /// This message as a ThreadContext root (escaped JSON object, full text).
+    pub fn root_fragment(&self) -> &Fragment {
+        self.cache
+            .root
+            .get_or_init(|| Fragment::new(section_json(&thread_root(self), false), false))
+    }
+
+    /// The adjacent-message snippet of this message.
+    pub fn snippet(&self) -> &str {
+        self.cache
+            .snippet
+            .get_or_init(|| truncate_snippet(&self.text))
+    }
+
+    /// The message's ts as ISO-8601.
+    pub fn iso_ts(&self) -> &str {
+        self.cache.iso.get_or_init(|| to_iso(&self.ts))
+    }
+
+    /// Forgets the renderings (after an edit).
+    pub fn invalidate(&mut self) {
+        self.cache = RenderCache::default();
+    }
+}
+
+/// A rendered, budgeted ThreadContext.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderedThread {
+    /// Compact JSON, escaped for the prompt section.
+    pub json: String,
+    pub units: usize,
+    pub truncation: Truncation,
+    pub telemetry: ThreadTelemetry,
+}
+
+/// Upper bound of the ISO-8601 length of a platform ts (`"1775835600.000100"` ->
+/// `"2026-04-10T15:40:00.000100Z"`): 20 characters plus the fraction, wider years aside.
+fn iso_len_bound(ts: &str) -> usize {
+    ts.len() + 24
+}
+
+/// Builds the ThreadContext JSON: the root in full, then the newest replies whose JSON
+/// fits `budget_tokens` (counted as `ceil(UTF-16 units / 4)` of the thread's whole JSON,
+/// so the section never exceeds the budget, unless the root alone or the newest reply,
+/// which is always kept, is larger). `replies` are oldest first; `total` is the thread's
+/// reply count (at least `replies.len()`).
+pub fn render_thread(
+    thread_id: &str,
+    root: &StoredMessage,
+    replies: &[&StoredMessage],
+    total: u64,
+    budget_tokens: u64,
+) -> RenderedThread {
+    let total = total.max(replies.len() as u64);
+    let head = format!(
+        "{{\"schema_version\":\"{SCHEMA_VERSION}\",\"thread_id\":{},\"root\":",
+        section_json(&thread_id, false)
+    );
+    let root_frag = root.root_fragment();
+    const MID: &str = ",\"replies\":[";
+    const TAIL_OPEN: &str = "],\"truncation\":";
+    // The truncation object at its longest: every count as wide as `total`, and an
+    // omitted range of the two longest possible timestamps.
+    let widest_ts = replies.iter().map(|r| r.ts.len()).max().unwrap_or(0);
+    let truncation_bound = format!(
+        "{{\"total_replies\":{total},\"included_replies\":{total},\"strategy\":\"{STRATEGY_MOST_RECENT}\",\"omitted_range_ts\":[\"\",\"\"]}}"
+    )
+    .len()
+        + 2 * iso_len_bound(&"x".repeat(widest_ts));
+    let fixed =
+        utf16_len(&head) + root_frag.units + MID.len() + TAIL_OPEN.len() + truncation_bound + 1;
+
+    let limit = budget_tokens.saturating_mul(4);
+    let mut used = fixed as u64;
+    let mut first = replies.len();
+    for (i, r) in replies.iter().enumerate().rev() {
+        let comma = u64::from(first != replies.len());
+        let cost = r.reply_fragment().units as u64 + comma;
+        if first != replies.len() && used + cost > limit {
+            break;
+        }
+        used += cost;
+        first = i;
+    }
+    let included = &replies[first..];
+    let omitted_range_ts =
+        (first > 0).then(|| (to_iso(&replies[0].ts), to_iso(&replies[first - 1].ts)));
+    let truncation = Truncation {
+        total_replies: total,
+        included_replies: included.len() as u64,
+        strategy: STRATEGY_MOST_RECENT.to_string(),
+        omitted_range_ts,
+    };
+    let truncation_json = section_json(&truncation, false);
+    let body: usize = included
+        .iter()
+        .map(|r| r.reply_fragment().json.len() + 1)
+        .sum();
+    let mut json = String::with_capacity(
+        head.len() + root_frag.json.len() + body + truncation_json.len() + 32,
+    );
+    json.push_str(&head);
+    json.push_str(&root_frag.json);
+    json.push_str(MID);
+    for (k, r) in included.iter().enumerate() {
+        if k > 0 {
+            json.push(',');
+        }
+        json.push_str(&r.reply_fragment().json);
+    }
+    json.push_str(TAIL_OPEN);
+    json.push_str(&truncation_json);
+    json.push('}');
+    let units = utf16_len(&json);
+    let messages_truncated = included
+        .iter()
+        .filter(|r| r.reply_fragment().truncated)
+        .count() as u64;
+    RenderedThread {
+        json,
+        units,
+        telemetry: ThreadTelemetry {
+            thread_budget_tokens: budget_tokens,
+            actual_tokens: tokens_for_units(units),
+            messages_truncated,
+        },
+        truncation,
+    }
+}
+
+/// The root as the thread's JSON shows it (for callers that want the struct).
+pub fn root_of(root: &StoredMessage) -> ThreadRoot {
+    thread_root(root)
+}
