@@ -614,3 +614,30 @@ fn packed_messages_decode_in_order_with_non_ascii_and_lone_surrogates() {
     );
     assert!(decode_packed(&units, &lens[..3], &[PACKED_MESSAGE]).is_err());
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The thread section never exceeds its budget (measured on the JSON the prompt
+    /// carries), unless the root alone or the always-kept newest reply is larger.
+    #[test]
+    fn thread_json_fits_its_budget(lens in proptest::collection::vec(0usize..3000, 1..60), budget in 0u64..6000, root_len in 0usize..400) {
+        let mut s = warm();
+        live(&mut s, msg(0, &"r".repeat(root_len), None), T0);
+        for (i, n) in lens.iter().enumerate() {
+            live(&mut s, msg(1 + i as u64, &"<é>`&\"x".repeat(n / 7 + 1), Some(0)), T0);
+        }
+        let mut r = req(&ts(0));
+        r.budget_tokens = budget;
+        let b = s.build(&r, &[], T0).unwrap_or_else(|e| panic!("{e}"));
+        let json = b.thread_json.clone().unwrap_or_else(|| panic!("thread"));
+        let tokens = crate::text::estimate_tokens(&json);
+        let t = b.telemetry.clone().unwrap_or_else(|| panic!("telemetry"));
+        prop_assert_eq!(t.actual_tokens, tokens);
+        let included = b.truncation.as_ref().map_or(0, |t| t.included_replies);
+        if included > 1 {
+            prop_assert!(tokens <= budget, "{} tokens over a budget of {}", tokens, budget);
+        }
+        prop_assert!(b.thread().is_some(), "the JSON parses back to a ThreadContext");
+    }
+}
