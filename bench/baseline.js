@@ -174,6 +174,7 @@ module.exports = {
   SNIPPET_MAX_CHARS,
   ATTACHMENT_MANIFEST_KEY: KEY,
   estimateTokens,
+  toIso,
   truncateSnippet,
   applyThreadBudget,
   buildChannelSnapshot,

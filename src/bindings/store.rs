@@ -946,14 +946,9 @@ impl ChannelStore {
         if needs.is_empty() {
             let built = self.core()?.build(&req, &failures, now);
             return match built {
-                Ok(b) => PromiseRaw::resolve(
-                    env,
-                    BuiltContext {
-                        built: b,
-                        api_calls: 0,
-                    },
-                )
-                .map(|p| p.to_unknown()),
+                Ok(b) => {
+                    PromiseRaw::resolve(env, BuiltContext::new(env, b, 0)).map(|p| p.to_unknown())
+                }
                 Err(e) => {
                     PromiseRaw::<()>::reject(env, anchor_error(env, &e)?).map(|p| p.to_unknown())
                 }
@@ -1032,10 +1027,7 @@ impl ChannelStore {
         let now = self.now(env)?;
         let built = self.core()?.build(&req, &failures, now);
         match built {
-            Ok(b) => Ok(BuiltContext {
-                built: b,
-                api_calls,
-            }),
+            Ok(b) => Ok(BuiltContext::new(env, b, api_calls)),
             Err(e) => Err(Error::new(Status::GenericFailure, e.to_string())),
         }
     }
@@ -1500,10 +1492,34 @@ fn media_content<'e>(
 
 /// What `buildContext` resolves to. The documents are converted to JS objects when
 /// read (each read converts anew: keep the value rather than reading it in a loop).
-#[napi]
+#[napi(custom_finalize)]
 pub struct BuiltContext {
     built: Built,
     api_calls: u32,
+    /// Bytes reported to V8 as external memory, so its GC sees what results hold.
+    external: i64,
+}
+
+impl BuiltContext {
+    fn new(env: &Env, built: Built, api_calls: u32) -> Self {
+        let external = i64::try_from(built.heap_bytes()).unwrap_or(i64::MAX);
+        // Best effort: failing to report changes nothing but GC timing.
+        let external = env.adjust_external_memory(external).map_or(0, |_| external);
+        BuiltContext {
+            built,
+            api_calls,
+            external,
+        }
+    }
+}
+
+impl ObjectFinalize for BuiltContext {
+    fn finalize(self, env: Env) -> Result<()> {
+        if self.external > 0 {
+            env.adjust_external_memory(-self.external)?;
+        }
+        Ok(())
+    }
 }
 
 #[napi]
@@ -1511,14 +1527,14 @@ impl BuiltContext {
     /// The ChannelSnapshot (seed schema, snake_case).
     #[napi(getter, ts_return_type = "ChannelSnapshot")]
     pub fn snapshot<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
-        parse_json(env, &self.built.snapshot_json)
+        parse_json(env, self.built.snapshot_json())
     }
 
     /// The ThreadContext, or null when the anchor is neither in a thread nor has replies
     /// (or the thread could not be fetched; see `notes`).
     #[napi(getter, ts_return_type = "ThreadContext | null")]
     pub fn thread<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
-        match &self.built.thread_json {
+        match self.built.thread_json() {
             Some(t) => parse_json(env, t),
             None => Null.into_unknown(env),
         }
@@ -1579,7 +1595,7 @@ impl BuiltContext {
     #[napi(js_name = "toJSON", ts_return_type = "BuiltContextJson")]
     pub fn to_json<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
         let b = &self.built;
-        let thread = b.thread_json.as_deref().unwrap_or("null");
+        let thread = b.thread_json().unwrap_or("null");
         let telemetry = match &b.telemetry {
             Some(t) => serde_json::to_string(t).unwrap_or_else(|_| "null".into()),
             None => "null".into(),
@@ -1594,7 +1610,7 @@ impl BuiltContext {
         let rest = rest.to_string();
         let text = format!(
             "{{\"snapshot\":{},\"thread\":{},\"telemetry\":{},{}",
-            b.snapshot_json,
+            b.snapshot_json(),
             thread,
             telemetry,
             rest.strip_prefix('{').unwrap_or(&rest)

@@ -135,13 +135,14 @@ pub struct Tokens {
 /// Everything `buildContext` returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Built {
-    /// The ChannelSnapshot as it appears in the prompt section.
-    pub snapshot_json: String,
-    /// The ThreadContext as it appears in the prompt section.
-    pub thread_json: Option<String>,
+    /// The prompt section; the two JSON documents are ranges of it.
+    pub prompt: String,
+    /// Where the ChannelSnapshot JSON sits in `prompt`.
+    pub snapshot_range: std::ops::Range<usize>,
+    /// Where the ThreadContext JSON sits in `prompt`.
+    pub thread_range: Option<std::ops::Range<usize>>,
     pub truncation: Option<Truncation>,
     pub telemetry: Option<ThreadTelemetry>,
-    pub prompt: String,
     pub tokens: Tokens,
     /// Part of the context is older than its cache TTL (a fetch failed).
     pub stale: bool,
@@ -150,16 +151,32 @@ pub struct Built {
 }
 
 impl Built {
+    /// The ChannelSnapshot's JSON as the prompt carries it.
+    pub fn snapshot_json(&self) -> &str {
+        self.prompt
+            .get(self.snapshot_range.clone())
+            .unwrap_or("null")
+    }
+
+    /// The ThreadContext's JSON as the prompt carries it.
+    pub fn thread_json(&self) -> Option<&str> {
+        self.thread_range.clone().and_then(|r| self.prompt.get(r))
+    }
+
     /// The ChannelSnapshot, read back from its JSON.
     pub fn snapshot(&self) -> Option<ChannelSnapshot> {
-        serde_json::from_str(&self.snapshot_json).ok()
+        serde_json::from_str(self.snapshot_json()).ok()
     }
 
     /// The ThreadContext, read back from its JSON.
     pub fn thread(&self) -> Option<ThreadContext> {
-        self.thread_json
-            .as_deref()
+        self.thread_json()
             .and_then(|j| serde_json::from_str(j).ok())
+    }
+
+    /// Heap bytes held (reported to V8 as external memory).
+    pub fn heap_bytes(&self) -> usize {
+        self.prompt.capacity() + self.notes.iter().map(String::capacity).sum::<usize>()
     }
 }
 
@@ -215,6 +232,14 @@ struct SnapshotView<'a> {
     adjacent: Vec<AdjacentView<'a>>,
 }
 
+/// The snapshot without its adjacent messages, which are appended as fragments.
+#[derive(Serialize)]
+struct SnapshotHead<'a> {
+    schema_version: &'static str,
+    channel: Channel,
+    anchor: AnchorView<'a>,
+}
+
 #[derive(Serialize)]
 struct AnchorView<'a> {
     message_id: &'a str,
@@ -234,6 +259,27 @@ struct AdjacentView<'a> {
     thread_activity: Option<ThreadActivity>,
     has_media: bool,
     reactions: Vec<String>,
+}
+
+/// An adjacent message as the snapshot shows it.
+fn adjacent_view(m: &StoredMessage, activity: Option<Activity>) -> AdjacentView<'_> {
+    AdjacentView {
+        message_id: &m.id,
+        ts: m.iso_ts(),
+        author: &m.author,
+        snippet: m.snippet(),
+        thread_activity: activity.map(|a| ThreadActivity {
+            reply_count: a.reply_count,
+            replies_last_1h: a.replies_last_1h,
+            last_reply_ts: a.last_reply_ts.as_deref().map(to_iso),
+        }),
+        has_media: !m.files.is_empty(),
+        reactions: m
+            .reactions
+            .iter()
+            .map(|r| reaction_label(&r.name, r.count))
+            .collect(),
+    }
 }
 
 /// Where the anchor was found.
@@ -436,23 +482,7 @@ impl Store {
     }
 
     fn adjacent_view<'a>(&self, channel: &str, m: &'a StoredMessage, now: u64) -> AdjacentView<'a> {
-        AdjacentView {
-            message_id: &m.id,
-            ts: m.iso_ts(),
-            author: &m.author,
-            snippet: m.snippet(),
-            thread_activity: self.activity(channel, m, now).map(|a| ThreadActivity {
-                reply_count: a.reply_count,
-                replies_last_1h: a.replies_last_1h,
-                last_reply_ts: a.last_reply_ts.as_deref().map(to_iso),
-            }),
-            has_media: !m.files.is_empty(),
-            reactions: m
-                .reactions
-                .iter()
-                .map(|r| reaction_label(&r.name, r.count))
-                .collect(),
-        }
+        adjacent_view(m, self.activity(channel, m, now))
     }
 
     /// The `n` channel messages nearest to `center` (excluding `skip`), in channel
@@ -535,26 +565,57 @@ impl Store {
                 .and_then(|c| c.platform.clone())
                 .unwrap_or_else(|| DEFAULT_PLATFORM.to_string()),
         };
-        let adjacent = self
-            .nearest(&req.channel, center, &anchor.id, req.adjacent)
-            .into_iter()
-            .map(|m| self.adjacent_view(&req.channel, m, now))
-            .collect();
-        let snapshot = SnapshotView {
-            schema_version: SCHEMA_VERSION,
-            channel,
-            anchor: AnchorView {
-                message_id: &anchor.id,
-                ts: anchor.iso_ts(),
-                author: &anchor.author,
-                text: &anchor.text,
-                media: anchor.media_refs(),
-                thread_id: anchor.thread_id.as_deref(),
-            },
-            adjacent,
+        let near = self.nearest(&req.channel, center, &anchor.id, req.adjacent);
+        let anchor_view = AnchorView {
+            message_id: &anchor.id,
+            ts: anchor.iso_ts(),
+            author: &anchor.author,
+            text: &anchor.text,
+            media: anchor.media_refs(),
+            thread_id: anchor.thread_id.as_deref(),
         };
-        let mut snapshot_json = section_json(&snapshot, req.prompt.pretty);
-        drop(snapshot);
+        let snapshot_json = if req.prompt.pretty {
+            let adjacent = near
+                .iter()
+                .map(|m| self.adjacent_view(&req.channel, m, now))
+                .collect();
+            section_json(
+                &SnapshotView {
+                    schema_version: SCHEMA_VERSION,
+                    channel,
+                    anchor: anchor_view,
+                    adjacent,
+                },
+                true,
+            )
+        } else {
+            // Messages without thread activity render the same every time: their JSON
+            // is cached on the message.
+            let head = section_json(
+                &SnapshotHead {
+                    schema_version: SCHEMA_VERSION,
+                    channel,
+                    anchor: anchor_view,
+                },
+                false,
+            );
+            let mut json = String::with_capacity(head.len() + near.len() * 400 + 16);
+            json.push_str(head.strip_suffix('}').unwrap_or(&head));
+            json.push_str(",\"adjacent\":[");
+            for (i, m) in near.iter().enumerate() {
+                if i > 0 {
+                    json.push(',');
+                }
+                match self.activity(&req.channel, m, now) {
+                    None => json.push_str(
+                        m.adjacent_fragment(|m| section_json(&adjacent_view(m, None), false)),
+                    ),
+                    some => json.push_str(&section_json(&adjacent_view(m, some), false)),
+                }
+            }
+            json.push_str("]}");
+            json
+        };
 
         let mut stale = false;
         let mut rendered = None;
@@ -605,13 +666,7 @@ impl Store {
                         Some(e) if e.complete => replies.len() as u64,
                         _ => root.reply_count.max(replies.len() as u64),
                     };
-                    rendered = Some(render_thread(
-                        &tid,
-                        root,
-                        &replies,
-                        total,
-                        req.budget_tokens,
-                    ));
+                    rendered = Some((tid.clone(), root, replies, total));
                 }
                 (true, None) => notes.push(format!(
                     "Thread {tid} is left out: its root message is not held."
@@ -619,66 +674,65 @@ impl Store {
                 (false, _) => {}
             }
         }
-        if stale {
-            self.counters.stale_serves += 1;
-        }
         let guidance = guidance_text(req.prompt);
-        let (mut thread_json, mut t_units, truncation, telemetry) = match rendered {
-            Some(r) => (Some(r.json), r.units, Some(r.truncation), Some(r.telemetry)),
-            None => (None, 0, None, None),
-        };
-        if req.prompt.pretty {
-            // Budgeted on the compact JSON; shown indented.
-            thread_json = thread_json.map(|j| {
-                serde_json::from_str::<serde_json::Value>(&j)
-                    .map(|v| section_json(&v, true))
-                    .unwrap_or(j)
-            });
-        }
         let g_units = utf16_len(guidance);
         let s_units = utf16_len(&snapshot_json);
-        if req.prompt.pretty {
-            t_units = thread_json.as_deref().map_or(0, utf16_len);
-        }
-        let mut prompt = String::with_capacity(
-            guidance.len()
-                + snapshot_json.len()
-                + thread_json.as_ref().map_or(0, |t| t.len())
-                + 160,
-        );
+        let mut prompt = String::with_capacity(guidance.len() + snapshot_json.len() + 256);
         prompt.push_str(guidance);
         prompt.push('\n');
         prompt.push_str(SNAPSHOT_OPEN);
         prompt.push('\n');
+        let snapshot_range = prompt.len()..prompt.len() + snapshot_json.len();
         prompt.push_str(&snapshot_json);
         prompt.push('\n');
         prompt.push_str(SNAPSHOT_CLOSE);
-        if let Some(t) = &thread_json {
+        drop(snapshot_json);
+        let mut thread_range = None;
+        let mut t_units = 0;
+        let mut truncation = None;
+        let mut telemetry = None;
+        if let Some((tid, root, replies, total)) = rendered {
             prompt.push_str("\n\n");
             prompt.push_str(THREAD_OPEN);
             prompt.push('\n');
-            prompt.push_str(t);
+            let start = prompt.len();
+            let r = if req.prompt.pretty {
+                // Budgeted on the compact JSON; shown indented.
+                let mut compact = String::new();
+                let r = render_thread(&tid, root, &replies, total, req.budget_tokens, &mut compact);
+                let pretty = serde_json::from_str::<serde_json::Value>(&compact)
+                    .map(|v| section_json(&v, true))
+                    .unwrap_or(compact);
+                prompt.push_str(&pretty);
+                r
+            } else {
+                render_thread(&tid, root, &replies, total, req.budget_tokens, &mut prompt)
+            };
+            t_units = utf16_len(&prompt[start..]);
+            thread_range = Some(start..prompt.len());
             prompt.push('\n');
             prompt.push_str(THREAD_CLOSE);
+            truncation = Some(r.truncation);
+            telemetry = Some(r.telemetry);
+        }
+        if stale {
+            self.counters.stale_serves += 1;
         }
         // Tags and newlines are ASCII: bytes are units.
-        let frame = prompt.len()
-            - guidance.len()
-            - snapshot_json.len()
-            - thread_json.as_ref().map_or(0, |t| t.len());
+        let thread_bytes = thread_range.as_ref().map_or(0, |r| r.len());
+        let frame = prompt.len() - guidance.len() - snapshot_range.len() - thread_bytes;
         let tokens = Tokens {
             guidance: tokens_for_units(g_units),
             snapshot: tokens_for_units(s_units),
             thread: tokens_for_units(t_units),
             total: tokens_for_units(g_units + s_units + t_units + frame),
         };
-        snapshot_json.shrink_to_fit();
         Ok(Built {
-            snapshot_json,
-            thread_json,
+            prompt,
+            snapshot_range,
+            thread_range,
             truncation,
             telemetry,
-            prompt,
             tokens,
             stale,
             notes,

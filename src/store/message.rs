@@ -143,6 +143,7 @@ impl StoredMessage {
     /// Applies a reaction change. Adding a user's reaction twice, or removing one that
     /// is not there, changes nothing when the users are known.
     pub fn react(&mut self, name: &str, user: Option<&str>, added: bool) {
+        self.invalidate();
         let name = name.trim_matches(':');
         let pos = self.reactions.iter().position(|r| r.name == name);
         match (pos, added) {

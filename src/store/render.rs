@@ -37,6 +37,7 @@ pub struct RenderCache {
     root: OnceCell<Fragment>,
     snippet: OnceCell<String>,
     iso: OnceCell<String>,
+    adjacent: OnceCell<String>,
 }
 
 impl StoredMessage {
@@ -67,17 +68,22 @@ impl StoredMessage {
         self.cache.iso.get_or_init(|| to_iso(&self.ts))
     }
 
-    /// Forgets the renderings (after an edit).
+    /// This message as an adjacent message without thread activity, rendered by
+    /// `render` on first use.
+    pub fn adjacent_fragment(&self, render: impl FnOnce(&Self) -> String) -> &str {
+        self.cache.adjacent.get_or_init(|| render(self))
+    }
+
+    /// Forgets the renderings (after an edit or a reaction).
     pub fn invalidate(&mut self) {
         self.cache = RenderCache::default();
     }
 }
 
-/// A rendered, budgeted ThreadContext.
+/// What rendering a thread produced (its JSON is appended to the caller's buffer).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RenderedThread {
-    /// Compact JSON, escaped for the prompt section.
-    pub json: String,
+    /// Length of the JSON in UTF-16 units.
     pub units: usize,
     pub truncation: Truncation,
     pub telemetry: ThreadTelemetry,
@@ -89,7 +95,7 @@ fn iso_len_bound(ts: &str) -> usize {
     ts.len() + 24
 }
 
-/// Builds the ThreadContext JSON: the root in full, then the newest replies whose JSON
+/// Appends the ThreadContext JSON to `out`: the root in full, then the newest replies whose JSON
 /// fits `budget_tokens` (counted as `ceil(UTF-16 units / 4)` of the thread's whole JSON,
 /// so the section never exceeds the budget, unless the root alone or the newest reply,
 /// which is always kept, is larger). `replies` are oldest first; `total` is the thread's
@@ -100,6 +106,7 @@ pub fn render_thread(
     replies: &[&StoredMessage],
     total: u64,
     budget_tokens: u64,
+    out: &mut String,
 ) -> RenderedThread {
     let total = total.max(replies.len() as u64);
     let head = format!(
@@ -146,28 +153,26 @@ pub fn render_thread(
         .iter()
         .map(|r| r.reply_fragment().json.len() + 1)
         .sum();
-    let mut json = String::with_capacity(
-        head.len() + root_frag.json.len() + body + truncation_json.len() + 32,
-    );
-    json.push_str(&head);
-    json.push_str(&root_frag.json);
-    json.push_str(MID);
+    out.reserve(head.len() + root_frag.json.len() + body + truncation_json.len() + 32);
+    let start = out.len();
+    out.push_str(&head);
+    out.push_str(&root_frag.json);
+    out.push_str(MID);
     for (k, r) in included.iter().enumerate() {
         if k > 0 {
-            json.push(',');
+            out.push(',');
         }
-        json.push_str(&r.reply_fragment().json);
+        out.push_str(&r.reply_fragment().json);
     }
-    json.push_str(TAIL_OPEN);
-    json.push_str(&truncation_json);
-    json.push('}');
-    let units = utf16_len(&json);
+    out.push_str(TAIL_OPEN);
+    out.push_str(&truncation_json);
+    out.push('}');
+    let units = utf16_len(&out[start..]);
     let messages_truncated = included
         .iter()
         .filter(|r| r.reply_fragment().truncated)
         .count() as u64;
     RenderedThread {
-        json,
         units,
         telemetry: ThreadTelemetry {
             thread_budget_tokens: budget_tokens,

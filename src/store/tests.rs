@@ -630,7 +630,7 @@ proptest! {
         let mut r = req(&ts(0));
         r.budget_tokens = budget;
         let b = s.build(&r, &[], T0).unwrap_or_else(|e| panic!("{e}"));
-        let json = b.thread_json.clone().unwrap_or_else(|| panic!("thread"));
+        let json = b.thread_json().unwrap_or_else(|| panic!("thread")).to_string();
         let tokens = crate::text::estimate_tokens(&json);
         let t = b.telemetry.clone().unwrap_or_else(|| panic!("telemetry"));
         prop_assert_eq!(t.actual_tokens, tokens);
@@ -640,4 +640,40 @@ proptest! {
         }
         prop_assert!(b.thread().is_some(), "the JSON parses back to a ThreadContext");
     }
+}
+
+#[test]
+fn cached_renderings_follow_edits_and_reactions() {
+    let mut s = warm();
+    live(&mut s, msg(1, "before", None), T0);
+    live(&mut s, msg(2, "anchor", None), T0);
+    let adjacent = |s: &mut Store| {
+        let b = s
+            .build(&req(&ts(2)), &[], T0)
+            .unwrap_or_else(|e| panic!("{e}"));
+        b.snapshot().unwrap_or_else(|| panic!("snapshot")).adjacent[0].clone()
+    };
+    assert_eq!(adjacent(&mut s).snippet, "before");
+    s.apply(
+        Event::Edit {
+            channel: C.into(),
+            message_id: ts(1),
+            text: "after   the edit".into(),
+            edited: true,
+        },
+        T0,
+    );
+    s.apply(
+        Event::Reaction {
+            channel: C.into(),
+            message_id: ts(1),
+            name: "eyes".into(),
+            user: Some("U1".into()),
+            added: true,
+        },
+        T0,
+    );
+    let a = adjacent(&mut s);
+    assert_eq!(a.snippet, "after the edit");
+    assert_eq!(a.reactions, vec![":eyes: 1"]);
 }

@@ -1,0 +1,179 @@
+#!/usr/bin/env node
+// ChannelStore benchmarks, addon against the same design in plain JS (bench/js-channel-store.js),
+// in one run:
+//   - ingest: 100,000 message events (~200-byte texts, 10 channels) through ingestMany in
+//     batches of 1,000 (target: at least 500,000 messages/s);
+//   - buildContext from a warm store: 50 adjacent messages, anchor in a 200-reply thread,
+//     then reading promptSection (target: p50 at most 50 µs);
+//   - memory per stored message at 100,000 messages (100 channels x 1,000).
+// A report, not a test: no timing assertions.
+//
+//   node bench/channel-store.js [--quick] [--json]
+'use strict'
+const path = require('node:path')
+const { spawnSync } = require('node:child_process')
+
+if (typeof global.gc !== 'function') {
+  // Memory figures need a forced GC; re-run with it exposed.
+  const r = spawnSync(process.execPath, ['--expose-gc', __filename, ...process.argv.slice(2)], { stdio: 'inherit' })
+  process.exit(r.status ?? 1)
+}
+
+const addon = require(path.join(__dirname, '..'))
+const { JsChannelStore } = require('./js-channel-store')
+
+const QUICK = process.argv.includes('--quick')
+const JSON_OUT = process.argv.includes('--json')
+const RUNS = QUICK ? 3 : 7
+const CALLS = QUICK ? 300 : 3000
+
+let seed = 0x9e3779b9
+function rand() {
+  seed ^= seed << 13
+  seed ^= seed >>> 17
+  seed ^= seed << 5
+  return (seed >>> 0) / 4294967296
+}
+const WORDS = 'deploy rollout canary latency p99 checkout service migration schema index replica review merge release flag incident 🚀 デプロイ Überprüfung'.split(' ')
+function text() {
+  let s = ''
+  while (s.length < 200) s += `${WORDS[Math.floor(rand() * WORDS.length)]} `
+  return s
+}
+const T0 = 1775835600
+const users = Array.from({ length: 20 }, (_, i) => ({ userId: `U0${1000 + i}`, displayName: `user${i}` }))
+const event = (channelId, ts, threadId) => ({
+  type: 'message',
+  channelId,
+  message: { ts, text: text(), author: users[Math.floor(rand() * users.length)], ...(threadId ? { threadId } : {}) },
+})
+// Flat strings, as JSON.parse of real payloads gives them.
+const flat = (x) => JSON.parse(JSON.stringify(x))
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]
+const guidance = addon.buildContextPromptSection({
+  snapshot: addon.buildChannelSnapshot({ channel: { id: 'C', name: 'c', platform: 'slack' }, anchor: { ts: '1.1', text: '', author: users[0] } }),
+}).split('\n<channel_snapshot')[0]
+
+// ---------------------------------------------------------------- ingest
+function ingest() {
+  const batches = flat(
+    Array.from({ length: 100 }, (_, b) =>
+      Array.from({ length: 1000 }, (_, i) => {
+        const k = b * 1000 + i
+        return event(`C0${k % 10}`, `${T0 + k}.${String(k % 1e6).padStart(6, '0')}`)
+      }),
+    ),
+  )
+  const rate = (make) => {
+    const xs = []
+    for (let r = 0; r < RUNS; r++) {
+      const store = make()
+      const t = process.hrtime.bigint()
+      for (const b of batches) store.ingestMany(b)
+      xs.push(100_000 / (Number(process.hrtime.bigint() - t) / 1e9))
+    }
+    return median(xs)
+  }
+  const addonRate = rate(() => new addon.ChannelStore())
+  const jsRate = rate(() => new JsChannelStore())
+  return { addonMsgsPerSec: Math.round(addonRate), jsMsgsPerSec: Math.round(jsRate), target: 500_000, met: addonRate >= 500_000 }
+}
+
+// ---------------------------------------------------------------- buildContext
+async function latency() {
+  const C = 'C0ROLLOUT'
+  const now = (T0 + 2000) * 1000
+  const events = []
+  for (let i = 0; i < 1000; i++) events.push(event(C, `${T0 + i}.000100`))
+  const root = `${T0 + 950}.000100`
+  for (let j = 0; j < 200; j++) events.push(event(C, `${T0 + 1000 + j}.000200`, root))
+  const anchor = `${T0 + 1199}.000200`
+  const data = flat(events)
+  const store = new addon.ChannelStore({ clock: () => now })
+  store.ingestMany(data)
+  const jsStore = new JsChannelStore({ clock: () => now, guidance })
+  jsStore.ingestMany(data)
+  const opts = { adjacent: 50 }
+  const first = await store.buildContext(C, anchor, opts)
+  if (first.apiCalls !== 0 || first.notes.length !== 0) throw new Error(`store not warm: ${first.notes.join(' ')}`)
+  const jsFirst = await jsStore.buildContext(C, anchor, opts)
+  const thread = first.thread
+  if (thread.truncation.total_replies !== 200 || first.snapshot.adjacent.length !== 50) throw new Error('unexpected context shape')
+  const ratio = first.promptSection.length / jsFirst.promptSection.length
+  if (Math.abs(1 - ratio) > 0.05) throw new Error(`prompt sections differ in size: ${first.promptSection.length} vs ${jsFirst.promptSection.length}`)
+
+  const time = async (fn) => {
+    const xs = []
+    for (let i = 0; i < 20; i++) await fn()
+    for (let i = 0; i < CALLS; i++) {
+      const t = process.hrtime.bigint()
+      await fn()
+      xs.push(Number(process.hrtime.bigint() - t) / 1e3)
+    }
+    return { p50: median(xs), p99: pct(xs, 0.99) }
+  }
+  const withPrompt = await time(async () => (await store.buildContext(C, anchor, opts)).promptSection)
+  const buildOnly = await time(() => store.buildContext(C, anchor, opts))
+  const materialized = await time(async () => {
+    const c = await store.buildContext(C, anchor, opts)
+    return [c.promptSection, c.snapshot, c.thread]
+  })
+  const jsTimes = await time(async () => (await jsStore.buildContext(C, anchor, opts)).promptSection)
+  return {
+    promptChars: first.promptSection.length,
+    includedReplies: thread.truncation.included_replies,
+    addon: withPrompt,
+    addonBuildOnly: buildOnly,
+    addonMaterialized: materialized,
+    js: jsTimes,
+    target: 50,
+    met: withPrompt.p50 <= 50,
+  }
+}
+
+// ---------------------------------------------------------------- memory
+function memory() {
+  const events = flat(
+    Array.from({ length: 100_000 }, (_, k) => event(`C${String(k % 100).padStart(3, '0')}`, `${T0 + Math.floor(k / 100)}.${String(k % 100).padStart(6, '0')}`)),
+  )
+  const measure = (make, read) => {
+    global.gc()
+    const before = read()
+    const store = make()
+    for (let i = 0; i < events.length; i += 1000) store.ingestMany(events.slice(i, i + 1000))
+    global.gc()
+    const after = read()
+    return { store, bytes: after - before }
+  }
+  const a = measure(() => new addon.ChannelStore(), () => process.memoryUsage().rss)
+  const stats = a.store.stats()
+  const j = measure(() => new JsChannelStore(), () => process.memoryUsage().heapUsed)
+  return {
+    messages: stats.messages,
+    addonEstimatePerMessage: Math.round(stats.messageBytes / stats.messages),
+    addonRssPerMessage: Math.round(a.bytes / stats.messages),
+    jsHeapPerMessage: Math.round(j.bytes / 100_000),
+  }
+}
+
+async function main() {
+  const result = { ingest: ingest(), buildContext: await latency(), memory: memory() }
+  if (JSON_OUT) {
+    console.log(JSON.stringify(result, null, 2))
+    return
+  }
+  const { ingest: i, buildContext: b, memory: m } = result
+  const f = (n) => n.toLocaleString('en-US')
+  console.log(`ChannelStore (${QUICK ? 'quick' : 'full'} run, node ${process.version})`)
+  console.log(`ingestMany          addon ${f(i.addonMsgsPerSec)} msgs/s   js ${f(i.jsMsgsPerSec)} msgs/s   addon/js ${(i.addonMsgsPerSec / i.jsMsgsPerSec).toFixed(2)}x   target ${f(i.target)}: ${i.met ? 'met' : 'missed'}`)
+  console.log(`buildContext+prompt addon p50 ${b.addon.p50.toFixed(1)} µs p99 ${b.addon.p99.toFixed(1)}   js p50 ${b.js.p50.toFixed(1)} µs p99 ${b.js.p99.toFixed(1)}   js/addon ${(b.js.p50 / b.addon.p50).toFixed(2)}x   target p50 ${b.target} µs: ${b.met ? 'met' : 'missed'}`)
+  console.log(`  addon buildContext alone p50 ${b.addonBuildOnly.p50.toFixed(1)} µs; with snapshot and thread read as objects p50 ${b.addonMaterialized.p50.toFixed(1)} µs (prompt ${f(b.promptChars)} chars, ${b.includedReplies} replies)`)
+  console.log(`memory per message  addon ~${m.addonEstimatePerMessage} B (store estimate), ${m.addonRssPerMessage} B (RSS delta)   js ${m.jsHeapPerMessage} B (heap delta)   at ${f(m.messages)} messages`)
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})
