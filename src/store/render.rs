@@ -30,9 +30,13 @@ impl Fragment {
     }
 }
 
-/// Renderings cached on a message; dropped when its text changes.
+/// Renderings cached on a message; dropped when its text changes. Boxed on first use,
+/// so a message that is never rendered carries one pointer.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RenderCache {
+pub struct RenderCache(OnceCell<Box<Renderings>>);
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Renderings {
     reply: OnceCell<Fragment>,
     root: OnceCell<Fragment>,
     snippet: OnceCell<String>,
@@ -41,9 +45,13 @@ pub struct RenderCache {
 }
 
 impl StoredMessage {
+    fn rc(&self) -> &Renderings {
+        self.cache.0.get_or_init(Box::default)
+    }
+
     /// This message as a ThreadContext reply (escaped JSON object).
     pub fn reply_fragment(&self) -> &Fragment {
-        self.cache.reply.get_or_init(|| {
+        self.rc().reply.get_or_init(|| {
             let r = thread_reply(self);
             Fragment::new(section_json(&r, false), r.is_truncated)
         })
@@ -51,27 +59,27 @@ impl StoredMessage {
 
     /// This message as a ThreadContext root (escaped JSON object, full text).
     pub fn root_fragment(&self) -> &Fragment {
-        self.cache
+        self.rc()
             .root
             .get_or_init(|| Fragment::new(section_json(&thread_root(self), false), false))
     }
 
     /// The adjacent-message snippet of this message.
     pub fn snippet(&self) -> &str {
-        self.cache
+        self.rc()
             .snippet
             .get_or_init(|| truncate_snippet(&self.text))
     }
 
     /// The message's ts as ISO-8601.
     pub fn iso_ts(&self) -> &str {
-        self.cache.iso.get_or_init(|| to_iso(&self.ts))
+        self.rc().iso.get_or_init(|| to_iso(&self.ts))
     }
 
     /// This message as an adjacent message without thread activity, rendered by
     /// `render` on first use.
     pub fn adjacent_fragment(&self, render: impl FnOnce(&Self) -> String) -> &str {
-        self.cache.adjacent.get_or_init(|| render(self))
+        self.rc().adjacent.get_or_init(|| render(self))
     }
 
     /// Forgets the renderings (after an edit or a reaction).
