@@ -1,8 +1,17 @@
-// A gateway's use of every drop-in export, type-checked in CI with `tsc --noEmit --strict`
+// A gateway's use of every export (the drop-in layer and ChannelStore), type-checked in CI with `tsc --noEmit --strict`
 // against the generated index.d.ts: if the typings drift from what a TypeScript caller
 // writes, this file stops compiling.
 import {
   ATTACHMENT_MANIFEST_KEY,
+  ChannelStore,
+  type BuiltContext,
+  type ContextTokens,
+  type FetchMediaRequest,
+  type FetchRequest,
+  type MediaContent,
+  type StoreStats,
+  type StoredMessageView,
+  type ThreadSummary,
   SNIPPET_MAX_CHARS,
   THREAD_BUDGET_TOKENS,
   applyThreadBudget,
@@ -117,6 +126,36 @@ async function hashUpload(bytes: Uint8Array): Promise<string> {
   return sha256HexAsync(bytes)
 }
 
+// ChannelStore: events in, context out, fetches through a typed fetcher.
+const store = new ChannelStore({
+  windowSize: 500,
+  threadReplies: { max: 200, ttl: 120_000 },
+  rateLimit: { preset: 'slack-non-marketplace', overflowStrategy: 'degrade' },
+  clock: () => Date.now(),
+  fetcher: {
+    fetchThread: async (req: FetchRequest) => ({ ok: true, messages: [], has_more: false, channel: req.channelId }),
+    fetchMedia: async (req: FetchMediaRequest) => new Uint8Array(req.byteLength),
+  },
+})
+const applied: number = store.ingestMany([
+  { type: 'message', channelId: 'C1', message: { ts: '1775835600.000100', text: 'hi', author: { userId: 'U1', displayName: 'Sam' } } },
+  { type: 'reaction_added', channelId: 'C1', messageId: '1775835600.000100', reaction: 'eyes', userId: 'U2' },
+])
+store.ingestSlackEvent({ type: 'event_callback', team_id: 'T1', event: { type: 'message', channel: 'C1', user: 'U1', text: 'yo', ts: '1775835601.000100' } })
+const nextCursor: string | null = store.ingestSlackResponse('C1', { ok: true, messages: [] }, { threadId: '1775835600.000100' })
+
+async function answer(): Promise<string> {
+  const ctx: BuiltContext = await store.buildContext('C1', '1775835601.000100', { adjacent: 20, budgetTokens: 4000, toolNames: 'api' })
+  const snap: ChannelSnapshot = ctx.snapshot
+  const thread: ThreadContext | null = ctx.thread
+  const t: ContextTokens = ctx.tokens
+  const media: MediaContent = await store.getMedia('F1')
+  const stats: StoreStats = store.stats()
+  const summaryOfThread: ThreadSummary | null = store.threadActivity('C1', '1775835600.000100')
+  const held: StoredMessageView | null = store.getMessage('C1', '1775835600.000100')
+  return `${snap.anchor.text} ${thread?.truncation.total_replies ?? 0} ${t.total} ${ctx.apiCalls} ${ctx.notes.join(' ')} ${media.note ?? media.contentHash} ${stats.caches.threadReplies.hits} ${summaryOfThread?.participant_names.join(',')} ${held?.text} ${applied} ${nextCursor}`
+}
+
 export const summary = {
   firstSnippet,
   activity,
@@ -134,4 +173,5 @@ export const summary = {
   names,
   restored,
   hashUpload,
+  answer,
 }
