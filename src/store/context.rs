@@ -486,7 +486,8 @@ impl Store {
     }
 
     /// The `n` channel messages nearest to `center` (excluding `skip`), in channel
-    /// order; at equal distance the earlier message wins.
+    /// order: the message at `center` first (a reply's root), then alternately before
+    /// and after, the earlier message winning at equal distance.
     fn nearest(&self, channel: &str, center: TsKey, skip: &str, n: usize) -> Vec<&StoredMessage> {
         let Some(ch) = self.channels.get(channel) else {
             return Vec::new();
@@ -502,10 +503,16 @@ impl Store {
             .window
             .range(center..)
             .map(|(_, m)| m)
-            .filter(|m| m.id != skip && m.key != center)
+            .filter(|m| m.id != skip)
             .peekable();
+        // The message at the centre (a reply's root) is nearest of all.
+        let mid = match after.peek() {
+            Some(m) if m.key == center && n > 0 => after.next(),
+            _ => None,
+        };
+        let taken = usize::from(mid.is_some());
         let (mut b, mut a) = (Vec::new(), Vec::new());
-        while b.len() + a.len() < n {
+        while taken + b.len() + a.len() < n {
             let take_before = b.len() <= a.len() || after.peek().is_none();
             let next = if take_before { before.next() } else { None };
             match next {
@@ -520,6 +527,7 @@ impl Store {
             }
         }
         b.reverse();
+        b.extend(mid);
         b.extend(a);
         b
     }

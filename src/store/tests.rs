@@ -412,6 +412,8 @@ enum Op {
     FetchThread { root: u64, replies: Vec<u64> },
     Advance { ms: u64 },
     Build { sec: u64 },
+    Media { id: u8, size: usize },
+    Call { method: u8 },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -422,14 +424,17 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0u64..40, proptest::collection::vec(0u64..40, 0..6)).prop_map(|(root, replies)| Op::FetchThread { root, replies }),
         1 => (0u64..200_000).prop_map(|ms| Op::Advance { ms }),
         2 => (0u64..40).prop_map(|sec| Op::Build { sec }),
+        1 => (0u8..12, 0usize..60).prop_map(|(id, size)| Op::Media { id, size }),
+        2 => (0u8..2).prop_map(|method| Op::Call { method }),
     ]
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
-    /// After every operation: no cache exceeds its limits, and no deleted message can be
-    /// found or built into a context.
+    /// After every operation: no cache exceeds its entry or byte limit, no 60-second
+    /// window holds more calls than the limit, and no deleted message can be found or
+    /// built into a context.
     #[test]
     fn caches_stay_bounded_and_deleted_messages_never_return(ops in proptest::collection::vec(op(), 1..120)) {
         let mut s = Store::new(StoreConfig {
@@ -437,8 +442,14 @@ proptest! {
             replies_max: 3,
             starters_max: 4,
             replies_ttl_ms: 100_000,
+            media_max_size: 100,
+            rate_limit: crate::ratelimit::RateLimitConfig {
+                calls_per_min: 3,
+                ..Default::default()
+            },
             ..StoreConfig::default()
         });
+        let mut granted: Vec<(u8, u64)> = Vec::new();
         let mut now = T0;
         let mut deleted: Vec<String> = Vec::new();
         for op in ops {
@@ -458,6 +469,24 @@ proptest! {
                     s.put_thread_page(C, &ts(root), page, true, true, now);
                 }
                 Op::Advance { ms } => now += ms,
+                Op::Media { id, size } => {
+                    s.put_media(MediaItem {
+                        artifact_id: format!("F{id}"),
+                        media_type: "image/png".into(),
+                        filename: None,
+                        bytes: vec![0; size],
+                        content_hash: String::new(),
+                        fetched_at: now,
+                    });
+                }
+                Op::Call { method } => {
+                    let name = ["conversations.replies", "conversations.history"][usize::from(method)];
+                    match s.limiter.acquire("T1", name, now) {
+                        crate::ratelimit::Grant::Now => granted.push((method, now)),
+                        crate::ratelimit::Grant::At(t) => granted.push((method, t)),
+                        crate::ratelimit::Grant::Refused(_) => {}
+                    }
+                }
                 Op::Build { sec } => {
                     if let Ok(b) = s.build(&req(&ts(sec)), &[], now) {
                         let mut ids: Vec<String> = b.snapshot().unwrap_or_else(|| panic!("snapshot")).adjacent.iter().map(|m| m.message_id.clone()).collect();
@@ -474,6 +503,11 @@ proptest! {
             }
             prop_assert!(s.replies.len() <= 3);
             prop_assert!(s.starters.len() <= 4);
+            prop_assert!(s.media.size() <= 100);
+            for &(m, t) in &granted {
+                let in_window = granted.iter().filter(|&&(m2, u)| m2 == m && u >= t && u < t + 60_000).count();
+                prop_assert!(in_window <= 3, "{} calls in the minute from {}", in_window, t);
+            }
             prop_assert!(s.channels.get(C).map_or(0, |c| c.window.len()) <= 8);
             for id in &deleted {
                 prop_assert!(held(&mut s, id).is_empty(), "deleted {} is still held", id);
@@ -676,4 +710,24 @@ fn cached_renderings_follow_edits_and_reactions() {
     let a = adjacent(&mut s);
     assert_eq!(a.snippet, "after the edit");
     assert_eq!(a.reactions, vec![":eyes: 1"]);
+}
+
+#[test]
+fn a_replys_snapshot_is_centred_on_its_root_and_shows_it() {
+    let mut s = warm();
+    for i in 1..=5 {
+        live(&mut s, msg(i, "x", None), T0);
+    }
+    live(&mut s, msg(10, "reply", Some(3)), T0);
+    let mut r = req(&ts(10));
+    r.adjacent = 3;
+    let b = s.build(&r, &[], T0).unwrap_or_else(|e| panic!("{e}"));
+    let ids: Vec<String> = b
+        .snapshot()
+        .unwrap_or_else(|| panic!("snapshot"))
+        .adjacent
+        .iter()
+        .map(|m| m.message_id.clone())
+        .collect();
+    assert_eq!(ids, vec![ts(2), ts(3), ts(4)]);
 }
