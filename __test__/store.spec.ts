@@ -278,6 +278,25 @@ describe('ChannelStore.buildContext', () => {
     await expect(store.buildContext(C, ts(1), { budgetTokens: -1 })).rejects.toThrow(RangeError)
   })
 
+  it('after fetching, an anchor still unknown rejects with ANCHOR_NOT_FOUND and says what was tried', async () => {
+    const store = new ChannelStore({ fetcher: { fetchHistory: async () => ({ ok: true, messages: [], has_more: false }) } })
+    const err = await store.buildContext(C, ts(5)).then(
+      () => null,
+      (e: Error & { code?: string }) => e,
+    )
+    expect(err?.code).toBe('ANCHOR_NOT_FOUND')
+    expect(err?.message).toContain('no fetchMessages in the fetcher')
+  })
+
+  it('notes a fetch it could not make for want of a fetcher function', async () => {
+    const { store } = setup({ fetcher: { fetchHistory: async () => ({ ok: true, messages: [], has_more: false }) } })
+    store.ingestSlackResponse(C, { ok: true, messages: [slackMessage(100, 'root', 100, { reply_count: 4 })] })
+    const ctx = await store.buildContext(C, ts(100))
+    expect(ctx.notes[0]).toBe(`Could not fetch thread ${ts(100)} (no fetchThread in the fetcher).`)
+    expect(ctx.thread?.truncation.total_replies).toBe(4)
+    expect(ctx.thread?.replies).toEqual([])
+  })
+
   it('fetches an unknown reply by its thread id when the caller knows it', async () => {
     const { store, rec } = setup()
     store.ingestSlackResponse(C, { ok: true, messages: [], has_more: false })

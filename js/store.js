@@ -107,7 +107,9 @@ async function buildContext(store, channelId, anchorId, options, plan) {
       calls += r.calls
       if (r.failure) failures.push(r.failure)
     }
-    needs = store._plan(channelId, anchorId, options, failures)
+    const next = store._plan(channelId, anchorId, options, failures)
+    failures.push(...next.failures)
+    needs = next.needs
   }
   const built = store._build(channelId, anchorId, options, failures, calls)
   return built

@@ -916,33 +916,8 @@ impl ChannelStore {
         let opts: BuildOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
         let req = request_from(channel, anchor, opts).map_err(|e| func_err(env, F, &e))?;
         let now = self.now(env)?;
-        let (needs, failures) = {
-            let mut core = self.core()?;
-            let rate = core.config.rate_limit.clone();
-            let mut failures = Vec::new();
-            loop {
-                let needs = core.plan(&req, &failures, now);
-                let (fetchable, missing): (Vec<Need>, Vec<Need>) = needs
-                    .into_iter()
-                    .partition(|n| self.has_fetcher(fetcher_name(n)));
-                if missing.is_empty() {
-                    break (
-                        fetchable
-                            .iter()
-                            .map(|n| need_js(n, &rate))
-                            .collect::<Vec<_>>(),
-                        failures,
-                    );
-                }
-                for n in missing {
-                    let name = fetcher_name(&n);
-                    failures.push(Failure {
-                        need: n,
-                        reason: format!("no {name} in the fetcher"),
-                    });
-                }
-            }
-        };
+        let mut failures = Vec::new();
+        let needs = self.plan_fetchable(&req, &mut failures, now)?;
         if needs.is_empty() {
             let built = self.core()?.build(&req, &failures, now);
             return match built {
@@ -954,10 +929,8 @@ impl ChannelStore {
                 }
             };
         }
-        let failures_js: Vec<Value> = failures
-            .iter()
-            .map(|f| json!({ "need": need_js(&f.need, &self.core().map(|c| c.config.rate_limit.clone()).unwrap_or_default()), "reason": f.reason }))
-            .collect();
+        let rate = self.core()?.config.rate_limit.clone();
+        let failures_js = failures_json(&failures, &rate);
         let run = runtime_fn(env, "buildContext")?;
         let options = options.unwrap_or(().into_unknown(env)?);
         let payload = to_js(env, &json!({ "needs": needs, "failures": failures_js }))?;
@@ -968,6 +941,34 @@ impl ChannelStore {
             options,
             payload,
         )))
+    }
+
+    /// The fetches `req` still needs that the fetcher can make; needs without a fetcher
+    /// function are added to `failures`.
+    fn plan_fetchable(
+        &self,
+        req: &ContextRequest,
+        failures: &mut Vec<Failure>,
+        now: u64,
+    ) -> Result<Vec<NeedJs>> {
+        let mut core = self.core()?;
+        let rate = core.config.rate_limit.clone();
+        loop {
+            let (fetchable, missing): (Vec<Need>, Vec<Need>) = core
+                .plan(req, failures, now)
+                .into_iter()
+                .partition(|n| self.has_fetcher(fetcher_name(n)));
+            if missing.is_empty() {
+                return Ok(fetchable.iter().map(|n| need_js(n, &rate)).collect());
+            }
+            for n in missing {
+                let name = fetcher_name(&n);
+                failures.push(Failure {
+                    need: n,
+                    reason: format!("no {name} in the fetcher"),
+                });
+            }
+        }
     }
 
     /// Internal (fetch runtime): the fetches still needed after `failures`.
@@ -985,27 +986,12 @@ impl ChannelStore {
         let req = request_from(channel_id, anchor, opts)
             .map_err(|e| func_err(env, "buildContext", &e))?;
         let mut failures = failures_from_js(env, failures)?;
+        let known = failures.len();
         let now = self.now(env)?;
-        let mut core = self.core()?;
-        let rate = core.config.rate_limit.clone();
-        loop {
-            let needs = core.plan(&req, &failures, now);
-            let (fetchable, missing): (Vec<Need>, Vec<Need>) = needs
-                .into_iter()
-                .partition(|n| self.has_fetcher(fetcher_name(n)));
-            if missing.is_empty() {
-                let out: Vec<NeedJs> = fetchable.iter().map(|n| need_js(n, &rate)).collect();
-                drop(core);
-                return to_js(env, &out);
-            }
-            for n in missing {
-                let name = fetcher_name(&n);
-                failures.push(Failure {
-                    need: n,
-                    reason: format!("no {name} in the fetcher"),
-                });
-            }
-        }
+        let needs = self.plan_fetchable(&req, &mut failures, now)?;
+        let rate = self.core()?.config.rate_limit.clone();
+        let added = failures_json(&failures[known..], &rate);
+        to_js(env, &json!({ "needs": needs, "failures": added }))
     }
 
     /// Internal (fetch runtime): builds the result after the fetches.
@@ -1028,7 +1014,10 @@ impl ChannelStore {
         let built = self.core()?.build(&req, &failures, now);
         match built {
             Ok(b) => Ok(BuiltContext::new(env, b, api_calls)),
-            Err(e) => Err(Error::new(Status::GenericFailure, e.to_string())),
+            Err(e) => {
+                env.throw(anchor_error(env, &e)?)?;
+                Err(Error::from_status(Status::PendingException))
+            }
         }
     }
 
@@ -1392,6 +1381,14 @@ fn refusal_text(method: &str, r: Refusal, now: u64) -> String {
         ),
         Refusal::Disabled => format!("{method} is disabled (a limit of 0 calls per minute)"),
     }
+}
+
+/// Failures as the runtime passes them around.
+fn failures_json(failures: &[Failure], rate: &RateLimitConfig) -> Vec<Value> {
+    failures
+        .iter()
+        .map(|f| json!({ "need": need_js(&f.need, rate), "reason": f.reason }))
+        .collect()
 }
 
 fn failures_from_js(env: &Env, v: Unknown) -> Result<Vec<Failure>> {
