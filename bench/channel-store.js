@@ -134,37 +134,45 @@ async function latency() {
 }
 
 // ---------------------------------------------------------------- memory
-function memory() {
+// Each store is measured in a fresh process of its own (`--memory addon|js`), so nothing
+// else this run allocated moves the figures.
+function memoryChild(kind) {
   const events = flat(
     Array.from({ length: 100_000 }, (_, k) => event(`C${String(k % 100).padStart(3, '0')}`, `${T0 + Math.floor(k / 100)}.${String(k % 100).padStart(6, '0')}`)),
   )
-  const measure = (make, read) => {
-    global.gc()
-    const before = read()
-    const store = make()
-    for (let i = 0; i < events.length; i += 1000) store.ingestMany(events.slice(i, i + 1000))
-    global.gc()
-    const after = read()
-    return { store, bytes: after - before }
+  const make = kind === 'addon' ? () => new addon.ChannelStore() : () => new JsChannelStore()
+  make().ingestMany(events.slice(0, 1000)) // warm the code path on a throwaway store
+  global.gc()
+  const read = () => (kind === 'addon' ? process.memoryUsage().rss : process.memoryUsage().heapUsed)
+  const before = read()
+  const store = make()
+  for (let i = 0; i < events.length; i += 1000) store.ingestMany(events.slice(i, i + 1000))
+  global.gc()
+  const bytes = read() - before
+  const stats = kind === 'addon' ? store.stats() : null
+  console.log(JSON.stringify({ bytes, messages: stats ? stats.messages : 100_000, estimate: stats ? stats.messageBytes : null }))
+}
+
+function memory() {
+  const run = (kind) => {
+    const r = spawnSync(process.execPath, ['--expose-gc', __filename, '--memory', kind], { encoding: 'utf8' })
+    if (r.status !== 0) throw new Error(`memory child failed: ${r.stderr}`)
+    return JSON.parse(r.stdout)
   }
-  // Warm both code paths on a throwaway store so lazy allocations are not counted.
-  new addon.ChannelStore().ingestMany(events.slice(0, 1000))
-  new JsChannelStore().ingestMany(events.slice(0, 1000))
-  const a = measure(() => new addon.ChannelStore(), () => process.memoryUsage().rss)
-  const stats = a.store.stats()
-  const j = measure(() => new JsChannelStore(), () => process.memoryUsage().heapUsed)
+  const a = run('addon')
+  const j = run('js')
   return {
-    messages: stats.messages,
-    addonEstimatePerMessage: Math.round(stats.messageBytes / stats.messages),
-    addonRssPerMessage: Math.round(a.bytes / stats.messages),
-    jsHeapPerMessage: Math.round(j.bytes / 100_000),
+    messages: a.messages,
+    addonEstimatePerMessage: Math.round(a.estimate / a.messages),
+    addonRssPerMessage: Math.round(a.bytes / a.messages),
+    jsHeapPerMessage: Math.round(j.bytes / j.messages),
   }
 }
 
 async function main() {
-  // Memory first, while the process holds nothing else.
-  const mem = memory()
-  const result = { ingest: ingest(), buildContext: await latency(), memory: mem }
+  const memoryKind = process.argv[process.argv.indexOf('--memory') + 1]
+  if (process.argv.includes('--memory')) return memoryChild(memoryKind)
+  const result = { ingest: ingest(), buildContext: await latency(), memory: memory() }
   if (JSON_OUT) {
     console.log(JSON.stringify(result, null, 2))
     return
