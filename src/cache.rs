@@ -144,11 +144,14 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
 
     /// Writes `value` at `now` (a rewrite restarts the TTL) and evicts the least
     /// recently used entries beyond `max`. Expired entries go first: they are pruned
-    /// (counted as expirations) before anything fresh is evicted.
-    pub fn insert(&mut self, key: K, value: V, now: u64) {
+    /// (counted as expirations) before anything fresh is evicted. Returns what left the
+    /// cache (so an owner can drop what it keeps about those entries); with `max` 0
+    /// nothing is stored and `value` itself comes back.
+    pub fn insert(&mut self, key: K, value: V, now: u64) -> Vec<(K, V)> {
         if self.max == 0 {
-            return;
+            return vec![(key, value)];
         }
+        let mut gone = Vec::new();
         self.entries.put(
             key,
             Stamped {
@@ -157,18 +160,20 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             },
         );
         if self.entries.len() > self.max {
-            self.prune_expired(now);
+            gone = self.prune_expired(now);
         }
         while self.entries.len() > self.max {
-            if self.entries.pop_lru().is_none() {
-                break;
+            match self.entries.pop_lru() {
+                Some((k, e)) => gone.push((k, e.value)),
+                None => break,
             }
             self.counters.evictions += 1;
         }
+        gone
     }
 
-    /// Removes every expired entry.
-    pub fn prune_expired(&mut self, now: u64) {
+    /// Removes every expired entry and returns them.
+    pub fn prune_expired(&mut self, now: u64) -> Vec<(K, V)> {
         let ttl = self.ttl;
         let expired: Vec<K> = self
             .entries
@@ -176,10 +181,14 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             .filter(|(_, e)| now >= e.written_at.saturating_add(ttl))
             .map(|(k, _)| k.clone())
             .collect();
+        let mut gone = Vec::with_capacity(expired.len());
         for k in expired {
-            self.entries.pop(&k);
+            if let Some(e) = self.entries.pop(&k) {
+                gone.push((k, e.value));
+            }
             self.counters.expirations += 1;
         }
+        gone
     }
 
     pub fn remove<Q>(&mut self, key: &Q) -> Option<V>

@@ -17,6 +17,7 @@ pub mod render;
 use crate::cache::{ByteCache, ByteSized, CacheCounters, TtlCache};
 use crate::model::MediaRef;
 use crate::ratelimit::{RateLimitConfig, RateLimiter};
+use crate::search::index::SearchIndex;
 use crate::time::TsKey;
 use message::{Event, StoredMessage};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -118,6 +119,8 @@ pub struct ChannelState {
     pub reply_threads: HashMap<String, String>,
     /// A history page was ingested: the window reaches back as far as the platform gave.
     pub history_loaded: bool,
+    /// Search index over every message held for the channel (window and held threads).
+    pub index: SearchIndex,
     deleted: HashSet<String>,
     deleted_order: VecDeque<String>,
 }
@@ -140,6 +143,20 @@ impl ChannelState {
 
     pub fn get(&self, id: &str) -> Option<&StoredMessage> {
         self.ids.get(id).and_then(|k| self.window.get(k))
+    }
+
+    /// Indexes (or re-indexes) a held message: its text and file names.
+    fn index_message(&mut self, m: &StoredMessage) {
+        let mut texts: Vec<&str> = Vec::with_capacity(1 + m.files.len());
+        texts.push(&m.text);
+        texts.extend(m.files.iter().filter_map(|f| f.media.filename.as_deref()));
+        self.index.add(
+            m.key,
+            m.thread_id.as_deref(),
+            &m.author.user_id,
+            &m.author.display_name,
+            &texts,
+        );
     }
 }
 
@@ -251,13 +268,20 @@ impl Store {
                 message_id,
                 text,
                 edited,
-            } => self.for_each_copy(&channel, &message_id, |m| {
-                if m.text != text {
-                    m.text.clone_from(&text);
-                    m.invalidate();
+            } => {
+                let mut changed = false;
+                self.for_each_copy(&channel, &message_id, |m| {
+                    if m.text != text {
+                        m.text.clone_from(&text);
+                        m.invalidate();
+                        changed = true;
+                    }
+                    m.edited |= edited;
+                });
+                if changed {
+                    self.reindex(&channel, &message_id);
                 }
-                m.edited |= edited;
-            }),
+            }
             Event::Delete {
                 channel,
                 message_id,
@@ -329,20 +353,98 @@ impl Store {
                         m.latest_reply = old.latest_reply;
                     }
                 }
+                if old.text != m.text || old.files != m.files || old.key != m.key {
+                    if old.key != m.key {
+                        ch.index.remove(old.key);
+                    }
+                    ch.index_message(&m);
+                }
                 ch.ids.insert(m.id.clone(), m.key);
                 ch.window.insert(m.key, m);
                 return;
             }
         }
+        ch.index_message(&m);
         ch.ids.insert(m.id.clone(), m.key);
         ch.window.insert(m.key, m);
+        let mut evicted = Vec::new();
         while ch.window.len() > window_size {
             match ch.window.pop_first() {
                 Some((_, old)) => {
                     ch.ids.remove(&old.id);
+                    evicted.push((old.id, old.key));
                 }
                 None => break,
             }
+        }
+        for (id, key) in evicted {
+            self.refresh_index(channel, &id, key);
+        }
+    }
+
+    /// A reply is in one thread: `(previous thread, reply id)` pairs for replies now
+    /// held in `thread` leave the previous thread's entry.
+    fn leave_other_threads(&mut self, channel: &str, thread: &str, moved: Vec<(String, String)>) {
+        for (other, id) in moved {
+            if other != thread {
+                if let Some(e) = self.replies.peek_mut(&thread_key(channel, &other)) {
+                    e.value.replies.retain(|_, m| m.id != id);
+                }
+            }
+        }
+    }
+
+    /// Brings the index entry under `key` (message `id`) in line with the copy the
+    /// store holds: the window's, else the held thread's, else none.
+    fn refresh_index(&mut self, channel: &str, id: &str, key: TsKey) {
+        let Some(ch) = self.channels.get_mut(channel) else {
+            return;
+        };
+        if let Some(w) = ch.ids.get(id).and_then(|k| ch.window.get(k)) {
+            let w = w.clone();
+            if w.key != key {
+                ch.index.remove(key);
+            }
+            ch.index_message(&w);
+            return;
+        }
+        let copy = ch
+            .reply_threads
+            .get(id)
+            .and_then(|t| self.replies.peek(&thread_key(channel, t)))
+            .and_then(|e| e.value.replies.values().find(|m| m.id == id));
+        match copy {
+            Some(m) => {
+                if m.key != key {
+                    ch.index.remove(key);
+                }
+                ch.index_message(m);
+            }
+            None => {
+                ch.index.remove(key);
+            }
+        }
+    }
+
+    /// Forgets the replies of a thread entry that left the replies cache (a reply
+    /// also held in another thread keeps its place there).
+    fn drop_thread_replies(&mut self, channel: &str, thread: &str, entry: &ThreadEntry) {
+        for m in entry.replies.values() {
+            if let Some(ch) = self.channels.get_mut(channel) {
+                if ch.reply_threads.get(&m.id).is_some_and(|t| t == thread) {
+                    ch.reply_threads.remove(&m.id);
+                }
+            }
+            self.refresh_index(channel, &m.id, m.key);
+        }
+    }
+
+    /// Writes a thread's entry to the replies cache and drops what the store keeps
+    /// about the threads that leave it (their replies' index entries and locations).
+    fn put_thread_entry(&mut self, key: String, entry: ThreadEntry, now: u64) {
+        for (k, gone) in self.replies.insert(key, entry, now) {
+            let (channel, thread) = k.split_once('\u{1f}').unwrap_or((&k, ""));
+            self.drop_thread_replies(channel, thread, &gone);
         }
     }
 
@@ -370,15 +472,20 @@ impl Store {
                 };
                 entry.replies.insert(m.key, m.clone());
                 held_count = Some(1);
-                self.replies.insert(key.clone(), entry, now);
+                self.put_thread_entry(key.clone(), entry, now);
             }
             None => {}
         }
         let held = self.replies.peek(&key).is_some();
         let ch = self.channel_mut(channel);
         if held {
-            ch.reply_threads.insert(m.id.clone(), thread.to_string());
+            let other = ch.reply_threads.insert(m.id.clone(), thread.to_string());
+            ch.index_message(m);
+            if let Some(other) = other {
+                self.leave_other_threads(channel, thread, vec![(other, m.id.clone())]);
+            }
         }
+        let ch = self.channel_mut(channel);
         let bump = |root: &mut StoredMessage| {
             match held_count {
                 Some(n) => root.reply_count = n,
@@ -438,8 +545,19 @@ impl Store {
         ch.remember_deleted(id);
         if let Some(k) = ch.ids.remove(id) {
             ch.window.remove(&k);
+            ch.index.remove(k);
         }
         let thread = ch.reply_threads.remove(id);
+        if let Some(t) = &thread {
+            let reply_key = self
+                .replies
+                .peek(&thread_key(channel, t))
+                .and_then(|e| e.value.replies.values().find(|m| m.id == id))
+                .map(|m| m.key);
+            if let Some(k) = reply_key {
+                self.channel_mut(channel).index.remove(k);
+            }
+        }
         if let Some(thread) = thread {
             let key = thread_key(channel, &thread);
             let mut left = None;
@@ -474,10 +592,7 @@ impl Store {
         let key = thread_key(channel, id);
         self.starters.remove(&key);
         if let Some(entry) = self.replies.remove(&key) {
-            let ch = self.channel_mut(channel);
-            for m in entry.replies.values() {
-                ch.reply_threads.remove(&m.id);
-            }
+            self.drop_thread_replies(channel, id, &entry);
         }
     }
 
@@ -521,11 +636,13 @@ impl Store {
         } else {
             None
         };
+        let previous_replies = previous.as_ref().map(|p| p.replies.clone());
         for m in &messages {
             self.remember_files(channel, m);
         }
         let ch = self.channel_mut(channel);
         let mut root = None;
+        let mut moved = Vec::new();
         for m in messages {
             if ch.was_deleted(&m.id) {
                 continue;
@@ -533,10 +650,14 @@ impl Store {
             if m.id == thread {
                 root = Some(m);
             } else if m.thread_id.as_deref() == Some(thread) {
-                ch.reply_threads.insert(m.id.clone(), thread.to_string());
+                if let Some(other) = ch.reply_threads.insert(m.id.clone(), thread.to_string()) {
+                    moved.push((other, m.id.clone()));
+                }
                 entry.replies.insert(m.key, m);
             }
         }
+        self.leave_other_threads(channel, thread, moved);
+        let ch = self.channel_mut(channel);
         if let Some(prev) = previous {
             let newest = entry.replies.keys().next_back().copied();
             for (k, m) in prev.replies {
@@ -563,7 +684,51 @@ impl Store {
                 self.put_message(channel, r, false, now);
             }
         }
-        self.replies.insert(key, entry, now);
+        let gone: Vec<StoredMessage> = match &previous_replies {
+            Some(prev) => prev
+                .values()
+                .filter(|m| !entry.replies.contains_key(&m.key))
+                .cloned()
+                .collect(),
+            None => Vec::new(),
+        };
+        self.put_thread_entry(key.clone(), entry, now);
+        for m in &gone {
+            if let Some(ch) = self.channels.get_mut(channel) {
+                if ch.reply_threads.get(&m.id).is_some_and(|t| t == thread) {
+                    ch.reply_threads.remove(&m.id);
+                }
+            }
+            self.refresh_index(channel, &m.id, m.key);
+        }
+        let Some(ch) = self.channels.get_mut(channel) else {
+            return;
+        };
+        if let Some(e) = self.replies.peek(&key) {
+            for m in e.value.replies.values() {
+                ch.index_message(m);
+            }
+        }
+    }
+
+    /// Re-indexes message `id` after its text changed.
+    fn reindex(&mut self, channel: &str, id: &str) {
+        let Some(ch) = self.channels.get_mut(channel) else {
+            return;
+        };
+        if let Some(m) = ch.ids.get(id).and_then(|k| ch.window.get(k)) {
+            let m = m.clone();
+            ch.index_message(&m);
+            return;
+        }
+        let Some(thread) = ch.reply_threads.get(id) else {
+            return;
+        };
+        if let Some(e) = self.replies.peek(&thread_key(channel, thread)) {
+            if let Some(m) = e.value.replies.values().find(|m| m.id == id) {
+                ch.index_message(m);
+            }
+        }
     }
 
     /// Caches downloaded media unless it alone exceeds the bound; returns whether it

@@ -512,8 +512,67 @@ proptest! {
             for id in &deleted {
                 prop_assert!(held(&mut s, id).is_empty(), "deleted {} is still held", id);
             }
+            if let Err(e) = index_matches_held(&mut s) {
+                prop_assert!(false, "{}", e);
+            }
         }
     }
+}
+
+/// The search index holds exactly the held messages (window and held threads), and a
+/// word finds exactly the held messages whose text has it.
+fn index_matches_held(s: &mut Store) -> Result<(), String> {
+    let mut held: Vec<(crate::time::TsKey, String)> = Vec::new();
+    if let Some(ch) = s.channels.get(C) {
+        held.extend(ch.window.values().map(|m| (m.key, m.text.clone())));
+    }
+    let prefix = thread_key(C, "");
+    for (k, e) in s.replies.iter() {
+        if k.starts_with(&prefix) {
+            held.extend(e.value.replies.values().map(|m| (m.key, m.text.clone())));
+        }
+    }
+    held.sort();
+    // Two held copies under one ts with different texts (a message that is both a
+    // reply and a channel message): either text may be indexed.
+    let ambiguous: Vec<crate::time::TsKey> = held
+        .windows(2)
+        .filter(|w| w[0].0 == w[1].0 && w[0].1 != w[1].1)
+        .map(|w| w[0].0)
+        .collect();
+    held.dedup_by_key(|h| h.0);
+    let Some(ch) = s.channels.get_mut(C) else {
+        return if held.is_empty() {
+            Ok(())
+        } else {
+            Err("no channel".into())
+        };
+    };
+    let indexed: Vec<crate::time::TsKey> = ch.index.keys_since(None).map(|(k, _)| k).collect();
+    let want: Vec<crate::time::TsKey> = held.iter().map(|h| h.0).collect();
+    if indexed != want {
+        return Err(format!("index {indexed:?} != held {want:?}"));
+    }
+    for word in ["edited", "post", "fetched"] {
+        let q = ch.index.query(word);
+        let mut found: Vec<crate::time::TsKey> = ch
+            .index
+            .score(&q, None)
+            .iter()
+            .filter_map(|m| ch.index.doc(m.slot).map(|d| d.key))
+            .collect();
+        found.sort();
+        found.retain(|k| !ambiguous.contains(k));
+        let want: Vec<crate::time::TsKey> = held
+            .iter()
+            .filter(|h| h.1.contains(word) && !ambiguous.contains(&h.0))
+            .map(|h| h.0)
+            .collect();
+        if found != want {
+            return Err(format!("'{word}' finds {found:?}, held with it: {want:?}"));
+        }
+    }
+    Ok(())
 }
 
 #[test]

@@ -1,0 +1,523 @@
+//! An inverted index over one channel's held messages, scored with BM25.
+//!
+//! Documents are messages, keyed by their ts (unique within a channel). Each term has a
+//! posting list of `(slot, term frequency)` in slot order. Removing a message (deleted,
+//! edited, evicted) marks its slot dead: its postings stay in the lists, are skipped by
+//! every query and are dropped by the next compaction, which runs once dead postings
+//! outnumber live ones. An edit is a removal plus an addition, so a word edited away is
+//! never found again.
+//!
+//! Scoring is Okapi BM25 with the usual constants [`K1`] = 1.2 and [`B`] = 0.75:
+//!
+//! ```text
+//! score(d, q) = Σ_t idf(t) · tf(t,d) · (K1 + 1) / (tf(t,d) + K1 · (1 - B + B · |d| / avgdl))
+//! idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+//! ```
+//!
+//! with N the live documents, df(t) the live documents containing t, |d| the document's
+//! term count and avgdl the mean over live documents.
+
+use super::tokenize::Tokenizer;
+use crate::time::TsKey;
+use std::collections::{BTreeMap, HashMap};
+
+/// BM25 term-frequency saturation.
+pub const K1: f64 = 1.2;
+/// BM25 document-length normalization.
+pub const B: f64 = 0.75;
+/// Query words that count (the rest of a long intent is ignored).
+pub const MAX_QUERY_WORDS: usize = 32;
+/// Compaction runs once this many postings are dead and they outnumber live ones.
+const COMPACT_MIN_DEAD: usize = 4_096;
+
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    slot: u32,
+    tf: u32,
+}
+
+/// One indexed message.
+#[derive(Debug, Clone)]
+pub struct Doc {
+    pub key: TsKey,
+    /// The thread of a reply (its root's id); `None` for channel messages.
+    pub thread: Option<Box<str>>,
+    /// Index into the author table.
+    pub author: u32,
+    /// Terms, repeats included.
+    len: u32,
+    /// Distinct terms (postings).
+    unique: u32,
+    pub live: bool,
+}
+
+/// A query word and the terms it gave.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryWord {
+    /// The folded word as the query had it (`"deploying"`, `"デプロイ"`).
+    pub word: String,
+}
+
+/// A parsed query: its words and, per distinct known term, the words it came from.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    pub words: Vec<QueryWord>,
+    /// (term id, bitmask of `words` that produced it), distinct terms only.
+    terms: Vec<(u32, u32)>,
+    /// Query terms the index has never seen.
+    pub unknown_terms: usize,
+}
+
+impl Query {
+    /// Whether any query term occurs in the index.
+    pub fn has_terms(&self) -> bool {
+        !self.terms.is_empty()
+    }
+}
+
+/// A document that matched at least one query term.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Match {
+    pub slot: u32,
+    pub bm25: f64,
+    /// Bitmask over [`Query::words`].
+    pub words: u32,
+}
+
+/// Sizes, for `stats()` and the memory report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IndexStats {
+    pub documents: u64,
+    pub terms: u64,
+    pub postings: u64,
+    pub dead_postings: u64,
+    pub heap_bytes: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct SearchIndex {
+    terms: HashMap<Box<str>, u32>,
+    postings: Vec<Vec<Posting>>,
+    docs: Vec<Doc>,
+    by_key: BTreeMap<TsKey, u32>,
+    authors: HashMap<Box<str>, u32>,
+    /// (user id, display name last seen) by author index.
+    author_table: Vec<(Box<str>, String)>,
+    live_len: u64,
+    live_postings: usize,
+    dead_postings: usize,
+    dead_docs: usize,
+    tokenizer: Tokenizer,
+    scratch_terms: Vec<u32>,
+    scores: Vec<f32>,
+    masks: Vec<u32>,
+}
+
+impl SearchIndex {
+    pub fn new() -> Self {
+        SearchIndex::default()
+    }
+
+    /// Live documents.
+    pub fn len(&self) -> usize {
+        self.by_key.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_key.is_empty()
+    }
+
+    pub fn contains(&self, key: TsKey) -> bool {
+        self.by_key.contains_key(&key)
+    }
+
+    pub fn doc(&self, slot: u32) -> Option<&Doc> {
+        self.docs.get(slot as usize).filter(|d| d.live)
+    }
+
+    /// The (user id, display name) of an author index.
+    pub fn author(&self, author: u32) -> Option<(&str, &str)> {
+        self.author_table
+            .get(author as usize)
+            .map(|(id, name)| (&**id, name.as_str()))
+    }
+
+    /// Author indexes whose user id or display name satisfy `f`.
+    pub fn authors_where(&self, mut f: impl FnMut(&str, &str) -> bool) -> Vec<u32> {
+        self.author_table
+            .iter()
+            .enumerate()
+            .filter(|(_, (id, name))| f(id, name))
+            .map(|(i, _)| i as u32)
+            .collect()
+    }
+
+    /// Live documents with `key >= since`, oldest first.
+    pub fn keys_since(
+        &self,
+        since: Option<TsKey>,
+    ) -> impl DoubleEndedIterator<Item = (TsKey, u32)> + '_ {
+        let from = since.unwrap_or((i64::MIN, 0));
+        self.by_key.range(from..).map(|(k, s)| (*k, *s))
+    }
+
+    /// Indexes a message (replacing what was indexed under its key): the terms of
+    /// `texts` (its text and file names).
+    pub fn add(
+        &mut self,
+        key: TsKey,
+        thread: Option<&str>,
+        author_id: &str,
+        author_name: &str,
+        texts: &[&str],
+    ) {
+        self.remove(key);
+        let author = match self.authors.get(author_id) {
+            Some(&a) => {
+                let entry = &mut self.author_table[a as usize].1;
+                if entry != author_name {
+                    author_name.clone_into(entry);
+                }
+                a
+            }
+            None => {
+                let a = self.author_table.len() as u32;
+                self.authors.insert(author_id.into(), a);
+                self.author_table
+                    .push((author_id.into(), author_name.to_string()));
+                a
+            }
+        };
+        let slot = self.docs.len() as u32;
+        self.scratch_terms.clear();
+        {
+            let terms = &mut self.terms;
+            let postings = &mut self.postings;
+            let scratch = &mut self.scratch_terms;
+            for text in texts {
+                self.tokenizer.terms(text, |t, _| {
+                    let id = match terms.get(t) {
+                        Some(&id) => id,
+                        None => {
+                            let id = postings.len() as u32;
+                            terms.insert(t.into(), id);
+                            postings.push(Vec::new());
+                            id
+                        }
+                    };
+                    scratch.push(id);
+                });
+            }
+        }
+        let len = self.scratch_terms.len() as u32;
+        self.scratch_terms.sort_unstable();
+        let mut unique = 0u32;
+        let mut i = 0;
+        while i < self.scratch_terms.len() {
+            let id = self.scratch_terms[i];
+            let mut j = i + 1;
+            while j < self.scratch_terms.len() && self.scratch_terms[j] == id {
+                j += 1;
+            }
+            self.postings[id as usize].push(Posting {
+                slot,
+                tf: (j - i) as u32,
+            });
+            unique += 1;
+            i = j;
+        }
+        self.docs.push(Doc {
+            key,
+            thread: thread.map(Into::into),
+            author,
+            len,
+            unique,
+            live: true,
+        });
+        self.by_key.insert(key, slot);
+        self.live_len += u64::from(len);
+        self.live_postings += unique as usize;
+    }
+
+    /// Removes the message indexed under `key`; returns whether there was one.
+    pub fn remove(&mut self, key: TsKey) -> bool {
+        let Some(slot) = self.by_key.remove(&key) else {
+            return false;
+        };
+        if let Some(d) = self.docs.get_mut(slot as usize) {
+            d.live = false;
+            self.live_len -= u64::from(d.len);
+            self.live_postings -= d.unique as usize;
+            self.dead_postings += d.unique as usize;
+            self.dead_docs += 1;
+        }
+        if (self.dead_postings >= COMPACT_MIN_DEAD && self.dead_postings > self.live_postings)
+            || (self.dead_docs >= COMPACT_MIN_DEAD && self.dead_docs > self.by_key.len())
+        {
+            self.compact();
+        }
+        true
+    }
+
+    /// Drops dead documents and postings, renumbering slots (order kept).
+    pub fn compact(&mut self) {
+        let mut remap = vec![u32::MAX; self.docs.len()];
+        let mut docs = Vec::with_capacity(self.by_key.len());
+        for (i, d) in std::mem::take(&mut self.docs).into_iter().enumerate() {
+            if d.live {
+                remap[i] = docs.len() as u32;
+                docs.push(d);
+            }
+        }
+        self.docs = docs;
+        let mut term_ids = vec![u32::MAX; self.postings.len()];
+        let mut postings = Vec::new();
+        for (i, mut list) in std::mem::take(&mut self.postings).into_iter().enumerate() {
+            list.retain_mut(|p| {
+                let r = remap[p.slot as usize];
+                p.slot = r;
+                r != u32::MAX
+            });
+            if !list.is_empty() {
+                list.shrink_to_fit();
+                term_ids[i] = postings.len() as u32;
+                postings.push(list);
+            }
+        }
+        self.postings = postings;
+        self.terms.retain(|_, id| {
+            *id = term_ids[*id as usize];
+            *id != u32::MAX
+        });
+        for s in self.by_key.values_mut() {
+            *s = remap[*s as usize];
+        }
+        self.dead_postings = 0;
+        self.dead_docs = 0;
+        self.scores = Vec::new();
+        self.masks = Vec::new();
+    }
+
+    /// Parses a query: its words (at most [`MAX_QUERY_WORDS`]) and the known terms.
+    pub fn query(&mut self, text: &str) -> Query {
+        let mut q = Query::default();
+        let mut pending: Vec<(String, String)> = Vec::new();
+        self.tokenizer
+            .terms(text, |t, w| pending.push((t.to_string(), w.to_string())));
+        for (term, word) in pending {
+            let w = match q.words.iter().position(|x| x.word == word) {
+                Some(w) => w,
+                None if q.words.len() < MAX_QUERY_WORDS => {
+                    q.words.push(QueryWord { word });
+                    q.words.len() - 1
+                }
+                None => continue,
+            };
+            match self.terms.get(term.as_str()) {
+                Some(&id) => match q.terms.iter_mut().find(|(t, _)| *t == id) {
+                    Some((_, mask)) => *mask |= 1 << w,
+                    None => q.terms.push((id, 1 << w)),
+                },
+                None => q.unknown_terms += 1,
+            }
+        }
+        q
+    }
+
+    /// BM25 scores of the live documents with `key >= since` matching any query term,
+    /// in slot order.
+    pub fn score(&mut self, q: &Query, since: Option<TsKey>) -> Vec<Match> {
+        let n = self.by_key.len();
+        if n == 0 || q.terms.is_empty() {
+            return Vec::new();
+        }
+        let avgdl = (self.live_len as f64 / n as f64).max(1.0);
+        if self.scores.len() < self.docs.len() {
+            self.scores.resize(self.docs.len(), 0.0);
+            self.masks.resize(self.docs.len(), 0);
+        }
+        let mut touched: Vec<u32> = Vec::new();
+        let mut live: Vec<Posting> = Vec::new();
+        for &(term, mask) in &q.terms {
+            live.clear();
+            live.extend(
+                self.postings[term as usize]
+                    .iter()
+                    .filter(|p| self.docs[p.slot as usize].live),
+            );
+            let df = live.len() as f64;
+            let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
+            for p in &live {
+                let d = &self.docs[p.slot as usize];
+                if since.is_some_and(|s| d.key < s) {
+                    continue;
+                }
+                let tf = f64::from(p.tf);
+                let norm = K1 * (1.0 - B + B * f64::from(d.len) / avgdl);
+                let s = idf * tf * (K1 + 1.0) / (tf + norm);
+                let i = p.slot as usize;
+                if self.masks[i] == 0 {
+                    touched.push(p.slot);
+                }
+                self.scores[i] += s as f32;
+                self.masks[i] |= mask;
+            }
+        }
+        touched.sort_unstable();
+        touched
+            .into_iter()
+            .map(|slot| {
+                let i = slot as usize;
+                let m = Match {
+                    slot,
+                    bm25: f64::from(self.scores[i]),
+                    words: self.masks[i],
+                };
+                self.scores[i] = 0.0;
+                self.masks[i] = 0;
+                m
+            })
+            .collect()
+    }
+
+    pub fn stats(&self) -> IndexStats {
+        let postings: usize = self.postings.iter().map(Vec::len).sum();
+        let term_bytes: usize = self.terms.keys().map(|k| k.len() + 16 + 4 + 8).sum();
+        let posting_bytes: usize = self
+            .postings
+            .iter()
+            .map(|l| l.capacity() * std::mem::size_of::<Posting>() + 24)
+            .sum();
+        let doc_bytes = self.docs.capacity() * std::mem::size_of::<Doc>()
+            + self
+                .docs
+                .iter()
+                .map(|d| d.thread.as_ref().map_or(0, |t| t.len()))
+                .sum::<usize>();
+        // A B-tree entry is the key and value plus about a third for node overhead.
+        let key_bytes = self.by_key.len() * (std::mem::size_of::<(TsKey, u32)>() * 4 / 3);
+        let scratch = self.scores.capacity() * 4 + self.masks.capacity() * 4;
+        IndexStats {
+            documents: self.by_key.len() as u64,
+            terms: self.terms.len() as u64,
+            postings: postings as u64,
+            dead_postings: self.dead_postings as u64,
+            heap_bytes: (term_bytes + posting_bytes + doc_bytes + key_bytes + scratch) as u64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(s: i64) -> TsKey {
+        (s, 0)
+    }
+
+    fn index(texts: &[&str]) -> SearchIndex {
+        let mut ix = SearchIndex::new();
+        for (i, t) in texts.iter().enumerate() {
+            ix.add(k(i as i64 + 1), None, "U1", "Sam", &[t]);
+        }
+        ix
+    }
+
+    fn ranked(ix: &mut SearchIndex, q: &str) -> Vec<TsKey> {
+        let q = ix.query(q);
+        let mut m = ix.score(&q, None);
+        m.sort_by(|a, b| b.bm25.total_cmp(&a.bm25).then(a.slot.cmp(&b.slot)));
+        m.iter().map(|m| ix.docs[m.slot as usize].key).collect()
+    }
+
+    #[test]
+    fn bm25_matches_the_formula() {
+        let mut ix = index(&["alpha beta", "alpha alpha gamma delta", "epsilon"]);
+        let q = ix.query("alpha");
+        let m = ix.score(&q, None);
+        assert_eq!(m.len(), 2);
+        let (n, df, avgdl) = (3.0f64, 2.0f64, 7.0f64 / 3.0);
+        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        let s = |tf: f64, dl: f64| idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / avgdl));
+        assert!((m[0].bm25 - s(1.0, 2.0)).abs() < 1e-5, "{m:?}");
+        assert!((m[1].bm25 - s(2.0, 4.0)).abs() < 1e-5, "{m:?}");
+    }
+
+    #[test]
+    fn rarer_terms_weigh_more() {
+        let mut ix = index(&["deploy deploy", "deploy rollback", "deploy", "deploy"]);
+        assert_eq!(ranked(&mut ix, "deploy rollback")[0], k(2));
+    }
+
+    #[test]
+    fn removed_and_replaced_documents_are_never_found() {
+        let mut ix = index(&["the rollout plan", "payments migration"]);
+        assert!(ix.remove(k(1)));
+        assert!(!ix.remove(k(1)));
+        assert!(ranked(&mut ix, "rollout").is_empty());
+        ix.add(k(2), None, "U1", "Sam", &["edited text"]);
+        assert!(ranked(&mut ix, "migration").is_empty());
+        assert_eq!(ranked(&mut ix, "edited"), [k(2)]);
+        assert_eq!(ix.len(), 1);
+    }
+
+    #[test]
+    fn compaction_keeps_results_and_frees_dead_postings() {
+        let mut ix = SearchIndex::new();
+        for i in 0..10_000 {
+            ix.add(
+                k(i),
+                None,
+                "U1",
+                "Sam",
+                &[&format!("word{} common", i % 100)],
+            );
+        }
+        for i in 0..9_000 {
+            ix.remove(k(i));
+        }
+        let s = ix.stats();
+        assert!(s.dead_postings < s.postings, "{s:?}");
+        assert_eq!(s.documents, 1_000);
+        let hits = ranked(&mut ix, "word7");
+        assert_eq!(hits.len(), 10);
+        assert!(hits.iter().all(|h| h.0 >= 9_000 && h.0 % 100 == 7));
+        // Fully compacted: only live postings remain.
+        ix.compact();
+        assert_eq!(ix.stats().postings, 2_000);
+        assert_eq!(ranked(&mut ix, "common").len(), 1_000);
+    }
+
+    #[test]
+    fn since_filters_but_idf_counts_every_live_document() {
+        let mut ix = index(&["deploy a", "deploy b", "deploy c"]);
+        let q = ix.query("deploy");
+        let all = ix.score(&q, None);
+        let recent = ix.score(&q, Some(k(3)));
+        assert_eq!(recent.len(), 1);
+        assert_eq!(recent[0].bm25, all[2].bm25);
+    }
+
+    #[test]
+    fn query_words_map_to_their_terms() {
+        let mut ix = index(&["we deployed it"]);
+        let q = ix.query("Deploying the deployment unknownword");
+        assert_eq!(
+            q.words.iter().map(|w| w.word.as_str()).collect::<Vec<_>>(),
+            ["deploying", "deployment", "unknownword"]
+        );
+        assert_eq!(q.unknown_terms, 1);
+        let m = ix.score(&q, None);
+        assert_eq!(m[0].words, 0b011);
+    }
+
+    #[test]
+    fn scratch_is_reset_between_queries() {
+        let mut ix = index(&["alpha", "beta"]);
+        let qa = ix.query("alpha");
+        let a1 = ix.score(&qa, None);
+        let qb = ix.query("beta");
+        let _ = ix.score(&qb, None);
+        assert_eq!(ix.score(&qa, None), a1);
+    }
+}

@@ -1,0 +1,320 @@
+//! Ranked search over one channel's held messages: the tokenizer, the BM25 index and
+//! the ranking that combines keyword relevance with recency, thread activity and named
+//! authors.
+//!
+//! ```text
+//! final = bm25 · (1 + RECENCY_WEIGHT · recency + ACTIVITY_WEIGHT · activity) · (AUTHOR_BOOST if by a named author)
+//! recency  = 0.5 ^ (age / RECENCY_HALF_LIFE_MS), age measured from the channel's newest message
+//! activity = 0.6 · min(1, ln(1 + replies) / ln(51)) + 0.2 · [reply within RECENT_ACTIVITY_MS]
+//!          + 0.2 · min(1, ln(1 + reactions) / ln(21))
+//! ```
+//!
+//! A reply counts half of its thread's reply terms. When no query term occurs in the
+//! channel (or the intent has none), the newest messages are ranked by
+//! `RECENCY_WEIGHT · recency + ACTIVITY_WEIGHT · activity` instead (`recent_activity`).
+//! Ties go to the newer message. Everything is computed from the store's data and its
+//! clock-free timestamps, so the same store and query give the same results.
+
+pub mod index;
+pub mod tokenize;
+
+use crate::time::{key_millis, TsKey};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// Half-life of the recency factor: a week-old message weighs half a new one.
+pub const RECENCY_HALF_LIFE_MS: u64 = 7 * 24 * 3_600_000;
+/// Weight of recency in the boost.
+pub const RECENCY_WEIGHT: f64 = 0.3;
+/// Weight of thread activity in the boost.
+pub const ACTIVITY_WEIGHT: f64 = 0.3;
+/// Factor for messages by an author the query names.
+pub const AUTHOR_BOOST: f64 = 1.5;
+/// "Recent" activity: within a day of the channel's newest message.
+pub const RECENT_ACTIVITY_MS: u64 = 24 * 3_600_000;
+/// Reply count at which the reply term of activity saturates.
+const REPLY_SATURATION: f64 = 50.0;
+/// Reaction count at which the reaction term saturates.
+const REACTION_SATURATION: f64 = 20.0;
+
+/// What the store knows about a candidate's activity.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Signals {
+    /// Replies of the thread the message starts (or, for a reply, is in).
+    pub replies: u64,
+    /// Newest activity of the message or its thread (ms since the epoch).
+    pub last_activity_ms: u64,
+    /// Reactions on the message.
+    pub reactions: u64,
+    pub is_reply: bool,
+}
+
+/// The recency factor of a message posted at `at` when the newest is `reference`.
+pub fn recency(at: TsKey, reference: TsKey) -> f64 {
+    let age = key_millis(reference).saturating_sub(key_millis(at)) as f64;
+    0.5f64.powf(age / RECENCY_HALF_LIFE_MS as f64)
+}
+
+/// Whether `s` shows activity within [`RECENT_ACTIVITY_MS`] of `reference`.
+pub fn is_recent(s: &Signals, reference: TsKey) -> bool {
+    s.last_activity_ms + RECENT_ACTIVITY_MS >= key_millis(reference)
+}
+
+/// The activity factor in `[0, 1]`.
+pub fn activity(s: &Signals, reference: TsKey) -> f64 {
+    let sat = |n: u64, cap: f64| ((1.0 + n as f64).ln() / (1.0 + cap).ln()).min(1.0);
+    let replies = sat(s.replies, REPLY_SATURATION) * if s.is_reply { 0.5 } else { 1.0 };
+    let recent = if s.replies > 0 && is_recent(s, reference) {
+        1.0
+    } else {
+        0.0
+    };
+    0.6 * replies + 0.2 * recent + 0.2 * sat(s.reactions, REACTION_SATURATION)
+}
+
+/// A candidate for ranking.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    pub slot: u32,
+    pub key: TsKey,
+    /// Keyword relevance; for the no-keyword fallback, 0.
+    pub bm25: f64,
+    /// Bitmask of query words matched.
+    pub words: u32,
+    pub by_named_author: bool,
+}
+
+/// A ranked result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranked {
+    pub candidate: Candidate,
+    pub score: f64,
+    pub signals: Signals,
+    /// Activity or recency made a real difference (at least a tenth of the score).
+    pub recent_activity: bool,
+}
+
+fn score(c: &Candidate, s: &Signals, reference: TsKey) -> (f64, bool) {
+    let rec = recency(c.key, reference);
+    let act = activity(s, reference);
+    let author = if c.by_named_author { AUTHOR_BOOST } else { 1.0 };
+    let boost = RECENCY_WEIGHT * rec + ACTIVITY_WEIGHT * act;
+    let recent = is_recent(s, reference) && act > 0.0;
+    if c.bm25 > 0.0 {
+        (c.bm25 * (1.0 + boost) * author, recent)
+    } else {
+        (boost * author, recent || rec > 0.5)
+    }
+}
+
+/// Upper bound of a candidate's score before its signals are looked up (activity at
+/// its maximum of 1).
+fn upper_bound(c: &Candidate, reference: TsKey) -> f64 {
+    let rec = recency(c.key, reference);
+    let author = if c.by_named_author { AUTHOR_BOOST } else { 1.0 };
+    let boost = RECENCY_WEIGHT * rec + ACTIVITY_WEIGHT;
+    if c.bm25 > 0.0 {
+        c.bm25 * (1.0 + boost) * author
+    } else {
+        boost * author
+    }
+}
+
+struct ByBound(f64, Candidate);
+
+impl PartialEq for ByBound {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for ByBound {}
+impl PartialOrd for ByBound {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for ByBound {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0
+            .total_cmp(&other.0)
+            .then(self.1.key.cmp(&other.1.key))
+    }
+}
+
+/// Best first: higher score, then the newer message.
+fn better(a: &Ranked, b: &Ranked) -> Ordering {
+    b.score
+        .total_cmp(&a.score)
+        .then(b.candidate.key.cmp(&a.candidate.key))
+}
+
+/// The best `k` candidates. `signals` is asked only for candidates that can still
+/// make the top `k` (their upper bound beats the `k`-th exact score), so a query
+/// that matches thousands of messages looks up a few dozen.
+pub fn rank(
+    candidates: Vec<Candidate>,
+    reference: TsKey,
+    k: usize,
+    mut signals: impl FnMut(&Candidate) -> Option<Signals>,
+) -> Vec<Ranked> {
+    if k == 0 {
+        return Vec::new();
+    }
+    let mut heap: BinaryHeap<ByBound> = candidates
+        .into_iter()
+        .map(|c| ByBound(upper_bound(&c, reference), c))
+        .collect();
+    let mut top: Vec<Ranked> = Vec::with_capacity(k + 1);
+    while let Some(ByBound(bound, c)) = heap.pop() {
+        if top.len() == k && top.last().is_some_and(|w| bound < w.score) {
+            break;
+        }
+        let Some(s) = signals(&c) else {
+            continue;
+        };
+        let (score, recent_activity) = score(&c, &s, reference);
+        let r = Ranked {
+            candidate: c,
+            score,
+            signals: s,
+            recent_activity,
+        };
+        let at = top
+            .binary_search_by(|x| better(x, &r))
+            .unwrap_or_else(|i| i);
+        top.insert(at, r);
+        top.truncate(k);
+    }
+    top
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: i64 = 86_400;
+
+    fn cand(slot: u32, secs: i64, bm25: f64) -> Candidate {
+        Candidate {
+            slot,
+            key: (secs, 0),
+            bm25,
+            words: 1,
+            by_named_author: false,
+        }
+    }
+
+    #[test]
+    fn recency_halves_every_week() {
+        let now = (100 * DAY, 0);
+        assert_eq!(recency(now, now), 1.0);
+        assert!((recency((93 * DAY, 0), now) - 0.5).abs() < 1e-12);
+        assert!((recency((86 * DAY, 0), now) - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn activity_saturates_and_weighs_recent_threads() {
+        let r = (10 * DAY, 0);
+        let quiet = Signals::default();
+        assert_eq!(activity(&quiet, r), 0.0);
+        let busy = Signals {
+            replies: 50,
+            last_activity_ms: key_millis(r),
+            reactions: 20,
+            is_reply: false,
+        };
+        assert!((activity(&busy, r) - 1.0).abs() < 1e-12);
+        let huge = Signals {
+            replies: 5_000,
+            reactions: 900,
+            ..busy
+        };
+        assert!((activity(&huge, r) - 1.0).abs() < 1e-12);
+        let old = Signals {
+            last_activity_ms: key_millis(r) - 2 * RECENT_ACTIVITY_MS,
+            ..busy
+        };
+        assert!((activity(&old, r) - 0.8).abs() < 1e-12);
+        let reply = Signals {
+            is_reply: true,
+            reactions: 0,
+            ..old
+        };
+        assert!((activity(&reply, r) - 0.3).abs() < 1e-12);
+    }
+
+    #[test]
+    fn ranking_is_exact_despite_pruning() {
+        let reference = (100 * DAY, 0);
+        let cands: Vec<Candidate> = (0..500)
+            .map(|i| cand(i, 50 * DAY + i64::from(i) * 600, 1.0 + f64::from(i % 7)))
+            .collect();
+        let sig = |c: &Candidate| {
+            Some(Signals {
+                replies: u64::from(c.slot % 13),
+                last_activity_ms: key_millis(c.key),
+                reactions: u64::from(c.slot % 3),
+                is_reply: false,
+            })
+        };
+        let mut looked = 0;
+        let top = rank(cands.clone(), reference, 8, |c| {
+            looked += 1;
+            sig(c)
+        });
+        assert!(looked < 500, "pruning looked at {looked}");
+        let mut all: Vec<Ranked> = cands
+            .iter()
+            .map(|c| {
+                let s = sig(c).unwrap_or_default();
+                let (score, recent_activity) = score(c, &s, reference);
+                Ranked {
+                    candidate: *c,
+                    score,
+                    signals: s,
+                    recent_activity,
+                }
+            })
+            .collect();
+        all.sort_by(better);
+        all.truncate(8);
+        assert_eq!(top, all);
+    }
+
+    #[test]
+    fn ties_go_to_the_newer_message() {
+        let reference = (10 * DAY, 0);
+        let cands = vec![cand(0, 5 * DAY, 2.0), cand(1, 5 * DAY + 1, 2.0)];
+        let top = rank(cands, reference, 2, |_| Some(Signals::default()));
+        assert_eq!(top[0].candidate.slot, 1);
+    }
+
+    #[test]
+    fn named_authors_and_activity_lift_a_result() {
+        let reference = (10 * DAY, 0);
+        let mut by_sam = cand(0, 9 * DAY, 1.0);
+        by_sam.by_named_author = true;
+        let other = cand(1, 9 * DAY, 1.2);
+        let top = rank(vec![by_sam, other], reference, 2, |_| {
+            Some(Signals::default())
+        });
+        assert_eq!(top[0].candidate.slot, 0);
+        let busy = cand(2, 9 * DAY, 1.0);
+        let top = rank(vec![busy, cand(3, 9 * DAY, 1.1)], reference, 2, |c| {
+            Some(Signals {
+                replies: if c.slot == 2 { 40 } else { 0 },
+                ..Signals::default()
+            })
+        });
+        assert_eq!(top[0].candidate.slot, 2);
+    }
+
+    #[test]
+    fn candidates_without_signals_are_skipped() {
+        let top = rank(vec![cand(0, 1, 1.0), cand(1, 2, 1.0)], (3, 0), 5, |c| {
+            (c.slot == 0).then(Signals::default)
+        });
+        assert_eq!(top.len(), 1);
+        assert!(rank(vec![cand(0, 1, 1.0)], (3, 0), 0, |_| None).is_empty());
+    }
+}

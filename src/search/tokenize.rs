@@ -1,0 +1,326 @@
+//! Turning chat text into search terms, the same way for messages and for queries.
+//!
+//! - Words are runs of letters and digits (Unicode `alphanumeric`); anything else splits,
+//!   apostrophes included (`rollout's` gives `rollout` and `s`).
+//! - Lower-cased with Unicode case mapping, then accents folded: compatibility
+//!   decomposition (NFKD) with the combining marks dropped, so `Déploiement`, `déploiement`
+//!   and `deploiement` are one term, and full-width `ＡＰＩ` is `api`. Letters NFKD does
+//!   not split are folded by hand: `ß` -> `ss`, `æ` -> `ae`, `œ` -> `oe`, `ø` -> `o`,
+//!   `ł` -> `l`, `đ` -> `d`, `þ` -> `th`, dotless `ı` -> `i`.
+//! - Words of one character are dropped, as are words longer than [`MAX_WORD_BYTES`]
+//!   (hashes, base64) and the stop words of English, German, French and Spanish.
+//! - Words of ASCII letters get a light English stemmer (plural and possessive `s`,
+//!   `-ies`, `-ing`, `-ed`, `-ment`, a final `e`), so `deploying`, `deployed`,
+//!   `deployment` and `deploys` all become `deploy`, and `releases`/`released` meet
+//!   `release`. Words with digits are kept as they are (`v2`, `p99`, `4pm`).
+//! - Chinese, Japanese and Korean have no spaces between words: a run of Han, kana or
+//!   Hangul characters becomes its overlapping character bigrams (`デプロイ` ->
+//!   `デプ`, `プロ`, `ロイ`), a single such character stays a unigram. A query word in
+//!   such a script therefore matches inside longer runs (`…のデプロイが完了…`).
+
+use unicode_normalization::char::{decompose_compatible, is_combining_mark};
+
+/// Longest word indexed, in bytes after folding.
+pub const MAX_WORD_BYTES: usize = 64;
+
+/// Stop words (already folded): English, German, French, Spanish. Sorted.
+const STOP_WORDS: &[&str] = &[
+    "about", "after", "again", "al", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+    "au", "auch", "auf", "aus", "aux", "avec", "be", "been", "before", "bei", "being", "bin",
+    "bis", "but", "by", "can", "ce", "ces", "como", "con", "could", "da", "dans", "das", "dass",
+    "de", "del", "dem", "den", "der", "des", "did", "die", "do", "does", "doing", "du", "ein",
+    "eine", "einen", "einer", "el", "elle", "en", "er", "es", "est", "esta", "este", "et", "for",
+    "from", "fur", "had", "has", "hat", "have", "having", "he", "her", "here", "him", "his", "how",
+    "ich", "if", "il", "ils", "im", "in", "into", "is", "ist", "it", "its", "je", "just", "la",
+    "las", "le", "les", "lo", "los", "mais", "mas", "me", "mit", "more", "most", "my", "nach",
+    "ne", "nicht", "no", "noch", "nor", "not", "nous", "now", "oder", "of", "off", "on", "once",
+    "only", "or", "other", "ou", "our", "out", "over", "par", "para", "pas", "pero", "por", "pour",
+    "qu", "que", "qui", "sa", "same", "se", "ses", "she", "should", "sie", "sin", "sind", "so",
+    "some", "son", "su", "such", "sur", "sus", "than", "that", "the", "their", "them", "then",
+    "there", "these", "they", "this", "those", "to", "too", "um", "un", "und", "une", "very",
+    "von", "vous", "war", "was", "we", "were", "what", "when", "where", "which", "while", "who",
+    "whom", "why", "wie", "will", "wir", "with", "would", "ya", "you", "your", "zu", "zum", "zur",
+];
+
+/// Whether a folded word is a stop word.
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+/// Han, kana and Hangul: scripts written without spaces between words.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF   // Hiragana, Katakana (with the prolonged sound mark)
+        | 0x31F0..=0x31FF // Katakana phonetic extensions
+        | 0x3400..=0x4DBF // CJK extension A
+        | 0x4E00..=0x9FFF // CJK unified ideographs
+        | 0xAC00..=0xD7AF // Hangul syllables
+        | 0x1100..=0x11FF // Hangul jamo
+        | 0x3130..=0x318F // Hangul compatibility jamo
+        | 0xF900..=0xFAFF // CJK compatibility ideographs
+        | 0xFF66..=0xFF9D // half-width Katakana
+        | 0x20000..=0x2FA1F)
+}
+
+/// Letters that NFKD leaves whole, folded to their usual Latin spelling.
+fn special_fold(c: char) -> Option<&'static str> {
+    Some(match c {
+        'ß' | 'ẞ' => "ss",
+        'æ' | 'Æ' => "ae",
+        'œ' | 'Œ' => "oe",
+        'ø' | 'Ø' => "o",
+        'ł' | 'Ł' => "l",
+        'đ' | 'Đ' => "d",
+        'þ' | 'Þ' => "th",
+        'ı' => "i",
+        _ => return None,
+    })
+}
+
+/// Light English suffix stripping for a word of lowercase ASCII letters. Keeps at
+/// least three letters of stem.
+pub fn stem(word: &mut String) {
+    if word.len() <= 3 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+        return;
+    }
+    let strip = |w: &mut String, suffix: &str, min_stem: usize| -> bool {
+        if w.len() >= suffix.len() + min_stem && w.ends_with(suffix) {
+            w.truncate(w.len() - suffix.len());
+            true
+        } else {
+            false
+        }
+    };
+    // Plurals and third person.
+    if word.ends_with("ies") && word.len() > 4 {
+        word.truncate(word.len() - 3);
+        word.push('y');
+    } else if word.ends_with("sses") {
+        word.truncate(word.len() - 2);
+    } else if word.ends_with('s')
+        && !word.ends_with("ss")
+        && !word.ends_with("us")
+        && !word.ends_with("is")
+    {
+        word.truncate(word.len() - 1);
+    }
+    // Inflections.
+    let inflected = strip(word, "ing", 3) || strip(word, "ed", 3);
+    if inflected {
+        // "planned" -> "plan", "rolling" keeps its "ll".
+        let b = word.as_bytes();
+        let n = b.len();
+        if n >= 4 && b[n - 1] == b[n - 2] && !matches!(b[n - 1], b'l' | b's' | b'z' | b'e' | b'o') {
+            word.truncate(n - 1);
+        }
+    } else {
+        strip(word, "ment", 4);
+    }
+    // A final silent "e": "release" meets "releas(ed|ing)".
+    if word.len() >= 5 && word.ends_with('e') && !word.ends_with("ee") {
+        word.truncate(word.len() - 1);
+    }
+}
+
+/// Splits text into terms. Reuses its buffers across calls.
+#[derive(Debug, Default)]
+pub struct Tokenizer {
+    /// The word being read (folded, lower case).
+    word: String,
+    /// The run of CJK characters being read.
+    cjk: Vec<char>,
+    term: String,
+}
+
+impl Tokenizer {
+    pub fn new() -> Self {
+        Tokenizer::default()
+    }
+
+    /// Calls `f(term, word)` for each term of `text`, in order, repeats included.
+    /// `word` is the folded word the term came from (before stemming; for CJK, the
+    /// whole run).
+    pub fn terms(&mut self, text: &str, mut f: impl FnMut(&str, &str)) {
+        self.word.clear();
+        self.cjk.clear();
+        for c in text.chars() {
+            if c.is_ascii() {
+                if c.is_ascii_alphanumeric() {
+                    self.flush_cjk(&mut f);
+                    self.word.push(c.to_ascii_lowercase());
+                } else {
+                    self.flush_word(&mut f);
+                    self.flush_cjk(&mut f);
+                }
+                continue;
+            }
+            if is_cjk(c) {
+                self.flush_word(&mut f);
+                self.cjk.push(c);
+                continue;
+            }
+            if let Some(s) = special_fold(c) {
+                self.flush_cjk(&mut f);
+                self.word.push_str(s);
+                continue;
+            }
+            decompose_compatible(c, |d| {
+                if is_combining_mark(d) {
+                    return;
+                }
+                if is_cjk(d) {
+                    self.flush_word(&mut f);
+                    self.cjk.push(d);
+                } else if d.is_alphanumeric() {
+                    self.flush_cjk(&mut f);
+                    for l in d.to_lowercase() {
+                        self.word.push(l);
+                    }
+                } else {
+                    self.flush_word(&mut f);
+                    self.flush_cjk(&mut f);
+                }
+            });
+        }
+        self.flush_word(&mut f);
+        self.flush_cjk(&mut f);
+    }
+
+    fn flush_word(&mut self, f: &mut impl FnMut(&str, &str)) {
+        if self.word.is_empty() {
+            return;
+        }
+        let chars = self.word.chars().count();
+        if chars >= 2 && self.word.len() <= MAX_WORD_BYTES && !is_stop_word(&self.word) {
+            self.term.clear();
+            self.term.push_str(&self.word);
+            stem(&mut self.term);
+            f(&self.term, &self.word);
+        }
+        self.word.clear();
+    }
+
+    fn flush_cjk(&mut self, f: &mut impl FnMut(&str, &str)) {
+        if self.cjk.is_empty() {
+            return;
+        }
+        let run: String = self.cjk.iter().collect();
+        if self.cjk.len() == 1 {
+            f(&run, &run);
+        } else {
+            let mut pair = String::with_capacity(8);
+            for w in self.cjk.windows(2) {
+                pair.clear();
+                pair.push(w[0]);
+                pair.push(w[1]);
+                f(&pair, &run);
+            }
+        }
+        self.cjk.clear();
+    }
+}
+
+/// The terms of `text` (a convenience for tests and queries).
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    Tokenizer::new().terms(text, |t, _| out.push(t.to_string()));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn ascii_words_are_lowercased_and_split_on_punctuation() {
+        assert_eq!(
+            terms("Rollout PLAN: v2.4, p99!"),
+            ["rollout", "plan", "v2", "p99"]
+        );
+    }
+
+    #[test]
+    fn possessives_and_inflections_meet_their_stem() {
+        for w in [
+            "deploy",
+            "deploys",
+            "deploying",
+            "deployed",
+            "deployment",
+            "deployments",
+        ] {
+            assert_eq!(terms(w), ["deploy"], "{w}");
+        }
+        assert_eq!(terms("the rollout's plan"), ["rollout", "plan"]);
+        for w in ["release", "releases", "released", "releasing"] {
+            assert_eq!(terms(w), ["releas"], "{w}");
+        }
+        assert_eq!(terms("planned"), terms("plan"));
+        assert_eq!(terms("replies"), terms("reply"));
+        assert_eq!(terms("caching"), terms("cache"));
+        assert_eq!(terms("rolling"), ["roll"]);
+        assert_eq!(terms("status redis"), ["status", "redis"]);
+    }
+
+    #[test]
+    fn accents_are_folded() {
+        assert_eq!(terms("Déploiement"), terms("deploiement"));
+        assert_eq!(terms("migración"), ["migracion"]);
+        assert_eq!(terms("migraciones"), terms("migración"));
+        assert_eq!(terms("Größe Straße"), terms("grosse strasse"));
+        // Decomposed input (e + combining acute) folds the same as precomposed.
+        assert_eq!(terms("de\u{301}ploiement"), terms("déploiement"));
+        assert_eq!(terms("ＡＰＩ"), ["api"]);
+        assert_eq!(terms("Œuvre"), ["oeuvr"]);
+    }
+
+    #[test]
+    fn cjk_runs_become_bigrams() {
+        assert_eq!(terms("デプロイ"), ["デプ", "プロ", "ロイ"]);
+        let doc = terms("auth-gatewayのデプロイが完了しました");
+        for t in terms("デプロイ") {
+            assert!(doc.contains(&t), "{t}");
+        }
+        assert_eq!(terms("障"), ["障"]);
+        assert_eq!(&terms("auth-gatewayの")[..2], ["auth", "gateway"]);
+    }
+
+    #[test]
+    fn stop_words_single_letters_and_long_blobs_are_dropped() {
+        assert_eq!(terms("what is the plan for a b c"), ["plan"]);
+        assert!(terms(&"x".repeat(65)).is_empty());
+        assert_eq!(terms(&"y".repeat(64)).len(), 1);
+        assert!(terms("").is_empty());
+        assert!(terms("  ,;; ").is_empty());
+    }
+
+    #[test]
+    fn source_words_are_reported_before_stemming() {
+        let mut seen = Vec::new();
+        Tokenizer::new().terms("Deploying デプロイ", |t, w| {
+            seen.push((t.to_string(), w.to_string()))
+        });
+        assert_eq!(seen[0], ("deploy".to_string(), "deploying".to_string()));
+        assert_eq!(seen[1].1, "デプロイ");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_tokenizes_without_panicking(s in ".{0,200}") {
+            for t in terms(&s) {
+                proptest::prop_assert!(!t.is_empty());
+                proptest::prop_assert!(t.len() <= MAX_WORD_BYTES);
+            }
+        }
+
+        #[test]
+        fn tokenizing_is_case_insensitive_for_ascii(s in "[a-zA-Z ]{0,80}") {
+            proptest::prop_assert_eq!(terms(&s), terms(&s.to_lowercase()));
+        }
+    }
+}
