@@ -18,6 +18,7 @@ pub mod store;
 pub mod text;
 pub mod thread;
 pub mod time;
+pub mod tools;
 
 // Under `cargo test` napi registers nothing, so the exports look unused there.
 #[cfg_attr(test, allow(dead_code))]

@@ -114,6 +114,152 @@ pub fn to_iso(ts: &str) -> String {
     }
 }
 
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from(if m > 2 { m - 3 } else { m + 9 });
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn digits(s: &str, n: usize) -> Option<i64> {
+    (s.len() == n && s.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| s.parse().ok())
+        .flatten()
+}
+
+/// Parses an ISO 8601 date or date-time in UTC or with an offset: `2026-04-10`,
+/// `2026-04-10T16:32`, `2026-04-10T16:32:50.5Z`, `2026-04-10T16:32:50-04:00` (no zone
+/// means UTC). Returns the ts key of that instant.
+pub fn parse_iso(s: &str) -> Option<TsKey> {
+    let (date, rest) = match s.find(['T', 't', ' ']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let mut parts = date.split('-');
+    let y = digits(parts.next()?, 4)?;
+    let mo = u32::try_from(digits(parts.next()?, 2)?).ok()?;
+    let d = u32::try_from(digits(parts.next()?, 2)?).ok()?;
+    if parts.next().is_some() || !(1..=12).contains(&mo) || d == 0 {
+        return None;
+    }
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if d > month_days[(mo - 1) as usize] {
+        return None;
+    }
+    let mut secs = days_from_civil(y, mo, d) * 86_400;
+    let mut nanos = 0u32;
+    if let Some(rest) = rest {
+        let (clock, offset) = if let Some(t) = rest.strip_suffix(['Z', 'z']) {
+            (t, 0i64)
+        } else if let Some(i) = rest.rfind(['+', '-']) {
+            let (t, z) = rest.split_at(i);
+            let sign = if z.starts_with('-') { -1 } else { 1 };
+            let z = &z[1..];
+            let (zh, zm) = match z.split_once(':') {
+                Some((h, m)) => (digits(h, 2)?, digits(m, 2)?),
+                None if z.len() == 4 => (digits(&z[..2], 2)?, digits(&z[2..], 2)?),
+                None => (digits(z, 2)?, 0),
+            };
+            if zh > 23 || zm > 59 {
+                return None;
+            }
+            (t, sign * (zh * 3600 + zm * 60))
+        } else {
+            (rest, 0)
+        };
+        let (hms, frac) = match clock.split_once(['.', ',']) {
+            Some((a, f)) => (a, f),
+            None => (clock, ""),
+        };
+        let mut f = hms.split(':');
+        let h = digits(f.next()?, 2)?;
+        let mi = digits(f.next()?, 2)?;
+        let sec = match f.next() {
+            Some(x) => digits(x, 2)?,
+            None => 0,
+        };
+        if f.next().is_some() || h > 23 || mi > 59 || sec > 60 {
+            return None;
+        }
+        if !frac.is_empty() {
+            if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            for i in 0..9 {
+                nanos = nanos * 10 + frac.as_bytes().get(i).map_or(0, |b| u32::from(b - b'0'));
+            }
+        }
+        secs += h * 3600 + mi * 60 + sec - offset;
+    }
+    Some((secs, nanos))
+}
+
+/// Parses an ISO 8601 duration of weeks, days, hours, minutes and seconds
+/// (`P7D`, `PT24H`, `P1W`, `P1DT12H`) to milliseconds.
+pub fn parse_duration_ms(s: &str) -> Option<u64> {
+    let body = s.strip_prefix(['P', 'p'])?;
+    if body.is_empty() {
+        return None;
+    }
+    let mut ms: u64 = 0;
+    let mut time = false;
+    let mut num = String::new();
+    let mut any = false;
+    for c in body.chars() {
+        match c.to_ascii_uppercase() {
+            'T' if !time && num.is_empty() => time = true,
+            d if d.is_ascii_digit() => num.push(d),
+            unit => {
+                let n: u64 = num.parse().ok()?;
+                num.clear();
+                let scale: u64 = match (unit, time) {
+                    ('W', false) => 7 * 86_400_000,
+                    ('D', false) => 86_400_000,
+                    ('H', true) => 3_600_000,
+                    ('M', true) => 60_000,
+                    ('S', true) => 1_000,
+                    _ => return None,
+                };
+                ms = ms.checked_add(n.checked_mul(scale)?)?;
+                any = true;
+            }
+        }
+    }
+    (num.is_empty() && any).then_some(ms)
+}
+
+/// A `since` bound as a tool gets it: a platform ts (`"1775853170.228819"`), an ISO
+/// 8601 date or date-time, or an ISO 8601 duration back from `now_ms` (`"P7D"`).
+pub fn parse_since(s: &str, now_ms: u64) -> Option<TsKey> {
+    let s = s.trim();
+    if let Some(k) = ts_key(s) {
+        return Some(k);
+    }
+    if let Some(ms) = parse_duration_ms(s) {
+        let at = now_ms.saturating_sub(ms);
+        return Some(((at / 1000) as i64, ((at % 1000) * 1_000_000) as u32));
+    }
+    parse_iso(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +289,68 @@ mod tests {
             let dot = if frac.is_empty() { "" } else { "." };
             let expected = format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}{dot}{frac}Z");
             proptest::prop_assert_eq!(iso_from_epoch(secs, &frac), expected);
+        }
+    }
+
+    #[test]
+    fn iso_dates_and_times_parse_to_ts_keys() {
+        assert_eq!(
+            parse_iso("2026-04-10T20:32:50.228819Z"),
+            ts_key("1775853170.228819")
+        );
+        assert_eq!(
+            parse_iso("2026-04-10T16:32:50.228819-04:00"),
+            ts_key("1775853170.228819")
+        );
+        assert_eq!(
+            parse_iso("2026-04-10T22:32:50.228819+0200"),
+            ts_key("1775853170.228819")
+        );
+        assert_eq!(parse_iso("2026-04-10"), Some((1_775_779_200, 0)));
+        assert_eq!(parse_iso("2026-04-10T20:32"), Some((1_775_853_120, 0)));
+        assert_eq!(parse_iso("2000-02-29"), Some((951_782_400, 0)));
+        for bad in [
+            "2026-02-30",
+            "2026-13-01",
+            "2026-4-10",
+            "yesterday",
+            "",
+            "2026-04-10T25:00",
+            "2026-04-10T10:00+5",
+        ] {
+            assert_eq!(parse_iso(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn durations_and_since_forms() {
+        assert_eq!(parse_duration_ms("P7D"), Some(7 * 86_400_000));
+        assert_eq!(parse_duration_ms("PT24H"), Some(86_400_000));
+        assert_eq!(parse_duration_ms("P1W"), Some(7 * 86_400_000));
+        assert_eq!(
+            parse_duration_ms("P1DT12H30M"),
+            Some(86_400_000 + 12 * 3_600_000 + 30 * 60_000)
+        );
+        for bad in ["P", "PT", "P1H", "7d", "P1Y", "PD"] {
+            assert_eq!(parse_duration_ms(bad), None, "{bad}");
+        }
+        let now = 1_775_853_170_000;
+        assert_eq!(parse_since("P1D", now), Some((1_775_766_770, 0)));
+        assert_eq!(
+            parse_since(" 1775853170.228819 ", now),
+            ts_key("1775853170.228819")
+        );
+        assert_eq!(parse_since("2026-04-10", now), Some((1_775_779_200, 0)));
+        assert_eq!(parse_since("last week", now), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn iso_round_trips_through_to_iso(secs in 0i64..253_402_300_799, frac in "[0-9]{0,6}") {
+            let iso = iso_from_epoch(secs, &frac);
+            let key = parse_iso(&iso);
+            let ts = if frac.is_empty() { secs.to_string() } else { format!("{secs}.{frac}") };
+            proptest::prop_assert_eq!(key, ts_key(&ts));
         }
     }
 }

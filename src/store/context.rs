@@ -107,7 +107,7 @@ impl Need {
         }
     }
 
-    fn what(&self) -> String {
+    pub fn what(&self) -> String {
         match self {
             Need::History { .. } => "channel history".to_string(),
             Need::Thread { thread, .. } => format!("thread {thread}"),
@@ -210,6 +210,16 @@ impl std::fmt::Display for BuildError {
             }
         }
     }
+}
+
+/// A thread as the store can show it.
+#[derive(Debug, Clone)]
+pub struct HeldThread<'a> {
+    pub root: &'a StoredMessage,
+    /// Oldest first.
+    pub replies: Vec<&'a StoredMessage>,
+    /// Replies the thread has (at least `replies.len()`).
+    pub total: u64,
 }
 
 /// Activity of a thread, computed from what the store holds.
@@ -532,6 +542,83 @@ impl Store {
         b
     }
 
+    /// A thread as held at `now` for building: its root, replies (oldest first) and
+    /// total reply count, served stale within the stale limit or left out, with a note
+    /// saying which. Returns whether it is served stale.
+    pub fn held_thread(
+        &self,
+        channel: &str,
+        tid: &str,
+        now: u64,
+        notes: &mut Vec<String>,
+    ) -> (Option<HeldThread<'_>>, bool) {
+        let stale_ms = self.config.rate_limit.stale_serve_ttl_ms;
+        let mut stale = false;
+        let key = thread_key(channel, tid);
+        let entry = self.replies.peek(&key);
+        let age = entry.map(|e| now.saturating_sub(e.written_at));
+        let fresh = age.is_some_and(|a| a < self.replies.ttl());
+        let root = self
+            .channels
+            .get(channel)
+            .and_then(|c| c.get(tid))
+            .or_else(|| self.starters.peek(&key).map(|e| &e.value));
+        let usable = match (entry, age) {
+            (Some(_), Some(_)) if fresh => true,
+            (Some(_), Some(a)) if a <= stale_ms => {
+                stale = true;
+                notes.push(format!(
+                    "Thread {tid} is served from cache, {}s old.",
+                    a / 1000
+                ));
+                true
+            }
+            (Some(_), Some(a)) => {
+                notes.push(format!(
+                    "Thread {tid} is left out: the cached copy is {}s old, older than the stale limit of {}s.",
+                    a / 1000,
+                    stale_ms / 1000
+                ));
+                false
+            }
+            _ => {
+                if root.is_some_and(|r| r.reply_count > 0) {
+                    notes.push(format!(
+                        "Thread {tid} replies are not held; only the root is shown."
+                    ));
+                }
+                root.is_some_and(|r| r.reply_count > 0)
+            }
+        };
+        match (usable, root) {
+            (true, Some(root)) => {
+                let held = entry.map(|e| &e.value);
+                let replies: Vec<&StoredMessage> = held
+                    .map(|e| e.replies.values().collect())
+                    .unwrap_or_default();
+                let total = match held {
+                    Some(e) if e.complete => replies.len() as u64,
+                    _ => root.reply_count.max(replies.len() as u64),
+                };
+                (
+                    Some(HeldThread {
+                        root,
+                        replies,
+                        total,
+                    }),
+                    stale,
+                )
+            }
+            (true, None) => {
+                notes.push(format!(
+                    "Thread {tid} is left out: its root message is not held."
+                ));
+                (None, stale)
+            }
+            (false, _) => (None, stale),
+        }
+    }
+
     /// Builds the context from what is held at `now`. `failed` are the fetches that did
     /// not happen; what they would have refreshed is served stale (within
     /// `stale_ms`) or left out, with a note each.
@@ -541,7 +628,6 @@ impl Store {
         failed: &[Failure],
         now: u64,
     ) -> Result<Built, BuildError> {
-        let stale_ms = self.config.rate_limit.stale_serve_ttl_ms;
         let mut notes: Vec<String> = failed
             .iter()
             .map(|f| format!("Could not fetch {} ({}).", f.need.what(), f.reason))
@@ -628,59 +714,9 @@ impl Store {
         let mut stale = false;
         let mut rendered = None;
         if let Some(tid) = thread_id {
-            let key = thread_key(&req.channel, &tid);
-            let entry = self.replies.peek(&key);
-            let age = entry.map(|e| now.saturating_sub(e.written_at));
-            let fresh = age.is_some_and(|a| a < self.replies.ttl());
-            let root = self
-                .channels
-                .get(&req.channel)
-                .and_then(|c| c.get(&tid))
-                .or_else(|| self.starters.peek(&key).map(|e| &e.value));
-            let usable = match (entry, age) {
-                (Some(_), Some(_)) if fresh => true,
-                (Some(_), Some(a)) if a <= stale_ms => {
-                    stale = true;
-                    notes.push(format!(
-                        "Thread {tid} is served from cache, {}s old.",
-                        a / 1000
-                    ));
-                    true
-                }
-                (Some(_), Some(a)) => {
-                    notes.push(format!(
-                        "Thread {tid} is left out: the cached copy is {}s old, older than the stale limit of {}s.",
-                        a / 1000,
-                        stale_ms / 1000
-                    ));
-                    false
-                }
-                _ => {
-                    if root.is_some_and(|r| r.reply_count > 0) {
-                        notes.push(format!(
-                            "Thread {tid} replies are not held; only the root is shown."
-                        ));
-                    }
-                    root.is_some_and(|r| r.reply_count > 0)
-                }
-            };
-            match (usable, root) {
-                (true, Some(root)) => {
-                    let held = entry.map(|e| &e.value);
-                    let replies: Vec<&StoredMessage> = held
-                        .map(|e| e.replies.values().collect())
-                        .unwrap_or_default();
-                    let total = match held {
-                        Some(e) if e.complete => replies.len() as u64,
-                        _ => root.reply_count.max(replies.len() as u64),
-                    };
-                    rendered = Some((tid.clone(), root, replies, total));
-                }
-                (true, None) => notes.push(format!(
-                    "Thread {tid} is left out: its root message is not held."
-                )),
-                (false, _) => {}
-            }
+            let (held, was_stale) = self.held_thread(&req.channel, &tid, now, &mut notes);
+            stale = was_stale;
+            rendered = held.map(|h| (tid, h.root, h.replies, h.total));
         }
         let guidance = guidance_text(req.prompt);
         let g_units = utf16_len(guidance);
@@ -707,14 +743,30 @@ impl Store {
             let r = if req.prompt.pretty {
                 // Budgeted on the compact JSON; shown indented.
                 let mut compact = String::new();
-                let r = render_thread(&tid, root, &replies, total, req.budget_tokens, &mut compact);
+                let r = render_thread(
+                    &tid,
+                    root,
+                    &replies,
+                    total,
+                    req.budget_tokens,
+                    usize::MAX,
+                    &mut compact,
+                );
                 let pretty = serde_json::from_str::<serde_json::Value>(&compact)
                     .map(|v| section_json(&v, true))
                     .unwrap_or(compact);
                 prompt.push_str(&pretty);
                 r
             } else {
-                render_thread(&tid, root, &replies, total, req.budget_tokens, &mut prompt)
+                render_thread(
+                    &tid,
+                    root,
+                    &replies,
+                    total,
+                    req.budget_tokens,
+                    usize::MAX,
+                    &mut prompt,
+                )
             };
             t_units = utf16_len(&prompt[start..]);
             thread_range = Some(start..prompt.len());

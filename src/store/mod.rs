@@ -539,6 +539,27 @@ impl Store {
         }
     }
 
+    /// A held copy of message `id` in `channel`: the window's, a held thread's or the
+    /// starter cache's.
+    pub fn find(&self, channel: &str, id: &str) -> Option<&StoredMessage> {
+        let ch = self.channels.get(channel)?;
+        if let Some(m) = ch.get(id) {
+            return Some(m);
+        }
+        if let Some(thread) = ch.reply_threads.get(id) {
+            let reply = self
+                .replies
+                .peek(&thread_key(channel, thread))
+                .and_then(|e| e.value.replies.values().find(|m| m.id == id));
+            if reply.is_some() {
+                return reply;
+            }
+        }
+        self.starters
+            .peek(&thread_key(channel, id))
+            .map(|e| &e.value)
+    }
+
     /// Removes message `id` everywhere it is held and remembers the deletion.
     pub fn delete(&mut self, channel: &str, id: &str) {
         let ch = self.channel_mut(channel);

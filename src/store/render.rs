@@ -106,14 +106,15 @@ fn iso_len_bound(ts: &str) -> usize {
 /// Appends the ThreadContext JSON to `out`: the root in full, then the newest replies whose JSON
 /// fits `budget_tokens` (counted as `ceil(UTF-16 units / 4)` of the thread's whole JSON,
 /// so the section never exceeds the budget, unless the root alone or the newest reply,
-/// which is always kept, is larger). `replies` are oldest first; `total` is the thread's
-/// reply count (at least `replies.len()`).
+/// which is always kept, is larger), at most `max_replies` of them. `replies` are
+/// oldest first; `total` is the thread's reply count (at least `replies.len()`).
 pub fn render_thread(
     thread_id: &str,
     root: &StoredMessage,
     replies: &[&StoredMessage],
     total: u64,
     budget_tokens: u64,
+    max_replies: usize,
     out: &mut String,
 ) -> RenderedThread {
     let total = total.max(replies.len() as u64);
@@ -139,6 +140,9 @@ pub fn render_thread(
     let mut used = fixed as u64;
     let mut first = replies.len();
     for (i, r) in replies.iter().enumerate().rev() {
+        if replies.len() - first >= max_replies.max(1) {
+            break;
+        }
         let comma = u64::from(first != replies.len());
         let cost = r.reply_fragment().units as u64 + comma;
         if first != replies.len() && used + cost > limit {
