@@ -123,6 +123,31 @@ export declare class ChannelStore {
    * failed fetches, rate-limited requests and ignored events.
    */
   stats(): StoreStats
+  /**
+   * The tools for one channel: `channel_context` (ranked search) and
+   * `channel_messages` (a thread, messages or a media artifact by id). The channel
+   * is fixed here; no tool input names one, so a tool cannot reach another channel.
+   */
+  tools(channelId: string, options?: ChannelToolsOptions): ChannelTools
+}
+
+/** The tools of one channel, from `store.tools(channelId)`. */
+export declare class ChannelTools {
+  /** The channel these tools are scoped to. */
+  get channelId(): string
+  /**
+   * Name, description and JSON Schema of each tool, ready for the Messages API
+   * `tools` parameter.
+   */
+  definitions(): ToolDefinition[]
+  /**
+   * Runs a tool (`channel_context` / `channel_messages`, or the dotted names) on its
+   * input (an object, or its JSON text) and resolves to the result as a JSON string.
+   * A bad call (unknown tool, wrong type, unknown field, out-of-range number, no
+   * selector) resolves to `{"error":{"code","tool","field","message"}}`; it never
+   * rejects.
+   */
+  execute(name: string, input: unknown): Promise<string>
 }
 
 /** A message near the anchor, in compact form. */
@@ -401,6 +426,21 @@ export interface ChannelStoreOptions {
   clock?: () => number
 }
 
+/** Options of `store.tools(channelId, options)`. */
+export interface ChannelToolsOptions {
+  /**
+   * Names in `definitions()`: `"api"` (`channel_context`, `channel_messages`; the
+   * default, valid Messages API tool names) or `"dotted"` (the seed's
+   * `channel.context`, `channel.messages`). `execute` accepts both either way.
+   */
+  toolNames?: 'api' | 'dotted'
+  /**
+   * Media larger than this many bytes are returned as a text reference instead of a
+   * content block (default 5 MB, 5242880).
+   */
+  maxMediaBytes?: number
+}
+
 /**
  * How a candidate attachment matches the manifest: `"artifact_id"` when its id is
  * recorded, `"content_hash"` when another id with the same SHA-256 is (the same bytes
@@ -620,6 +660,19 @@ export interface ReactionInput {
  */
 export declare function recordAttachment(manifest: AttachmentManifest, record: AttachmentRecord | AttachmentRecordInput): AttachmentRecord
 
+/** Sizes of the search indexes. */
+export interface SearchIndexStats {
+  /** Messages indexed (held in windows and threads). */
+  documents: number
+  /** Distinct terms. */
+  terms: number
+  /** Posting entries, dead ones (of removed messages, until compaction) included. */
+  postings: number
+  deadPostings: number
+  /** Approximate heap bytes of the indexes. */
+  indexBytes: number
+}
+
 /**
  * The persisted form of a manifest (its JSON text), after checking every record: a
  * record with a missing or mistyped field, or keyed by another id, is an error naming it
@@ -695,6 +748,8 @@ export interface StoreStats {
   rateLimited: number
   ingestedEvents: number
   ignoredEvents: number
+  /** The channels' search indexes, summed. */
+  search: SearchIndexStats
 }
 
 /** Default token budget of a ThreadContext (root plus replies): 8000. */
@@ -776,6 +831,14 @@ export interface ThreadTelemetry {
   actualTokens: number
   /** Included replies that were cut to 300 tokens. */
   messagesTruncated: number
+}
+
+/** A tool as the Messages API `tools` parameter takes it. */
+export interface ToolDefinition {
+  name: string
+  description: string
+  /** JSON Schema of the input (`type: "object"`, `additionalProperties: false`). */
+  input_schema: Record<string, unknown>
 }
 
 /**

@@ -115,10 +115,9 @@ async function buildContext(store, channelId, anchorId, options, plan) {
   return built
 }
 
-async function getMedia(store, artifactId, need) {
-  await null
-  const state = stateOf(store)
-  const r = await shared(state, need.key, async () => {
+// One download through the rate limiter, shared with concurrent requests for the file.
+function download(store, state, need) {
+  return shared(state, need.key, async () => {
     const refused = await slot(store, need)
     if (refused) return { calls: 0, failure: refused }
     store._countCall(need.method)
@@ -129,8 +128,30 @@ async function getMedia(store, artifactId, need) {
       return { calls: 1, failure: store._fetchFailed(need.method, need.channelId, errorText(err), retryAfterMs(err)) }
     }
   })
+}
+
+async function getMedia(store, artifactId, need) {
+  await null
+  const r = await download(store, stateOf(store), need)
   if (r.failure) return store._mediaFailed(artifactId, r.failure, r.calls)
   return store._putMedia(need, r.data, r.calls)
+}
+
+// channel_messages after its fetches: the thread / messages pages and the media
+// download run concurrently; failures become notes in the tool's answer.
+async function toolMessages(store, tools, payload) {
+  await null
+  try {
+    const state = stateOf(store)
+    const failures = payload.failures.slice()
+    const pages = payload.needs.map((need) => shared(state, need.key, () => fetchPages(store, state, need)))
+    const media = payload.media ? download(store, state, payload.media) : null
+    for (const r of await Promise.all(pages)) if (r.failure) failures.push(r.failure)
+    const m = media ? await media : null
+    return tools._messagesBuild(payload.input, failures, m && !m.failure ? m.data : null, m?.failure ?? null)
+  } catch (err) {
+    return JSON.stringify({ error: { code: 'internal', tool: 'channel_messages', message: errorText(err) } })
+  }
 }
 
 // ingestMany's fast lane: when every event is a plain message (the bulk of a channel's
@@ -185,6 +206,6 @@ module.exports = function installStore(binding) {
       return this._ingestPacked(packed.strings, packed.lens, packed.kinds)
     }
   }
-  binding.__setStoreRuntime({ buildContext, getMedia })
+  binding.__setStoreRuntime({ buildContext, getMedia, toolMessages })
   return { ChannelStore }
 }

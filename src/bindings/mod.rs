@@ -6,4 +6,5 @@ mod hash;
 mod js;
 mod manifest;
 mod store;
+mod tools;
 mod types;

@@ -20,7 +20,7 @@ use crate::ratelimit::{Grant, Overflow, RateLimitConfig, Refusal};
 use crate::slack::{self, Page, ResponseError};
 use crate::store::context::{BuildError, Built, ContextRequest, Failure, Need};
 use crate::store::message::{Event, EventInput, StoredMessage};
-use crate::store::{MediaItem, Store, StoreConfig};
+use crate::store::{FileLocation, MediaItem, Store, StoreConfig};
 use napi::bindgen_prelude::*;
 use napi::{Env, JsString, JsValue, ValueType};
 use napi_derive::napi;
@@ -51,7 +51,7 @@ pub fn set_store_runtime(runtime: Object) -> Result<()> {
 }
 
 /// A runtime entry point: `(store, a, b, c, d) => Promise`.
-type RuntimeFn<'e> = Function<
+pub(crate) type RuntimeFn<'e> = Function<
     'e,
     FnArgs<(
         Object<'e>,
@@ -63,7 +63,7 @@ type RuntimeFn<'e> = Function<
     Unknown<'e>,
 >;
 
-fn runtime_fn<'e>(env: &'e Env, name: &str) -> Result<RuntimeFn<'e>> {
+pub(crate) fn runtime_fn<'e>(env: &'e Env, name: &str) -> Result<RuntimeFn<'e>> {
     let obj = RUNTIME.with(|cell| -> Result<Option<Object<'e>>> {
         match cell.borrow().as_ref() {
             Some(r) => Ok(Some(r.get_value(env)?)),
@@ -305,7 +305,7 @@ fn request_from(
 /// A fetch as the runtime sees it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct NeedJs {
+pub(crate) struct NeedJs {
     key: String,
     kind: String,
     method: String,
@@ -329,7 +329,7 @@ struct FailureJs {
     reason: String,
 }
 
-fn need_js(need: &Need, rate: &RateLimitConfig) -> NeedJs {
+pub(crate) fn need_js(need: &Need, rate: &RateLimitConfig) -> NeedJs {
     let (kind, fetch, thread_id, message_ids) = match need {
         Need::History { .. } => ("history", "fetchHistory", None, None),
         Need::Thread { thread, .. } => ("thread", "fetchThread", Some(thread.clone()), None),
@@ -516,13 +516,13 @@ impl ChannelStore {
         })
     }
 
-    fn core(&self) -> Result<std::cell::RefMut<'_, Store>> {
+    pub(crate) fn core(&self) -> Result<std::cell::RefMut<'_, Store>> {
         self.core
             .try_borrow_mut()
             .map_err(|_| Error::from_reason("ChannelStore: re-entered from inside its own call (a clock or fetcher called back into the store synchronously)"))
     }
 
-    fn has_fetcher(&self, name: &str) -> bool {
+    pub(crate) fn has_fetcher(&self, name: &str) -> bool {
         FETCHERS
             .iter()
             .position(|f| *f == name)
@@ -535,7 +535,7 @@ impl ChannelStore {
         Ok(self.now(env)? as f64)
     }
 
-    fn now(&self, env: &Env) -> Result<u64> {
+    pub(crate) fn now(&self, env: &Env) -> Result<u64> {
         let Some(c) = &self.clock else {
             return Ok(system_now());
         };
@@ -1225,27 +1225,7 @@ impl ChannelStore {
         let Some(loc) = loc else {
             return Err(Error::from_reason("getMedia: file location vanished"));
         };
-        let need = NeedJs {
-            key: format!("media:{id}"),
-            kind: "media".to_string(),
-            method: MEDIA_METHOD.to_string(),
-            fetch: "fetchMedia".to_string(),
-            channel_id: loc.channel.clone(),
-            thread_id: None,
-            message_ids: None,
-            artifact_id: Some(id.clone()),
-            page_size: rate.page_size,
-            max_pages: 1,
-            request: json!({
-                "artifactId": id,
-                "url": loc.url,
-                "mediaType": loc.media.media_type,
-                "filename": loc.media.filename,
-                "byteLength": loc.media.byte_length,
-                "channelId": loc.channel,
-                "messageId": loc.message_id,
-            }),
-        };
+        let need = media_need(&id, &loc, &rate);
         let run = runtime_fn(env, "getMedia")?;
         let payload = to_js(env, &need)?;
         let undef = ().into_unknown(env)?;
@@ -1347,6 +1327,7 @@ impl ChannelStore {
             "rateLimited": core.counters.rate_limited,
             "ingestedEvents": core.counters.ingested_events,
             "ignoredEvents": core.counters.ignored_events,
+            "search": search_stats(&core),
         });
         drop(core);
         to_js(env, &v)
@@ -1354,9 +1335,9 @@ impl ChannelStore {
 }
 
 /// Rate-limit bucket of media downloads.
-const MEDIA_METHOD: &str = "files.download";
+pub(crate) const MEDIA_METHOD: &str = "files.download";
 
-fn fetcher_name(n: &Need) -> &'static str {
+pub(crate) fn fetcher_name(n: &Need) -> &'static str {
     match n {
         Need::History { .. } => "fetchHistory",
         Need::Thread { .. } => "fetchThread",
@@ -1383,15 +1364,54 @@ fn refusal_text(method: &str, r: Refusal, now: u64) -> String {
     }
 }
 
+/// The search indexes of all channels, summed.
+fn search_stats(core: &Store) -> Value {
+    let mut t = crate::search::index::IndexStats::default();
+    for ch in core.channels.values() {
+        let s = ch.index.stats();
+        t.documents += s.documents;
+        t.terms += s.terms;
+        t.postings += s.postings;
+        t.dead_postings += s.dead_postings;
+        t.heap_bytes += s.heap_bytes;
+    }
+    json!({ "documents": t.documents, "terms": t.terms, "postings": t.postings, "deadPostings": t.dead_postings, "indexBytes": t.heap_bytes })
+}
+
+/// The download of a file as the runtime sees it.
+pub(crate) fn media_need(id: &str, loc: &FileLocation, rate: &RateLimitConfig) -> NeedJs {
+    NeedJs {
+        key: format!("media:{id}"),
+        kind: "media".to_string(),
+        method: MEDIA_METHOD.to_string(),
+        fetch: "fetchMedia".to_string(),
+        channel_id: loc.channel.clone(),
+        thread_id: None,
+        message_ids: None,
+        artifact_id: Some(id.to_string()),
+        page_size: rate.page_size,
+        max_pages: 1,
+        request: json!({
+            "artifactId": id,
+            "url": loc.url,
+            "mediaType": loc.media.media_type,
+            "filename": loc.media.filename,
+            "byteLength": loc.media.byte_length,
+            "channelId": loc.channel,
+            "messageId": loc.message_id,
+        }),
+    }
+}
+
 /// Failures as the runtime passes them around.
-fn failures_json(failures: &[Failure], rate: &RateLimitConfig) -> Vec<Value> {
+pub(crate) fn failures_json(failures: &[Failure], rate: &RateLimitConfig) -> Vec<Value> {
     failures
         .iter()
         .map(|f| json!({ "need": need_js(&f.need, rate), "reason": f.reason }))
         .collect()
 }
 
-fn failures_from_js(env: &Env, v: Unknown) -> Result<Vec<Failure>> {
+pub(crate) fn failures_from_js(env: &Env, v: Unknown) -> Result<Vec<Failure>> {
     if is_nullish(&v) {
         return Ok(Vec::new());
     }

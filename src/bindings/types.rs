@@ -667,4 +667,43 @@ pub struct StoreStats {
     pub rate_limited: f64,
     pub ingested_events: f64,
     pub ignored_events: f64,
+    /// The channels' search indexes, summed.
+    pub search: SearchIndexStats,
+}
+
+/// Sizes of the search indexes.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct SearchIndexStats {
+    /// Messages indexed (held in windows and threads).
+    pub documents: f64,
+    /// Distinct terms.
+    pub terms: f64,
+    /// Posting entries, dead ones (of removed messages, until compaction) included.
+    pub postings: f64,
+    pub dead_postings: f64,
+    /// Approximate heap bytes of the indexes.
+    pub index_bytes: f64,
+}
+
+/// Options of `store.tools(channelId, options)`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct ChannelToolsOptions {
+    /// Names in `definitions()`: `"api"` (`channel_context`, `channel_messages`; the
+    /// default, valid Messages API tool names) or `"dotted"` (the seed's
+    /// `channel.context`, `channel.messages`). `execute` accepts both either way.
+    #[napi(ts_type = "'api' | 'dotted'")]
+    pub tool_names: Option<String>,
+    /// Media larger than this many bytes are returned as a text reference instead of a
+    /// content block (default 5 MB, 5242880).
+    pub max_media_bytes: Option<f64>,
+}
+
+/// A tool as the Messages API `tools` parameter takes it.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct ToolDefinition {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the input (`type: "object"`, `additionalProperties: false`).
+    #[napi(js_name = "input_schema", ts_type = "Record<string, unknown>")]
+    pub input_schema: (),
 }

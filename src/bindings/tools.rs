@@ -1,0 +1,384 @@
+//! `store.tools(channelId)`: the channel-scoped tools as a JS object. Validation,
+//! search and answers are in `crate::tools`; fetches go through the store's fetch
+//! runtime (`js/store.js`), like `buildContext`'s.
+
+use super::js::{clear_exception, describe, is_nullish, rejected, stringify, to_js};
+use super::store::{
+    failures_from_js, failures_json, fetcher_name, media_need, need_js, runtime_fn, ChannelStore,
+    NeedJs,
+};
+use crate::hash::sha256_hex;
+use crate::store::context::Failure;
+use crate::store::MediaItem;
+use crate::tools::input::{context_input, messages_input, MessagesInput};
+use crate::tools::messages::{build, media_plan, plan, MediaPlan, MediaResult};
+use crate::tools::{definitions, unknown_tool, Tool, ToolError, DEFAULT_MAX_MEDIA_BYTES};
+use napi::bindgen_prelude::*;
+use napi::{Env, JsValue, ValueType};
+use napi_derive::napi;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ToolsOptions {
+    tool_names: Option<String>,
+    max_media_bytes: Option<f64>,
+}
+
+#[napi]
+impl ChannelStore {
+    /// The tools for one channel: `channel_context` (ranked search) and
+    /// `channel_messages` (a thread, messages or a media artifact by id). The channel
+    /// is fixed here; no tool input names one, so a tool cannot reach another channel.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "channelId: string, options?: ChannelToolsOptions"
+    )]
+    pub fn tools(
+        &self,
+        reference: Reference<ChannelStore>,
+        env: Env,
+        channel_id: Unknown,
+        options: Option<Unknown>,
+    ) -> Result<ChannelTools> {
+        let channel = match channel_id.get_type()? {
+            ValueType::String => channel_id.coerce_to_string()?.into_utf8()?.into_owned()?,
+            _ => {
+                return Err(Error::new(
+                    Status::InvalidArg,
+                    format!(
+                        "tools: channelId must be a string, got {}",
+                        describe(&channel_id)
+                    ),
+                ))
+            }
+        };
+        if channel.is_empty() {
+            return Err(Error::new(
+                Status::InvalidArg,
+                "tools: channelId must not be empty",
+            ));
+        }
+        let opts: ToolsOptions = match options {
+            Some(o) if !is_nullish(&o) => super::js::from_js(&env, "tools", "options", o)?,
+            _ => ToolsOptions::default(),
+        };
+        let dotted = match opts.tool_names.as_deref() {
+            None | Some("api") => false,
+            Some("dotted") => true,
+            Some(other) => {
+                return Err(Error::new(
+                    Status::InvalidArg,
+                    format!(
+                        "tools: options.toolNames must be \"api\" or \"dotted\", got {other:?}"
+                    ),
+                ))
+            }
+        };
+        let max_media_bytes = match opts.max_media_bytes {
+            None => DEFAULT_MAX_MEDIA_BYTES,
+            Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= 9e15 => n as u64,
+            Some(n) => {
+                return Err(Error::new(
+                    Status::InvalidArg,
+                    format!("tools: options.maxMediaBytes must be a non-negative integer, got {n}"),
+                ))
+            }
+        };
+        Ok(ChannelTools {
+            store: reference,
+            channel,
+            dotted,
+            max_media_bytes,
+        })
+    }
+}
+
+/// The tools of one channel, from `store.tools(channelId)`.
+#[napi]
+pub struct ChannelTools {
+    store: Reference<ChannelStore>,
+    channel: String,
+    dotted: bool,
+    max_media_bytes: u64,
+}
+
+fn resolved<'e>(env: &'e Env, text: String) -> Result<Unknown<'e>> {
+    let s = env.create_string(&text)?;
+    PromiseRaw::resolve(env, s).map(|p| p.to_unknown())
+}
+
+#[napi]
+impl ChannelTools {
+    /// The channel these tools are scoped to.
+    #[napi(getter)]
+    pub fn channel_id(&self) -> String {
+        self.channel.clone()
+    }
+
+    /// Name, description and JSON Schema of each tool, ready for the Messages API
+    /// `tools` parameter.
+    #[napi(ts_return_type = "ToolDefinition[]")]
+    pub fn definitions<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
+        to_js(env, &definitions(self.dotted))
+    }
+
+    /// Runs a tool (`channel_context` / `channel_messages`, or the dotted names) on its
+    /// input (an object, or its JSON text) and resolves to the result as a JSON string.
+    /// A bad call (unknown tool, wrong type, unknown field, out-of-range number, no
+    /// selector) resolves to `{"error":{"code","tool","field","message"}}`; it never
+    /// rejects.
+    #[napi(
+        ts_args_type = "name: string, input: unknown",
+        ts_return_type = "Promise<string>"
+    )]
+    pub fn execute<'e>(
+        &self,
+        env: &'e Env,
+        this: This<'e>,
+        name: Unknown<'e>,
+        input: Unknown<'e>,
+    ) -> Result<Unknown<'e>> {
+        match self.execute_inner(env, this, name, input) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                clear_exception(env);
+                let msg = ToolError {
+                    code: "internal",
+                    field: None,
+                    message: e.reason.clone(),
+                }
+                .to_json("");
+                resolved(env, msg).or_else(|e| rejected(env, e))
+            }
+        }
+    }
+
+    fn execute_inner<'e>(
+        &self,
+        env: &'e Env,
+        this: This<'e>,
+        name: Unknown<'e>,
+        input: Unknown<'e>,
+    ) -> Result<Unknown<'e>> {
+        let name_text = match name.get_type()? {
+            ValueType::String => name.coerce_to_string()?.into_utf8()?.into_owned()?,
+            _ => return resolved(env, unknown_tool(&format!("({})", describe(&name)))),
+        };
+        let Some(tool) = Tool::resolve(&name_text) else {
+            return resolved(env, unknown_tool(&name_text));
+        };
+        let value = match read_input(env, input) {
+            Ok(v) => v,
+            Err(e) => return resolved(env, e.to_json(tool.name())),
+        };
+        let store: &ChannelStore = &self.store;
+        let now = store.now(env)?;
+        match tool {
+            Tool::Context => {
+                let out = match context_input(&value, now) {
+                    Ok(i) => {
+                        crate::tools::context::run(&mut *store.core()?, &self.channel, &i, now)
+                    }
+                    Err(e) => e.to_json(tool.name()),
+                };
+                resolved(env, out)
+            }
+            Tool::Messages => {
+                let input = match messages_input(&value) {
+                    Ok(i) => i,
+                    Err(e) => return resolved(env, e.to_json(tool.name())),
+                };
+                self.messages(env, this, store, input, now)
+            }
+        }
+    }
+
+    fn messages<'e>(
+        &self,
+        env: &'e Env,
+        this: This<'e>,
+        store: &ChannelStore,
+        input: MessagesInput,
+        now: u64,
+    ) -> Result<Unknown<'e>> {
+        let mut core = store.core()?;
+        let rate = core.config.rate_limit.clone();
+        let mut failures: Vec<Failure> = Vec::new();
+        let mut needs: Vec<NeedJs> = Vec::new();
+        for n in plan(&mut core, &self.channel, &input, &[], now) {
+            let f = fetcher_name(&n);
+            if store.has_fetcher(f) {
+                needs.push(need_js(&n, &rate));
+            } else {
+                failures.push(Failure {
+                    need: n,
+                    reason: format!("no {f} in the fetcher"),
+                });
+            }
+        }
+        let mut media = MediaResult::None;
+        let mut media_fetch = None;
+        if let Some(aid) = &input.media_artifact_id {
+            match media_plan(&mut core, &self.channel, aid, self.max_media_bytes) {
+                MediaPlan::Fetch(loc) if store.has_fetcher("fetchMedia") => {
+                    media_fetch = Some(media_need(aid, &loc, &rate));
+                }
+                MediaPlan::Fetch(_) => {
+                    media = MediaResult::Failed("no fetchMedia in the fetcher".to_string());
+                }
+                MediaPlan::Cached | MediaPlan::NotFound | MediaPlan::TooLarge(_) => {}
+            }
+        }
+        if needs.is_empty() && media_fetch.is_none() {
+            let out = build(
+                &mut core,
+                &self.channel,
+                &input,
+                &failures,
+                media,
+                self.max_media_bytes,
+                now,
+            );
+            drop(core);
+            return resolved(env, out);
+        }
+        drop(core);
+        let payload = json!({
+            "needs": needs,
+            "failures": failures_json(&failures, &rate),
+            "media": media_fetch,
+            "input": input_json(&input),
+        });
+        let run = runtime_fn(env, "toolMessages")?;
+        let store_obj = self.store.clone(*env)?;
+        let store_obj: Object = unsafe {
+            Object::from_napi_value(env.raw(), Reference::to_napi_value(env.raw(), store_obj)?)?
+        };
+        let payload = to_js(env, &payload)?;
+        let undef = ().into_unknown(env)?;
+        run.call(FnArgs::from((
+            store_obj,
+            this.object.to_unknown(),
+            payload,
+            undef,
+            undef,
+        )))
+    }
+
+    /// Internal (fetch runtime): answers a `channel_messages` call after its fetches.
+    #[napi(js_name = "_messagesBuild", skip_typescript)]
+    pub fn messages_build(
+        &self,
+        env: &Env,
+        input: String,
+        failures: Unknown,
+        media_data: Option<Unknown>,
+        media_failure: Option<String>,
+    ) -> Result<String> {
+        let value: Value = serde_json::from_str(&input)
+            .map_err(|e| Error::from_reason(format!("tools: bad runtime input: {e}")))?;
+        let input = messages_input(&value).map_err(|e| Error::from_reason(e.message))?;
+        let failures = failures_from_js(env, failures)?;
+        let store: &ChannelStore = &self.store;
+        let now = store.now(env)?;
+        let media = match (media_data, media_failure) {
+            (_, Some(reason)) => MediaResult::Failed(reason),
+            (Some(data), None) if !is_nullish(&data) => match bytes_of(&data)? {
+                Some(bytes) => {
+                    let mut core = store.core()?;
+                    let aid = input.media_artifact_id.clone().unwrap_or_default();
+                    let loc = core.files.get(&aid).cloned();
+                    let item = MediaItem {
+                        content_hash: sha256_hex(&bytes),
+                        artifact_id: aid,
+                        media_type: loc
+                            .as_ref()
+                            .map_or("application/octet-stream".to_string(), |l| {
+                                l.media.media_type.clone()
+                            }),
+                        filename: loc.and_then(|l| l.media.filename),
+                        bytes,
+                        fetched_at: now,
+                    };
+                    core.put_media(item.clone());
+                    MediaResult::Bytes(Some(item))
+                }
+                None => MediaResult::Failed(format!(
+                    "fetchMedia returned {} instead of bytes (a Uint8Array, Buffer or ArrayBuffer)",
+                    describe(&data)
+                )),
+            },
+            _ => MediaResult::None,
+        };
+        let mut core = store.core()?;
+        Ok(build(
+            &mut core,
+            &self.channel,
+            &input,
+            &failures,
+            media,
+            self.max_media_bytes,
+            now,
+        ))
+    }
+}
+
+fn input_json(i: &MessagesInput) -> String {
+    let mut v = serde_json::Map::new();
+    if let Some(t) = &i.thread_id {
+        v.insert("thread_id".into(), json!(t));
+    }
+    if !i.message_ids.is_empty() {
+        v.insert("message_ids".into(), json!(i.message_ids));
+    }
+    if let Some(a) = &i.media_artifact_id {
+        v.insert("media_artifact_id".into(), json!(a));
+    }
+    v.insert("max_replies".into(), json!(i.max_replies));
+    Value::Object(v).to_string()
+}
+
+fn bytes_of(data: &Unknown) -> Result<Option<Vec<u8>>> {
+    Ok(if data.is_typedarray()? {
+        let a: Uint8Array = unsafe { data.cast()? };
+        Some(a.to_vec())
+    } else if data.is_buffer()? {
+        let b: Buffer = unsafe { data.cast()? };
+        Some(b.to_vec())
+    } else if data.is_arraybuffer()? {
+        let ab: ArrayBuffer = unsafe { data.cast()? };
+        Some(ab.to_vec())
+    } else {
+        None
+    })
+}
+
+/// The tool input as JSON: an object, or a string holding one.
+fn read_input(env: &Env, input: Unknown) -> std::result::Result<Value, ToolError> {
+    if input.get_type().ok() == Some(ValueType::String) {
+        let text = input
+            .coerce_to_string()
+            .and_then(|s| s.into_utf8())
+            .and_then(|s| s.into_owned())
+            .map_err(|e| ToolError::invalid("", e.reason))?;
+        return serde_json::from_str(&text)
+            .map_err(|e| ToolError::invalid("", format!("The input is not valid JSON: {e}.")));
+    }
+    match stringify(env, input) {
+        Ok(Some(text)) => serde_json::from_str(&text)
+            .map_err(|e| ToolError::invalid("", format!("The input is not valid JSON: {e}."))),
+        Ok(None) => Err(ToolError::invalid(
+            "",
+            "The input must be a JSON object, not undefined.",
+        )),
+        Err(e) => {
+            clear_exception(env);
+            Err(ToolError::invalid(
+                "",
+                format!("The input cannot be read as JSON: {}", e.reason),
+            ))
+        }
+    }
+}
