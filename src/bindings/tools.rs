@@ -2,12 +2,13 @@
 //! search and answers are in `crate::tools`; fetches go through the store's fetch
 //! runtime (`js/store.js`), like `buildContext`'s.
 
-use super::js::{clear_exception, describe, is_nullish, rejected, stringify, to_js};
+use super::js::{clear_exception, describe, is_nullish, rejected, stringify, throw, to_js};
 use super::store::{
     failures_from_js, failures_json, fetcher_name, media_need, need_js, runtime_fn, ChannelStore,
     NeedJs,
 };
 use crate::hash::sha256_hex;
+use crate::input::InputError;
 use crate::store::context::Failure;
 use crate::store::MediaItem;
 use crate::tools::input::{context_input, messages_input, MessagesInput};
@@ -45,19 +46,21 @@ impl ChannelStore {
         let channel = match channel_id.get_type()? {
             ValueType::String => channel_id.coerce_to_string()?.into_utf8()?.into_owned()?,
             _ => {
-                return Err(Error::new(
-                    Status::InvalidArg,
-                    format!(
-                        "tools: channelId must be a string, got {}",
-                        describe(&channel_id)
+                return Err(throw(
+                    &env,
+                    "tools",
+                    &InputError::type_error(
+                        "channelId",
+                        format!("expected a string, got {}", describe(&channel_id)),
                     ),
                 ))
             }
         };
         if channel.is_empty() {
-            return Err(Error::new(
-                Status::InvalidArg,
-                "tools: channelId must not be empty",
+            return Err(throw(
+                &env,
+                "tools",
+                &InputError::range_error("channelId", "must not be empty"),
             ));
         }
         let opts: ToolsOptions = match options {
@@ -68,10 +71,12 @@ impl ChannelStore {
             None | Some("api") => false,
             Some("dotted") => true,
             Some(other) => {
-                return Err(Error::new(
-                    Status::InvalidArg,
-                    format!(
-                        "tools: options.toolNames must be \"api\" or \"dotted\", got {other:?}"
+                return Err(throw(
+                    &env,
+                    "tools",
+                    &InputError::range_error(
+                        "options.toolNames",
+                        format!("expected \"api\" or \"dotted\", got {other:?}"),
                     ),
                 ))
             }
@@ -80,9 +85,13 @@ impl ChannelStore {
             None => DEFAULT_MAX_MEDIA_BYTES,
             Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= 9e15 => n as u64,
             Some(n) => {
-                return Err(Error::new(
-                    Status::InvalidArg,
-                    format!("tools: options.maxMediaBytes must be a non-negative integer, got {n}"),
+                return Err(throw(
+                    &env,
+                    "tools",
+                    &InputError::range_error(
+                        "options.maxMediaBytes",
+                        format!("expected a non-negative whole number of bytes, got {n}"),
+                    ),
                 ))
             }
         };
