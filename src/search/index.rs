@@ -17,6 +17,7 @@
 //! with N the live documents, df(t) the live documents containing t, |d| the document's
 //! term count and avgdl the mean over live documents.
 
+use super::hash::WordHash;
 use super::tokenize::Tokenizer;
 use crate::time::TsKey;
 use std::collections::{BTreeMap, HashMap};
@@ -29,6 +30,8 @@ pub const B: f64 = 0.75;
 pub const MAX_QUERY_WORDS: usize = 32;
 /// Compaction runs once this many postings are dead and they outnumber live ones.
 const COMPACT_MIN_DEAD: usize = 4_096;
+/// The length of a removed slot in [`SearchIndex::lens`].
+const DEAD: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Copy)]
 struct Posting {
@@ -96,11 +99,14 @@ pub struct IndexStats {
 
 #[derive(Debug, Default)]
 pub struct SearchIndex {
-    terms: HashMap<Box<str>, u32>,
+    terms: HashMap<Box<str>, u32, WordHash>,
     postings: Vec<Vec<Posting>>,
     docs: Vec<Doc>,
+    /// Each slot's term count, [`DEAD`] once removed: the one per-posting lookup a query
+    /// makes, kept dense so it stays in cache.
+    lens: Vec<u32>,
     by_key: BTreeMap<TsKey, u32>,
-    authors: HashMap<Box<str>, u32>,
+    authors: HashMap<Box<str>, u32, WordHash>,
     /// (user id, display name last seen) by author index.
     author_table: Vec<(Box<str>, String)>,
     live_len: u64,
@@ -109,8 +115,11 @@ pub struct SearchIndex {
     dead_docs: usize,
     tokenizer: Tokenizer,
     scratch_terms: Vec<u32>,
-    scores: Vec<f32>,
-    masks: Vec<u32>,
+    /// Per-slot accumulators of a query: (bm25 so far, bitmask of query words), side
+    /// by side so a posting touches one cache line; all zero between queries.
+    acc: Vec<(f32, u32)>,
+    /// Slots touched by the current query.
+    touched: Vec<u32>,
 }
 
 impl SearchIndex {
@@ -226,6 +235,7 @@ impl SearchIndex {
             unique += 1;
             i = j;
         }
+        self.lens.push(len);
         self.docs.push(Doc {
             key,
             thread: thread.map(Into::into),
@@ -246,6 +256,7 @@ impl SearchIndex {
         };
         if let Some(d) = self.docs.get_mut(slot as usize) {
             d.live = false;
+            self.lens[slot as usize] = DEAD;
             self.live_len -= u64::from(d.len);
             self.live_postings -= d.unique as usize;
             self.dead_postings += d.unique as usize;
@@ -269,6 +280,7 @@ impl SearchIndex {
                 docs.push(d);
             }
         }
+        self.lens = docs.iter().map(|d| d.len).collect();
         self.docs = docs;
         let mut term_ids = vec![u32::MAX; self.postings.len()];
         let mut postings = Vec::new();
@@ -294,8 +306,7 @@ impl SearchIndex {
         }
         self.dead_postings = 0;
         self.dead_docs = 0;
-        self.scores = Vec::new();
-        self.masks = Vec::new();
+        self.acc = Vec::new();
     }
 
     /// Parses a query: its words (at most [`MAX_QUERY_WORDS`]) and the known terms.
@@ -326,58 +337,86 @@ impl SearchIndex {
 
     /// BM25 scores of the live documents with `key >= since` matching any query term,
     /// in slot order.
-    pub fn score(&mut self, q: &Query, since: Option<TsKey>) -> Vec<Match> {
+    ///
+    /// With `cut = Some((k, headroom))`, only matches that can still reach the top `k`
+    /// once the caller multiplies scores by a factor in `[1, headroom]` are returned:
+    /// those with `bm25 · headroom` at least the `k`-th largest bm25. A query matching
+    /// half the channel then hands back a few hundred matches, not tens of thousands.
+    pub fn score(
+        &mut self,
+        q: &Query,
+        since: Option<TsKey>,
+        cut: Option<(usize, f64)>,
+    ) -> Vec<Match> {
         let n = self.by_key.len();
         if n == 0 || q.terms.is_empty() {
             return Vec::new();
         }
         let avgdl = (self.live_len as f64 / n as f64).max(1.0);
-        if self.scores.len() < self.docs.len() {
-            self.scores.resize(self.docs.len(), 0.0);
-            self.masks.resize(self.docs.len(), 0);
+        if self.acc.len() < self.docs.len() {
+            self.acc.resize(self.docs.len(), (0.0, 0));
         }
-        let mut touched: Vec<u32> = Vec::new();
-        let mut live: Vec<Posting> = Vec::new();
+        let lens = &self.lens;
+        let docs = &self.docs;
+        let acc = &mut self.acc;
+        let touched = &mut self.touched;
+        touched.clear();
         for &(term, mask) in &q.terms {
-            live.clear();
-            live.extend(
-                self.postings[term as usize]
-                    .iter()
-                    .filter(|p| self.docs[p.slot as usize].live),
-            );
-            let df = live.len() as f64;
-            let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
-            for p in &live {
-                let d = &self.docs[p.slot as usize];
-                if since.is_some_and(|s| d.key < s) {
+            let list = &self.postings[term as usize];
+            // Document frequency over live documents; with none removed, the list's length.
+            let df = if self.dead_docs == 0 {
+                list.len()
+            } else {
+                list.iter()
+                    .filter(|p| lens[p.slot as usize] != DEAD)
+                    .count()
+            };
+            let idf = (1.0 + (n as f64 - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
+            // tf · (K1 + 1) / (tf + K1 · (1 - B + B · |d| / avgdl)), constants hoisted.
+            let base = K1 * (1.0 - B);
+            let per_len = K1 * B / avgdl;
+            let lift = idf * (K1 + 1.0);
+            for p in list {
+                let i = p.slot as usize;
+                let len = lens[i];
+                if len == DEAD || since.is_some_and(|s| docs[i].key < s) {
                     continue;
                 }
                 let tf = f64::from(p.tf);
-                let norm = K1 * (1.0 - B + B * f64::from(d.len) / avgdl);
-                let s = idf * tf * (K1 + 1.0) / (tf + norm);
-                let i = p.slot as usize;
-                if self.masks[i] == 0 {
+                let s = lift * tf / (tf + base + per_len * f64::from(len));
+                let a = &mut acc[i];
+                if a.1 == 0 {
                     touched.push(p.slot);
                 }
-                self.scores[i] += s as f32;
-                self.masks[i] |= mask;
+                a.0 += s as f32;
+                a.1 |= mask;
             }
         }
-        touched.sort_unstable();
-        touched
-            .into_iter()
-            .map(|slot| {
-                let i = slot as usize;
-                let m = Match {
+        let floor = match cut {
+            Some((k, headroom)) if k > 0 && touched.len() > 4 * k => {
+                let mut best: Vec<f32> = touched.iter().map(|&i| acc[i as usize].0).collect();
+                let at = best.len() - k;
+                let (_, kth, _) = best.select_nth_unstable_by(at, f32::total_cmp);
+                // f32 sums: leave a little room for rounding.
+                f64::from(*kth) / headroom * (1.0 - 1e-6)
+            }
+            _ => f64::NEG_INFINITY,
+        };
+        let mut out = Vec::new();
+        for &slot in touched.iter() {
+            let a = &mut acc[slot as usize];
+            let bm25 = f64::from(a.0);
+            if bm25 >= floor {
+                out.push(Match {
                     slot,
-                    bm25: f64::from(self.scores[i]),
-                    words: self.masks[i],
-                };
-                self.scores[i] = 0.0;
-                self.masks[i] = 0;
-                m
-            })
-            .collect()
+                    bm25,
+                    words: a.1,
+                });
+            }
+            *a = (0.0, 0);
+        }
+        out.sort_unstable_by_key(|m| m.slot);
+        out
     }
 
     pub fn stats(&self) -> IndexStats {
@@ -389,6 +428,7 @@ impl SearchIndex {
             .map(|l| l.capacity() * std::mem::size_of::<Posting>() + 24)
             .sum();
         let doc_bytes = self.docs.capacity() * std::mem::size_of::<Doc>()
+            + self.lens.capacity() * 4
             + self
                 .docs
                 .iter()
@@ -396,7 +436,7 @@ impl SearchIndex {
                 .sum::<usize>();
         // A B-tree entry is the key and value plus about a third for node overhead.
         let key_bytes = self.by_key.len() * (std::mem::size_of::<(TsKey, u32)>() * 4 / 3);
-        let scratch = self.scores.capacity() * 4 + self.masks.capacity() * 4;
+        let scratch = self.acc.capacity() * 8 + self.touched.capacity() * 4;
         IndexStats {
             documents: self.by_key.len() as u64,
             terms: self.terms.len() as u64,
@@ -425,7 +465,7 @@ mod tests {
 
     fn ranked(ix: &mut SearchIndex, q: &str) -> Vec<TsKey> {
         let q = ix.query(q);
-        let mut m = ix.score(&q, None);
+        let mut m = ix.score(&q, None, None);
         m.sort_by(|a, b| b.bm25.total_cmp(&a.bm25).then(a.slot.cmp(&b.slot)));
         m.iter().map(|m| ix.docs[m.slot as usize].key).collect()
     }
@@ -434,7 +474,7 @@ mod tests {
     fn bm25_matches_the_formula() {
         let mut ix = index(&["alpha beta", "alpha alpha gamma delta", "epsilon"]);
         let q = ix.query("alpha");
-        let m = ix.score(&q, None);
+        let m = ix.score(&q, None, None);
         assert_eq!(m.len(), 2);
         let (n, df, avgdl) = (3.0f64, 2.0f64, 7.0f64 / 3.0);
         let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
@@ -492,10 +532,34 @@ mod tests {
     fn since_filters_but_idf_counts_every_live_document() {
         let mut ix = index(&["deploy a", "deploy b", "deploy c"]);
         let q = ix.query("deploy");
-        let all = ix.score(&q, None);
-        let recent = ix.score(&q, Some(k(3)));
+        let all = ix.score(&q, None, None);
+        let recent = ix.score(&q, Some(k(3)), None);
         assert_eq!(recent.len(), 1);
         assert_eq!(recent[0].bm25, all[2].bm25);
+    }
+
+    #[test]
+    fn the_cut_keeps_every_match_that_could_reach_the_top() {
+        let texts: Vec<String> = (0..200)
+            .map(|i| format!("deploy {}", "filler ".repeat(i % 17)))
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut ix = index(&refs);
+        let q = ix.query("deploy");
+        let all = ix.score(&q, None, None);
+        let mut best: Vec<f64> = all.iter().map(|m| m.bm25).collect();
+        best.sort_by(|a, b| b.total_cmp(a));
+        let kth = best[7];
+        let cut = ix.score(&q, None, Some((8, 1.6)));
+        assert!(cut.len() < all.len());
+        let expect: Vec<Match> = all
+            .iter()
+            .copied()
+            .filter(|m| m.bm25 * 1.6 >= kth)
+            .collect();
+        assert_eq!(cut, expect);
+        // Few matches: nothing is cut.
+        assert_eq!(ix.score(&q, None, Some((100, 1.6))), all);
     }
 
     #[test]
@@ -507,7 +571,7 @@ mod tests {
             ["deploying", "deployment", "unknownword"]
         );
         assert_eq!(q.unknown_terms, 1);
-        let m = ix.score(&q, None);
+        let m = ix.score(&q, None, None);
         assert_eq!(m[0].words, 0b011);
     }
 
@@ -515,9 +579,9 @@ mod tests {
     fn scratch_is_reset_between_queries() {
         let mut ix = index(&["alpha", "beta"]);
         let qa = ix.query("alpha");
-        let a1 = ix.score(&qa, None);
+        let a1 = ix.score(&qa, None, None);
         let qb = ix.query("beta");
-        let _ = ix.score(&qb, None);
-        assert_eq!(ix.score(&qa, None), a1);
+        let _ = ix.score(&qb, None, None);
+        assert_eq!(ix.score(&qa, None, None), a1);
     }
 }

@@ -42,9 +42,37 @@ const STOP_WORDS: &[&str] = &[
     "whom", "why", "wie", "will", "wir", "with", "would", "ya", "you", "your", "zu", "zum", "zur",
 ];
 
+/// A word of at most 8 bytes as a big-endian number, zero-padded: for words without
+/// NUL bytes, numeric order is the words' byte order.
+const fn pack(word: &[u8]) -> u64 {
+    let mut k = 0u64;
+    let mut i = 0;
+    while i < 8 {
+        k <<= 8;
+        if i < word.len() {
+            k |= word[i] as u64;
+        }
+        i += 1;
+    }
+    k
+}
+
+/// [`STOP_WORDS`] packed, in the same (sorted) order: a lookup is a binary search over
+/// integers rather than string comparisons, and it runs for every word indexed.
+const STOP_KEYS: [u64; STOP_WORDS.len()] = {
+    let mut keys = [0u64; STOP_WORDS.len()];
+    let mut i = 0;
+    while i < keys.len() {
+        keys[i] = pack(STOP_WORDS[i].as_bytes());
+        i += 1;
+    }
+    keys
+};
+
 /// Whether a folded word is a stop word.
 pub fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.binary_search(&word).is_ok()
+    let b = word.as_bytes();
+    b.len() <= 8 && !b.contains(&0) && STOP_KEYS.binary_search(&pack(b)).is_ok()
 }
 
 /// Han, kana and Hangul: scripts written without spaces between words.
@@ -190,8 +218,8 @@ impl Tokenizer {
         if self.word.is_empty() {
             return;
         }
-        let chars = self.word.chars().count();
-        if chars >= 2 && self.word.len() <= MAX_WORD_BYTES && !is_stop_word(&self.word) {
+        let two_chars = self.word.chars().nth(1).is_some();
+        if two_chars && self.word.len() <= MAX_WORD_BYTES && !is_stop_word(&self.word) {
             self.term.clear();
             self.term.push_str(&self.word);
             stem(&mut self.term);
@@ -200,10 +228,14 @@ impl Tokenizer {
         self.word.clear();
     }
 
+    #[inline]
     fn flush_cjk(&mut self, f: &mut impl FnMut(&str, &str)) {
-        if self.cjk.is_empty() {
-            return;
+        if !self.cjk.is_empty() {
+            self.emit_cjk(f);
         }
+    }
+
+    fn emit_cjk(&mut self, f: &mut impl FnMut(&str, &str)) {
         let run: String = self.cjk.iter().collect();
         if self.cjk.len() == 1 {
             f(&run, &run);
@@ -234,6 +266,13 @@ mod tests {
     #[test]
     fn stop_words_are_sorted_for_binary_search() {
         assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOP_KEYS.windows(2).all(|w| w[0] < w[1]));
+        assert!(STOP_WORDS.iter().all(|w| w.len() <= 8 && is_stop_word(w)));
+        for w in [
+            "th", "thee", "the\0", "them1", "abouts", "", "über", "theirs",
+        ] {
+            assert!(!is_stop_word(w), "{w:?}");
+        }
     }
 
     #[test]

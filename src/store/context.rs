@@ -232,6 +232,17 @@ pub struct Activity {
     pub participant_names: Vec<String>,
 }
 
+/// The counts behind a thread's [`Activity`], borrowed from the store.
+#[derive(Debug, Clone, Copy)]
+pub struct ThreadStats<'a> {
+    pub reply_count: u64,
+    /// Replies held in the replies cache.
+    pub held: u64,
+    /// The newest reply known (held, or the platform's `latest_reply`): key and ts.
+    pub latest: Option<(TsKey, &'a String)>,
+    pub entry: Option<&'a ThreadEntry>,
+}
+
 /// A ChannelSnapshot serialized straight from held messages (same fields, same order as
 /// [`ChannelSnapshot`], borrowed instead of copied).
 #[derive(Serialize)]
@@ -438,17 +449,20 @@ impl Store {
         needs
     }
 
-    /// Thread activity of a channel message from what is held, or `None` when it has
-    /// no replies.
-    pub fn activity(&self, channel: &str, m: &StoredMessage, now: u64) -> Option<Activity> {
+    /// Reply count and newest reply of the thread `m` starts, from what is held, or
+    /// `None` when it has no replies. The cheap part of [`Store::activity`], which the
+    /// search ranking asks for hundreds of messages per query.
+    pub fn thread_stats<'a>(
+        &'a self,
+        channel: &str,
+        m: &'a StoredMessage,
+    ) -> Option<ThreadStats<'a>> {
         let entry = self
             .replies
             .peek(&thread_key(channel, &m.id))
             .map(|e| &e.value);
-        let empty = ThreadEntry::default();
-        let entry = entry.unwrap_or(&empty);
-        let held = entry.replies.len() as u64;
-        let reply_count = if entry.complete {
+        let held = entry.map_or(0, |e| e.replies.len() as u64);
+        let reply_count = if entry.is_some_and(|e| e.complete) {
             held
         } else {
             held.max(m.reply_count)
@@ -456,14 +470,9 @@ impl Store {
         if reply_count == 0 {
             return None;
         }
-        let since = now.saturating_sub(RECENT_REPLY_WINDOW_MS);
-        let recent = entry
-            .replies
-            .keys()
-            .rev()
-            .take_while(|k| key_millis(**k) >= since)
-            .count() as u64;
-        let held_latest = entry.replies.values().next_back().map(|r| (r.key, &r.ts));
+        let held_latest = entry
+            .and_then(|e| e.replies.values().next_back())
+            .map(|r| (r.key, &r.ts));
         let platform_latest = m
             .latest_reply
             .as_ref()
@@ -472,6 +481,32 @@ impl Store {
             (Some(a), Some(b)) => Some(if b.0 > a.0 { b } else { a }),
             (a, b) => a.or(b),
         };
+        Some(ThreadStats {
+            reply_count,
+            held,
+            latest,
+            entry,
+        })
+    }
+
+    /// Thread activity of a channel message from what is held, or `None` when it has
+    /// no replies.
+    pub fn activity(&self, channel: &str, m: &StoredMessage, now: u64) -> Option<Activity> {
+        let ThreadStats {
+            reply_count,
+            held,
+            latest,
+            entry,
+        } = self.thread_stats(channel, m)?;
+        let empty = ThreadEntry::default();
+        let entry = entry.unwrap_or(&empty);
+        let since = now.saturating_sub(RECENT_REPLY_WINDOW_MS);
+        let recent = entry
+            .replies
+            .keys()
+            .rev()
+            .take_while(|k| key_millis(**k) >= since)
+            .count() as u64;
         let replies_last_1h = if held == 0 {
             u64::from(latest.is_some_and(|(k, _)| key_millis(k) >= since))
         } else {

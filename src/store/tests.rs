@@ -557,7 +557,7 @@ fn index_matches_held(s: &mut Store) -> Result<(), String> {
         let q = ch.index.query(word);
         let mut found: Vec<crate::time::TsKey> = ch
             .index
-            .score(&q, None)
+            .score(&q, None, None)
             .iter()
             .filter_map(|m| ch.index.doc(m.slot).map(|d| d.key))
             .collect();

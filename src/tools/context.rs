@@ -4,7 +4,7 @@
 use super::input::ContextInput;
 use crate::model::Author;
 use crate::search::index::{Query, SearchIndex};
-use crate::search::{rank, Candidate, Signals};
+use crate::search::{max_boost, rank, Candidate, Signals};
 use crate::store::message::StoredMessage;
 use crate::store::{thread_key, Store};
 use crate::time::{iso_from_epoch, key_millis, ts_key, TsKey};
@@ -154,22 +154,32 @@ fn thread_of<'a>(
     Some((tid, summary.0, summary.1))
 }
 
-fn signals(store: &Store, channel: &str, m: &StoredMessage, now: u64) -> Signals {
+/// What the ranking needs to know of a message: its reactions and its thread's reply
+/// count and newest activity (counts only; the names are looked up for the results).
+fn signals(store: &Store, channel: &str, m: &StoredMessage) -> Signals {
     let own = key_millis(m.key);
     let reactions = m.reactions.iter().map(|r| r.count).sum();
-    match thread_of(store, channel, m, now) {
-        Some((_, s, last)) => Signals {
-            replies: s.reply_count,
-            last_activity_ms: own.max(last),
-            reactions,
-            is_reply: m.is_reply(),
+    let thread = match m.thread_id.as_deref() {
+        None => store
+            .thread_stats(channel, m)
+            .map(|t| (t.reply_count, t.latest.map_or(0, |(k, _)| key_millis(k)))),
+        Some(t) => match store.find(channel, t) {
+            Some(root) => store
+                .thread_stats(channel, root)
+                .map(|t| (t.reply_count, t.latest.map_or(0, |(k, _)| key_millis(k)))),
+            // A held reply whose root is not held: what is held of its thread.
+            None => store.replies.peek(&thread_key(channel, t)).and_then(|e| {
+                let last = e.value.replies.keys().next_back()?;
+                Some((e.value.replies.len() as u64, key_millis(*last)))
+            }),
         },
-        None => Signals {
-            replies: 0,
-            last_activity_ms: own,
-            reactions,
-            is_reply: m.is_reply(),
-        },
+    };
+    let (replies, last) = thread.unwrap_or((0, 0));
+    Signals {
+        replies,
+        last_activity_ms: own.max(last),
+        reactions,
+        is_reply: m.is_reply(),
     }
 }
 
@@ -208,7 +218,11 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
         matched_names.push((a.clone(), ids));
     }
     let query: Query = index.query(&input.intent);
-    let matches = index.score(&query, input.since);
+    let matches = index.score(
+        &query,
+        input.since,
+        Some((input.max_results, max_boost(!named.is_empty()))),
+    );
     let mut fallback = false;
     let candidates: Vec<Candidate> = if matches.is_empty() {
         fallback = true;
@@ -287,7 +301,7 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
     let ranked = rank(candidates, reference, input.max_results, |c| {
         let d = index.doc(c.slot)?;
         let m = held(store, channel, d.key, d.thread.as_deref())?;
-        Some(signals(store, channel, m, now))
+        Some(signals(store, channel, m))
     });
     let mut results = Vec::with_capacity(ranked.len());
     for r in ranked {
