@@ -95,3 +95,5 @@ module.exports.truncateSnippet = binding.truncateSnippet
 Object.assign(module.exports, require('./js/batch.js')(binding))
 // ChannelStore with its fetch runtime (the class the typings describe): see js/store.js.
 Object.assign(module.exports, require('./js/store.js')(binding))
+// buildChannelTools, the drop-in tool builder over a private ChannelStore: see js/tools.js.
+Object.assign(module.exports, require('./js/tools.js')(module.exports.ChannelStore))

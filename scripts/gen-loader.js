@@ -8,7 +8,11 @@ const { join } = require('node:path')
 
 const root = join(__dirname, '..')
 const dts = readFileSync(join(root, 'index.d.ts'), 'utf8')
-const names = [...dts.matchAll(/^export declare (?:function|const|class) (\w+)/gm)].map((m) => m[1])
+const declared = (text) => [...text.matchAll(/^export declare (?:function|const|class) (\w+)/gm)].map((m) => m[1])
+// Names the JS layer declares in the typings header (js/header.d.ts) are its own, not
+// the addon's.
+const jsOwn = new Set(declared(readFileSync(join(root, 'js', 'header.d.ts'), 'utf8')))
+const names = declared(dts).filter((n) => !jsOwn.has(n))
 if (names.length === 0) {
   console.error('gen-loader: no exports found in index.d.ts; run `napi build` first')
   process.exit(1)
@@ -91,6 +95,8 @@ ${names.map((n) => `module.exports.${n} = binding.${n}`).join('\n')}
 Object.assign(module.exports, require('./js/batch.js')(binding))
 // ChannelStore with its fetch runtime (the class the typings describe): see js/store.js.
 Object.assign(module.exports, require('./js/store.js')(binding))
+// buildChannelTools, the drop-in tool builder over a private ChannelStore: see js/tools.js.
+Object.assign(module.exports, require('./js/tools.js')(module.exports.ChannelStore))
 `
 writeFileSync(join(root, 'index.js'), out)
 console.log(`gen-loader: index.js exports ${names.length} names`)

@@ -180,7 +180,7 @@ impl ChannelTools {
         };
         let value = match read_input(env, input) {
             Ok(v) => v,
-            Err(e) => return resolved(env, e.to_json(tool.name())),
+            Err(e) => return resolved(env, e.to_json(&name_text)),
         };
         let store: &ChannelStore = &self.store;
         let now = store.now(env)?;
@@ -190,14 +190,14 @@ impl ChannelTools {
                     Ok(i) => {
                         crate::tools::context::run(&mut *store.core()?, &self.channel, &i, now)
                     }
-                    Err(e) => e.to_json(tool.name()),
+                    Err(e) => e.to_json(&name_text),
                 };
                 resolved(env, out)
             }
             Tool::Messages => {
                 let input = match messages_input(&value) {
                     Ok(i) => i,
-                    Err(e) => return resolved(env, e.to_json(tool.name())),
+                    Err(e) => return resolved(env, e.to_json(&name_text)),
                 };
                 self.messages(env, this, store, input, now)
             }

@@ -1,0 +1,135 @@
+// buildChannelTools(input): the drop-in for the original module's tool builder. It keeps
+// that module's shape (two plain objects, `channel.context` and `channel.messages`, each
+// `{ name, description, parameters, execute(toolCallId, params) }`) and runs them on the
+// engine: a private ChannelStore holds the input's messages, `store.tools(channelId)`
+// ranks and answers, and the input's fetcher is called for threads, messages and media
+// the input does not hold (through the store's rate limiter and caches).
+'use strict'
+
+const DEFAULT_WINDOW = 1000
+const DEFAULT_THREADS = 500
+
+function typeName(v) {
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'array'
+  return typeof v
+}
+
+function fail(Kind, path, message) {
+  return new Kind(`buildChannelTools: ${path}: ${message}`)
+}
+
+// What a drop-in fetcher may resolve to, as the store reads it: an array of messages,
+// a thread as `{ root, replies }`, or anything ChannelStore's fetcher may return (a
+// Slack Web API response, `{ messages, nextCursor }`).
+function asPage(result) {
+  let list = null
+  if (Array.isArray(result)) list = result
+  else if (result && typeof result === 'object' && result.root && Array.isArray(result.replies)) list = [result.root, ...result.replies]
+  if (list === null) return result
+  return list.length === 0 ? { ok: true, messages: [], has_more: false } : { messages: list }
+}
+
+function adaptFetcher(fetcher) {
+  const out = {}
+  for (const [key, fn] of Object.entries(fetcher)) {
+    if (typeof fn !== 'function') out[key] = fn
+    else if (key === 'fetchThread' || key === 'fetchMessages') out[key] = async (request) => asPage(await fn.call(fetcher, request))
+    else out[key] = fn.bind(fetcher)
+  }
+  return out
+}
+
+module.exports = function toolsLayer(ChannelStore) {
+  /**
+   * @param {import('../index').ChannelToolsInput} input
+   * @returns {[import('../index').ChannelTool, import('../index').ChannelTool]}
+   */
+  function buildChannelTools(input) {
+    if (typeName(input) !== 'object') throw fail(TypeError, 'input', `expected an object, got ${typeName(input)}`)
+    const known = new Set(['channel', 'messages', 'fetcher', 'maxMediaBytes'])
+    for (const key of Object.keys(input)) {
+      if (!known.has(key)) throw fail(TypeError, key, `unknown field (expected ${[...known].join(', ')})`)
+    }
+    const { channel, messages, fetcher, maxMediaBytes } = input
+    if (typeName(channel) !== 'object') throw fail(TypeError, 'channel', `expected an object, got ${typeName(channel)}`)
+    if (typeof channel.id !== 'string') throw fail(TypeError, 'channel.id', `expected a string, got ${typeName(channel.id)}`)
+    if (channel.id === '') throw fail(RangeError, 'channel.id', 'must not be empty')
+    if (!Array.isArray(messages)) throw fail(TypeError, 'messages', `expected an array, got ${typeName(messages)}`)
+    if (fetcher != null && typeName(fetcher) !== 'object') throw fail(TypeError, 'fetcher', `expected an object, got ${typeName(fetcher)}`)
+
+    // Room for every message given: the window holds the channel messages, the replies
+    // cache one entry per thread.
+    let channelMessages = 0
+    const threads = new Set()
+    for (let i = 0; i < messages.length; i++) {
+      const m = messages[i]
+      if (typeName(m) !== 'object') throw fail(TypeError, `messages[${i}]`, `expected an object, got ${typeName(m)}`)
+      const own = m.messageId ?? m.ts
+      if (m.threadId != null && m.threadId !== own) threads.add(m.threadId)
+      else channelMessages++
+    }
+    const store = new ChannelStore({
+      windowSize: Math.max(DEFAULT_WINDOW, channelMessages),
+      threadReplies: { max: Math.max(DEFAULT_THREADS, threads.size) },
+      ...(fetcher != null ? { fetcher: adaptFetcher(fetcher) } : {}),
+    })
+    if (typeof channel.name === 'string' || typeof channel.platform === 'string') {
+      store.setChannel({
+        id: channel.id,
+        ...(typeof channel.name === 'string' ? { name: channel.name } : {}),
+        ...(typeof channel.platform === 'string' ? { platform: channel.platform } : {}),
+      })
+    }
+    // Roots before their replies (the store keeps a reply only when it holds its root).
+    // The input is a snapshot: a root's `replyCount` already counts the replies given,
+    // while each reply ingested counts as a new one, so the root goes in with the
+    // replies given taken off (never below zero) and ends at max(replyCount, given).
+    const isReply = (m) => m.threadId != null && m.threadId !== (m.messageId ?? m.ts)
+    const given = new Map()
+    for (const m of messages) if (isReply(m)) given.set(m.threadId, (given.get(m.threadId) || 0) + 1)
+    const order = messages.map((m, i) => i)
+    order.sort((a, b) => Number(isReply(messages[a])) - Number(isReply(messages[b])) || a - b)
+    const event = (i) => {
+      const m = messages[i]
+      const replies = isReply(m) ? 0 : given.get(m.messageId ?? m.ts) || 0
+      const message = replies && typeof m.replyCount === 'number' ? { ...m, replyCount: Math.max(0, m.replyCount - replies) } : m
+      return { type: 'message', channelId: channel.id, message }
+    }
+    try {
+      store.ingestMany(order.map(event))
+    } catch (err) {
+      // ingestMany names `events[i].message.<field>`; the caller gave `messages[i].<field>`.
+      if (err instanceof TypeError || err instanceof RangeError) {
+        const renamed = new err.constructor(
+          String(err.message)
+            .replace(/^ingestMany: /, 'buildChannelTools: ')
+            .replace(/events\[(\d+)\]\.message/g, (_, i) => `messages[${order[Number(i)]}]`),
+        )
+        throw renamed
+      }
+      throw err
+    }
+    let tools
+    try {
+      tools = store.tools(channel.id, {
+        toolNames: 'dotted',
+        ...(maxMediaBytes !== undefined ? { maxMediaBytes } : {}),
+      })
+    } catch (err) {
+      if (err instanceof TypeError || err instanceof RangeError) {
+        throw new err.constructor(String(err.message).replace(/^tools: (options\.)?/, 'buildChannelTools: '))
+      }
+      throw err
+    }
+    return tools.definitions().map((def) => ({
+      name: def.name,
+      description: def.description,
+      parameters: def.input_schema,
+      // The tool call id is the gateway's bookkeeping; the answer depends on params only.
+      execute: (toolCallId, params) => tools.execute(def.name, params),
+    }))
+  }
+
+  return { buildChannelTools }
+}
