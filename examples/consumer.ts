@@ -4,6 +4,9 @@
 import {
   ATTACHMENT_MANIFEST_KEY,
   ChannelStore,
+  buildChannelTools,
+  type ChannelTool,
+  type ToolDefinition,
   type BuiltContext,
   type ContextTokens,
   type FetchMediaRequest,
@@ -156,7 +159,23 @@ async function answer(): Promise<string> {
   return `${snap.anchor.text} ${thread?.truncation.total_replies ?? 0} ${t.total} ${ctx.apiCalls} ${ctx.notes.join(' ')} ${media.note ?? media.contentHash} ${stats.caches.threadReplies.hits} ${summaryOfThread?.participant_names.join(',')} ${held?.text} ${applied} ${nextCursor}`
 }
 
+// The channel tools, scoped to one channel, and the drop-in builder.
+async function search(store: ChannelStore): Promise<string> {
+  const tools = store.tools('C1', { maxMediaBytes: 1_000_000 })
+  const defs: ToolDefinition[] = tools.definitions()
+  const found: string = await tools.execute('channel_context', { intent: 'rollout plan', max_results: 5 })
+  const [context, messages]: [ChannelTool, ChannelTool] = buildChannelTools({
+    channel: { id: 'C1', name: 'platform-eng' },
+    messages: [{ ts: '1775835600.000100', author: { userId: 'U1', displayName: 'Sam' }, text: 'Rollout plan' }],
+    fetcher: { fetchThread: async ({ threadId }) => [{ ts: threadId!, author: { userId: 'U1', displayName: 'Sam' }, text: 'root' }] },
+  })
+  const spread = { ...context }
+  const thread: string = await messages.execute('toolu_01', { thread_id: '1775835600.000100' })
+  return `${defs[0].name} ${tools.channelId} ${found.length} ${spread.name} ${thread.length}`
+}
+
 export const summary = {
+  search,
   firstSnippet,
   activity,
   cut,
