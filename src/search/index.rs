@@ -348,9 +348,22 @@ impl SearchIndex {
         since: Option<TsKey>,
         cut: Option<(usize, f64)>,
     ) -> Vec<Match> {
+        self.score_with_cut(q, since, cut).0
+    }
+
+    /// [`SearchIndex::score`], and the `k`-th largest bm25 the cut was made from
+    /// (`-inf` when nothing was cut). A ranking over the matches is exact when its
+    /// `k`-th score reaches that value; below it, some of the `k` best matches did not
+    /// make the ranking and the cut ones must be ranked too.
+    pub fn score_with_cut(
+        &mut self,
+        q: &Query,
+        since: Option<TsKey>,
+        cut: Option<(usize, f64)>,
+    ) -> (Vec<Match>, f64) {
         let n = self.by_key.len();
         if n == 0 || q.terms.is_empty() {
-            return Vec::new();
+            return (Vec::new(), f64::NEG_INFINITY);
         }
         let avgdl = (self.live_len as f64 / n as f64).max(1.0);
         if self.acc.len() < self.docs.len() {
@@ -392,15 +405,16 @@ impl SearchIndex {
                 a.1 |= mask;
             }
         }
-        let floor = match cut {
+        let (floor, kth) = match cut {
             Some((k, headroom)) if k > 0 && touched.len() > 4 * k => {
                 let mut best: Vec<f32> = touched.iter().map(|&i| acc[i as usize].0).collect();
                 let at = best.len() - k;
                 let (_, kth, _) = best.select_nth_unstable_by(at, f32::total_cmp);
+                let kth = f64::from(*kth);
                 // f32 sums: leave a little room for rounding.
-                f64::from(*kth) / headroom * (1.0 - 1e-6)
+                (kth / headroom * (1.0 - 1e-6), kth)
             }
-            _ => f64::NEG_INFINITY,
+            _ => (f64::NEG_INFINITY, f64::NEG_INFINITY),
         };
         let mut out = Vec::new();
         for &slot in touched.iter() {
@@ -416,7 +430,7 @@ impl SearchIndex {
             *a = (0.0, 0);
         }
         out.sort_unstable_by_key(|m| m.slot);
-        out
+        (out, kth)
     }
 
     pub fn stats(&self) -> IndexStats {

@@ -177,7 +177,8 @@ pub fn rank(
         let mut lows: Vec<f64> = candidates.iter().map(lower).collect();
         let at = lows.len() - k;
         let (_, t, _) = lows.select_nth_unstable_by(at, f64::total_cmp);
-        let t = *t / max_boost(false);
+        let full = *t;
+        let t = full / max_boost(false);
         if t > 0.0 {
             let kept: Vec<Candidate> = candidates
                 .iter()
@@ -185,8 +186,10 @@ pub fn rank(
                 .filter(|c| lower(c) >= t)
                 .collect();
             let top = rank_exact(kept, reference, k, &mut signals);
-            // The cut assumed every kept candidate resolves; if some did not, rank them all.
-            if top.len() == k {
+            // Exact when the k-th score reaches the k-th lower bound: every candidate cut
+            // scores below it. It may not when some of those k had no signals (no longer
+            // held); then rank them all.
+            if top.len() == k && top.last().is_some_and(|w| w.score >= full) {
                 return top;
             }
         }

@@ -3,8 +3,8 @@
 
 use super::input::ContextInput;
 use crate::model::Author;
-use crate::search::index::{Query, SearchIndex};
-use crate::search::{max_boost, rank, Candidate, Signals};
+use crate::search::index::{Match, Query, SearchIndex};
+use crate::search::{max_boost, rank, Candidate, Ranked, Signals};
 use crate::store::message::StoredMessage;
 use crate::store::{thread_key, Store};
 use crate::time::{iso_from_epoch, key_millis, ts_key, TsKey};
@@ -190,6 +190,42 @@ fn clip(text: &str) -> String {
     }
 }
 
+/// The ranking candidates of keyword matches.
+fn candidates_of(index: &SearchIndex, matches: &[Match], named: &[u32]) -> Vec<Candidate> {
+    matches
+        .iter()
+        .filter_map(|m| {
+            let d = index.doc(m.slot)?;
+            Some(Candidate {
+                slot: m.slot,
+                key: d.key,
+                bm25: m.bm25,
+                words: m.words,
+                by_named_author: named.contains(&d.author),
+            })
+        })
+        .collect()
+}
+
+/// The best `k` candidates, with the signals of the messages the store holds.
+fn rank_held(
+    store: &Store,
+    channel: &str,
+    candidates: Vec<Candidate>,
+    reference: TsKey,
+    k: usize,
+) -> Vec<Ranked> {
+    let Some(ch) = store.channels.get(channel) else {
+        return Vec::new();
+    };
+    let index = &ch.index;
+    rank(candidates, reference, k, |c| {
+        let d = index.doc(c.slot)?;
+        let m = held(store, channel, d.key, d.thread.as_deref())?;
+        Some(signals(store, channel, m))
+    })
+}
+
 /// Runs a `channel_context` search in `channel` at `now`; returns the result JSON.
 pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> String {
     let mut notes = Vec::new();
@@ -218,7 +254,7 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
         matched_names.push((a.clone(), ids));
     }
     let query: Query = index.query(&input.intent);
-    let matches = index.score(
+    let (matches, kth) = index.score_with_cut(
         &query,
         input.since,
         Some((input.max_results, max_boost(!named.is_empty()))),
@@ -241,19 +277,7 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
             })
             .collect()
     } else {
-        matches
-            .iter()
-            .filter_map(|m| {
-                let d = index.doc(m.slot)?;
-                Some(Candidate {
-                    slot: m.slot,
-                    key: d.key,
-                    bm25: m.bm25,
-                    words: m.words,
-                    by_named_author: named.contains(&d.author),
-                })
-            })
-            .collect()
+        candidates_of(index, &matches, &named)
     };
     if fallback {
         notes.push(if query.words.is_empty() {
@@ -286,6 +310,18 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
         .keys_since(None)
         .next_back()
         .map_or((0, 0), |(k, _)| k);
+    let k = input.max_results;
+    let mut ranked = rank_held(store, channel, candidates, reference, k);
+    // The index cut is exact when the k-th score reaches the k-th bm25 it was made from
+    // (see `SearchIndex::score_with_cut`); otherwise rank every match.
+    let cut = kth.is_finite();
+    if cut && (ranked.len() < k || ranked.last().is_some_and(|w| w.score < kth)) {
+        if let Some(ch) = store.channels.get_mut(channel) {
+            let (all, _) = ch.index.score_with_cut(&query, input.since, None);
+            let candidates = candidates_of(&ch.index, &all, &named);
+            ranked = rank_held(store, channel, candidates, reference, k);
+        }
+    }
     let store: &Store = store;
     let Some(ch) = store.channels.get(channel) else {
         return out_json(&Output {
@@ -298,11 +334,6 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
         });
     };
     let index = &ch.index;
-    let ranked = rank(candidates, reference, input.max_results, |c| {
-        let d = index.doc(c.slot)?;
-        let m = held(store, channel, d.key, d.thread.as_deref())?;
-        Some(signals(store, channel, m))
-    });
     let mut results = Vec::with_capacity(ranked.len());
     for r in ranked {
         let Some(d) = index.doc(r.candidate.slot) else {
