@@ -128,7 +128,7 @@ impl ChannelTools {
 
     /// Name, description and JSON Schema of each tool, ready for the Messages API
     /// `tools` parameter.
-    #[napi(ts_return_type = "ToolDefinition[]")]
+    #[napi(catch_unwind, ts_return_type = "ToolDefinition[]")]
     pub fn definitions<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
         to_js(env, &definitions(self.dotted))
     }
@@ -139,6 +139,7 @@ impl ChannelTools {
     /// selector) resolves to `{"error":{"code","tool","field","message"}}`; it never
     /// rejects.
     #[napi(
+        catch_unwind,
         ts_args_type = "name: string, input: unknown",
         ts_return_type = "Promise<string>"
     )]
@@ -277,7 +278,7 @@ impl ChannelTools {
     }
 
     /// Internal (fetch runtime): answers a `channel_messages` call after its fetches.
-    #[napi(js_name = "_messagesBuild", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_messagesBuild", skip_typescript)]
     pub fn messages_build(
         &self,
         env: &Env,
