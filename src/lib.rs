@@ -11,6 +11,7 @@ pub mod manifest;
 pub mod model;
 pub mod prompt;
 pub mod ratelimit;
+pub mod runtime;
 pub mod search;
 pub mod slack;
 pub mod snapshot;

@@ -1,0 +1,12 @@
+//! Runtime hardening for a Claude SDK runner (seed 001): thread-context stripping on
+//! resumed turns, media attachment planning, turn integrity (orphan repair, stale-resume
+//! recovery), the overflow retry policy, the SDK event adapter and the metrics they feed.
+//!
+//! Every decision is a pure function of its inputs; [`guard::RuntimeGuard`] keeps the
+//! state between calls (file ids, attempt signals) and counts what the decisions did.
+
+pub mod error;
+pub mod integrity;
+pub mod metrics;
+pub mod overflow;
+pub mod strip;
