@@ -6,7 +6,10 @@
 //! state between calls (file ids, attempt signals) and counts what the decisions did.
 
 pub mod error;
+pub mod events;
+pub mod guard;
 pub mod integrity;
+pub mod media;
 pub mod metrics;
 pub mod overflow;
 pub mod strip;
