@@ -47,6 +47,172 @@ export interface ChannelTool {
  */
 export declare function buildChannelTools(input: ChannelToolsInput): [ChannelTool, ChannelTool]
 
+// ---- Runtime hardening (seed 001) ----
+
+/** What `stripThreadContext` did. */
+export interface StripResult {
+  /** The prompt to send. */
+  text: string
+  /** True when a thread section was removed. */
+  stripped: boolean
+  /** Removed length in UTF-16 code units (JavaScript `.length`). */
+  charsRemoved: number
+  /** Thread sections removed (a starter section directly followed by a history section is two). */
+  sections: number
+  /** Entries in the removed sections. */
+  entries: number
+  /** Why nothing was removed; null when stripped. */
+  reason: 'fresh_session' | 'no_marker' | 'marker_after_body' | 'no_entries' | 'unterminated_entry' | 'missing_separator' | null
+  /** Where the parse stopped (`line 4: ...`), for logs; null otherwise. */
+  detail: string | null
+}
+
+/** The diagnostic labels of seed 001 G; every one optional. */
+export interface RuntimeLabels {
+  runId?: string
+  sessionId?: string
+  sessionKey?: string
+  provider?: string
+  model?: string
+  attempt?: number
+}
+
+/** What orphan repair found. */
+export interface OrphanRepair {
+  repaired: boolean
+  /** The trailing user messages removed, oldest first, with their text to fold into the next prompt. */
+  removed: Array<{ index: number; id: string | null; text: string }>
+  /** Why nothing was removed: `empty`, `no_messages`, `last_is_assistant`, `last_is_tool_result`, `last_is_other_role`. */
+  reason: string | null
+}
+
+/** The stale-resume plan of seed 001 D.2. */
+export interface ResumePlan {
+  class: 'session_not_found' | 'invalid_session' | 'other'
+  action: 'recover' | 'fail' | 'propagate'
+  /** For `recover`: `clear_resume_marker`, `start_fresh_session`, `retry_once`, `emit_diagnostic`. */
+  steps: string[]
+  terminal: boolean
+  reason: 'session_not_found' | 'invalid_session' | 'failed_after_recovery' | 'not_a_resume_error'
+  message: string
+}
+
+export type OverflowKind = 'prompt_too_long' | 'request_too_large' | 'context_window_exceeded'
+
+/** One failed attempt of a turn, for `decideOverflowRetry`. */
+export interface OverflowAttemptInput {
+  /** The error the attempt failed with (an `Error`, an Anthropic `APIError`, an object or a string). */
+  error: unknown
+  /** A `compact_boundary` arrived during the attempt. */
+  compactionObserved?: boolean
+  /** The last status seen was `compacting`. */
+  compacting?: boolean
+  /** The caller's own state marker (e.g. transcript length); a change is a state change. */
+  stateKey?: string
+}
+
+/** The overflow retry decision. */
+export interface OverflowDecision {
+  action: 'retry' | 'fail_fast' | 'fail' | 'not_overflow'
+  reason: 'compaction_observed' | 'compaction_in_flight' | 'repeated_without_state_change' | 'no_compaction_observed' | 'attempts_exhausted' | 'not_overflow' | 'no_attempts'
+  kind: OverflowKind | null
+  fingerprint: string | null
+  /** 1-based number of the attempt decided on. */
+  attempt: number
+  /** What to do about it, for terminal decisions. */
+  remediation: string | null
+}
+
+/** What one attempt has seen of the SDK's messages. */
+export interface AttemptSignals {
+  compactions: number
+  compacting: boolean
+  lastCompactionTrigger: string | null
+  lastCompactionPreTokens: number | null
+  rateLimit: { status: string; resetsAtMs: number | null; utilization: number | null; limitType: string | null } | null
+  auth: { state: 'authenticating' | 'authenticated' | 'auth_failed'; error: string | null } | null
+  filesPersisted: number
+  filesFailed: number
+  events: number
+  ignored: number
+}
+
+/** What `RuntimeGuard.observe` read. */
+export interface ObservedEvent {
+  /** `status`, `compact_boundary`, `files_persisted`, `rate_limit_event`, `auth_status`, `malformed`, or the other message's type. */
+  kind: string
+  signals: AttemptSignals
+  persisted: { learned: number; unmatched: number; failed: string[] } | null
+  ignored: string | null
+}
+
+export interface RuntimeGuardOptions {
+  /** Media at or under this many bytes may always go inline (default 262,144). */
+  inlineMaxBytes?: number
+  /** Attempts per turn before an overflow is final (default 3). */
+  maxAttempts?: number
+  /** Live metric series kept (default 10,000; the least recently updated go first). */
+  maxSeries?: number
+  /** The provider takes Files API `file` sources (default true). */
+  fileRefs?: boolean
+}
+
+/** One piece of media of a turn. Give `data`, or `contentHash` and `byteLength`. */
+export interface MediaItemInput {
+  mediaType: string
+  filename?: string
+  artifactId?: string
+  /** SHA-256 hex of the bytes; computed from `data` when omitted. */
+  contentHash?: string
+  byteLength?: number
+  /** An https URL the model can fetch for the session's lifetime. */
+  durableUrl?: string
+  data?: Uint8Array
+}
+
+export interface MediaPlanOptions {
+  /** `sessionId` (or `sessionKey`) and `provider` scope the file ids. */
+  labels: RuntimeLabels
+  /** The attachment manifest: media recorded in it is `already_attached`. */
+  manifest?: AttachmentManifest
+  inlineMaxBytes?: number
+  /** Unix ms (default `Date.now()`), for the persistence backoff. */
+  now?: number
+}
+
+/** How one piece of media goes to the model. */
+export interface MediaPlan {
+  index: number
+  mode: 'reference' | 'file' | 'url' | 'inline' | 'omit'
+  reason: 'already_attached' | 'persisted_file' | 'durable_url' | 'under_threshold' | 'not_persisted_yet' | 'persist_retry' | 'persist_failed_fallback' | 'file_refs_unavailable' | 'too_large_to_inline' | 'unsupported_media_type'
+  contentHash: string
+  /** The content block to send (`inline` blocks carry `data` when bytes were given). */
+  block: Record<string, unknown>
+  fileId: string | null
+  /** Upload / expect persistence for this item. */
+  persist: boolean
+  /** Diagnostic marker while persistence is failing. */
+  marker: string | null
+  /** Unix ms after which persistence is retried. */
+  retryAt: number | null
+  /** What the local transcript stores instead of the bytes. */
+  transcript: { content_hash: string; source: string | null; media_type: string; byte_length: number; reference: string; file_id: string | null }
+}
+
+export interface MediaLoadReport {
+  loaded: boolean
+  files: number
+  failures: number
+  dropped: string[]
+}
+
+export interface RuntimeMetricsSnapshot {
+  /** Totals by seed name (`claude_sdk.media.inline_bytes_sent`, ...), evicted series included. */
+  totals: Record<string, number>
+  series: Array<{ name: string; labels: RuntimeLabels; value: number }>
+  evictedSeries: number
+}
+
 /**
  * What `buildContext` resolves to. The documents are converted to JS objects when
  * read (each read converts anew: keep the value rather than reading it in a loop).
@@ -194,6 +360,93 @@ export declare class ChannelTools {
    * rejects.
    */
   execute(name: string, input: unknown): Promise<string>
+}
+
+/**
+ * Runtime state for a Claude SDK runner: the media file-id map (per provider and
+ * session), each run's attempt signals, overflow history and resume recoveries, and
+ * the seed's counters. One per gateway process; every method takes the diagnostic
+ * labels (`runId`, `sessionId`, `sessionKey`, `provider`, `model`, `attempt`).
+ *
+ * ```ts
+ * const guard = new RuntimeGuard()
+ * const { text } = guard.stripThreadContext(prompt, { resumed, labels })
+ * for await (const m of query(...)) guard.observe(m, { labels })
+ * const d = guard.decideOverflow(err, { labels })   // 'retry' | 'fail_fast' | ...
+ * res.end(guard.prometheus())
+ * ```
+ */
+export declare class RuntimeGuard {
+  /**
+   * `inlineMaxBytes` (default 262,144), `maxAttempts` per turn for overflows (3),
+   * `maxSeries` of metrics (10,000), `fileRefs`: the provider takes Files API
+   * references (true).
+   */
+  constructor(options?: RuntimeGuardOptions)
+  /**
+   * `stripThreadContext`, counted in `claude_sdk.prompt.thread_context_stripped` (and
+   * `..._chars`) under `labels`.
+   */
+  stripThreadContext(prompt: string, options: { resumed: boolean; labels?: RuntimeLabels }): StripResult
+  /**
+   * Reads one SDK message into the run's attempt signals (`labels.runId`; a new
+   * `labels.attempt` starts fresh signals). `files_persisted` teaches the media map
+   * (file ids by content hash, failures with a retry backoff) and counts
+   * `claude_sdk.media.persist_failures`. Unknown or malformed messages are ignored
+   * (`ignored` says why); never throws on a message.
+   */
+  observe(message: unknown, options?: { labels?: RuntimeLabels; now?: number }): ObservedEvent
+  /**
+   * The current attempt's signals for `labels.runId`, and a rate-limit backoff hint
+   * (`backoffMs`: until the reset when rejected, 0 when allowed, null when unknown).
+   */
+  signals(options?: { labels?: RuntimeLabels; now?: number }): AttemptSignals & { backoffMs: number | null }
+  /**
+   * Plans how each piece of media of a turn goes to the model: `reference` (already
+   * attached: in `manifest` or earlier in this call), `file` (a file id persisted for
+   * this content hash in this provider and session), `url` (an https `durableUrl`),
+   * `inline` (under `inlineMaxBytes`, not persisted yet, or the fallback while
+   * persistence fails, with a `marker`), or `omit` (over the API's inline limits, or a
+   * type it does not take). Items may carry `data` (bytes): the hash and length are
+   * then computed and inline blocks come with their data. Requires `labels.sessionId`
+   * or `labels.sessionKey`. Counts `inline_bytes_sent` and `file_ref_used`.
+   */
+  planMedia(items: MediaItemInput[], options: MediaPlanOptions): MediaPlan[]
+  /**
+   * Ends the run's current attempt with `error` and decides (see
+   * `decideOverflowRetry`), using the compaction signals observed for it. Counts
+   * `claude_sdk.overflow.retries` / `claude_sdk.overflow.fail_fast`; `diagnostic` is
+   * the structured log line, labels included.
+   */
+  decideOverflow(error: unknown, options?: { labels?: RuntimeLabels; stateKey?: string }): OverflowDecision & { diagnostic: Record<string, unknown> | null }
+  /**
+   * `planResumeRecovery` with the run's own count: the first stale failure of a run
+   * recovers (counted in `claude_sdk.resume.stale_recovered`), the next is terminal.
+   */
+  planResumeRecovery(error: unknown, options?: { labels?: RuntimeLabels }): ResumePlan & { diagnostic: Record<string, unknown> | null }
+  /** Forgets a finished run's signals and history; true when it was held. */
+  endRun(labels?: RuntimeLabels): boolean
+  /**
+   * The media map as a session custom entry
+   * `{ type: "custom", customType: MEDIA_FILE_IDS_KEY, data }` (`data` is JSON text),
+   * for the labels' provider and session, or every scope without labels.
+   */
+  mediaEntry(labels?: RuntimeLabels): { type: 'custom'; customType: string; data: string }
+  /**
+   * Loads the media map from a session's entries (oldest first): the newest usable
+   * `MEDIA_FILE_IDS_KEY` entry wins; malformed entries and records are skipped and
+   * listed in `dropped`. Never throws on entry contents.
+   */
+  loadMedia(entries: unknown[]): MediaLoadReport
+  /**
+   * Every counter: `totals` by seed name, live `series` with their labels, and
+   * `evictedSeries`.
+   */
+  metrics(): RuntimeMetricsSnapshot
+  /** The counters in the Prometheus text exposition format (`claude_sdk_*_total`). */
+  prometheus(): string
+  /** Sets every counter back to zero. */
+  resetMetrics(): void
 }
 
 /** A message near the anchor, in compact form. */
@@ -494,6 +747,14 @@ export interface ChannelToolsOptions {
  */
 export declare function checkAttachment(manifest: AttachmentManifest, candidate: AttachmentCandidate): AttachmentCheck
 
+/**
+ * The overflow kind of an error (`prompt_too_long`, `request_too_large`,
+ * `context_window_exceeded`) with its fingerprint (16 hex digits over status, error
+ * type, code and the sizes quoted; request ids and UUIDs do not enter it) and those
+ * sizes; `null` when the error is not a size failure.
+ */
+export declare function classifyOverflowError(error: unknown): { kind: OverflowKind; fingerprint: string; sizes: number[] } | null
+
 /** Token estimates per part of the prompt section. */
 export interface ContextTokens {
   guidance: number
@@ -504,6 +765,19 @@ export interface ContextTokens {
 
 /** A new, empty manifest: `{ entries: {} }`. */
 export declare function createAttachmentManifest(): AttachmentManifest
+
+/**
+ * The overflow retry decision over a turn's failed attempts (oldest first; each
+ * `{ error, compactionObserved?, compacting?, stateKey? }`): `retry` only when
+ * compaction was observed during the last attempt; `fail_fast` with `remediation` when
+ * nothing changed (no compaction, or the same fingerprint again with the same
+ * `stateKey`); `fail` when `maxAttempts` (default 3) are spent; `not_overflow` for other
+ * errors.
+ */
+export declare function decideOverflowRetry(attempts: OverflowAttemptInput[], options?: { maxAttempts?: number }): OverflowDecision
+
+/** Media at or under this many bytes may always go inline (262,144). */
+export declare const DEFAULT_INLINE_MAX_BYTES: number
 
 /**
  * Estimated tokens of a text: `ceil(text.length / 4)`, counting UTF-16 code units as
@@ -555,6 +829,12 @@ export declare function isAlreadyAttached(manifest: AttachmentManifest, artifact
  * empty manifest.
  */
 export declare function loadManifestFromEntries(entries: ReadonlyArray<SessionEntry | unknown>): AttachmentManifest
+
+/**
+ * The custom-entry type the media file-id map is persisted under:
+ * `"openclaw:claude-sdk-media-file-ids"`.
+ */
+export declare const MEDIA_FILE_IDS_KEY: string
 
 /** The media cache's bound. */
 export interface MediaCacheOptions {
@@ -634,6 +914,15 @@ export interface MessageInput {
   broadcast?: boolean | null
 }
 
+/**
+ * Classifies a failed resume (`session_not_found`, `invalid_session`, `other`) and
+ * returns the plan of seed 001 D.2: for a stale id, `recover` with the steps
+ * `clear_resume_marker`, `start_fresh_session`, `retry_once`, `emit_diagnostic`; when a
+ * recovery already ran for this turn (`previousRecoveries` > 0), `fail` (terminal);
+ * for any other error, `propagate`.
+ */
+export declare function planResumeRecovery(error: unknown, options?: { previousRecoveries?: number }): ResumePlan
+
 /** `buildContextPromptSection`'s input. */
 export interface PromptSectionInput {
   snapshot: ChannelSnapshot
@@ -700,11 +989,34 @@ export interface ReactionInput {
 }
 
 /**
+ * Folds SDK messages (`status`, `compact_boundary`, `files_persisted`,
+ * `rate_limit_event`, `auth_status`; others are counted and ignored) into the signals
+ * of one attempt.
+ */
+export declare function readSdkSignals(messages: unknown[]): AttemptSignals
+
+/**
  * Adds (or replaces) the record for its artifact id, mutating `manifest` in place, and
  * returns the stored record in the seed's snake_case schema. Accepts the record in
  * snake_case or camelCase.
  */
 export declare function recordAttachment(manifest: AttachmentManifest, record: AttachmentRecord | AttachmentRecordInput): AttachmentRecord
+
+/**
+ * Orphan repair on a JSONL transcript's text: removed lines go, re-parented lines are
+ * rewritten, and every other line (malformed ones included, listed by 1-based number in
+ * `malformedLines`) keeps its bytes.
+ */
+export declare function repairOrphanJsonl(text: string): OrphanRepair & { text: string; malformedLines: number[] }
+
+/**
+ * Orphan repair of a session transcript (Pi `{ type: "message", id, parentId, message }`
+ * or Claude Code `{ type: "user" | "assistant", uuid, parentUuid, message }` entries):
+ * a trailing run of user messages with no assistant reply is removed, and entries that
+ * hung off it are re-parented (as shallow copies). Entries are returned as given
+ * otherwise. A trailing user message made only of `tool_result` blocks is kept.
+ */
+export declare function repairOrphanTurn(entries: unknown[]): OrphanRepair & { entries: unknown[] }
 
 /** Sizes of the search indexes. */
 export interface SearchIndexStats {
@@ -798,8 +1110,23 @@ export interface StoreStats {
   search: SearchIndexStats
 }
 
+/**
+ * Removes the thread-context section (`[Thread history - for context]` or
+ * `[Thread starter - for context]` and its entries) from a resumed turn's prompt, and
+ * only it: media notes, hook text, `System:` lines, metadata blocks and the user's text
+ * keep every byte. On a fresh session (`resumed: false`) nothing changes. When the
+ * section's end cannot be told safely, nothing is removed and `reason` says why.
+ */
+export declare function stripThreadContext(prompt: string, options: { resumed: boolean }): StripResult
+
 /** Default token budget of a ThreadContext (root plus replies): 8000. */
 export declare const THREAD_BUDGET_TOKENS: number
+
+/** The marker line of a thread-history section: `"[Thread history - for context]"`. */
+export declare const THREAD_HISTORY_MARKER: string
+
+/** The marker line of a thread-starter section: `"[Thread starter - for context]"`. */
+export declare const THREAD_STARTER_MARKER: string
 
 /** Reply activity of a message that starts a thread. */
 export interface ThreadActivity {

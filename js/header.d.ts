@@ -46,3 +46,169 @@ export interface ChannelTool {
  * Throws a `TypeError`/`RangeError` naming the field for a malformed input.
  */
 export declare function buildChannelTools(input: ChannelToolsInput): [ChannelTool, ChannelTool]
+
+// ---- Runtime hardening (seed 001) ----
+
+/** What `stripThreadContext` did. */
+export interface StripResult {
+  /** The prompt to send. */
+  text: string
+  /** True when a thread section was removed. */
+  stripped: boolean
+  /** Removed length in UTF-16 code units (JavaScript `.length`). */
+  charsRemoved: number
+  /** Thread sections removed (a starter section directly followed by a history section is two). */
+  sections: number
+  /** Entries in the removed sections. */
+  entries: number
+  /** Why nothing was removed; null when stripped. */
+  reason: 'fresh_session' | 'no_marker' | 'marker_after_body' | 'no_entries' | 'unterminated_entry' | 'missing_separator' | null
+  /** Where the parse stopped (`line 4: ...`), for logs; null otherwise. */
+  detail: string | null
+}
+
+/** The diagnostic labels of seed 001 G; every one optional. */
+export interface RuntimeLabels {
+  runId?: string
+  sessionId?: string
+  sessionKey?: string
+  provider?: string
+  model?: string
+  attempt?: number
+}
+
+/** What orphan repair found. */
+export interface OrphanRepair {
+  repaired: boolean
+  /** The trailing user messages removed, oldest first, with their text to fold into the next prompt. */
+  removed: Array<{ index: number; id: string | null; text: string }>
+  /** Why nothing was removed: `empty`, `no_messages`, `last_is_assistant`, `last_is_tool_result`, `last_is_other_role`. */
+  reason: string | null
+}
+
+/** The stale-resume plan of seed 001 D.2. */
+export interface ResumePlan {
+  class: 'session_not_found' | 'invalid_session' | 'other'
+  action: 'recover' | 'fail' | 'propagate'
+  /** For `recover`: `clear_resume_marker`, `start_fresh_session`, `retry_once`, `emit_diagnostic`. */
+  steps: string[]
+  terminal: boolean
+  reason: 'session_not_found' | 'invalid_session' | 'failed_after_recovery' | 'not_a_resume_error'
+  message: string
+}
+
+export type OverflowKind = 'prompt_too_long' | 'request_too_large' | 'context_window_exceeded'
+
+/** One failed attempt of a turn, for `decideOverflowRetry`. */
+export interface OverflowAttemptInput {
+  /** The error the attempt failed with (an `Error`, an Anthropic `APIError`, an object or a string). */
+  error: unknown
+  /** A `compact_boundary` arrived during the attempt. */
+  compactionObserved?: boolean
+  /** The last status seen was `compacting`. */
+  compacting?: boolean
+  /** The caller's own state marker (e.g. transcript length); a change is a state change. */
+  stateKey?: string
+}
+
+/** The overflow retry decision. */
+export interface OverflowDecision {
+  action: 'retry' | 'fail_fast' | 'fail' | 'not_overflow'
+  reason: 'compaction_observed' | 'compaction_in_flight' | 'repeated_without_state_change' | 'no_compaction_observed' | 'attempts_exhausted' | 'not_overflow' | 'no_attempts'
+  kind: OverflowKind | null
+  fingerprint: string | null
+  /** 1-based number of the attempt decided on. */
+  attempt: number
+  /** What to do about it, for terminal decisions. */
+  remediation: string | null
+}
+
+/** What one attempt has seen of the SDK's messages. */
+export interface AttemptSignals {
+  compactions: number
+  compacting: boolean
+  lastCompactionTrigger: string | null
+  lastCompactionPreTokens: number | null
+  rateLimit: { status: string; resetsAtMs: number | null; utilization: number | null; limitType: string | null } | null
+  auth: { state: 'authenticating' | 'authenticated' | 'auth_failed'; error: string | null } | null
+  filesPersisted: number
+  filesFailed: number
+  events: number
+  ignored: number
+}
+
+/** What `RuntimeGuard.observe` read. */
+export interface ObservedEvent {
+  /** `status`, `compact_boundary`, `files_persisted`, `rate_limit_event`, `auth_status`, `malformed`, or the other message's type. */
+  kind: string
+  signals: AttemptSignals
+  persisted: { learned: number; unmatched: number; failed: string[] } | null
+  ignored: string | null
+}
+
+export interface RuntimeGuardOptions {
+  /** Media at or under this many bytes may always go inline (default 262,144). */
+  inlineMaxBytes?: number
+  /** Attempts per turn before an overflow is final (default 3). */
+  maxAttempts?: number
+  /** Live metric series kept (default 10,000; the least recently updated go first). */
+  maxSeries?: number
+  /** The provider takes Files API `file` sources (default true). */
+  fileRefs?: boolean
+}
+
+/** One piece of media of a turn. Give `data`, or `contentHash` and `byteLength`. */
+export interface MediaItemInput {
+  mediaType: string
+  filename?: string
+  artifactId?: string
+  /** SHA-256 hex of the bytes; computed from `data` when omitted. */
+  contentHash?: string
+  byteLength?: number
+  /** An https URL the model can fetch for the session's lifetime. */
+  durableUrl?: string
+  data?: Uint8Array
+}
+
+export interface MediaPlanOptions {
+  /** `sessionId` (or `sessionKey`) and `provider` scope the file ids. */
+  labels: RuntimeLabels
+  /** The attachment manifest: media recorded in it is `already_attached`. */
+  manifest?: AttachmentManifest
+  inlineMaxBytes?: number
+  /** Unix ms (default `Date.now()`), for the persistence backoff. */
+  now?: number
+}
+
+/** How one piece of media goes to the model. */
+export interface MediaPlan {
+  index: number
+  mode: 'reference' | 'file' | 'url' | 'inline' | 'omit'
+  reason: 'already_attached' | 'persisted_file' | 'durable_url' | 'under_threshold' | 'not_persisted_yet' | 'persist_retry' | 'persist_failed_fallback' | 'file_refs_unavailable' | 'too_large_to_inline' | 'unsupported_media_type'
+  contentHash: string
+  /** The content block to send (`inline` blocks carry `data` when bytes were given). */
+  block: Record<string, unknown>
+  fileId: string | null
+  /** Upload / expect persistence for this item. */
+  persist: boolean
+  /** Diagnostic marker while persistence is failing. */
+  marker: string | null
+  /** Unix ms after which persistence is retried. */
+  retryAt: number | null
+  /** What the local transcript stores instead of the bytes. */
+  transcript: { content_hash: string; source: string | null; media_type: string; byte_length: number; reference: string; file_id: string | null }
+}
+
+export interface MediaLoadReport {
+  loaded: boolean
+  files: number
+  failures: number
+  dropped: string[]
+}
+
+export interface RuntimeMetricsSnapshot {
+  /** Totals by seed name (`claude_sdk.media.inline_bytes_sent`, ...), evicted series included. */
+  totals: Record<string, number>
+  series: Array<{ name: string; labels: RuntimeLabels; value: number }>
+  evictedSeries: number
+}

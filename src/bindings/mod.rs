@@ -5,6 +5,7 @@ mod context;
 mod hash;
 mod js;
 mod manifest;
+mod runtime;
 mod store;
 mod tools;
 mod types;
