@@ -3,6 +3,14 @@
 // writes, this file stops compiling.
 import {
   ATTACHMENT_MANIFEST_KEY,
+  RuntimeGuard,
+  planResumeRecovery,
+  repairOrphanTurn,
+  type MediaPlan,
+  type OverflowDecision,
+  type ResumePlan,
+  type RuntimeLabels,
+  type StripResult,
   ChannelStore,
   buildChannelTools,
   type ChannelTool,
@@ -174,7 +182,21 @@ async function search(store: ChannelStore): Promise<string> {
   return `${defs[0].name} ${tools.channelId} ${found.length} ${spread.name} ${thread.length}`
 }
 
+/** The runtime guard as a runner uses it: strip, plan media, observe, decide. */
+export function guarded(prompt: string, bytes: Uint8Array): string {
+  const guard = new RuntimeGuard({ inlineMaxBytes: 128 * 1024 })
+  const labels: RuntimeLabels = { runId: 'r1', sessionId: 's1', provider: 'anthropic', attempt: 1 }
+  const stripped: StripResult = guard.stripThreadContext(prompt, { resumed: true, labels })
+  const plans: MediaPlan[] = guard.planMedia([{ mediaType: 'image/png', filename: 'a.png', data: bytes }], { labels })
+  guard.observe({ type: 'system', subtype: 'compact_boundary', compact_metadata: { trigger: 'auto', pre_tokens: 1 } }, { labels })
+  const decision: OverflowDecision = guard.decideOverflow(new Error('prompt is too long: 2 tokens > 1 maximum'), { labels })
+  const plan: ResumePlan = planResumeRecovery('No conversation found with session ID: x')
+  const repaired = repairOrphanTurn([{ type: 'message', message: { role: 'user', content: 'hi' } }])
+  return `${stripped.reason} ${plans[0].mode} ${decision.action} ${plan.action} ${repaired.repaired} ${guard.prometheus().length}`
+}
+
 export const summary = {
+  guarded,
   search,
   firstSnippet,
   activity,
