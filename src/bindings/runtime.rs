@@ -46,38 +46,71 @@ fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
-fn strip_js(out: &StripOutcome) -> Value {
-    json!({
-        "text": out.text,
-        "stripped": out.stripped,
-        "charsRemoved": out.chars_removed,
-        "sections": out.sections,
-        "entries": out.entries,
-        "reason": out.reason.map(|r| r.as_str()),
-        "detail": out.detail,
-    })
+/// The result object, built directly: the prompt can be megabytes, and a JSON round
+/// trip would escape and re-parse all of it.
+/// A prompt left as it was is handed back as the caller's own string.
+fn strip_js<'e>(env: &'e Env, out: &StripOutcome, prompt: Unknown<'e>) -> Result<Unknown<'e>> {
+    let mut o = Object::new(env)?;
+    if out.stripped {
+        o.set_named_property("text", env.create_string(&out.text)?)?;
+    } else {
+        o.set_named_property("text", prompt)?;
+    }
+    o.set_named_property("stripped", out.stripped)?;
+    o.set_named_property("charsRemoved", out.chars_removed as f64)?;
+    o.set_named_property("sections", out.sections as u32)?;
+    o.set_named_property("entries", out.entries as u32)?;
+    match out.reason {
+        Some(r) => o.set_named_property("reason", r.as_str())?,
+        None => o.set_named_property("reason", Null)?,
+    }
+    match &out.detail {
+        Some(d) => o.set_named_property("detail", d.as_str())?,
+        None => o.set_named_property("detail", Null)?,
+    }
+    Ok(o.to_unknown())
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct StripOptions {
     resumed: bool,
-    #[serde(default)]
     labels: Option<Labels>,
 }
 
+/// Reads `{ resumed, labels? }` property by property (no JSON round trip per turn).
 fn strip_options(env: &Env, func: &str, v: Option<Unknown>) -> Result<StripOptions> {
-    match v {
-        Some(v) if !is_nullish(&v) => from_js(env, func, "options", v),
-        _ => Err(throw(
+    let missing = || {
+        throw(
             env,
             func,
             &InputError::type_error(
                 "options.resumed",
                 "required: pass { resumed: true | false }",
             ),
-        )),
-    }
+        )
+    };
+    let Some(v) = v.filter(|v| !is_nullish(v)) else {
+        return Err(missing());
+    };
+    expect_object(env, func, "options", &v)?;
+    let o: Object = unsafe { v.cast()? };
+    let r: Unknown = o.get_named_property("resumed")?;
+    let resumed = match r.get_type()? {
+        ValueType::Boolean => unsafe { r.cast::<bool>()? },
+        ValueType::Undefined => return Err(missing()),
+        _ => {
+            return Err(throw(
+                env,
+                func,
+                &InputError::type_error(
+                    "options.resumed",
+                    format!("expected a boolean, got {}", describe(&r)),
+                ),
+            ))
+        }
+    };
+    let l: Unknown = o.get_named_property("labels")?;
+    let labels = from_js_opt(env, func, "options.labels", Some(l))?;
+    Ok(StripOptions { resumed, labels })
 }
 
 /// Removes the thread-context section (`[Thread history - for context]` or
@@ -97,9 +130,9 @@ pub fn strip_thread_context_js<'e>(
     options: Option<Unknown<'e>>,
 ) -> Result<Unknown<'e>> {
     const F: &str = "stripThreadContext";
-    let prompt = string_arg(env, F, "prompt", &prompt)?;
+    let text = string_arg(env, F, "prompt", &prompt)?;
     let opts = strip_options(env, F, options)?;
-    to_js(env, &strip_js(&strip_thread_context(&prompt, opts.resumed)))
+    strip_js(env, &strip_thread_context(&text, opts.resumed), prompt)
 }
 
 /// Reads an error argument (an `Error`, an Anthropic `APIError`, a plain object or a
@@ -593,13 +626,13 @@ impl RuntimeGuard {
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
         const F: &str = "stripThreadContext";
-        let prompt = string_arg(env, F, "prompt", &prompt)?;
+        let text = string_arg(env, F, "prompt", &prompt)?;
         let o = strip_options(env, F, options)?;
         let out = self
             .core
             .borrow_mut()
-            .strip(&prompt, o.resumed, &o.labels.unwrap_or_default());
-        to_js(env, &strip_js(&out))
+            .strip(&text, o.resumed, &o.labels.unwrap_or_default());
+        strip_js(env, &out, prompt)
     }
 
     /// Reads one SDK message into the run's attempt signals (`labels.runId`; a new

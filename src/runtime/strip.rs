@@ -106,16 +106,16 @@ struct Line {
 fn lines(s: &str) -> Vec<Line> {
     let mut out = Vec::new();
     let mut start = 0;
-    for (i, b) in s.bytes().enumerate() {
-        if b == b'\n' {
-            let end = if i > start && s.as_bytes()[i - 1] == b'\r' {
-                i - 1
-            } else {
-                i
-            };
-            out.push(Line { start, end });
-            start = i + 1;
-        }
+    // `find` on an ASCII char is a memchr.
+    while let Some(off) = s[start..].find('\n') {
+        let i = start + off;
+        let end = if i > start && s.as_bytes()[i - 1] == b'\r' {
+            i - 1
+        } else {
+            i
+        };
+        out.push(Line { start, end });
+        start = i + 1;
     }
     if start < s.len() {
         out.push(Line {
@@ -148,15 +148,19 @@ fn digits(b: &[u8]) -> bool {
     !b.is_empty() && b.iter().all(u8::is_ascii_digit)
 }
 
-/// True when `s` holds a `YYYY-MM-DD H:MM` or `YYYY-MM-DD HH:MM` timestamp.
+/// True when `s` holds a `YYYY-MM-DD H:MM` or `YYYY-MM-DD HH:MM` timestamp. Only the
+/// positions of `-` are tried, so a long line costs one byte scan.
 fn has_date_time(s: &str) -> bool {
     let b = s.as_bytes();
-    (0..b.len()).any(|i| {
+    b.iter().enumerate().any(|(j, &c)| {
+        if c != b'-' || j < 4 {
+            return false;
+        }
+        let i = j - 4;
         let Some(d) = b.get(i..i + 11) else {
             return false;
         };
         let date = digits(&d[0..4])
-            && d[4] == b'-'
             && digits(&d[5..7])
             && d[7] == b'-'
             && digits(&d[8..10])
@@ -173,25 +177,33 @@ fn has_date_time(s: &str) -> bool {
 }
 
 /// `[<platform> message id: <id>]` or `[<platform> message id: <id> channel: <id>]`.
+/// Split on spaces (a memchr) rather than searched for substrings: this runs on every
+/// entry line.
 fn is_id_line(l: &str) -> bool {
     let Some(inner) = l.strip_prefix('[').and_then(|r| r.strip_suffix(']')) else {
         return false;
     };
-    if inner.contains(['[', ']']) {
-        return false;
-    }
-    let Some((platform, rest)) = inner.split_once(" message id: ") else {
-        return false;
-    };
+    let mut parts = inner.split(' ');
+    let platform = parts.next().unwrap_or("");
     if platform.is_empty() || !platform.chars().all(|c| c.is_alphanumeric() || c == '_') {
         return false;
     }
-    let (id, channel) = match rest.split_once(" channel: ") {
-        Some((id, ch)) => (id, Some(ch)),
-        None => (rest, None),
+    if parts.next() != Some("message") || parts.next() != Some("id:") {
+        return false;
+    }
+    let token = |t: Option<&str>| {
+        t.is_some_and(|t| {
+            !t.is_empty() && !t.contains(|c: char| c.is_whitespace() || c == '[' || c == ']')
+        })
     };
-    let token = |t: &str| !t.is_empty() && !t.contains(char::is_whitespace);
-    token(id) && channel.is_none_or(token)
+    if !token(parts.next()) {
+        return false;
+    }
+    match parts.next() {
+        None => true,
+        Some("channel:") => token(parts.next()) && parts.next().is_none(),
+        Some(_) => false,
+    }
 }
 
 /// `[<Platform> <name> (<role>) <Day> YYYY-MM-DD HH:MM <TZ>] text`: a bracket that opens
@@ -371,7 +383,11 @@ pub fn strip_thread_context(prompt: &str, resumed: bool) -> StripOutcome {
     StripOutcome {
         text: format!("{head}{tail}"),
         stripped: true,
-        chars_removed: removed_text.encode_utf16().count(),
+        chars_removed: if removed_text.is_ascii() {
+            removed_text.len()
+        } else {
+            removed_text.chars().map(char::len_utf16).sum()
+        },
         sections,
         entries,
         reason: None,
