@@ -149,7 +149,7 @@ export interface ObservedEvent {
 export interface RuntimeGuardOptions {
   /** Media at or under this many bytes may always go inline (default 262,144). */
   inlineMaxBytes?: number
-  /** Attempts per turn before an overflow is final (default 3). */
+  /** Attempts per turn before an overflow is final (default 3, at most 64). */
   maxAttempts?: number
   /** Live metric series kept (default 10,000; the least recently updated go first). */
   maxSeries?: number

@@ -306,6 +306,7 @@ describe('RuntimeGuard', () => {
   it('rejects wrong options and inputs', () => {
     expect(thrown(() => new RuntimeGuard({ maxAttempts: 0 })).message).toContain('options.maxAttempts')
     expect(thrown(() => new RuntimeGuard({ inlineMaxBytes: -1 }))).toBeInstanceOf(RangeError)
+    expect(thrown(() => new RuntimeGuard({ maxAttempts: 65 })).message).toContain('from 1 to 64')
     expect(thrown(() => new RuntimeGuard({ bogus: 1 } as never))).toBeInstanceOf(Error)
     const guard = new RuntimeGuard()
     expect(thrown(() => guard.planMedia([{ mediaType: 'image/png', byteLength: 3 }], { labels })).message).toContain('items[0].contentHash')

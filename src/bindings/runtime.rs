@@ -585,11 +585,17 @@ impl RuntimeGuard {
             g.inline_max_bytes = b;
         }
         if let Some(a) = o.max_attempts {
-            if a == 0 {
+            if a == 0 || a as usize > crate::runtime::guard::MAX_HISTORY {
                 return Err(throw(
                     &env,
                     F,
-                    &InputError::range_error("options.maxAttempts", "must be at least 1"),
+                    &InputError::range_error(
+                        "options.maxAttempts",
+                        format!(
+                            "must be from 1 to {}, got {a}",
+                            crate::runtime::guard::MAX_HISTORY
+                        ),
+                    ),
                 ));
             }
             g.max_attempts = a;

@@ -22,6 +22,8 @@ use std::num::NonZeroUsize;
 
 /// Runs whose state is held at once (least recently used dropped first).
 pub const MAX_RUNS: usize = 1024;
+/// Failed attempts remembered per run (the oldest go first); far above any attempt budget.
+pub const MAX_HISTORY: usize = 64;
 /// The provider assumed when labels name none.
 pub const DEFAULT_PROVIDER: &str = "anthropic";
 
@@ -228,6 +230,9 @@ impl RuntimeGuard {
         let s = std::mem::take(&mut run.signals);
         let mut attempt = OverflowAttempt::from_error(error, s.compaction_observed(), s.compacting);
         attempt.state_key = state_key;
+        if run.history.len() >= MAX_HISTORY {
+            run.history.remove(0);
+        }
         run.history.push(attempt);
         let d = decide_overflow(&run.history, max);
         let counter = match d.action {

@@ -38,6 +38,12 @@ pub const PERSIST_BACKOFF_BASE_MS: f64 = 30_000.0;
 pub const PERSIST_BACKOFF_MAX_MS: f64 = 3_600_000.0;
 /// Sessions whose media state is held (least recently used dropped first).
 pub const MAX_SESSIONS: usize = 4096;
+/// File ids (and failure records) kept per session; past it, new ones are not recorded
+/// (the media then goes inline or by URL, as if never persisted).
+pub const MAX_FILES_PER_SESSION: usize = 10_000;
+/// Inline media awaiting `files_persisted`, per session; past it, new names are not
+/// tracked.
+pub const MAX_PENDING_PER_SESSION: usize = 1_000;
 
 /// One piece of media in a turn.
 #[derive(Debug, Clone, Deserialize)]
@@ -281,6 +287,10 @@ impl MediaState {
                 continue;
             };
             sess.failures.remove(&hash);
+            if sess.files.len() >= MAX_FILES_PER_SESSION && !sess.files.contains_key(&hash) {
+                out.unmatched += 1;
+                continue;
+            }
             sess.files.insert(
                 hash.clone(),
                 FileRecord {
@@ -297,6 +307,9 @@ impl MediaState {
                 .pending
                 .remove(filename)
                 .unwrap_or_else(|| format!("filename:{filename}"));
+            if sess.failures.len() >= MAX_FILES_PER_SESSION && !sess.failures.contains_key(&hash) {
+                continue;
+            }
             let failures = sess.failures.get(&hash).map_or(0, |f| f.failures) + 1;
             let retry_at = now_ms + backoff(failures);
             out.failed.push(format!(
@@ -417,6 +430,9 @@ impl MediaState {
         }
         for (n, f) in list("failures").into_iter().enumerate() {
             match serde_json::from_value::<FailureRecord>(f) {
+                Ok(_) if sess.failures.len() >= MAX_FILES_PER_SESSION => {
+                    report.dropped.push(format!("{path}.failures[{n}]: over {MAX_FILES_PER_SESSION} failures in the session"));
+                }
                 Ok(r) if !r.content_hash.is_empty() && r.retry_at.is_finite() => {
                     sess.failures.insert(r.content_hash.clone(), r);
                     report.failures += 1;
@@ -556,7 +572,9 @@ fn plan_one(
     };
     if plan.persist {
         if let Some(f) = &item.filename {
-            sess.pending.insert(f.clone(), hash.clone());
+            if sess.pending.len() < MAX_PENDING_PER_SESSION || sess.pending.contains_key(f) {
+                sess.pending.insert(f.clone(), hash.clone());
+            }
         }
     }
     sent.insert(hash.clone());

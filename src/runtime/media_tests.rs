@@ -270,6 +270,23 @@ fn loading_tolerates_malformed_entries_and_records() {
     );
 }
 
+#[test]
+fn per_session_records_are_bounded() {
+    let mut m = MediaState::default();
+    let s = scope("anthropic", "s1");
+    let items: Vec<MediaItem> = (0..MAX_PENDING_PER_SESSION + 5)
+        .map(|i| image(&format!("f{i}.png"), &format!("h{i}"), 300_000))
+        .collect();
+    m.plan(&s, &items, &opts(0.0));
+    let files: Vec<(String, String)> = (0..MAX_PENDING_PER_SESSION + 5)
+        .map(|i| (format!("f{i}.png"), format!("file_{i}")))
+        .collect();
+    let out = m.persisted(&s, &files, &[], 1.0);
+    assert_eq!(out.learned as usize, MAX_PENDING_PER_SESSION);
+    assert_eq!(out.unmatched, 5);
+    assert_eq!(MAX_FILES_PER_SESSION, 10_000);
+}
+
 /// Cases the loader property test runs (reported in the closing note).
 pub const FUZZ_CASES: u32 = 1024;
 
