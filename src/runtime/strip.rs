@@ -177,33 +177,44 @@ fn has_date_time(s: &str) -> bool {
 }
 
 /// `[<platform> message id: <id>]` or `[<platform> message id: <id> channel: <id>]`.
-/// Split on spaces (a memchr) rather than searched for substrings: this runs on every
-/// entry line.
+/// Read byte by byte: this runs on every entry.
 fn is_id_line(l: &str) -> bool {
-    let Some(inner) = l.strip_prefix('[').and_then(|r| r.strip_suffix(']')) else {
+    let Some(inner) = l
+        .as_bytes()
+        .strip_prefix(b"[")
+        .and_then(|r| r.strip_suffix(b"]"))
+    else {
         return false;
     };
-    let mut parts = inner.split(' ');
-    let platform = parts.next().unwrap_or("");
-    if platform.is_empty() || !platform.chars().all(|c| c.is_alphanumeric() || c == '_') {
+    // A platform name: letters, digits, `_` (any non-ASCII letter byte counts).
+    let platform = inner
+        .iter()
+        .take_while(|&&c| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80)
+        .count();
+    if platform == 0 {
         return false;
     }
-    if parts.next() != Some("message") || parts.next() != Some("id:") {
+    let Some(rest) = inner[platform..].strip_prefix(b" message id: ") else {
         return false;
-    }
-    let token = |t: Option<&str>| {
-        t.is_some_and(|t| {
-            !t.is_empty() && !t.contains(|c: char| c.is_whitespace() || c == '[' || c == ']')
-        })
     };
-    if !token(parts.next()) {
+    let token = |s: &[u8]| {
+        s.iter()
+            .take_while(|&&c| !(c.is_ascii_whitespace() || c == b'[' || c == b']'))
+            .count()
+    };
+    let id = token(rest);
+    if id == 0 {
         return false;
     }
-    match parts.next() {
-        None => true,
-        Some("channel:") => token(parts.next()) && parts.next().is_none(),
-        Some(_) => false,
+    let rest = &rest[id..];
+    if rest.is_empty() {
+        return true;
     }
+    let Some(channel) = rest.strip_prefix(b" channel: ") else {
+        return false;
+    };
+    let n = token(channel);
+    n > 0 && n == channel.len()
 }
 
 /// `[<Platform> <name> (<role>) <Day> YYYY-MM-DD HH:MM <TZ>] text`: a bracket that opens
@@ -212,7 +223,7 @@ fn is_entry_header(l: &str) -> bool {
     let Some(rest) = l.strip_prefix('[') else {
         return false;
     };
-    let Some(close) = rest.find(']') else {
+    let Some(close) = rest.bytes().position(|c| c == b']') else {
         return false;
     };
     let inner = &rest[..close];
