@@ -61,6 +61,65 @@ pub fn expect_object(env: &Env, func: &str, path: &str, v: &Unknown) -> Result<(
     }
 }
 
+/// Checks that `v` is an array and returns it as an object to index.
+pub fn expect_array<'e>(env: &Env, func: &str, path: &str, v: &Unknown<'e>) -> Result<Object<'e>> {
+    if !v.is_array()? {
+        return Err(throw(
+            env,
+            func,
+            &InputError::type_error(path, format!("expected an array, got {}", describe(v))),
+        ));
+    }
+    unsafe { v.cast() }
+}
+
+/// `v` as serde JSON, for values a caller hands over whole (an SDK message, a transcript
+/// entry): what `JSON.stringify` cannot serialize (a cycle, a throwing `toJSON`) is
+/// `null`, with the exception cleared; lone surrogates become U+FFFD.
+pub fn json_value(env: &Env, v: Unknown) -> Result<serde_json::Value> {
+    match stringify(env, v) {
+        Ok(Some(mut text)) => {
+            input::repair_lone_surrogates(&mut text);
+            Ok(serde_json::from_str(&text).unwrap_or(serde_json::Value::Null))
+        }
+        Ok(None) => Ok(serde_json::Value::Null),
+        Err(_) => {
+            clear_exception(env);
+            Ok(serde_json::Value::Null)
+        }
+    }
+}
+
+/// A new object with `src`'s own enumerable properties, in order, except `skip`, whose
+/// value is returned apart.
+pub fn shallow_copy_except<'e>(
+    env: &'e Env,
+    src: &Object<'e>,
+    skip: Option<&str>,
+) -> Result<(Object<'e>, Option<Unknown<'e>>)> {
+    let mut copy = Object::new(env)?;
+    let mut skipped = None;
+    let keys = src.get_all_property_names(
+        napi::KeyCollectionMode::OwnOnly,
+        napi::KeyFilter::Enumerable,
+        napi::KeyConversion::NumbersToStrings,
+    )?;
+    for k in 0..keys.get_array_length()? {
+        let name: Unknown = keys.get_element(k)?;
+        let value: Unknown = src.get_property(name)?;
+        if let Some(skip) = skip {
+            if name.get_type()? == ValueType::String
+                && name.coerce_to_string()?.into_utf8()?.as_str()? == skip
+            {
+                skipped = Some(value);
+                continue;
+            }
+        }
+        copy.set_property(name, value)?;
+    }
+    Ok((copy, skipped))
+}
+
 fn json<'e>(env: &'e Env) -> Result<Object<'e>> {
     env.get_global()?
         .get_named_property_unchecked::<Object>("JSON")

@@ -3,15 +3,15 @@
 //! decisions live in `crate::runtime`; this module only translates.
 
 use super::js::{
-    clear_exception, describe, expect_object, from_js, from_js_opt, is_nullish, string_arg,
-    stringify, throw, to_js,
+    clear_exception, describe, expect_array, expect_object, from_js, from_js_opt, is_nullish,
+    json_value, shallow_copy_except, string_arg, throw, to_js,
 };
 use crate::hash::sha256_hex;
-use crate::input::{self, InputError};
+use crate::input::InputError;
 use crate::manifest::{parse_manifest_data, Manifest};
 use crate::runtime::error::ErrorInfo;
 use crate::runtime::events::{read_event, AttemptSignals};
-use crate::runtime::guard::{GuardOptions, RuntimeGuard as Guard};
+use crate::runtime::guard::{GuardOptions, RuntimeGuard as Guard, WithDiagnostic};
 use crate::runtime::integrity::{find_orphans, plan_resume, repair_jsonl, OrphanRepair};
 use crate::runtime::media::{MediaItem, MediaMode, MEDIA_FILE_IDS_KEY as FILE_IDS_KEY};
 use crate::runtime::metrics::Labels;
@@ -19,7 +19,7 @@ use crate::runtime::overflow::{classify_overflow, decide_overflow, fingerprint, 
 use crate::runtime::strip::{strip_thread_context, StripOutcome};
 use crate::tools::media::base64;
 use napi::bindgen_prelude::*;
-use napi::{Env, JsString, KeyCollectionMode, KeyConversion, KeyFilter, ValueType};
+use napi::{Env, JsString, ValueType};
 use napi_derive::napi;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -175,13 +175,7 @@ fn error_value(env: &Env, v: &Unknown) -> Result<Value> {
                             serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
                         }
                     }
-                    ValueType::Object => match stringify(env, p) {
-                        Ok(Some(text)) => serde_json::from_str(&text).unwrap_or(Value::Null),
-                        _ => {
-                            clear_exception(env);
-                            Value::Null
-                        }
-                    },
+                    ValueType::Object => json_value(env, p)?,
                     _ => Value::Null,
                 };
                 if !value.is_null() {
@@ -235,30 +229,13 @@ fn orphan_js(r: &OrphanRepair) -> serde_json::Map<String, Value> {
 )]
 pub fn repair_orphan_turn<'e>(env: &'e Env, entries: Unknown<'e>) -> Result<Unknown<'e>> {
     const F: &str = "repairOrphanTurn";
-    if !entries.is_array()? {
-        return Err(throw(
-            env,
-            F,
-            &InputError::type_error(
-                "entries",
-                format!("expected an array, got {}", describe(&entries)),
-            ),
-        ));
-    }
-    let arr: Object = unsafe { entries.cast()? };
+    let arr = expect_array(env, F, "entries", &entries)?;
     let n = arr.get_array_length()?;
     let mut values = Vec::with_capacity(n as usize);
     for i in 0..n {
         let e: Unknown = arr.get_element(i)?;
         let v = if e.get_type()? == ValueType::Object {
-            match stringify(env, e) {
-                Ok(Some(text)) => serde_json::from_str(&text).unwrap_or(Value::Null),
-                Ok(None) => Value::Null,
-                Err(_) => {
-                    clear_exception(env);
-                    Value::Null
-                }
-            }
+            json_value(env, e)?
         } else {
             Value::Null
         };
@@ -275,17 +252,7 @@ pub fn repair_orphan_turn<'e>(env: &'e Env, entries: Unknown<'e>) -> Result<Unkn
         match repair.reparent.iter().find(|(j, _, _)| *j == i as usize) {
             Some((_, key, parent)) => {
                 let src: Object = unsafe { e.cast()? };
-                let mut copy = Object::new(env)?;
-                let keys = src.get_all_property_names(
-                    KeyCollectionMode::OwnOnly,
-                    KeyFilter::Enumerable,
-                    KeyConversion::NumbersToStrings,
-                )?;
-                for k in 0..keys.get_array_length()? {
-                    let name: Unknown = keys.get_element(k)?;
-                    let value: Unknown = src.get_property(name)?;
-                    copy.set_property(name, value)?;
-                }
+                let (mut copy, _) = shallow_copy_except(env, &src, None)?;
                 match parent {
                     Some(p) => copy.set_named_property(key, p.as_str())?,
                     None => copy.set_named_property(key, Null)?,
@@ -388,18 +355,8 @@ pub fn decide_overflow_retry<'e>(
     options: Option<Unknown<'e>>,
 ) -> Result<Unknown<'e>> {
     const F: &str = "decideOverflowRetry";
-    if !attempts.is_array()? {
-        return Err(throw(
-            env,
-            F,
-            &InputError::type_error(
-                "attempts",
-                format!("expected an array, got {}", describe(&attempts)),
-            ),
-        ));
-    }
+    let arr = expect_array(env, F, "attempts", &attempts)?;
     let o: OverflowOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
-    let arr: Object = unsafe { attempts.cast()? };
     let mut history = Vec::new();
     for i in 0..arr.get_array_length()? {
         let path = format!("attempts[{i}]");
@@ -447,17 +404,7 @@ pub fn decide_overflow_retry<'e>(
 )]
 pub fn read_sdk_signals<'e>(env: &'e Env, messages: Unknown<'e>) -> Result<Unknown<'e>> {
     const F: &str = "readSdkSignals";
-    if !messages.is_array()? {
-        return Err(throw(
-            env,
-            F,
-            &InputError::type_error(
-                "messages",
-                format!("expected an array, got {}", describe(&messages)),
-            ),
-        ));
-    }
-    let arr: Object = unsafe { messages.cast()? };
+    let arr = expect_array(env, F, "messages", &messages)?;
     let mut s = AttemptSignals::default();
     for i in 0..arr.get_array_length()? {
         let m: Unknown = arr.get_element(i)?;
@@ -472,24 +419,23 @@ fn sdk_message(env: &Env, m: &Unknown) -> Result<Value> {
         return Ok(Value::Null);
     }
     let o: Object = unsafe { m.cast()? };
-    let t: Unknown = o.get_named_property("type")?;
-    if t.get_type()? != ValueType::String {
+    let Some(t) = string_prop(&o, "type")? else {
         return Ok(Value::Null);
-    }
-    let t: JsString = unsafe { t.cast()? };
-    let t = t.into_utf8()?.into_owned()?;
-    let wanted = matches!(t.as_str(), "system" | "rate_limit_event" | "auth_status");
-    if !wanted {
+    };
+    if !matches!(t.as_str(), "system" | "rate_limit_event" | "auth_status") {
         return Ok(json!({ "type": t }));
     }
-    let m: Unknown = unsafe { m.cast()? };
-    match stringify(env, m) {
-        Ok(Some(text)) => Ok(serde_json::from_str(&text).unwrap_or(Value::Null)),
-        _ => {
-            clear_exception(env);
-            Ok(Value::Null)
-        }
+    json_value(env, o.to_unknown())
+}
+
+/// A string property of `o`, `None` when absent or not a string.
+fn string_prop(o: &Object, key: &str) -> Result<Option<String>> {
+    let v: Unknown = o.get_named_property(key)?;
+    if v.get_type()? != ValueType::String {
+        return Ok(None);
     }
+    let s: JsString = unsafe { v.cast()? };
+    Ok(Some(s.into_utf8()?.into_owned()?))
 }
 
 #[derive(Deserialize, Default)]
@@ -559,6 +505,18 @@ struct MediaOptions {
     inline_max_bytes: Option<f64>,
     #[serde(default)]
     manifest: Option<Value>,
+}
+
+/// A decision with its `diagnostic` (or `null`) as one object.
+fn with_diagnostic<'e, T: serde::Serialize>(
+    env: &'e Env,
+    d: WithDiagnostic<T>,
+) -> Result<Unknown<'e>> {
+    let mut v = serde_json::to_value(&d.value).unwrap_or(Value::Null);
+    if let Some(m) = v.as_object_mut() {
+        m.insert("diagnostic".into(), d.diagnostic.unwrap_or(Value::Null));
+    }
+    to_js(env, &v)
 }
 
 fn now_or(v: Option<f64>) -> f64 {
@@ -709,16 +667,7 @@ impl RuntimeGuard {
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
         const F: &str = "planMedia";
-        if !items.is_array()? {
-            return Err(throw(
-                env,
-                F,
-                &InputError::type_error(
-                    "items",
-                    format!("expected an array, got {}", describe(&items)),
-                ),
-            ));
-        }
+        let arr = expect_array(env, F, "items", &items)?;
         let o: MediaOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
         let labels = o.labels.unwrap_or_default();
         let inline_max = bytes_option(o.inline_max_bytes, "options.inlineMaxBytes")
@@ -740,50 +689,33 @@ impl RuntimeGuard {
                     })?,
             ),
         };
-        let arr: Object = unsafe { items.cast()? };
         let n = arr.get_array_length()?;
         let mut parsed = Vec::with_capacity(n as usize);
-        let mut data: Vec<Option<Vec<u8>>> = Vec::with_capacity(n as usize);
+        let mut data: Vec<Option<Uint8Array>> = Vec::with_capacity(n as usize);
         for i in 0..n {
             let path = format!("items[{i}]");
             let it: Unknown = arr.get_element(i)?;
             expect_object(env, F, &path, &it)?;
             let src: Object = unsafe { it.cast()? };
-            // Everything but `data` goes through JSON; the bytes are read directly.
-            let mut rest = Object::new(env)?;
-            let keys = src.get_all_property_names(
-                KeyCollectionMode::OwnOnly,
-                KeyFilter::Enumerable,
-                KeyConversion::NumbersToStrings,
-            )?;
-            let mut bytes = None;
-            for k in 0..keys.get_array_length()? {
-                let name: Unknown = keys.get_element(k)?;
-                let key = name.coerce_to_string()?.into_utf8()?.into_owned()?;
-                let value: Unknown = src.get_property(name)?;
-                if key == "data" {
-                    if is_nullish(&value) {
-                        continue;
-                    }
-                    if !(value.is_typedarray()? || value.is_buffer()?) {
-                        return Err(throw(
-                            env,
-                            F,
-                            &InputError::type_error(
-                                format!("{path}.data"),
-                                format!(
-                                    "expected a Uint8Array or Buffer, got {}",
-                                    describe(&value)
-                                ),
-                            ),
-                        ));
-                    }
-                    let a: Uint8Array = unsafe { value.cast()? };
-                    bytes = Some(a.to_vec());
-                    continue;
+            // Everything but `data` goes through JSON; the bytes are read in place (not
+            // copied: they are only encoded if the plan is inline).
+            let (rest, data_value) = shallow_copy_except(env, &src, Some("data"))?;
+            let bytes = match data_value.filter(|v| !is_nullish(v)) {
+                None => None,
+                Some(value) if value.is_typedarray()? || value.is_buffer()? => {
+                    Some(unsafe { value.cast::<Uint8Array>()? })
                 }
-                rest.set_property(name, value)?;
-            }
+                Some(value) => {
+                    return Err(throw(
+                        env,
+                        F,
+                        &InputError::type_error(
+                            format!("{path}.data"),
+                            format!("expected a Uint8Array or Buffer, got {}", describe(&value)),
+                        ),
+                    ))
+                }
+            };
             let mut item: MediaItem = from_js(env, F, &path, rest.to_unknown())?;
             if let Some(b) = &bytes {
                 if item.content_hash.is_empty() {
@@ -821,25 +753,26 @@ impl RuntimeGuard {
             .ok_or_else(|| {
                 throw(env, F, &InputError::type_error("options.labels.sessionId", "labels.sessionId or labels.sessionKey is required: file ids are kept per session"))
             })?;
-        let mut out = Vec::with_capacity(plans.len());
-        for (p, bytes) in plans.into_iter().zip(data) {
-            let mut v = serde_json::to_value(&p).unwrap_or(Value::Null);
-            if let (MediaMode::Inline, Some(b)) = (p.mode, bytes) {
-                if let Some(src) = v
-                    .pointer_mut("/block/source")
-                    .and_then(Value::as_object_mut)
-                {
-                    let encoded = if src.get("type").and_then(Value::as_str) == Some("text") {
-                        String::from_utf8_lossy(&b).into_owned()
-                    } else {
-                        base64(&b)
-                    };
-                    src.insert("data".into(), encoded.into());
-                }
-            }
-            out.push(v);
+        let out = to_js(env, &plans)?;
+        // Inline bytes are set on the built objects, not passed through JSON.
+        let arr: Object = unsafe { out.cast()? };
+        for (i, (p, bytes)) in plans.iter().zip(data).enumerate() {
+            let (MediaMode::Inline, Some(b)) = (p.mode, bytes) else {
+                continue;
+            };
+            let text_source =
+                p.block.pointer("/source/type").and_then(Value::as_str) == Some("text");
+            let encoded = if text_source {
+                String::from_utf8_lossy(&b).into_owned()
+            } else {
+                base64(&b)
+            };
+            let plan: Object = arr.get_element(i as u32)?;
+            let block: Object = plan.get_named_property("block")?;
+            let mut source: Object = block.get_named_property("source")?;
+            source.set_named_property("data", env.create_string(&encoded)?)?;
         }
-        to_js(env, &out)
+        Ok(out)
     }
 
     /// Ends the run's current attempt with `error` and decides (see
@@ -864,11 +797,7 @@ impl RuntimeGuard {
             self.core
                 .borrow_mut()
                 .decide_overflow(&e, &o.labels.unwrap_or_default(), o.state_key);
-        let mut v = serde_json::to_value(&d.value).unwrap_or(Value::Null);
-        if let Some(m) = v.as_object_mut() {
-            m.insert("diagnostic".into(), d.diagnostic.unwrap_or(Value::Null));
-        }
-        to_js(env, &v)
+        with_diagnostic(env, d)
     }
 
     /// `planResumeRecovery` with the run's own count: the first stale failure of a run
@@ -891,11 +820,7 @@ impl RuntimeGuard {
             .core
             .borrow_mut()
             .plan_resume(&e, &o.labels.unwrap_or_default());
-        let mut v = serde_json::to_value(&p.value).unwrap_or(Value::Null);
-        if let Some(m) = v.as_object_mut() {
-            m.insert("diagnostic".into(), p.diagnostic.unwrap_or(Value::Null));
-        }
-        to_js(env, &v)
+        with_diagnostic(env, p)
     }
 
     /// Forgets a finished run's signals and history; true when it was held.
@@ -939,26 +864,23 @@ impl RuntimeGuard {
     )]
     pub fn load_media<'e>(&self, env: &'e Env, entries: Unknown<'e>) -> Result<Unknown<'e>> {
         const F: &str = "loadMedia";
-        if !entries.is_array()? {
-            return Err(throw(
-                env,
-                F,
-                &InputError::type_error(
-                    "entries",
-                    format!("expected an array, got {}", describe(&entries)),
-                ),
-            ));
+        let arr = expect_array(env, F, "entries", &entries)?;
+        // Only the entries under the key are serialized; a transcript's messages (which
+        // can be large) are not, and stand in as `null` to keep the indices.
+        let mut values = Vec::with_capacity(arr.get_array_length()? as usize);
+        for i in 0..arr.get_array_length()? {
+            let e: Unknown = arr.get_element(i)?;
+            let ours = e.get_type()? == ValueType::Object && {
+                let o: Object = unsafe { e.cast()? };
+                string_prop(&o, "type")?.as_deref() == Some("custom")
+                    && string_prop(&o, "customType")?.as_deref() == Some(FILE_IDS_KEY)
+            };
+            values.push(if ours {
+                json_value(env, e)?
+            } else {
+                Value::Null
+            });
         }
-        let text = match stringify(env, entries) {
-            Ok(Some(t)) => t,
-            _ => {
-                clear_exception(env);
-                "[]".to_string()
-            }
-        };
-        let mut text = text;
-        input::repair_lone_surrogates(&mut text);
-        let values: Vec<Value> = serde_json::from_str(&text).unwrap_or_default();
         let report = self.core.borrow_mut().media.load(&values);
         to_js(env, &report)
     }

@@ -138,7 +138,12 @@ impl RuntimeGuard {
     }
 
     /// [`strip_thread_context`], counted.
-    pub fn strip(&mut self, prompt: &str, resumed: bool, labels: &Labels) -> StripOutcome {
+    pub fn strip<'a>(
+        &mut self,
+        prompt: &'a str,
+        resumed: bool,
+        labels: &Labels,
+    ) -> StripOutcome<'a> {
         let out = strip_thread_context(prompt, resumed);
         if out.stripped {
             self.metrics.add(Counter::ThreadContextStripped, labels, 1);

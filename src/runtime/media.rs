@@ -93,15 +93,19 @@ impl MediaItem {
     }
 }
 
-/// The content-block kind a media type becomes, `None` when the API takes no such media.
-pub fn block_kind(media_type: &str) -> Option<&'static str> {
-    let base = media_type
+/// A media type without parameters, lower-cased (`Text/Plain; charset=utf-8` -> `text/plain`).
+fn base_type(media_type: &str) -> String {
+    media_type
         .split(';')
         .next()
         .unwrap_or("")
         .trim()
-        .to_ascii_lowercase();
-    match base.as_str() {
+        .to_ascii_lowercase()
+}
+
+/// The content-block kind a media type becomes, `None` when the API takes no such media.
+pub fn block_kind(media_type: &str) -> Option<&'static str> {
+    match base_type(media_type).as_str() {
         "image/jpeg" | "image/png" | "image/gif" | "image/webp" => Some("image"),
         "application/pdf" | "text/plain" => Some("document"),
         _ => None,
@@ -237,9 +241,6 @@ fn source_block(kind: &str, source: Value) -> Value {
 
 impl MediaState {
     fn session(&mut self, scope: &Scope) -> &mut SessionMedia {
-        if !self.sessions.contains(scope) {
-            self.sessions.put(scope.clone(), SessionMedia::default());
-        }
         self.sessions
             .get_or_insert_mut(scope.clone(), SessionMedia::default)
     }
@@ -510,10 +511,8 @@ fn plan_one(
             return finish(plan, "file");
         }
     }
-    let is_text = item
-        .media_type
-        .to_ascii_lowercase()
-        .starts_with("text/plain");
+    let media_type = base_type(&item.media_type);
+    let is_text = media_type == "text/plain";
     if let Some(url) = item
         .durable_url
         .as_deref()
@@ -558,13 +557,6 @@ fn plan_one(
         _ if item.byte_length <= opts.inline_max_bytes => ("under_threshold", true),
         _ => ("not_persisted_yet", true),
     };
-    let media_type = item
-        .media_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
     plan.block = if is_text {
         source_block(kind, json!({"type": "text", "media_type": "text/plain"}))
     } else {

@@ -21,6 +21,7 @@
 //! body) leaves the prompt untouched and says why.
 
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// The marker of a thread-history section.
 pub const THREAD_HISTORY_MARKER: &str = "[Thread history - for context]";
@@ -63,9 +64,9 @@ impl KeepReason {
 
 /// What [`strip_thread_context`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StripOutcome {
-    /// The prompt to send.
-    pub text: String,
+pub struct StripOutcome<'a> {
+    /// The prompt to send: the input itself when nothing was removed.
+    pub text: Cow<'a, str>,
     /// True when a thread section was removed.
     pub stripped: bool,
     /// Removed length in UTF-16 code units (JavaScript `.length`).
@@ -81,10 +82,10 @@ pub struct StripOutcome {
     pub detail: Option<String>,
 }
 
-impl StripOutcome {
-    fn kept(prompt: &str, reason: KeepReason, detail: Option<String>) -> Self {
+impl<'a> StripOutcome<'a> {
+    fn kept(prompt: &'a str, reason: KeepReason, detail: Option<String>) -> Self {
         StripOutcome {
-            text: prompt.to_string(),
+            text: Cow::Borrowed(prompt),
             stripped: false,
             chars_removed: 0,
             sections: 0,
@@ -304,7 +305,7 @@ fn parse_section(s: &str, ls: &[Line], m: usize) -> Result<Section, (KeepReason,
 
 /// Removes the thread-context section from a resumed turn's prompt; see the module docs.
 /// On a fresh session (`resumed == false`) the prompt is returned unchanged.
-pub fn strip_thread_context(prompt: &str, resumed: bool) -> StripOutcome {
+pub fn strip_thread_context(prompt: &str, resumed: bool) -> StripOutcome<'_> {
     if !resumed {
         return StripOutcome::kept(prompt, KeepReason::FreshSession, None);
     }
@@ -392,7 +393,7 @@ pub fn strip_thread_context(prompt: &str, resumed: bool) -> StripOutcome {
     let removed = prompt.len() - head.len() - tail.len();
     let removed_text = &prompt[head.len()..head.len() + removed];
     StripOutcome {
-        text: format!("{head}{tail}"),
+        text: Cow::Owned(format!("{head}{tail}")),
         stripped: true,
         chars_removed: if removed_text.is_ascii() {
             removed_text.len()

@@ -17,7 +17,7 @@ fn join(sections: &[&str]) -> String {
     sections.join("\n\n")
 }
 
-fn strip(p: &str) -> StripOutcome {
+fn strip(p: &str) -> StripOutcome<'_> {
     strip_thread_context(p, true)
 }
 
@@ -118,7 +118,8 @@ fn crlf_prompts_keep_their_line_endings() {
 #[test]
 fn a_marker_quoted_inside_user_text_is_not_a_section() {
     let inline = format!("why does my prompt say {THREAD_HISTORY_MARKER} at the top?");
-    let out = strip(&join(&[META, &inline]));
+    let p = join(&[META, &inline]);
+    let out = strip(&p);
     assert_eq!(out.reason, Some(KeepReason::NoMarker));
     // On a line of its own, after the metadata block: still the user's text.
     let quoted = format!("{THREAD_HISTORY_MARKER}\n{E1}");
@@ -195,7 +196,8 @@ fn chars_removed_counts_utf16_units() {
     let e =
         "[Slack Zoë (user) Fri 2026-04-10 16:32 EDT] 👍 déjà\n[slack message id: 1.2 channel: C1]";
     let h = history(&[e]);
-    let out = strip(&join(&[&h, USER]));
+    let p = join(&[&h, USER]);
+    let out = strip(&p);
     assert_eq!(out.chars_removed, h.encode_utf16().count() + 2);
 }
 
