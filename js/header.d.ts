@@ -62,7 +62,7 @@ export interface StripResult {
   /** Entries in the removed sections. */
   entries: number
   /** Why nothing was removed; null when stripped. */
-  reason: 'fresh_session' | 'no_marker' | 'marker_after_body' | 'no_entries' | 'unterminated_entry' | 'missing_separator' | null
+  reason: 'fresh_session' | 'no_marker' | 'marker_after_body' | 'no_entries' | 'unterminated_entry' | 'missing_separator' | 'ambiguous_end' | null
   /** Where the parse stopped (`line 4: ...`), for logs; null otherwise. */
   detail: string | null
 }

@@ -5,7 +5,9 @@
 //! `</channel_snapshot>`). Message text cannot break out: serde's JSON never puts a raw
 //! newline in a string, and `<`, `>`, `&` and backticks are written as `\u003c`,
 //! `\u003e`, `\u0026` and `\u0060`, so no message can close a tag, open a fence or
-//! start a heading line. The JSON still parses back to the exact original text.
+//! start a heading line. U+0085, U+2028 and U+2029, which end a line for some readers,
+//! are written as `\u0085`, `\u2028`, `\u2029`. The JSON still parses back to the exact
+//! original text.
 
 use crate::model::{ChannelSnapshot, ThreadContext};
 use serde::{Deserialize, Serialize};
@@ -167,17 +169,31 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for SectionFormat
             return writer.write_all(bytes);
         }
         let mut start = 0;
-        for (i, &b) in bytes.iter().enumerate() {
-            let rep: &[u8] = match b {
-                b'<' => b"\\u003c",
-                b'>' => b"\\u003e",
-                b'&' => b"\\u0026",
-                b'`' => b"\\u0060",
-                _ => continue,
+        let mut i = 0;
+        while i < bytes.len() {
+            let (rep, len): (&[u8], usize) = match bytes[i] {
+                b'<' => (b"\\u003c", 1),
+                b'>' => (b"\\u003e", 1),
+                b'&' => (b"\\u0026", 1),
+                b'`' => (b"\\u0060", 1),
+                // NEL (U+0085), LINE SEPARATOR and PARAGRAPH SEPARATOR end a line for
+                // some readers (JavaScript source, Unicode-aware line splitters).
+                0xC2 if bytes.get(i + 1) == Some(&0x85) => (b"\\u0085", 2),
+                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA8) => {
+                    (b"\\u2028", 3)
+                }
+                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA9) => {
+                    (b"\\u2029", 3)
+                }
+                _ => {
+                    i += 1;
+                    continue;
+                }
             };
             writer.write_all(&bytes[start..i])?;
             writer.write_all(rep)?;
-            start = i + 1;
+            i += len;
+            start = i;
         }
         writer.write_all(&bytes[start..])
     }
@@ -223,11 +239,17 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for SectionFormat
     }
 }
 
-/// Whether `bytes` holds `<`, `>`, `&` or a backtick. Fixed 32-byte blocks with no early
-/// exit inside compile to vector compares; most text has none of these.
+/// Whether `bytes` may hold `<`, `>`, `&`, a backtick or a line-ending character beyond
+/// ASCII (their lead bytes 0xC2 / 0xE2 are checked; the writer confirms). Fixed 32-byte
+/// blocks with no early exit inside compile to vector compares; most text has none.
 fn has_section_specials(bytes: &[u8]) -> bool {
     let special = |b: u8| {
-        u8::from(b == b'<') | u8::from(b == b'>') | u8::from(b == b'&') | u8::from(b == b'`')
+        u8::from(b == b'<')
+            | u8::from(b == b'>')
+            | u8::from(b == b'&')
+            | u8::from(b == b'`')
+            | u8::from(b == 0xC2)
+            | u8::from(b == 0xE2)
     };
     let mut blocks = bytes.chunks_exact(32);
     for block in &mut blocks {
@@ -381,6 +403,27 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(back, thread);
         }
+    }
+
+    #[test]
+    fn unicode_line_breaks_are_escaped_and_round_trip() {
+        for text in [
+            "a\u{2028}b",
+            "a\u{2029}b",
+            "a\u{85}b",
+            "\u{2028}\u{2029}\u{85}<\u{2027}\u{a0}",
+        ] {
+            let (snap, _) = fixture(text);
+            let json = section_json(&snap, false);
+            for raw in ['\u{2028}', '\u{2029}', '\u{85}'] {
+                assert!(!json.contains(raw), "{text:?}");
+            }
+            let back: ChannelSnapshot =
+                serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(back, snap);
+        }
+        let (snap, _) = fixture("x\u{2028}y");
+        assert!(section_json(&snap, true).contains("x\\u2028y"));
     }
 
     #[test]

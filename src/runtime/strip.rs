@@ -18,7 +18,10 @@
 //! section is removed only when every entry ends with its message-id line and the
 //! section's end is followed by a blank line or the end of the prompt. Anything else
 //! (an entry with no id line, text that runs from an entry into what could be the user's
-//! body) leaves the prompt untouched and says why.
+//! body) leaves the prompt untouched and says why. The section must also parse as a
+//! whole: each id line names its entry's platform and the section's one channel, and no
+//! id line follows the section's end. Chat text can contain a forged id line and a blank
+//! line; the entry's real id line then still comes later, and the prompt is kept.
 
 use serde::Serialize;
 use std::borrow::Cow;
@@ -47,6 +50,11 @@ pub enum KeepReason {
     /// A message-id line is followed by text without the blank line that separates
     /// entries and sections.
     MissingSeparator,
+    /// The section parses, but not as a whole: a message-id line names another platform
+    /// than the entry it closes or another channel than the section's other entries, or
+    /// a message-id line appears after the section's apparent end. Chat text can forge
+    /// an id line followed by a blank line; the real end is then unknown.
+    AmbiguousEnd,
 }
 
 impl KeepReason {
@@ -58,6 +66,7 @@ impl KeepReason {
             KeepReason::NoEntries => "no_entries",
             KeepReason::UnterminatedEntry => "unterminated_entry",
             KeepReason::MissingSeparator => "missing_separator",
+            KeepReason::AmbiguousEnd => "ambiguous_end",
         }
     }
 }
@@ -177,27 +186,26 @@ fn has_date_time(s: &str) -> bool {
     })
 }
 
+/// The parts of a message-id line that tie it to its entry and section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IdLine<'a> {
+    platform: &'a [u8],
+    channel: Option<&'a [u8]>,
+}
+
 /// `[<platform> message id: <id>]` or `[<platform> message id: <id> channel: <id>]`.
 /// Read byte by byte: this runs on every entry.
-fn is_id_line(l: &str) -> bool {
-    let Some(inner) = l
-        .as_bytes()
-        .strip_prefix(b"[")
-        .and_then(|r| r.strip_suffix(b"]"))
-    else {
-        return false;
-    };
+fn id_line(l: &str) -> Option<IdLine<'_>> {
+    let inner = l.as_bytes().strip_prefix(b"[")?.strip_suffix(b"]")?;
     // A platform name: letters, digits, `_` (any non-ASCII letter byte counts).
     let platform = inner
         .iter()
         .take_while(|&&c| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80)
         .count();
     if platform == 0 {
-        return false;
+        return None;
     }
-    let Some(rest) = inner[platform..].strip_prefix(b" message id: ") else {
-        return false;
-    };
+    let rest = inner[platform..].strip_prefix(b" message id: ")?;
     let token = |s: &[u8]| {
         s.iter()
             .take_while(|&&c| !(c.is_ascii_whitespace() || c == b'[' || c == b']'))
@@ -205,17 +213,36 @@ fn is_id_line(l: &str) -> bool {
     };
     let id = token(rest);
     if id == 0 {
-        return false;
+        return None;
     }
     let rest = &rest[id..];
+    let platform = &inner[..platform];
     if rest.is_empty() {
-        return true;
+        return Some(IdLine {
+            platform,
+            channel: None,
+        });
     }
-    let Some(channel) = rest.strip_prefix(b" channel: ") else {
-        return false;
-    };
+    let channel = rest.strip_prefix(b" channel: ")?;
     let n = token(channel);
-    n > 0 && n == channel.len()
+    (n > 0 && n == channel.len()).then_some(IdLine {
+        platform,
+        channel: Some(channel),
+    })
+}
+
+fn is_id_line(l: &str) -> bool {
+    id_line(l).is_some()
+}
+
+/// Whether an entry header (`[Slack Bek (user) ...`) names the platform of an id line
+/// (`[slack message id: ...`), compared without case.
+fn same_platform(header: &str, id: &IdLine<'_>) -> bool {
+    header
+        .as_bytes()
+        .get(1..1 + id.platform.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(id.platform))
+        && header.as_bytes().get(1 + id.platform.len()) == Some(&b' ')
 }
 
 /// `[<Platform> <name> (<role>) <Day> YYYY-MM-DD HH:MM <TZ>] text`: a bracket that opens
@@ -253,6 +280,7 @@ fn parse_section(s: &str, ls: &[Line], m: usize) -> Result<Section, (KeepReason,
         return Err((KeepReason::NoEntries, detail));
     }
     let mut entries = 0;
+    let mut channel: Option<Option<&[u8]>> = None;
     loop {
         // `i` is an entry header: find its message-id line.
         let mut j = i + 1;
@@ -268,7 +296,20 @@ fn parse_section(s: &str, ls: &[Line], m: usize) -> Result<Section, (KeepReason,
                 ));
             }
             let l = text(j);
-            if is_id_line(l) {
+            if let Some(id) = id_line(l) {
+                if !same_platform(text(i), &id) {
+                    return Err((
+                        KeepReason::AmbiguousEnd,
+                        at(j, "message id line names another platform than its entry"),
+                    ));
+                }
+                if channel.is_some_and(|c| c != id.channel) {
+                    return Err((
+                        KeepReason::AmbiguousEnd,
+                        at(j, "message id line names another channel than the section"),
+                    ));
+                }
+                channel = Some(id.channel);
                 break;
             }
             if is_blank(l) {
@@ -378,6 +419,20 @@ pub fn strip_thread_context(prompt: &str, resumed: bool) -> StripOutcome<'_> {
             }
             Err(_) => break,
         }
+    }
+    // The section must parse as a whole: a message-id line after its apparent end means
+    // an entry's text forged an id line and the real one closes it further down. Fences
+    // do not count here: the forged text may have opened one.
+    if let Some(j) = (next..ls.len()).find(|&j| is_id_line(text(j))) {
+        return StripOutcome::kept(
+            prompt,
+            KeepReason::AmbiguousEnd,
+            Some(format!(
+                "line {}: message id line after the section's end (line {})",
+                j + 1,
+                next + 1
+            )),
+        );
     }
     let start = ls[m].start;
     let (head, tail) = if next < ls.len() {
