@@ -324,11 +324,13 @@ export declare class ChannelStore {
   buildContext(channelId: string, anchorMessageId: string, options?: BuildContextOptions): Promise<BuiltContext>
   /**
    * Downloaded media by artifact id (a Slack file id), from the media cache or, on a
-   * miss, through `fetcher.fetchMedia` (rate limited as `files.download`). Resolves
-   * with the bytes, their SHA-256 and `note: null`, or with `data: null` and a note
-   * saying why when the file is unknown or the download failed.
+   * miss, through `fetcher.fetchMedia` (rate limited as `files.download`). With
+   * `channelId`, only a file that a message of that channel references is served
+   * (bytes are cached per channel); without it, the channel that referenced the file
+   * most recently. Resolves with the bytes, their SHA-256 and `note: null`, or with
+   * `data: null` and a note saying why when the file is unknown or the download failed.
    */
-  getMedia(artifactId: string): Promise<MediaContent>
+  getMedia(artifactId: string, channelId?: string): Promise<MediaContent>
   /**
    * Counters and sizes: calls per API method; hits, misses, evictions and
    * expirations per cache; bytes held by the media cache; queued calls, stale serves,

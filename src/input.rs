@@ -65,10 +65,11 @@ fn strip_position(msg: &str) -> &str {
 
 /// Replaces `\uD800`-style escapes of lone surrogates with `\uFFFD` in place (same
 /// length), so text from a JavaScript string with a broken pair still parses. JSON
-/// produced by `JSON.stringify` escapes lone surrogates this way.
-pub fn repair_lone_surrogates(json: &mut String) {
+/// produced by `JSON.stringify` escapes lone surrogates this way. Returns the byte
+/// offsets of the escapes it replaced (see [`id_with_lone_surrogate`]).
+pub fn repair_lone_surrogates(json: &mut String) -> Vec<usize> {
     if !json.contains("\\u") {
-        return;
+        return Vec::new();
     }
     fn hex4(b: &[u8]) -> Option<u16> {
         let s = std::str::from_utf8(b.get(..4)?).ok()?;
@@ -108,14 +109,132 @@ pub fn repair_lone_surrogates(json: &mut String) {
         }
     }
     if fixes.is_empty() {
-        return;
+        return fixes;
     }
     // Each fix rewrites six ASCII bytes with six ASCII bytes.
     let mut out = std::mem::take(json).into_bytes();
-    for at in fixes {
+    for &at in &fixes {
         out[at..at + 6].copy_from_slice(b"\\uFFFD");
     }
     *json = String::from_utf8(out).unwrap_or_default();
+    fixes
+}
+
+/// Field names that hold ids: channel, message, thread, user, file and workspace ids,
+/// in the package's own shapes, Slack's and the tools' inputs. A lone surrogate in text
+/// is folded to U+FFFD; in one of these it would merge two different ids into one.
+pub const ID_FIELDS: [&str; 27] = [
+    "channelId",
+    "messageId",
+    "ts",
+    "threadId",
+    "userId",
+    "artifactId",
+    "workspaceId",
+    "rootMessageId",
+    "rootTs",
+    "authorId",
+    "rootAuthorId",
+    "id",
+    "channel",
+    "user",
+    "thread_ts",
+    "team",
+    "bot_id",
+    "thread_id",
+    "message_id",
+    "message_ids",
+    "media_artifact_id",
+    "ids",
+    "anchorMessageId",
+    "deleted_ts",
+    "artifact_id",
+    "source_message_id",
+    "source_thread_id",
+];
+
+/// Start of the JSON string whose body holds byte `at`: the offset of its opening quote.
+fn string_start(b: &[u8], at: usize) -> Option<usize> {
+    let mut i = at;
+    while i > 0 {
+        i -= 1;
+        if b[i] == b'"' {
+            let slashes = b[..i].iter().rev().take_while(|&&c| c == b'\\').count();
+            if slashes % 2 == 0 {
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
+/// The key of the member whose value starts right after `before` (exclusive end of the
+/// text before the value), when that text ends in `"key":`.
+fn key_before(json: &str, before: usize) -> Option<&str> {
+    let b = json.as_bytes();
+    let t = json[..before].trim_end();
+    let t = t.strip_suffix(':')?.trim_end();
+    let end = t.len().checked_sub(1)?;
+    if b.get(end) != Some(&b'"') {
+        return None;
+    }
+    let open = string_start(b, end)?;
+    json.get(open + 1..end)
+}
+
+/// The id field ([`ID_FIELDS`]) that held a lone surrogate, given the offsets
+/// [`repair_lone_surrogates`] returned: the key of the string holding it, or of the
+/// array of strings it is an element of. `None` when every one sat in text.
+pub fn id_with_lone_surrogate<'a>(json: &'a str, fixes: &[usize]) -> Option<&'a str> {
+    let b = json.as_bytes();
+    for &at in fixes {
+        let Some(open) = string_start(b, at) else {
+            continue;
+        };
+        let mut key = key_before(json, open);
+        if key.is_none() {
+            // An element of an array of strings: walk back over the elements before it.
+            let mut i = open;
+            loop {
+                let t = json[..i].trim_end();
+                match t.as_bytes().last() {
+                    Some(b'[') => {
+                        key = key_before(json, t.len() - 1);
+                        break;
+                    }
+                    Some(b',') => {
+                        let prev = t[..t.len() - 1].trim_end();
+                        if !prev.ends_with('"') {
+                            break;
+                        }
+                        match string_start(b, prev.len() - 1) {
+                            Some(o) => i = o,
+                            None => break,
+                        }
+                    }
+                    _ => break,
+                }
+            }
+        }
+        if let Some(k) = key.filter(|k| ID_FIELDS.contains(k)) {
+            return Some(k);
+        }
+    }
+    None
+}
+
+/// The error for an id that held a lone surrogate: it cannot be kept exactly, and
+/// folding it would merge it with another id.
+pub fn lone_surrogate_error(path: impl Into<String>) -> InputError {
+    InputError::type_error(
+        path,
+        "contains a lone surrogate (half of a UTF-16 pair); an id must be well-formed Unicode to be kept exactly",
+    )
+}
+
+/// Whether UTF-16 `units` hold a surrogate that is not part of a pair.
+pub fn has_lone_surrogate(units: &[u16]) -> bool {
+    char::decode_utf16(units.iter().copied()).any(|c| c.is_err())
 }
 
 /// Parses `json` into `T`, naming the failing field relative to `root`.
@@ -264,10 +383,38 @@ mod tests {
     #[test]
     fn lone_surrogates_are_repaired_pairs_kept() {
         let mut s = r#"["a\ud800b","\udc00","\ud83d\ude00","\\ud800"]"#.to_string();
-        repair_lone_surrogates(&mut s);
+        assert_eq!(repair_lone_surrogates(&mut s), vec![3, 13]);
         assert_eq!(s, r#"["a\uFFFDb","\uFFFD","\ud83d\ude00","\\ud800"]"#);
         let v: Vec<String> = serde_json::from_str(&s).unwrap_or_default();
         assert_eq!(v, vec!["a\u{FFFD}b", "\u{FFFD}", "😀", "\\ud800"]);
+    }
+
+    #[test]
+    fn lone_surrogates_are_traced_to_their_id_field() {
+        let find = |json: &str| {
+            let mut s = json.to_string();
+            let fixes = repair_lone_surrogates(&mut s);
+            id_with_lone_surrogate(&s, &fixes).map(str::to_string)
+        };
+        assert_eq!(
+            find(r#"{"channelId":"C\ud800","text":"x"}"#).as_deref(),
+            Some("channelId")
+        );
+        assert_eq!(find(r#"{"channelId":"C","text":"x\ud800"}"#), None);
+        assert_eq!(
+            find(r#"{"a":{"text":"ok","ts":"1.2\udc00"}}"#).as_deref(),
+            Some("ts")
+        );
+        assert_eq!(
+            find(r#"{"message_ids":["1.1","2\\\"\ud800"]}"#).as_deref(),
+            Some("message_ids")
+        );
+        assert_eq!(find(r#"{"tags":["\ud800"]}"#), None);
+        assert_eq!(find(r#"{"k\ud800":"v"}"#), None);
+        assert_eq!(find(r#"{"text":"\"channelId\":\"\ud800"}"#), None);
+        assert!(has_lone_surrogate(&[0x43, 0xD800]));
+        assert!(has_lone_surrogate(&[0xDC00, 0x43]));
+        assert!(!has_lone_surrogate(&[0xD83D, 0xDE00]));
     }
 
     #[test]

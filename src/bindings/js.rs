@@ -159,8 +159,23 @@ pub fn from_js<T: DeserializeOwned>(env: &Env, func: &str, root: &str, v: Unknow
             &InputError::type_error(path, "expected an object"),
         ));
     };
-    input::repair_lone_surrogates(&mut text);
+    checked_ids(env, func, root, &mut text)?;
     input::parse(&text, root).map_err(|e| throw(env, func, &e))
+}
+
+/// Folds lone surrogates in `text` (JSON from `JSON.stringify`) to U+FFFD, and throws a
+/// `TypeError` when one sat in an id field, which folding would merge with another id.
+pub fn checked_ids(env: &Env, func: &str, root: &str, text: &mut String) -> Result<()> {
+    let fixes = input::repair_lone_surrogates(text);
+    if let Some(key) = input::id_with_lone_surrogate(text, &fixes) {
+        let path = if root.is_empty() {
+            key.to_string()
+        } else {
+            format!("{root} field {key}")
+        };
+        return Err(throw(env, func, &input::lone_surrogate_error(path)));
+    }
+    Ok(())
 }
 
 /// Like [`from_js`] for an optional argument: `undefined` and `null` give `None`.
@@ -187,6 +202,21 @@ pub fn to_js<'e, T: Serialize>(env: &'e Env, value: &T) -> Result<Unknown<'e>> {
 pub fn parse_json<'e>(env: &'e Env, text: &str) -> Result<Unknown<'e>> {
     let f: Function<JsString, Unknown> = json(env)?.get_named_property_unchecked("parse")?;
     f.call(env.create_string(text)?)
+}
+
+/// Reads an id argument: a string that is well-formed Unicode (a lone surrogate would be
+/// folded to U+FFFD and so merge two ids), with a `TypeError` naming `path` otherwise.
+pub fn id_arg(env: &Env, func: &str, path: &str, v: &Unknown) -> Result<String> {
+    let s = string_arg(env, func, path, v)?;
+    if s.contains('\u{FFFD}') {
+        // Only then can a lone surrogate have been folded: look at the UTF-16 units.
+        let js: JsString = unsafe { v.cast()? };
+        let units = js.into_utf16()?;
+        if input::has_lone_surrogate(units.as_slice()) {
+            return Err(throw(env, func, &input::lone_surrogate_error(path)));
+        }
+    }
+    Ok(s)
 }
 
 /// Reads a string argument, with a `TypeError` naming `path` otherwise.

@@ -6,7 +6,8 @@
 //! pure functions of [`crate::manifest`].
 
 use super::js::{
-    clear_exception, expect_object, from_js, is_nullish, parse_json, string_arg, throw, to_js,
+    clear_exception, expect_object, from_js, id_arg, is_nullish, parse_json, string_arg, throw,
+    to_js,
 };
 use crate::input::InputError;
 use crate::manifest::{
@@ -90,7 +91,7 @@ pub fn is_already_attached(
 ) -> Result<bool> {
     const F: &str = "isAlreadyAttached";
     let entries = entries(env, F, &manifest)?;
-    let id = string_arg(env, F, "artifactId", &artifact_id)?;
+    let id = id_arg(env, F, "artifactId", &artifact_id)?;
     entries.has_own_property(&id)
 }
 
@@ -141,7 +142,7 @@ pub fn get_thread_attachments<'e>(
     const F: &str = "getThreadAttachments";
     let entries = entries(env, F, &manifest)?;
     let wanted = match thread_id {
-        Some(v) if !is_nullish(&v) => Some(string_arg(env, F, "threadId", &v)?),
+        Some(v) if !is_nullish(&v) => Some(id_arg(env, F, "threadId", &v)?),
         _ => None,
     };
     let mut out = env.create_array(0)?;
@@ -173,7 +174,7 @@ pub fn check_attachment<'e>(
     let entries = entries(env, F, &manifest)?;
     expect_object(env, F, "candidate", &candidate)?;
     let c: Object = unsafe { candidate.cast()? };
-    let id = string_arg(
+    let id = id_arg(
         env,
         F,
         "candidate.artifactId",

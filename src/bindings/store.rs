@@ -9,8 +9,8 @@
 //! resolved at once.
 
 use super::js::{
-    clear_exception, describe, expect_object, from_js, from_js_opt, is_nullish, parse_json,
-    rejected, string_arg, stringify, throw, to_js,
+    checked_ids, clear_exception, describe, expect_object, from_js, from_js_opt, id_arg,
+    is_nullish, parse_json, rejected, stringify, throw, to_js,
 };
 use crate::hash::sha256_hex;
 use crate::input::{self, InputError};
@@ -619,7 +619,7 @@ impl ChannelStore {
                 &InputError::type_error("events", "expected an array"),
             ));
         };
-        input::repair_lone_surrogates(&mut text);
+        checked_ids(env, F, "events", &mut text)?;
         let list: Vec<EventInput> =
             input::parse(&text, "events").map_err(|e| func_err(env, F, &e))?;
         let mut out = Vec::with_capacity(list.len());
@@ -666,7 +666,7 @@ impl ChannelStore {
         options: Option<Unknown>,
     ) -> Result<Option<String>> {
         const F: &str = "ingestSlackResponse";
-        let channel = string_arg(env, F, "channelId", &channel_id)?;
+        let channel = id_arg(env, F, "channelId", &channel_id)?;
         let body: Value = from_js(env, F, "response", response)?;
         #[derive(Deserialize, Default)]
         #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -823,8 +823,8 @@ impl ChannelStore {
         channel_id: Unknown,
         message_id: Unknown,
     ) -> Result<Unknown<'e>> {
-        let channel = string_arg(env, "getMessage", "channelId", &channel_id)?;
-        let id = string_arg(env, "getMessage", "messageId", &message_id)?;
+        let channel = id_arg(env, "getMessage", "channelId", &channel_id)?;
+        let id = id_arg(env, "getMessage", "messageId", &message_id)?;
         let mut found = None;
         self.core()?.for_each_copy(&channel, &id, |m| {
             if found.is_none() {
@@ -851,8 +851,8 @@ impl ChannelStore {
         channel_id: Unknown,
         message_id: Unknown,
     ) -> Result<Unknown<'e>> {
-        let channel = string_arg(env, "threadActivity", "channelId", &channel_id)?;
-        let id = string_arg(env, "threadActivity", "messageId", &message_id)?;
+        let channel = id_arg(env, "threadActivity", "channelId", &channel_id)?;
+        let id = id_arg(env, "threadActivity", "messageId", &message_id)?;
         let now = self.now(env)?;
         let core = self.core()?;
         let msg = core
@@ -911,8 +911,8 @@ impl ChannelStore {
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
         const F: &str = "buildContext";
-        let channel = string_arg(env, F, "channelId", &channel_id)?;
-        let anchor = string_arg(env, F, "anchorMessageId", &anchor_message_id)?;
+        let channel = id_arg(env, F, "channelId", &channel_id)?;
+        let anchor = id_arg(env, F, "anchorMessageId", &anchor_message_id)?;
         let opts: BuildOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
         let req = request_from(channel, anchor, opts).map_err(|e| func_err(env, F, &e))?;
         let now = self.now(env)?;
@@ -1117,8 +1117,20 @@ impl ChannelStore {
         // the page unusable (reported below), never an exception.
         let body: Value = match stringify(env, body) {
             Ok(Some(mut text)) => {
-                input::repair_lone_surrogates(&mut text);
-                serde_json::from_str(&text).unwrap_or(Value::Null)
+                let fixes = input::repair_lone_surrogates(&mut text);
+                match input::id_with_lone_surrogate(&text, &fixes) {
+                    // Ids the store cannot keep exactly make the page unusable.
+                    Some(key) => {
+                        let reason = format!(
+                            "{} returned an unusable result: {}",
+                            need.fetch,
+                            input::lone_surrogate_error(key)
+                        );
+                        self.core()?.counters.failed_fetches += 1;
+                        return to_js(env, &json!({ "error": reason }));
+                    }
+                    None => serde_json::from_str(&text).unwrap_or(Value::Null),
+                }
             }
             Ok(None) => Value::Null,
             Err(_) => {
@@ -1174,12 +1186,14 @@ impl ChannelStore {
     }
 
     /// Downloaded media by artifact id (a Slack file id), from the media cache or, on a
-    /// miss, through `fetcher.fetchMedia` (rate limited as `files.download`). Resolves
-    /// with the bytes, their SHA-256 and `note: null`, or with `data: null` and a note
-    /// saying why when the file is unknown or the download failed.
+    /// miss, through `fetcher.fetchMedia` (rate limited as `files.download`). With
+    /// `channelId`, only a file that a message of that channel references is served
+    /// (bytes are cached per channel); without it, the channel that referenced the file
+    /// most recently. Resolves with the bytes, their SHA-256 and `note: null`, or with
+    /// `data: null` and a note saying why when the file is unknown or the download failed.
     #[napi(
         catch_unwind,
-        ts_args_type = "artifactId: string",
+        ts_args_type = "artifactId: string, channelId?: string",
         ts_return_type = "Promise<MediaContent>"
     )]
     pub fn get_media<'e>(
@@ -1187,8 +1201,9 @@ impl ChannelStore {
         env: &'e Env,
         this: This<'e>,
         artifact_id: Unknown<'e>,
+        channel_id: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
-        self.get_media_inner(env, this, artifact_id)
+        self.get_media_inner(env, this, artifact_id, channel_id)
             .or_else(|e| rejected(env, e))
     }
 
@@ -1197,33 +1212,44 @@ impl ChannelStore {
         env: &'e Env,
         this: This<'e>,
         artifact_id: Unknown<'e>,
+        channel_id: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
         const F: &str = "getMedia";
-        let id = string_arg(env, F, "artifactId", &artifact_id)?;
-        let now = self.now(env)?;
+        let id = id_arg(env, F, "artifactId", &artifact_id)?;
+        let channel = match channel_id {
+            Some(c) if !is_nullish(&c) => Some(id_arg(env, F, "channelId", &c)?),
+            _ => None,
+        };
         let mut core = self.core()?;
-        if let Some(item) = core.media.get(&id).cloned() {
-            drop(core);
-            let v = media_content(env, Some(&item), &id, None, true, 0)?;
-            return PromiseRaw::resolve(env, v).map(|p| p.to_unknown());
+        let loc = match &channel {
+            Some(c) => core.file_in(c, &id).cloned(),
+            None => core.newest_file(&id).cloned(),
+        };
+        if let Some(loc) = &loc {
+            if let Some(item) = core.cached_media(&loc.channel, &id).cloned() {
+                drop(core);
+                let v = media_content(env, Some(&item), &id, None, true, 0)?;
+                return PromiseRaw::resolve(env, v).map(|p| p.to_unknown());
+            }
         }
-        let loc = core.files.get(&id).cloned();
         let rate = core.config.rate_limit.clone();
         drop(core);
-        let _ = now;
-        let note = match (&loc, self.has_fetcher("fetchMedia")) {
-            (None, _) => Some(format!(
-                "File {id} is not referenced by any message the store holds."
-            )),
-            (Some(_), false) => Some("no fetchMedia in the fetcher".to_string()),
-            (Some(_), true) => None,
+        let loc = match (loc, self.has_fetcher("fetchMedia")) {
+            (None, _) => Err(match &channel {
+                Some(c) => format!(
+                    "File {id} is not referenced by any message the store holds for channel {c}."
+                ),
+                None => format!("File {id} is not referenced by any message the store holds."),
+            }),
+            (Some(_), false) => Err("no fetchMedia in the fetcher".to_string()),
+            (Some(loc), true) => Ok(loc),
         };
-        if let Some(note) = note {
-            let v = media_content(env, None, &id, Some(&note), false, 0)?;
-            return PromiseRaw::resolve(env, v).map(|p| p.to_unknown());
-        }
-        let Some(loc) = loc else {
-            return Err(Error::from_reason("getMedia: file location vanished"));
+        let loc = match loc {
+            Ok(loc) => loc,
+            Err(note) => {
+                let v = media_content(env, None, &id, Some(&note), false, 0)?;
+                return PromiseRaw::resolve(env, v).map(|p| p.to_unknown());
+            }
         };
         let need = media_need(&id, &loc, &rate);
         let run = runtime_fn(env, "getMedia")?;
@@ -1279,6 +1305,7 @@ impl ChannelStore {
             .and_then(Value::as_str)
             .map(str::to_string);
         let item = MediaItem {
+            channel: need.channel_id.clone(),
             content_hash: sha256_hex(&bytes),
             artifact_id: id.clone(),
             media_type,
@@ -1334,6 +1361,12 @@ impl ChannelStore {
     }
 }
 
+/// A key that identifies one fetch for sharing concurrent calls: the parts as a JSON
+/// array, so no id can make two different fetches share a key.
+pub(crate) fn fetch_key(parts: &[&str]) -> String {
+    serde_json::to_string(parts).unwrap_or_default()
+}
+
 /// Rate-limit bucket of media downloads.
 pub(crate) const MEDIA_METHOD: &str = "files.download";
 
@@ -1381,7 +1414,7 @@ fn search_stats(core: &Store) -> Value {
 /// The download of a file as the runtime sees it.
 pub(crate) fn media_need(id: &str, loc: &FileLocation, rate: &RateLimitConfig) -> NeedJs {
     NeedJs {
-        key: format!("media:{id}"),
+        key: fetch_key(&["media", &loc.channel, id]),
         kind: "media".to_string(),
         method: MEDIA_METHOD.to_string(),
         fetch: "fetchMedia".to_string(),

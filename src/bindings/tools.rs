@@ -2,7 +2,7 @@
 //! search and answers are in `crate::tools`; fetches go through the store's fetch
 //! runtime (`js/store.js`), like `buildContext`'s.
 
-use super::js::{clear_exception, describe, is_nullish, rejected, stringify, throw, to_js};
+use super::js::{clear_exception, describe, id_arg, is_nullish, rejected, stringify, throw, to_js};
 use super::store::{
     failures_from_js, failures_json, fetcher_name, media_need, need_js, runtime_fn, ChannelStore,
     NeedJs,
@@ -43,19 +43,7 @@ impl ChannelStore {
         channel_id: Unknown,
         options: Option<Unknown>,
     ) -> Result<ChannelTools> {
-        let channel = match channel_id.get_type()? {
-            ValueType::String => channel_id.coerce_to_string()?.into_utf8()?.into_owned()?,
-            _ => {
-                return Err(throw(
-                    &env,
-                    "tools",
-                    &InputError::type_error(
-                        "channelId",
-                        format!("expected a string, got {}", describe(&channel_id)),
-                    ),
-                ))
-            }
-        };
+        let channel = id_arg(&env, "tools", "channelId", &channel_id)?;
         if channel.is_empty() {
             return Err(throw(
                 &env,
@@ -299,8 +287,9 @@ impl ChannelTools {
                 Some(bytes) => {
                     let mut core = store.core()?;
                     let aid = input.media_artifact_id.clone().unwrap_or_default();
-                    let loc = core.files.get(&aid).cloned();
+                    let loc = core.file_in(&self.channel, &aid).cloned();
                     let item = MediaItem {
+                        channel: self.channel.clone(),
                         content_hash: sha256_hex(&bytes),
                         artifact_id: aid,
                         media_type: loc
@@ -366,6 +355,21 @@ fn bytes_of(data: &Unknown) -> Result<Option<Vec<u8>>> {
 }
 
 /// The tool input as JSON: an object, or a string holding one.
+/// Parses tool input JSON: lone surrogates in text are folded to U+FFFD, in an id field
+/// (`thread_id`, `message_ids`, ...) they are an error, since folding would turn the id
+/// into another one.
+fn parse_input(mut text: String) -> std::result::Result<Value, ToolError> {
+    let fixes = crate::input::repair_lone_surrogates(&mut text);
+    if let Some(key) = crate::input::id_with_lone_surrogate(&text, &fixes) {
+        return Err(ToolError::invalid(
+            key,
+            format!("{key} {}.", crate::input::lone_surrogate_error(key).message),
+        ));
+    }
+    serde_json::from_str(&text)
+        .map_err(|e| ToolError::invalid("", format!("The input is not valid JSON: {e}.")))
+}
+
 fn read_input(env: &Env, input: Unknown) -> std::result::Result<Value, ToolError> {
     if input.get_type().ok() == Some(ValueType::String) {
         let text = input
@@ -373,12 +377,10 @@ fn read_input(env: &Env, input: Unknown) -> std::result::Result<Value, ToolError
             .and_then(|s| s.into_utf8())
             .and_then(|s| s.into_owned())
             .map_err(|e| ToolError::invalid("", e.reason))?;
-        return serde_json::from_str(&text)
-            .map_err(|e| ToolError::invalid("", format!("The input is not valid JSON: {e}.")));
+        return parse_input(text);
     }
     match stringify(env, input) {
-        Ok(Some(text)) => serde_json::from_str(&text)
-            .map_err(|e| ToolError::invalid("", format!("The input is not valid JSON: {e}."))),
+        Ok(Some(text)) => parse_input(text),
         Ok(None) => Err(ToolError::invalid(
             "",
             "The input must be a JSON object, not undefined.",

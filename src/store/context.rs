@@ -98,13 +98,19 @@ impl Need {
         }
     }
 
-    /// Identifies the fetch, so concurrent requests for the same data share one call.
+    /// Identifies the fetch, so concurrent requests for the same data share one call: a
+    /// JSON array of the kind and the ids, so no id can make two fetches share a key.
     pub fn key(&self) -> String {
-        match self {
-            Need::History { channel } => format!("history:{channel}"),
-            Need::Thread { channel, thread } => format!("thread:{channel}:{thread}"),
-            Need::Messages { channel, ids } => format!("messages:{channel}:{}", ids.join(",")),
-        }
+        let parts: Vec<&str> = match self {
+            Need::History { channel } => vec!["history", channel],
+            Need::Thread { channel, thread } => vec!["thread", channel, thread],
+            Need::Messages { channel, ids } => {
+                let mut v = vec!["messages", channel.as_str()];
+                v.extend(ids.iter().map(String::as_str));
+                v
+            }
+        };
+        serde_json::to_string(&parts).unwrap_or_default()
     }
 
     pub fn what(&self) -> String {

@@ -327,7 +327,7 @@ pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Ev
     let mut out = Vec::with_capacity(kinds.len());
     let mut at = 0usize;
     let mut field = 0usize;
-    let mut next = |field: &mut usize| -> Result<String, InputError> {
+    let mut next = |field: &mut usize| -> Result<&[u16], InputError> {
         let len = lens.get(*field).map(|&l| l as usize).ok_or_else(|| {
             InputError::type_error("events", "packed batch is shorter than its kinds")
         })?;
@@ -336,7 +336,15 @@ pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Ev
             InputError::type_error("events", "packed batch is shorter than its lengths")
         })?;
         at += len;
-        Ok(string_of_units(s))
+        Ok(s)
+    };
+    // An id is kept exactly or refused: a lone surrogate folded to U+FFFD would merge it
+    // with another id.
+    let id = |units: &[u16], path: String| -> Result<String, InputError> {
+        if crate::input::has_lone_surrogate(units) {
+            return Err(crate::input::lone_surrogate_error(path));
+        }
+        Ok(string_of_units(units))
     };
     for (i, &kind) in kinds.iter().enumerate() {
         let path = || format!("events[{i}]");
@@ -346,12 +354,15 @@ pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Ev
                 format!("unknown packed kind {kind}"),
             ));
         }
-        let channel = next(&mut field)?;
-        let ts = next(&mut field)?;
-        let text = next(&mut field)?;
-        let user_id = next(&mut field)?;
-        let display_name = next(&mut field)?;
-        let thread = next(&mut field)?;
+        let channel = id(next(&mut field)?, format!("{}.channelId", path()))?;
+        let ts = id(next(&mut field)?, format!("{}.message.ts", path()))?;
+        let text = string_of_units(next(&mut field)?);
+        let user_id = id(
+            next(&mut field)?,
+            format!("{}.message.author.userId", path()),
+        )?;
+        let display_name = string_of_units(next(&mut field)?);
+        let thread = id(next(&mut field)?, format!("{}.message.threadId", path()))?;
         if channel.is_empty() {
             return Err(InputError::type_error(
                 format!("{}.channelId", path()),

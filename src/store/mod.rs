@@ -78,9 +78,12 @@ pub struct ThreadEntry {
     pub complete: bool,
 }
 
-/// Downloaded media bytes.
+/// Downloaded media bytes, held for the channel that asked for them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MediaItem {
+    /// The channel whose message references the file: bytes are served to that channel
+    /// only (Slack shares one file id across channels; access follows the asker).
+    pub channel: String,
     pub artifact_id: String,
     pub media_type: String,
     pub filename: Option<String>,
@@ -173,25 +176,29 @@ pub struct StoreCounters {
     pub rate_limited: u64,
 }
 
-/// Key of a thread in the replies and starter caches.
-pub fn thread_key(channel: &str, thread: &str) -> String {
-    let mut k = String::with_capacity(channel.len() + thread.len() + 1);
-    k.push_str(channel);
-    k.push('\u{1f}');
-    k.push_str(thread);
-    k
+/// Key of a thread in the replies and starter caches: `(channel id, thread id)`. A pair,
+/// never a joined string, so no id (whatever characters it holds) reaches into another
+/// channel's entries.
+pub type ThreadKey = (String, String);
+
+/// Key of a file in the file locations and the media cache: `(channel id, artifact id)`.
+pub type FileKey = (String, String);
+
+/// The [`ThreadKey`] of `thread` in `channel`.
+pub fn thread_key(channel: &str, thread: &str) -> ThreadKey {
+    (channel.to_string(), thread.to_string())
 }
 
 #[derive(Debug)]
 pub struct Store {
     pub config: StoreConfig,
     pub channels: HashMap<String, ChannelState>,
-    pub replies: TtlCache<String, ThreadEntry>,
-    pub starters: TtlCache<String, StoredMessage>,
-    pub media: ByteCache<String, MediaItem>,
+    pub replies: TtlCache<ThreadKey, ThreadEntry>,
+    pub starters: TtlCache<ThreadKey, StoredMessage>,
+    pub media: ByteCache<FileKey, MediaItem>,
     pub limiter: RateLimiter,
-    pub files: HashMap<String, FileLocation>,
-    files_order: VecDeque<String>,
+    pub files: HashMap<FileKey, FileLocation>,
+    files_order: VecDeque<FileKey>,
     pub counters: StoreCounters,
 }
 
@@ -304,12 +311,12 @@ impl Store {
 
     fn remember_files(&mut self, channel: &str, m: &StoredMessage) {
         for f in &m.files {
-            let id = &f.media.artifact_id;
-            if !self.files.contains_key(id) {
-                self.files_order.push_back(id.clone());
+            let key = (channel.to_string(), f.media.artifact_id.clone());
+            if !self.files.contains_key(&key) {
+                self.files_order.push_back(key.clone());
             }
             self.files.insert(
-                id.clone(),
+                key,
                 FileLocation {
                     channel: channel.to_string(),
                     message_id: m.id.clone(),
@@ -441,10 +448,9 @@ impl Store {
 
     /// Writes a thread's entry to the replies cache and drops what the store keeps
     /// about the threads that leave it (their replies' index entries and locations).
-    fn put_thread_entry(&mut self, key: String, entry: ThreadEntry, now: u64) {
-        for (k, gone) in self.replies.insert(key, entry, now) {
-            let (channel, thread) = k.split_once('\u{1f}').unwrap_or((&k, ""));
-            self.drop_thread_replies(channel, thread, &gone);
+    fn put_thread_entry(&mut self, key: ThreadKey, entry: ThreadEntry, now: u64) {
+        for ((channel, thread), gone) in self.replies.insert(key, entry, now) {
+            self.drop_thread_replies(&channel, &thread, &gone);
         }
     }
 
@@ -602,9 +608,8 @@ impl Store {
         }
         // A reply is in one thread; should a platform ever report it in another, no
         // held thread may keep it.
-        let prefix = thread_key(channel, "");
         for (k, e) in self.replies.iter_mut() {
-            if k.starts_with(&prefix) {
+            if k.0 == channel {
                 e.value.replies.retain(|_, m| m.id != id);
             }
         }
@@ -755,7 +760,31 @@ impl Store {
     /// Caches downloaded media unless it alone exceeds the bound; returns whether it
     /// is held.
     pub fn put_media(&mut self, item: MediaItem) -> bool {
-        self.media.insert(item.artifact_id.clone(), item)
+        self.media
+            .insert((item.channel.clone(), item.artifact_id.clone()), item)
+    }
+
+    /// Where file `artifact_id` can be downloaded for `channel`: only a file that a
+    /// message of that channel references.
+    pub fn file_in(&self, channel: &str, artifact_id: &str) -> Option<&FileLocation> {
+        self.files
+            .get(&(channel.to_string(), artifact_id.to_string()))
+    }
+
+    /// The newest remembered location of `artifact_id` in any channel (for callers that
+    /// own the whole store and name no channel).
+    pub fn newest_file(&self, artifact_id: &str) -> Option<&FileLocation> {
+        self.files_order
+            .iter()
+            .rev()
+            .find(|(_, a)| a == artifact_id)
+            .and_then(|k| self.files.get(k))
+    }
+
+    /// Cached bytes of `artifact_id` downloaded for `channel`.
+    pub fn cached_media(&mut self, channel: &str, artifact_id: &str) -> Option<&MediaItem> {
+        self.media
+            .get(&(channel.to_string(), artifact_id.to_string()))
     }
 
     /// Counts one call to `method`.

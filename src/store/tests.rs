@@ -389,6 +389,7 @@ fn media_over_the_bound_is_never_cached() {
         ..StoreConfig::default()
     });
     let item = |id: &str, n: usize| MediaItem {
+        channel: C.into(),
         artifact_id: id.into(),
         media_type: "image/png".into(),
         filename: None,
@@ -471,6 +472,7 @@ proptest! {
                 Op::Advance { ms } => now += ms,
                 Op::Media { id, size } => {
                     s.put_media(MediaItem {
+                        channel: C.into(),
                         artifact_id: format!("F{id}"),
                         media_type: "image/png".into(),
                         filename: None,
@@ -526,9 +528,8 @@ fn index_matches_held(s: &mut Store) -> Result<(), String> {
     if let Some(ch) = s.channels.get(C) {
         held.extend(ch.window.values().map(|m| (m.key, m.text.clone())));
     }
-    let prefix = thread_key(C, "");
     for (k, e) in s.replies.iter() {
-        if k.starts_with(&prefix) {
+        if k.0 == C {
             held.extend(e.value.replies.values().map(|m| (m.key, m.text.clone())));
         }
     }

@@ -104,15 +104,10 @@ pub fn media_plan(
     artifact_id: &str,
     max_bytes: u64,
 ) -> MediaPlan {
-    let Some(loc) = store
-        .files
-        .get(artifact_id)
-        .filter(|l| l.channel == channel)
-        .cloned()
-    else {
+    let Some(loc) = store.file_in(channel, artifact_id).cloned() else {
         return MediaPlan::NotFound;
     };
-    if store.media.get(artifact_id).is_some() {
+    if store.cached_media(channel, artifact_id).is_some() {
         return MediaPlan::Cached;
     }
     if loc.media.byte_length > max_bytes {
@@ -263,12 +258,8 @@ fn media_out(
     max_bytes: u64,
     notes: &mut Vec<String>,
 ) -> Option<Value> {
-    let loc = store
-        .files
-        .get(aid)
-        .filter(|l| l.channel == channel)
-        .cloned()?;
-    let cached = store.media.get(aid).cloned();
+    let loc = store.file_in(channel, aid).cloned()?;
+    let cached = store.cached_media(channel, aid).cloned();
     let item = match (cached, media) {
         (Some(item), _) => Some(item),
         (None, MediaResult::Bytes(item)) => item,

@@ -342,6 +342,7 @@ fn media_only_for_files_of_this_channel_with_a_size_guard() {
         MediaPlan::TooLarge(_)
     ));
     s.put_media(MediaItem {
+        channel: "C1".into(),
         artifact_id: "F1".into(),
         media_type: "image/png".into(),
         filename: None,
