@@ -719,6 +719,17 @@ export interface ChannelStoreOptions {
    * (default `"default"`); rate limits are per workspace.
    */
   workspaceId?: string
+  /**
+   * Milliseconds one fetcher call may take (default 5,000). A call that has not
+   * settled by then counts as a failed fetch: the turn goes on with what the store
+   * holds and a note, and later calls for the same data are no longer held up by it.
+   */
+  fetchTimeout?: number
+  /**
+   * Replies held per thread, newest kept (default 2,000, what 10 pages of 200 fetch).
+   * A thread past it is no longer complete; `stats().repliesDropped` counts the rest.
+   */
+  maxRepliesPerThread?: number
   fetcher?: ChannelFetcher
   /**
    * Epoch milliseconds now (default: the system clock). Inject one to test TTLs and
@@ -1106,6 +1117,15 @@ export interface StoreStats {
   failedFetches: number
   /** Fetches refused by the rate limiter (queue full, wait too long, degrade, paused). */
   rateLimited: number
+  /** Fetcher calls that did not settle within `fetchTimeout` (also in `failedFetches`). */
+  timedOutFetches: number
+  /** Retry-After values longer than one hour, cut to one hour. */
+  retryAfterCapped: number
+  /**
+   * Replies dropped: a thread past `maxRepliesPerThread`, or a fetched page holding
+   * more than was asked for.
+   */
+  repliesDropped: number
   ingestedEvents: number
   ignoredEvents: number
   /** The channels' search indexes, summed. */

@@ -24,29 +24,64 @@ function stateOf(store) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
+// What a rejection says, whatever was thrown: an Error, a string, undefined, null, a
+// frozen object, or a Proxy that throws on every access. Never throws.
 function errorText(err) {
-  if (err instanceof Error) return err.message || err.name
   try {
-    return typeof err === 'string' ? err : JSON.stringify(err)
+    if (err === undefined) return 'rejected with undefined'
+    if (err === null) return 'rejected with null'
+    if (typeof err === 'string') return err || 'rejected with an empty string'
+    if (typeof err !== 'object' && typeof err !== 'function') return `rejected with ${String(err)}`
+    if (err instanceof Error) return String(err.message || err.name || 'Error')
+    const json = JSON.stringify(err)
+    return typeof json === 'string' ? json : `rejected with ${typeof err}`
   } catch {
-    return String(err)
+    return 'rejected with a value that cannot be read'
   }
 }
 
 // Retry delay carried by a fetch error, in ms: `retryAfterMs`, or `retryAfter` in
 // seconds (as @slack/web-api's rate-limited error carries it), or a Retry-After header.
+// A value that cannot be read is no delay. Absurd delays are capped in Rust.
 function retryAfterMs(err) {
-  if (err === null || typeof err !== 'object') return undefined
-  const num = (v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v)
-  const ms = num(err.retryAfterMs)
-  if (typeof ms === 'number' && Number.isFinite(ms) && ms > 0) return ms
-  const s = num(err.retryAfter ?? err.data?.retryAfter)
-  if (typeof s === 'number' && Number.isFinite(s) && s > 0) return s * 1000
-  const h = err.headers
-  const header = h && (typeof h.get === 'function' ? h.get('retry-after') : h['retry-after'] ?? h['Retry-After'])
-  const hs = num(header)
-  if (typeof hs === 'number' && Number.isFinite(hs) && hs > 0) return hs * 1000
+  try {
+    if (err === null || typeof err !== 'object') return undefined
+    const num = (v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v)
+    const ms = num(err.retryAfterMs)
+    if (typeof ms === 'number' && ms > 0) return ms
+    const s = num(err.retryAfter ?? err.data?.retryAfter)
+    if (typeof s === 'number' && s > 0) return s * 1000
+    const h = err.headers
+    const header = h && (typeof h.get === 'function' ? h.get('retry-after') : h['retry-after'] ?? h['Retry-After'])
+    const hs = num(header)
+    if (typeof hs === 'number' && hs > 0) return hs * 1000
+  } catch {}
   return undefined
+}
+
+class FetchTimeout {
+  constructor(ms) {
+    this.ms = ms
+  }
+}
+
+// Calls `fetcher[name](request)` with the store's fetch timeout. Resolves with
+// `{ value }` or `{ error, timedOut }`; never rejects, whatever the fetcher does (throws
+// synchronously, rejects with anything, never settles).
+function callFetcher(store, state, name, request) {
+  let timer
+  const ms = state.timeout ?? store._fetchTimeout()
+  const call = new Promise((resolve) => {
+    const fn = state.fetcher[name]
+    resolve(fn.call(state.fetcher, request))
+  })
+  const timeout = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(new FetchTimeout(ms)), ms)
+  })
+  return Promise.race([call, timeout]).then(
+    (value) => (value instanceof FetchTimeout ? { error: `no answer within ${ms} ms (fetchTimeout)`, timedOut: true } : { value }),
+    (err) => ({ error: errorText(err), retryAfter: retryAfterMs(err), timedOut: false }),
+  ).finally(() => clearTimeout(timer))
 }
 
 // One slot from the rate limiter: null when granted, else the reason it was not.
@@ -60,6 +95,12 @@ async function slot(store, need) {
   return null
 }
 
+// fetchPages that never rejects: an unexpected error (a store method throwing) is a
+// failure of that fetch like any other.
+function fetchPagesSafe(store, state, need) {
+  return fetchPages(store, state, need).catch((err) => ({ calls: 0, failure: { need, reason: `${need.method} failed: ${errorText(err)}` } }))
+}
+
 function shared(state, key, start) {
   const running = state.inflight.get(key)
   if (running) return running.then((r) => ({ ...r, calls: 0 }))
@@ -69,7 +110,6 @@ function shared(state, key, start) {
 }
 
 async function fetchPages(store, state, need) {
-  const fn = state.fetcher[need.fetch]
   let cursor = null
   let calls = 0
   for (let page = 0; page < need.maxPages; page++) {
@@ -77,16 +117,14 @@ async function fetchPages(store, state, need) {
     if (refused) return { calls, failure: { need, reason: refused } }
     store._countCall(need.method)
     calls++
-    let body
-    try {
-      const request = { ...need.request, limit: need.pageSize }
-      if (cursor) request.cursor = cursor
-      body = await fn.call(state.fetcher, request)
-    } catch (err) {
-      const reason = store._fetchFailed(need.method, need.channelId, errorText(err), retryAfterMs(err))
+    const request = { ...need.request, limit: need.pageSize }
+    if (cursor) request.cursor = cursor
+    const got = await callFetcher(store, state, need.fetch, request)
+    if (got.error !== undefined) {
+      const reason = store._fetchFailed(need.method, need.channelId, got.error, got.retryAfter, got.timedOut)
       return { calls, failure: { need, reason } }
     }
-    const r = store._ingestPage(need, body, page === 0)
+    const r = store._ingestPage(need, got.value, page === 0)
     if (r.error) return { calls, failure: { need, reason: r.error } }
     cursor = r.nextCursor
     if (!cursor) break
@@ -102,7 +140,7 @@ async function buildContext(store, channelId, anchorId, options, plan) {
   let needs = plan.needs
   let calls = 0
   for (let round = 0; needs.length > 0 && round < MAX_ROUNDS; round++) {
-    const results = await Promise.all(needs.map((need) => shared(state, need.key, () => fetchPages(store, state, need))))
+    const results = await Promise.all(needs.map((need) => shared(state, need.key, () => fetchPagesSafe(store, state, need))))
     for (const r of results) {
       calls += r.calls
       if (r.failure) failures.push(r.failure)
@@ -121,12 +159,9 @@ function download(store, state, need) {
     const refused = await slot(store, need)
     if (refused) return { calls: 0, failure: refused }
     store._countCall(need.method)
-    try {
-      const data = await state.fetcher.fetchMedia.call(state.fetcher, need.request)
-      return { calls: 1, data }
-    } catch (err) {
-      return { calls: 1, failure: store._fetchFailed(need.method, need.channelId, errorText(err), retryAfterMs(err)) }
-    }
+    const got = await callFetcher(store, state, 'fetchMedia', need.request)
+    if (got.error === undefined) return { calls: 1, data: got.value }
+    return { calls: 1, failure: store._fetchFailed(need.method, need.channelId, got.error, got.retryAfter, got.timedOut) }
   })
 }
 
@@ -144,7 +179,7 @@ async function toolMessages(store, tools, payload) {
   try {
     const state = stateOf(store)
     const failures = payload.failures.slice()
-    const pages = payload.needs.map((need) => shared(state, need.key, () => fetchPages(store, state, need)))
+    const pages = payload.needs.map((need) => shared(state, need.key, () => fetchPagesSafe(store, state, need)))
     const media = payload.media ? download(store, state, payload.media) : null
     for (const r of await Promise.all(pages)) if (r.failure) failures.push(r.failure)
     const m = media ? await media : null
@@ -197,7 +232,9 @@ module.exports = function installStore(binding) {
   class ChannelStore extends Native {
     constructor(options) {
       super(options)
-      stateOf(this).fetcher = options?.fetcher ?? null
+      const state = stateOf(this)
+      state.fetcher = options?.fetcher ?? null
+      state.timeout = this._fetchTimeout()
     }
 
     ingestMany(events) {

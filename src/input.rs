@@ -223,6 +223,87 @@ pub fn id_with_lone_surrogate<'a>(json: &'a str, fixes: &[usize]) -> Option<&'a 
     None
 }
 
+/// The field path (`events[3].message.ts`) of the value at byte `pos` of compact JSON
+/// (as `JSON.stringify` writes it), relative to `root`. A forward scan that tracks the
+/// containers and keys on the way.
+pub fn path_at(json: &str, pos: usize, root: &str) -> String {
+    enum Frame<'a> {
+        Obj(Option<&'a str>),
+        Arr(usize),
+    }
+    let b = json.as_bytes();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut expect_key = false;
+    let mut i = 0;
+    while i < pos.min(b.len()) {
+        match b[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < b.len() && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= pos {
+                    break;
+                }
+                if expect_key {
+                    if let Some(Frame::Obj(k)) = stack.last_mut() {
+                        *k = json.get(start..j);
+                    }
+                    expect_key = false;
+                }
+                i = j + 1;
+                continue;
+            }
+            b'{' => {
+                stack.push(Frame::Obj(None));
+                expect_key = true;
+            }
+            b'[' => stack.push(Frame::Arr(0)),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Arr(n)) => *n += 1,
+                Some(Frame::Obj(_)) => expect_key = true,
+                None => {}
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut out = root.to_string();
+    for f in &stack {
+        match f {
+            Frame::Obj(Some(k)) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Frame::Obj(None) => {}
+            Frame::Arr(n) => out.push_str(&format!("[{n}]")),
+        }
+    }
+    out
+}
+
+/// What a JSON replacer writes for a number JSON cannot hold (NaN, ±Infinity), so the
+/// field can be found and named instead of read as `null`.
+pub const NON_FINITE_MARKER: &str = "\\u0000non-finite:";
+
+/// The first number JSON cannot hold in `json` (written with [`NON_FINITE_MARKER`]), as
+/// a `RangeError` naming its field.
+pub fn non_finite_error(json: &str, root: &str) -> Option<InputError> {
+    let at = json.find(NON_FINITE_MARKER)?;
+    let rest = &json[at + NON_FINITE_MARKER.len()..];
+    let what = rest.split('"').next().unwrap_or("NaN");
+    Some(InputError::range_error(
+        path_at(json, at, root),
+        format!("expected a finite number, got {what}"),
+    ))
+}
+
 /// The error for an id that held a lone surrogate: it cannot be kept exactly, and
 /// folding it would merge it with another id.
 pub fn lone_surrogate_error(path: impl Into<String>) -> InputError {
@@ -415,6 +496,26 @@ mod tests {
         assert!(has_lone_surrogate(&[0x43, 0xD800]));
         assert!(has_lone_surrogate(&[0xDC00, 0x43]));
         assert!(!has_lone_surrogate(&[0xD83D, 0xDE00]));
+    }
+
+    #[test]
+    fn paths_are_found_by_position() {
+        let j = r#"{"a":1,"events":[{"x":"1"},{"message":{"ts":"TARGET","k":[1,2]}}]}"#;
+        let at = j.find("TARGET").unwrap_or(0);
+        assert_eq!(path_at(j, at, ""), "events[1].message.ts");
+        assert_eq!(path_at(j, at, "input"), "input.events[1].message.ts");
+        let j = r#"{"ids":["a","b\"c","TARGET"]}"#;
+        assert_eq!(path_at(j, j.find("TARGET").unwrap_or(0), "x"), "x.ids[2]");
+        let j = r#"{"options":{"windowSize":"\u0000non-finite:NaN"}}"#;
+        let e = non_finite_error(j, "");
+        assert_eq!(
+            e.map(|e| (e.kind, e.path, e.message)),
+            Some((
+                ErrorKind::Range,
+                "options.windowSize".to_string(),
+                "expected a finite number, got NaN".to_string()
+            ))
+        );
     }
 
     #[test]

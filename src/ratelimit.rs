@@ -29,6 +29,10 @@ pub const DEFAULT_QUEUE_TIMEOUT_MS: u64 = 30_000;
 /// How old cached data may be and still be served when a fetch is impossible.
 pub const DEFAULT_STALE_SERVE_TTL_MS: u64 = 3_600_000;
 
+/// The longest pause a Retry-After may impose: one hour. A larger value (a server bug,
+/// a hostile proxy, seconds mistaken for milliseconds) is cut to this, and counted.
+pub const MAX_RETRY_AFTER_MS: u64 = 3_600_000;
+
 /// Objects per page requested from `conversations.history` / `.replies` (Slack's
 /// recommended maximum).
 pub const DEFAULT_PAGE_SIZE: u32 = 200;

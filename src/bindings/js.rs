@@ -147,19 +147,101 @@ pub fn stringify_keep<'e>(env: &'e Env, v: Unknown<'e>) -> Result<Option<(JsStri
     }
 }
 
+/// The message of the exception pending on `env` (cleared), or `None`.
+fn take_exception_message(env: &Env) -> Option<String> {
+    let mut raw = std::ptr::null_mut();
+    // SAFETY: a valid env on the JS thread; the out pointer is a local.
+    let status = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut raw) };
+    if status != napi::sys::Status::napi_ok || raw.is_null() {
+        return None;
+    }
+    // SAFETY: `raw` is the exception value napi just handed over on this thread.
+    let v = unsafe { Unknown::from_raw_unchecked(env.raw(), raw) };
+    if is_nullish(&v) {
+        return None;
+    }
+    let message = if v.get_type().ok() == Some(ValueType::Object) {
+        let o: Object = unsafe { v.cast().ok()? };
+        o.get_named_property::<Unknown>("message").ok()
+    } else {
+        Some(v)
+    };
+    let text = message.and_then(|m| {
+        let s = m.coerce_to_string().ok()?;
+        s.into_utf8().ok()?.into_owned().ok()
+    });
+    // Reading the message may itself have thrown (a hostile getter).
+    clear_exception(env);
+    text
+}
+
+/// `JSON.stringify` of a non-finite-revealing replacer: NaN and ±Infinity become
+/// [`input::NON_FINITE_MARKER`] strings instead of `null`.
+fn stringify_revealing_non_finite(env: &Env, v: Unknown) -> Result<Option<String>> {
+    let replacer: Unknown = env.run_script(
+        "(function (k, v) { return typeof v === 'number' && !Number.isFinite(v) ? '\\u0000non-finite:' + String(v) : v })",
+    )?;
+    let f: Function<FnArgs<(Unknown, Unknown)>, Unknown> =
+        json(env)?.get_named_property_unchecked("stringify")?;
+    let out = f.call(FnArgs::from((v, replacer)))?;
+    match out.get_type()? {
+        ValueType::String => {
+            let s: JsString = unsafe { out.cast()? };
+            Ok(Some(s.into_utf8()?.into_owned()?))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Caller input as JSON text, checked: a value `JSON.stringify` cannot read (a cycle, a
+/// BigInt, a revoked Proxy, a throwing getter or `toJSON`) is a `TypeError` naming the
+/// export and `root`; NaN and ±Infinity (which JSON would turn into `null`, silently
+/// choosing a default) are a `RangeError` naming the field; a lone surrogate in an id
+/// field is a `TypeError` (see [`checked_ids`]). `None` for `undefined` and functions.
+pub fn input_json(env: &Env, func: &str, root: &str, v: Unknown) -> Result<Option<String>> {
+    let path = if root.is_empty() { "input" } else { root };
+    let mut text = match stringify(env, v) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(None),
+        Err(e) => {
+            let why = take_exception_message(env)
+                .or_else(|| (!e.reason.is_empty()).then(|| e.reason.clone()))
+                .unwrap_or_else(|| format!("{:?}", e.status));
+            return Err(throw(
+                env,
+                func,
+                &InputError::type_error(path, format!("cannot be read as JSON ({why})")),
+            ));
+        }
+    };
+    // NaN and ±Infinity come out as `null`: only then look closer.
+    if text.contains("null") {
+        match stringify_revealing_non_finite(env, v) {
+            Ok(Some(revealed)) => {
+                if let Some(e) = input::non_finite_error(&revealed, root) {
+                    return Err(throw(env, func, &e));
+                }
+            }
+            Ok(None) => {}
+            Err(_) => clear_exception(env),
+        }
+    }
+    checked_ids(env, func, root, &mut text)?;
+    Ok(Some(text))
+}
+
 /// Reads `v` into `T` by way of JSON, naming bad fields relative to `root` (empty for the
 /// main argument, whose fields are then named bare: `adjacentMessages[3].ts`).
 pub fn from_js<T: DeserializeOwned>(env: &Env, func: &str, root: &str, v: Unknown) -> Result<T> {
     let path = if root.is_empty() { "input" } else { root };
     expect_object(env, func, path, &v)?;
-    let Some(mut text) = stringify(env, v)? else {
+    let Some(text) = input_json(env, func, root, v)? else {
         return Err(throw(
             env,
             func,
             &InputError::type_error(path, "expected an object"),
         ));
     };
-    checked_ids(env, func, root, &mut text)?;
     input::parse(&text, root).map_err(|e| throw(env, func, &e))
 }
 
@@ -167,12 +249,13 @@ pub fn from_js<T: DeserializeOwned>(env: &Env, func: &str, root: &str, v: Unknow
 /// `TypeError` when one sat in an id field, which folding would merge with another id.
 pub fn checked_ids(env: &Env, func: &str, root: &str, text: &mut String) -> Result<()> {
     let fixes = input::repair_lone_surrogates(text);
-    if let Some(key) = input::id_with_lone_surrogate(text, &fixes) {
-        let path = if root.is_empty() {
-            key.to_string()
-        } else {
-            format!("{root} field {key}")
-        };
+    if input::id_with_lone_surrogate(text, &fixes).is_some() {
+        let at = fixes
+            .iter()
+            .copied()
+            .find(|&at| input::id_with_lone_surrogate(text, &[at]).is_some())
+            .unwrap_or(0);
+        let path = input::path_at(text, at, root);
         return Err(throw(env, func, &input::lone_surrogate_error(path)));
     }
     Ok(())

@@ -9,8 +9,8 @@
 //! resolved at once.
 
 use super::js::{
-    checked_ids, clear_exception, describe, expect_object, from_js, from_js_opt, id_arg,
-    is_nullish, parse_json, rejected, stringify, throw, to_js,
+    clear_exception, describe, expect_object, from_js, from_js_opt, id_arg, input_json, is_nullish,
+    parse_json, rejected, stringify, throw, to_js,
 };
 use crate::hash::sha256_hex;
 use crate::input::{self, InputError};
@@ -116,6 +116,8 @@ struct StoreOptions {
     media: Option<MediaCacheOptions>,
     rate_limit: Option<RateLimitOptions>,
     workspace_id: Option<String>,
+    fetch_timeout: Option<f64>,
+    max_replies_per_thread: Option<f64>,
     // Functions vanish in JSON; these are read from the object itself.
     #[allow(dead_code)]
     fetcher: Option<Value>,
@@ -180,6 +182,28 @@ fn config_from(o: StoreOptions) -> std::result::Result<StoreConfig, InputError> 
             ));
         }
         c.default_workspace = w;
+    }
+    if let Some(n) = count(o.fetch_timeout, "options.fetchTimeout", "milliseconds")? {
+        if n == 0 {
+            return Err(InputError::range_error(
+                "options.fetchTimeout",
+                "must be at least 1",
+            ));
+        }
+        c.fetch_timeout_ms = n;
+    }
+    if let Some(n) = count(
+        o.max_replies_per_thread,
+        "options.maxRepliesPerThread",
+        "replies",
+    )? {
+        if n == 0 {
+            return Err(InputError::range_error(
+                "options.maxRepliesPerThread",
+                "must be at least 1",
+            ));
+        }
+        c.max_thread_replies = usize_of(n);
     }
     let rl = o.rate_limit.unwrap_or_default();
     let mut rate = match rl.preset.as_deref() {
@@ -612,14 +636,13 @@ impl ChannelStore {
                 ),
             ));
         }
-        let Some(mut text) = stringify(env, events)? else {
+        let Some(text) = input_json(env, F, "events", events)? else {
             return Err(func_err(
                 env,
                 F,
                 &InputError::type_error("events", "expected an array"),
             ));
         };
-        checked_ids(env, F, "events", &mut text)?;
         let list: Vec<EventInput> =
             input::parse(&text, "events").map_err(|e| func_err(env, F, &e))?;
         let mut out = Vec::with_capacity(list.len());
@@ -1084,21 +1107,39 @@ impl ChannelStore {
         channel_id: String,
         message: String,
         retry_after_ms: Option<f64>,
+        timed_out: Option<bool>,
     ) -> Result<String> {
         let now = self.now(env)?;
         let mut core = self.core()?;
         core.counters.failed_fetches += 1;
+        if timed_out == Some(true) {
+            core.counters.timed_out_fetches += 1;
+        }
         let mut reason = format!("{method} failed: {message}");
-        if let Some(ms) = retry_after_ms.filter(|m| m.is_finite() && *m > 0.0) {
+        if let Some(ms) = retry_after_ms.filter(|m| !m.is_nan() && *m > 0.0) {
+            // Infinity and absurd values are cut to the documented maximum.
+            let max = crate::ratelimit::MAX_RETRY_AFTER_MS;
+            let capped = ms > max as f64;
+            let ms = if capped { max } else { ms.ceil() as u64 };
+            if capped {
+                core.counters.retry_after_capped += 1;
+            }
             let ws = core.workspace_of(&channel_id);
             core.limiter
-                .pause(&ws, &method, now.saturating_add(ms.ceil() as u64), now);
+                .pause(&ws, &method, now.saturating_add(ms), now);
             reason.push_str(&format!(
-                "; paused for {}s (Retry-After)",
-                (ms / 1000.0).ceil()
+                "; paused for {}s (Retry-After{})",
+                ms.div_ceil(1000),
+                if capped { ", capped at 1 hour" } else { "" }
             ));
         }
         Ok(reason)
+    }
+
+    /// Internal (fetch runtime): milliseconds one fetcher call may take.
+    #[napi(js_name = "_fetchTimeout", skip_typescript)]
+    pub fn fetch_timeout(&self) -> Result<f64> {
+        Ok(self.core()?.config.fetch_timeout_ms as f64)
     }
 
     /// Internal (fetch runtime): ingests one page of a fetch result. Returns
@@ -1149,8 +1190,18 @@ impl ChannelStore {
                 core.counters.failed_fetches += 1;
                 json!({ "error": format!("{} returned an unusable result: {e}", need.fetch) })
             }
-            Ok(page) => {
-                let next = page.next_cursor.clone();
+            Ok(mut page) => {
+                let mut next = page.next_cursor.clone();
+                // A page holds at most what was asked (a thread's first page may add
+                // its root); the rest is dropped and the thread stays incomplete.
+                let asked = need.page_size as usize + usize::from(need.kind == "thread");
+                if page.messages.len() > asked {
+                    core.counters.replies_dropped += (page.messages.len() - asked) as u64;
+                    page.messages.truncate(asked);
+                    if next.is_none() && need.kind == "thread" {
+                        next = Some(String::new());
+                    }
+                }
                 match need_from_js(&need) {
                     Some(Need::History { channel }) => {
                         core.put_history(&channel, page.messages, now)
@@ -1352,6 +1403,9 @@ impl ChannelStore {
             "staleServes": core.counters.stale_serves,
             "failedFetches": core.counters.failed_fetches,
             "rateLimited": core.counters.rate_limited,
+            "timedOutFetches": core.counters.timed_out_fetches,
+            "retryAfterCapped": core.counters.retry_after_capped,
+            "repliesDropped": core.counters.replies_dropped,
             "ingestedEvents": core.counters.ingested_events,
             "ignoredEvents": core.counters.ignored_events,
             "search": search_stats(&core),

@@ -488,6 +488,13 @@ pub struct ChannelStoreOptions {
     /// Workspace of channels that `setChannel` or a payload's `team_id` did not assign
     /// (default `"default"`); rate limits are per workspace.
     pub workspace_id: Option<String>,
+    /// Milliseconds one fetcher call may take (default 5,000). A call that has not
+    /// settled by then counts as a failed fetch: the turn goes on with what the store
+    /// holds and a note, and later calls for the same data are no longer held up by it.
+    pub fetch_timeout: Option<f64>,
+    /// Replies held per thread, newest kept (default 2,000, what 10 pages of 200 fetch).
+    /// A thread past it is no longer complete; `stats().repliesDropped` counts the rest.
+    pub max_replies_per_thread: Option<f64>,
     pub fetcher: Option<ChannelFetcher>,
     /// Epoch milliseconds now (default: the system clock). Inject one to test TTLs and
     /// rate-limit windows exactly.
@@ -665,6 +672,13 @@ pub struct StoreStats {
     pub failed_fetches: f64,
     /// Fetches refused by the rate limiter (queue full, wait too long, degrade, paused).
     pub rate_limited: f64,
+    /// Fetcher calls that did not settle within `fetchTimeout` (also in `failedFetches`).
+    pub timed_out_fetches: f64,
+    /// Retry-After values longer than one hour, cut to one hour.
+    pub retry_after_capped: f64,
+    /// Replies dropped: a thread past `maxRepliesPerThread`, or a fetched page holding
+    /// more than was asked for.
+    pub replies_dropped: f64,
     pub ingested_events: f64,
     pub ignored_events: f64,
     /// The channels' search indexes, summed.

@@ -355,9 +355,18 @@ impl Store {
                 return Some(AnchorAt::Reply { message: m, thread });
             }
         }
-        self.starters
+        if let Some(e) = self
+            .starters
             .peek(&thread_key(&req.channel, &req.anchor_id))
-            .map(|e| AnchorAt::Starter(&e.value))
+        {
+            return Some(AnchorAt::Starter(&e.value));
+        }
+        // A reply the platform delivered by event, in a thread the store does not hold
+        // (and may be unable to fetch): the anchor is still known.
+        ch.orphan(&req.anchor_id).and_then(|m| {
+            let thread = m.thread_id.clone()?;
+            Some(AnchorAt::Reply { message: m, thread })
+        })
     }
 
     /// The thread an anchor belongs to or starts, if any.

@@ -36,10 +36,19 @@ pub const DEFAULT_STARTERS_TTL_MS: u64 = 6 * 3_600_000;
 pub const DEFAULT_MEDIA_MAX_SIZE: u64 = 50 * 1024 * 1024;
 /// Deleted message ids remembered per channel.
 pub const DELETED_REMEMBERED: usize = 10_000;
+/// Replies remembered per channel that arrived by event for a thread the store does not
+/// hold: each may be the anchor of the next build, even when its thread cannot be
+/// fetched.
+pub const ORPHAN_REPLIES_REMEMBERED: usize = 1_000;
 /// File locations remembered (artifact id -> where to download it).
 pub const FILES_REMEMBERED: usize = 50_000;
 /// Workspace of channels nobody assigned one.
 pub const DEFAULT_WORKSPACE: &str = "default";
+/// How long one fetcher call may take before it counts as failed: 5 seconds.
+pub const DEFAULT_FETCH_TIMEOUT_MS: u64 = 5_000;
+/// Replies held per thread (the newest are kept): 2,000, the most the default paging
+/// (10 pages of 200) fetches.
+pub const DEFAULT_MAX_THREAD_REPLIES: usize = 2_000;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoreConfig {
@@ -52,6 +61,10 @@ pub struct StoreConfig {
     pub rate_limit: RateLimitConfig,
     /// Workspace of channels nobody assigned one.
     pub default_workspace: String,
+    /// Milliseconds one fetcher call may take before it counts as failed.
+    pub fetch_timeout_ms: u64,
+    /// Replies held per thread; older ones are dropped first.
+    pub max_thread_replies: usize,
 }
 
 impl Default for StoreConfig {
@@ -65,6 +78,8 @@ impl Default for StoreConfig {
             media_max_size: DEFAULT_MEDIA_MAX_SIZE,
             rate_limit: RateLimitConfig::default(),
             default_workspace: DEFAULT_WORKSPACE.to_string(),
+            fetch_timeout_ms: DEFAULT_FETCH_TIMEOUT_MS,
+            max_thread_replies: DEFAULT_MAX_THREAD_REPLIES,
         }
     }
 }
@@ -124,6 +139,10 @@ pub struct ChannelState {
     pub history_loaded: bool,
     /// Search index over every message held for the channel (window and held threads).
     pub index: SearchIndex,
+    /// Replies delivered by event for threads not held (newest
+    /// [`ORPHAN_REPLIES_REMEMBERED`]), by id.
+    orphans: HashMap<String, StoredMessage>,
+    orphans_order: VecDeque<String>,
     deleted: HashSet<String>,
     deleted_order: VecDeque<String>,
 }
@@ -146,6 +165,22 @@ impl ChannelState {
 
     pub fn get(&self, id: &str) -> Option<&StoredMessage> {
         self.ids.get(id).and_then(|k| self.window.get(k))
+    }
+
+    /// A reply delivered by event whose thread is not held.
+    pub fn orphan(&self, id: &str) -> Option<&StoredMessage> {
+        self.orphans.get(id)
+    }
+
+    fn remember_orphan(&mut self, m: &StoredMessage) {
+        if self.orphans.insert(m.id.clone(), m.clone()).is_none() {
+            self.orphans_order.push_back(m.id.clone());
+            if self.orphans_order.len() > ORPHAN_REPLIES_REMEMBERED {
+                if let Some(old) = self.orphans_order.pop_front() {
+                    self.orphans.remove(&old);
+                }
+            }
+        }
     }
 
     /// Indexes (or re-indexes) a held message: its text and file names.
@@ -174,6 +209,12 @@ pub struct StoreCounters {
     pub ingested_events: u64,
     /// Requests refused by the rate limiter (queue full, wait too long, degrade).
     pub rate_limited: u64,
+    /// Fetcher calls that did not settle within the fetch timeout.
+    pub timed_out_fetches: u64,
+    /// Retry-After values cut to [`crate::ratelimit::MAX_RETRY_AFTER_MS`].
+    pub retry_after_capped: u64,
+    /// Replies dropped because a thread held its maximum, or a page held more than asked.
+    pub replies_dropped: u64,
 }
 
 /// Key of a thread in the replies and starter caches: `(channel id, thread id)`. A pair,
@@ -342,6 +383,10 @@ impl Store {
         }
         if let Some(thread) = m.thread_id.clone() {
             self.put_reply(channel, &thread, &m, live, now);
+            if live && !m.in_channel() && self.replies.peek(&thread_key(channel, &thread)).is_none()
+            {
+                self.channel_mut(channel).remember_orphan(&m);
+            }
         }
         self.remember_files(channel, &m);
         if !m.in_channel() {
@@ -490,6 +535,7 @@ impl Store {
             if let Some(other) = other {
                 self.leave_other_threads(channel, thread, vec![(other, m.id.clone())]);
             }
+            self.bound_thread(channel, thread);
         }
         let ch = self.channel_mut(channel);
         let bump = |root: &mut StoredMessage| {
@@ -517,6 +563,38 @@ impl Store {
         }
     }
 
+    /// Keeps a held thread within `max_thread_replies`: the oldest replies leave it (and
+    /// the index), and the thread is no longer complete.
+    fn bound_thread(&mut self, channel: &str, thread: &str) {
+        let max = self.config.max_thread_replies;
+        let key = thread_key(channel, thread);
+        let mut dropped = Vec::new();
+        if let Some(e) = self.replies.peek_mut(&key) {
+            while e.value.replies.len() > max {
+                match e.value.replies.pop_first() {
+                    Some((_, m)) => dropped.push(m),
+                    None => break,
+                }
+            }
+            if !dropped.is_empty() {
+                e.value.complete = false;
+            }
+        }
+        self.forget_dropped_replies(channel, thread, &dropped);
+    }
+
+    fn forget_dropped_replies(&mut self, channel: &str, thread: &str, dropped: &[StoredMessage]) {
+        self.counters.replies_dropped += dropped.len() as u64;
+        for m in dropped {
+            if let Some(ch) = self.channels.get_mut(channel) {
+                if ch.reply_threads.get(&m.id).is_some_and(|t| t == thread) {
+                    ch.reply_threads.remove(&m.id);
+                }
+            }
+            self.refresh_index(channel, &m.id, m.key);
+        }
+    }
+
     /// Calls `f` on every held copy of message `id` in `channel` (window, thread entry,
     /// starter cache).
     pub fn for_each_copy(
@@ -532,6 +610,9 @@ impl Store {
             if let Some(m) = ch.window.get_mut(&k) {
                 f(m);
             }
+        }
+        if let Some(m) = ch.orphans.get_mut(id) {
+            f(m);
         }
         if let Some(thread) = ch.reply_threads.get(id) {
             if let Some(entry) = self.replies.peek_mut(&thread_key(channel, thread)) {
@@ -564,12 +645,14 @@ impl Store {
         self.starters
             .peek(&thread_key(channel, id))
             .map(|e| &e.value)
+            .or_else(|| ch.orphan(id))
     }
 
     /// Removes message `id` everywhere it is held and remembers the deletion.
     pub fn delete(&mut self, channel: &str, id: &str) {
         let ch = self.channel_mut(channel);
         ch.remember_deleted(id);
+        ch.orphans.remove(id);
         if let Some(k) = ch.ids.remove(id) {
             ch.window.remove(&k);
             ch.index.remove(k);
@@ -693,10 +776,19 @@ impl Store {
             }
         }
         entry.complete = last_page;
+        let mut dropped = Vec::new();
+        while entry.replies.len() > self.config.max_thread_replies {
+            match entry.replies.pop_first() {
+                Some((_, m)) => dropped.push(m),
+                None => break,
+            }
+            entry.complete = false;
+        }
         let held = entry.replies.len() as u64;
+        let complete = entry.complete;
         let newest_ts = entry.replies.values().next_back().map(|m| m.ts.clone());
         if let Some(mut r) = root {
-            if last_page {
+            if complete {
                 r.reply_count = held;
             } else {
                 r.reply_count = r.reply_count.max(held);
@@ -719,6 +811,15 @@ impl Store {
             None => Vec::new(),
         };
         self.put_thread_entry(key.clone(), entry, now);
+        let dropped: Vec<StoredMessage> = dropped
+            .into_iter()
+            .filter(|m| {
+                previous_replies
+                    .as_ref()
+                    .is_none_or(|p| !p.contains_key(&m.key))
+            })
+            .collect();
+        self.forget_dropped_replies(channel, thread, &dropped);
         for m in &gone {
             if let Some(ch) = self.channels.get_mut(channel) {
                 if ch.reply_threads.get(&m.id).is_some_and(|t| t == thread) {
