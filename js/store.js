@@ -109,7 +109,18 @@ function shared(state, key, start) {
   return p
 }
 
+// Events that arrive while a fetch is in flight are newer than what it returns: the
+// store numbers them, and the pages are ingested with the number the fetch began at.
 async function fetchPages(store, state, need) {
+  const since = store._fetchBegin()
+  try {
+    return await fetchPagesFrom(store, state, need, since)
+  } finally {
+    store._fetchEnd()
+  }
+}
+
+async function fetchPagesFrom(store, state, need, since) {
   let cursor = null
   let calls = 0
   for (let page = 0; page < need.maxPages; page++) {
@@ -124,7 +135,7 @@ async function fetchPages(store, state, need) {
       const reason = store._fetchFailed(need.method, need.channelId, got.error, got.retryAfter, got.timedOut)
       return { calls, failure: { need, reason } }
     }
-    const r = store._ingestPage(need, got.value, page === 0)
+    const r = store._ingestPage(need, got.value, page === 0, since)
     if (r.error) return { calls, failure: { need, reason: r.error } }
     cursor = r.nextCursor
     if (!cursor) break

@@ -1136,6 +1136,20 @@ impl ChannelStore {
         Ok(reason)
     }
 
+    /// Internal (fetch runtime): a fetch begins; returns the event number it began at,
+    /// to pass to `_ingestPage`.
+    #[napi(js_name = "_fetchBegin", skip_typescript)]
+    pub fn fetch_begin(&self) -> Result<f64> {
+        Ok(self.core()?.recent.begin_fetch() as f64)
+    }
+
+    /// Internal (fetch runtime): a fetch that `_fetchBegin` started has ended.
+    #[napi(js_name = "_fetchEnd", skip_typescript)]
+    pub fn fetch_end(&self) -> Result<()> {
+        self.core()?.recent.end_fetch();
+        Ok(())
+    }
+
     /// Internal (fetch runtime): milliseconds one fetcher call may take.
     #[napi(js_name = "_fetchTimeout", skip_typescript)]
     pub fn fetch_timeout(&self) -> Result<f64> {
@@ -1152,8 +1166,13 @@ impl ChannelStore {
         need: Unknown,
         body: Unknown,
         first_page: bool,
+        since: Option<f64>,
     ) -> Result<Unknown<'e>> {
         let need: NeedJs = from_js(env, "buildContext", "need", need)?;
+        // The event number the fetch began at: events after it are newer than the page.
+        let since = since
+            .filter(|n| n.is_finite() && *n >= 0.0)
+            .map(|n| n as u64);
         // Whatever the fetcher resolved with is data: a value JSON cannot hold makes
         // the page unusable (reported below), never an exception.
         let body: Value = match stringify(env, body) {
@@ -1202,7 +1221,8 @@ impl ChannelStore {
                         next = Some(String::new());
                     }
                 }
-                match need_from_js(&need) {
+                let since = since.unwrap_or_else(|| core.recent.seq());
+                core.with_fetch_since(since, |core| match need_from_js(&need) {
                     Some(Need::History { channel }) => {
                         core.put_history(&channel, page.messages, now)
                     }
@@ -1216,6 +1236,7 @@ impl ChannelStore {
                     ),
                     Some(Need::Messages { channel, .. }) => {
                         for m in page.messages {
+                            let m = core.merge_fetched(&channel, m);
                             if let Some(t) = m.thread_id.clone() {
                                 // A reply: remember its thread so the next plan fetches it.
                                 core.channels
@@ -1228,7 +1249,7 @@ impl ChannelStore {
                         }
                     }
                     None => {}
-                }
+                });
                 json!({ "nextCursor": next })
             }
         };

@@ -12,6 +12,7 @@
 
 pub mod context;
 pub mod message;
+pub mod recent;
 pub mod render;
 
 use crate::cache::{ByteCache, ByteSized, CacheCounters, TtlCache};
@@ -20,6 +21,7 @@ use crate::ratelimit::{RateLimitConfig, RateLimiter};
 use crate::search::index::SearchIndex;
 use crate::time::TsKey;
 use message::{Event, StoredMessage};
+use recent::{Patch, Recent};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 /// Messages kept per channel.
@@ -241,6 +243,11 @@ pub struct Store {
     pub files: HashMap<FileKey, FileLocation>,
     files_order: VecDeque<FileKey>,
     pub counters: StoreCounters,
+    /// Event numbering and what events changed while fetches are in flight.
+    pub recent: Recent,
+    /// While a fetched page is ingested: the event number its fetch began at. Messages
+    /// touched by later events keep what those events made of them.
+    fetch_since: Option<u64>,
 }
 
 impl Store {
@@ -254,8 +261,47 @@ impl Store {
             files: HashMap::new(),
             files_order: VecDeque::new(),
             counters: StoreCounters::default(),
+            recent: Recent::default(),
+            fetch_since: None,
             config,
         }
+    }
+
+    /// Runs `f` (which ingests a fetched page) with the rule that events are newer than
+    /// a fetch that began at event number `since`.
+    pub fn with_fetch_since<R>(&mut self, since: u64, f: impl FnOnce(&mut Self) -> R) -> R {
+        let before = self.fetch_since.replace(since);
+        let out = f(self);
+        self.fetch_since = before;
+        out
+    }
+
+    /// A fetched copy of a message merged with what events after the fetch began told
+    /// the store: the held copy when an event touched it since (with the platform's
+    /// reply counters when those are ahead), else the fetched copy with the edits and
+    /// reactions of those events applied.
+    pub fn merge_fetched(&self, channel: &str, m: StoredMessage) -> StoredMessage {
+        let Some(since) = self.fetch_since else {
+            return m;
+        };
+        if !self.recent.touched_after(channel, &m.id, since) {
+            return m;
+        }
+        if let Some(held) = self.find(channel, &m.id) {
+            let mut h = held.clone();
+            h.reply_count = h.reply_count.max(m.reply_count);
+            if m.latest_reply.as_deref().and_then(crate::time::ts_key)
+                > h.latest_reply.as_deref().and_then(crate::time::ts_key)
+            {
+                h.latest_reply = m.latest_reply;
+            }
+            return h;
+        }
+        let mut m = m;
+        for p in self.recent.patches_after(channel, &m.id, since) {
+            p.apply(&mut m);
+        }
+        m
     }
 
     fn channel_mut(&mut self, id: &str) -> &mut ChannelState {
@@ -300,6 +346,49 @@ impl Store {
     /// Applies one validated event at `now`.
     pub fn apply(&mut self, event: Event, now: u64) {
         self.counters.ingested_events += 1;
+        let seq = self.recent.next_seq();
+        if self.recent.in_flight() > 0 {
+            match &event {
+                Event::Message {
+                    channel, message, ..
+                } => self.recent.touch(channel, &message.id, seq, None),
+                Event::Delete {
+                    channel,
+                    message_id,
+                } => self.recent.touch(channel, message_id, seq, None),
+                Event::Edit {
+                    channel,
+                    message_id,
+                    text,
+                    edited,
+                } => self.recent.touch(
+                    channel,
+                    message_id,
+                    seq,
+                    Some(Patch::Edit {
+                        text: text.clone(),
+                        edited: *edited,
+                    }),
+                ),
+                Event::Reaction {
+                    channel,
+                    message_id,
+                    name,
+                    user,
+                    added,
+                } => self.recent.touch(
+                    channel,
+                    message_id,
+                    seq,
+                    Some(Patch::Reaction {
+                        name: name.clone(),
+                        user: user.clone(),
+                        added: *added,
+                    }),
+                ),
+                Event::Ignored { .. } => {}
+            }
+        }
         match event {
             Event::Message {
                 channel,
@@ -611,9 +700,6 @@ impl Store {
                 f(m);
             }
         }
-        if let Some(m) = ch.orphans.get_mut(id) {
-            f(m);
-        }
         if let Some(thread) = ch.reply_threads.get(id) {
             if let Some(entry) = self.replies.peek_mut(&thread_key(channel, thread)) {
                 if let Some(m) = entry.value.replies.values_mut().find(|m| m.id == id) {
@@ -623,6 +709,13 @@ impl Store {
         }
         if let Some(root) = self.starters.peek_mut(&thread_key(channel, id)) {
             f(&mut root.value);
+        }
+        if let Some(m) = self
+            .channels
+            .get_mut(channel)
+            .and_then(|ch| ch.orphans.get_mut(id))
+        {
+            f(m);
         }
     }
 
@@ -708,6 +801,7 @@ impl Store {
     /// Ingests one page of a channel's history (newest first or oldest first).
     pub fn put_history(&mut self, channel: &str, messages: Vec<StoredMessage>, now: u64) {
         for m in messages {
+            let m = self.merge_fetched(channel, m);
             if !m.is_reply() && m.reply_count > 0 {
                 let key = thread_key(channel, &m.id);
                 if !self.channel_mut(channel).was_deleted(&m.id) {
@@ -746,6 +840,32 @@ impl Store {
             None
         };
         let previous_replies = previous.as_ref().map(|p| p.replies.clone());
+        let mut messages: Vec<StoredMessage> = messages
+            .into_iter()
+            .map(|m| self.merge_fetched(channel, m))
+            .collect();
+        if let Some(since) = self.fetch_since {
+            // Replies that events delivered after the fetch began and the page lacks:
+            // held in the previous entry, or remembered while the thread was not held.
+            let in_page: HashSet<&str> = messages.iter().map(|m| m.id.as_str()).collect();
+            let mut newer: Vec<StoredMessage> = Vec::new();
+            let held = previous.iter().flat_map(|p| p.replies.values());
+            let orphans = self
+                .channels
+                .get(channel)
+                .into_iter()
+                .flat_map(|c| c.orphans.values())
+                .filter(|m| m.thread_id.as_deref() == Some(thread));
+            for m in held.chain(orphans) {
+                if !in_page.contains(m.id.as_str())
+                    && !newer.iter().any(|n| n.id == m.id)
+                    && self.recent.touched_after(channel, &m.id, since)
+                {
+                    newer.push(m.clone());
+                }
+            }
+            messages.extend(newer);
+        }
         for m in &messages {
             self.remember_files(channel, m);
         }
@@ -834,6 +954,8 @@ impl Store {
         if let Some(e) = self.replies.peek(&key) {
             for m in e.value.replies.values() {
                 ch.index_message(m);
+                // The thread holds it now.
+                ch.orphans.remove(&m.id);
             }
         }
     }

@@ -1,0 +1,197 @@
+//! Events that are newer than a fetch in flight.
+//!
+//! A fetch returns the platform's state as of when it ran; an event that arrives while
+//! the fetch is in flight is newer than anything the fetch can return. So while fetches
+//! are in flight the store numbers every event and remembers, per message, the last
+//! event that touched it and the edits and reactions it carried. When a fetched copy
+//! arrives for a fetch that began at sequence number `since`, a message touched after
+//! `since` keeps the store's copy (or, when the store held none, gets those edits and
+//! reactions applied on top of the fetched one). With no fetch in flight nothing is
+//! recorded, so plain ingest pays one counter increment.
+//!
+//! Memory is bounded: at most [`RECENT_EVENTS_REMEMBERED`] messages are tracked, the
+//! oldest forgotten first, and all of it is dropped when the last fetch ends.
+
+use super::message::StoredMessage;
+use std::collections::{HashMap, VecDeque};
+
+/// Messages tracked while fetches are in flight. A fetch lasts at most the fetch
+/// timeout (5 s by default), so this covers over 3,000 events per second.
+pub const RECENT_EVENTS_REMEMBERED: usize = 16_384;
+
+/// A change an event made to a message, kept so it can be applied to a fetched copy.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Patch {
+    Edit {
+        text: String,
+        edited: bool,
+    },
+    Reaction {
+        name: String,
+        user: Option<String>,
+        added: bool,
+    },
+}
+
+impl Patch {
+    pub fn apply(&self, m: &mut StoredMessage) {
+        match self {
+            Patch::Edit { text, edited } => {
+                if m.text != *text {
+                    m.text.clone_from(text);
+                    m.invalidate();
+                }
+                m.edited |= *edited;
+            }
+            Patch::Reaction { name, user, added } => m.react(name, user.as_deref(), *added),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Touch {
+    /// Sequence number of the last event that touched the message.
+    seq: u64,
+    patches: Vec<(u64, Patch)>,
+}
+
+/// Event numbering and the messages touched while fetches are in flight.
+#[derive(Debug, Default)]
+pub struct Recent {
+    seq: u64,
+    in_flight: u32,
+    touched: HashMap<(String, String), Touch>,
+    order: VecDeque<(String, String)>,
+}
+
+impl Recent {
+    /// The number of the newest event.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Numbers the next event.
+    pub fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// A fetch begins: returns the number it is newer than none after.
+    pub fn begin_fetch(&mut self) -> u64 {
+        self.in_flight = self.in_flight.saturating_add(1);
+        self.seq
+    }
+
+    /// A fetch ended (its result ingested, or it failed).
+    pub fn end_fetch(&mut self) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        if self.in_flight == 0 {
+            self.touched.clear();
+            self.order.clear();
+        }
+    }
+
+    /// Fetches in flight.
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+
+    /// Records that event `seq` touched message `id` of `channel` (with the change it
+    /// made, if any). Does nothing while no fetch is in flight.
+    pub fn touch(&mut self, channel: &str, id: &str, seq: u64, patch: Option<Patch>) {
+        if self.in_flight == 0 {
+            return;
+        }
+        let key = (channel.to_string(), id.to_string());
+        let t = match self.touched.get_mut(&key) {
+            Some(t) => t,
+            None => {
+                self.order.push_back(key.clone());
+                while self.order.len() > RECENT_EVENTS_REMEMBERED {
+                    if let Some(old) = self.order.pop_front() {
+                        self.touched.remove(&old);
+                    }
+                }
+                self.touched.entry(key).or_default()
+            }
+        };
+        t.seq = seq;
+        if let Some(p) = patch {
+            t.patches.push((seq, p));
+        }
+    }
+
+    /// Whether an event after `since` touched message `id` of `channel`.
+    pub fn touched_after(&self, channel: &str, id: &str, since: u64) -> bool {
+        self.touched
+            .get(&(channel.to_string(), id.to_string()))
+            .is_some_and(|t| t.seq > since)
+    }
+
+    /// The changes events after `since` made to message `id` of `channel`, oldest first.
+    pub fn patches_after(&self, channel: &str, id: &str, since: u64) -> Vec<Patch> {
+        self.touched
+            .get(&(channel.to_string(), id.to_string()))
+            .map(|t| {
+                t.patches
+                    .iter()
+                    .filter(|(s, _)| *s > since)
+                    .map(|(_, p)| p.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Messages tracked now.
+    pub fn len(&self) -> usize {
+        self.touched.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.touched.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_is_recorded_without_a_fetch_in_flight() {
+        let mut r = Recent::default();
+        let s = r.next_seq();
+        r.touch("C", "1", s, None);
+        assert!(r.is_empty());
+        let since = r.begin_fetch();
+        assert_eq!(since, 1);
+        let s = r.next_seq();
+        r.touch(
+            "C",
+            "1",
+            s,
+            Some(Patch::Edit {
+                text: "new".into(),
+                edited: true,
+            }),
+        );
+        assert!(r.touched_after("C", "1", since));
+        assert!(!r.touched_after("C", "1", s));
+        assert!(!r.touched_after("D", "1", since));
+        assert_eq!(r.patches_after("C", "1", since).len(), 1);
+        r.end_fetch();
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn tracking_is_bounded() {
+        let mut r = Recent::default();
+        r.begin_fetch();
+        for i in 0..RECENT_EVENTS_REMEMBERED + 10 {
+            let s = r.next_seq();
+            r.touch("C", &i.to_string(), s, None);
+        }
+        assert_eq!(r.len(), RECENT_EVENTS_REMEMBERED);
+        assert!(!r.touched_after("C", "0", 0));
+        assert!(r.touched_after("C", &(RECENT_EVENTS_REMEMBERED + 9).to_string(), 0));
+    }
+}
