@@ -219,3 +219,28 @@ describe('load on one cold thread', () => {
     expect(JSON.parse(all[0]).thread.replies[0].text).toBe('token: swordfish')
   })
 })
+
+describe('deletions that are no longer remembered', () => {
+  it('a message deleted before the newest 10,000 deletions does not come back with a later fetch', async () => {
+    const store = new ChannelStore({
+      clock: () => T0 + 3_600_000,
+      fetcher: {
+        fetchHistory: async () => ({
+          ok: true,
+          messages: [slack(5000, 'anchor'), slack(2, 'newer than every forgotten deletion'), slack(1, 'password: hunter2')],
+          has_more: false,
+        }),
+      },
+    })
+    // The secret is deleted first, then 10,004 more messages (all within the same second).
+    const more = Array.from({ length: 10_004 }, (_, i) => ({ type: 'message_deleted' as const, channelId: C, messageId: `${T0 / 1000 + 1}.${String(101 + i).padStart(6, '0')}` }))
+    store.ingestMany([{ type: 'message_deleted', channelId: C, messageId: ts(1) }, ...more])
+    store.ingest({ type: 'message', channelId: C, message: { ts: ts(5000), text: 'anchor', author } })
+    const ctx = await store.buildContext(C, ts(5000))
+    expect(ctx.apiCalls).toBe(1)
+    expect(ctx.promptSection).not.toContain('hunter2')
+    expect(store.getMessage(C, ts(1))).toBeNull()
+    // Messages after the forgotten deletions' horizon are stored as usual.
+    expect(store.getMessage(C, ts(2))?.text).toBe('newer than every forgotten deletion')
+  })
+})

@@ -36,7 +36,10 @@ pub const DEFAULT_STARTERS_MAX: usize = 2_000;
 pub const DEFAULT_STARTERS_TTL_MS: u64 = 6 * 3_600_000;
 /// Media cache bound: ~50 MB of content bytes.
 pub const DEFAULT_MEDIA_MAX_SIZE: u64 = 50 * 1024 * 1024;
-/// Deleted message ids remembered per channel.
+/// Deleted message ids remembered per channel. Past that, the oldest deletion is
+/// forgotten and the channel's deletion horizon moves up to its message's time: a
+/// fetched copy of a message at or before the horizon that the store does not hold is
+/// dropped, since it may be one of the forgotten deletions.
 pub const DELETED_REMEMBERED: usize = 10_000;
 /// Replies remembered per channel that arrived by event for a thread the store does not
 /// hold: each may be the anchor of the next build, even when its thread cannot be
@@ -146,7 +149,12 @@ pub struct ChannelState {
     orphans: HashMap<String, StoredMessage>,
     orphans_order: VecDeque<String>,
     deleted: HashSet<String>,
-    deleted_order: VecDeque<String>,
+    /// Deletions in the order they came, with their message's time (its ts, or an
+    /// upper bound of it when the message was never seen).
+    deleted_order: VecDeque<(String, TsKey)>,
+    /// The time of the newest forgotten deletion: fetched copies at or before it that
+    /// the store does not hold are dropped.
+    deleted_horizon: Option<TsKey>,
 }
 
 impl ChannelState {
@@ -154,15 +162,21 @@ impl ChannelState {
         self.deleted.contains(id)
     }
 
-    fn remember_deleted(&mut self, id: &str) {
+    fn remember_deleted(&mut self, id: &str, key: TsKey) {
         if self.deleted.insert(id.to_string()) {
-            self.deleted_order.push_back(id.to_string());
+            self.deleted_order.push_back((id.to_string(), key));
             if self.deleted_order.len() > DELETED_REMEMBERED {
-                if let Some(old) = self.deleted_order.pop_front() {
+                if let Some((old, key)) = self.deleted_order.pop_front() {
                     self.deleted.remove(&old);
+                    self.deleted_horizon = self.deleted_horizon.max(Some(key));
                 }
             }
         }
+    }
+
+    /// The newest time at which a forgotten deletion may lie (see [`DELETED_REMEMBERED`]).
+    pub fn deleted_horizon(&self) -> Option<TsKey> {
+        self.deleted_horizon
     }
 
     pub fn get(&self, id: &str) -> Option<&StoredMessage> {
@@ -422,7 +436,7 @@ impl Store {
             Event::Delete {
                 channel,
                 message_id,
-            } => self.delete(&channel, &message_id),
+            } => self.delete(&channel, &message_id, now),
             Event::Reaction {
                 channel,
                 message_id,
@@ -466,8 +480,11 @@ impl Store {
     /// for fetch results (a copy of the platform's state).
     pub fn put_message(&mut self, channel: &str, m: StoredMessage, live: bool, now: u64) {
         let window_size = self.config.window_size;
-        let ch = self.channel_mut(channel);
-        if ch.was_deleted(&m.id) {
+        if live {
+            if self.channel_mut(channel).was_deleted(&m.id) {
+                return;
+            }
+        } else if self.refuses_fetched(channel, &m) {
             return;
         }
         if let Some(thread) = m.thread_id.clone() {
@@ -741,10 +758,27 @@ impl Store {
             .or_else(|| ch.orphan(id))
     }
 
-    /// Removes message `id` everywhere it is held and remembers the deletion.
-    pub fn delete(&mut self, channel: &str, id: &str) {
+    /// Whether a fetched copy of `m` must not be stored: it was deleted, or it lies at or
+    /// before the channel's deletion horizon and the store does not hold it.
+    pub fn refuses_fetched(&self, channel: &str, m: &StoredMessage) -> bool {
+        let Some(ch) = self.channels.get(channel) else {
+            return false;
+        };
+        ch.was_deleted(&m.id)
+            || (ch.deleted_horizon.is_some_and(|h| m.key <= h)
+                && self.find(channel, &m.id).is_none())
+    }
+
+    /// Removes message `id` everywhere it is held and remembers the deletion (at `now`,
+    /// epoch ms, for a message never seen: it was posted before its deletion).
+    pub fn delete(&mut self, channel: &str, id: &str, now: u64) {
+        let key = self
+            .find(channel, id)
+            .map(|m| m.key)
+            .or_else(|| crate::time::ts_key(id))
+            .unwrap_or((i64::try_from(now / 1000).unwrap_or(i64::MAX), u32::MAX));
         let ch = self.channel_mut(channel);
-        ch.remember_deleted(id);
+        ch.remember_deleted(id, key);
         ch.orphans.remove(id);
         if let Some(k) = ch.ids.remove(id) {
             ch.window.remove(&k);
@@ -804,7 +838,7 @@ impl Store {
             let m = self.merge_fetched(channel, m);
             if !m.is_reply() && m.reply_count > 0 {
                 let key = thread_key(channel, &m.id);
-                if !self.channel_mut(channel).was_deleted(&m.id) {
+                if !self.refuses_fetched(channel, &m) {
                     self.starters.insert(key, m.clone(), now);
                 }
             }
@@ -869,13 +903,14 @@ impl Store {
         for m in &messages {
             self.remember_files(channel, m);
         }
+        let messages: Vec<StoredMessage> = messages
+            .into_iter()
+            .filter(|m| !self.refuses_fetched(channel, m))
+            .collect();
         let ch = self.channel_mut(channel);
         let mut root = None;
         let mut moved = Vec::new();
         for m in messages {
-            if ch.was_deleted(&m.id) {
-                continue;
-            }
             if m.id == thread {
                 root = Some(m);
             } else if m.thread_id.as_deref() == Some(thread) {

@@ -53,6 +53,71 @@ fn held(store: &mut Store, id: &str) -> Vec<StoredMessage> {
     out
 }
 
+#[test]
+fn a_forgotten_deletion_cannot_bring_its_message_back() {
+    let mut s = Store::new(StoreConfig::default());
+    let n = DELETED_REMEMBERED as u64 + 5;
+    for sec in 0..n {
+        s.apply(
+            Event::Delete {
+                channel: C.into(),
+                message_id: ts(sec),
+            },
+            T0 + 3_600_000,
+        );
+    }
+    // The first five deletions are forgotten; the horizon covers them.
+    let ch = s.channels.get(C).unwrap_or_else(|| panic!("channel"));
+    assert!(!ch.was_deleted(&ts(0)));
+    assert_eq!(ch.deleted_horizon(), ts_key(&ts(4)));
+    // A later fetch that still includes one of them does not restore it, nor any
+    // unknown message from before the horizon; newer messages and held ones are kept.
+    live(&mut s, msg(2, "held before the horizon", None), T0);
+    s.put_history(
+        C,
+        vec![
+            msg(0, "deleted long ago", None),
+            msg(1, "unknown, before the horizon", None),
+            msg(2, "held before the horizon", None),
+            msg(n + 10, "new", None),
+        ],
+        T0 + 3_600_000,
+    );
+    assert!(held(&mut s, &ts(0)).is_empty());
+    assert!(held(&mut s, &ts(1)).is_empty());
+    assert_eq!(held(&mut s, &ts(2)).len(), 1);
+    assert_eq!(held(&mut s, &ts(n + 10)).len(), 1);
+    // Remembered deletions stay bounded.
+    assert_eq!(
+        s.channels.get(C).map(|c| c.deleted_order.len()),
+        Some(DELETED_REMEMBERED)
+    );
+}
+
+#[test]
+fn a_deletion_of_a_message_never_seen_is_bounded_by_its_time() {
+    let mut s = Store::new(StoreConfig::default());
+    for i in 0..=DELETED_REMEMBERED {
+        s.apply(
+            Event::Delete {
+                channel: C.into(),
+                message_id: format!("not-a-ts-{i}"),
+            },
+            T0,
+        );
+    }
+    // The forgotten one had no ts: the deletion's own time bounds it.
+    let h = s.channels.get(C).and_then(|c| c.deleted_horizon());
+    assert_eq!(h, Some(((T0 / 1000) as i64, u32::MAX)));
+    s.put_history(
+        C,
+        vec![msg(0, "posted at T0", None), msg(1, "after", None)],
+        T0,
+    );
+    assert!(held(&mut s, &ts(0)).is_empty());
+    assert_eq!(held(&mut s, &ts(1)).len(), 1);
+}
+
 fn req(anchor: &str) -> ContextRequest {
     let mut r = ContextRequest::new(C, anchor);
     r.adjacent = 5;
