@@ -212,26 +212,38 @@ function packMessages(events) {
   const lens = new Uint32Array(n * FIELDS)
   const kinds = new Uint8Array(n)
   for (let i = 0; i < n; i++) {
+    // Each property is read once: a getter that answers differently on a second read
+    // cannot make the checked value and the packed value differ.
     const e = events[i]
-    if (e === null || typeof e !== 'object' || e.type !== 'message' || typeof e.channelId !== 'string' || e.workspaceId != null) return null
+    if (e === null || typeof e !== 'object') return null
+    const type = e.type
+    const channelId = e.channelId
     const m = e.message
-    if (m === null || typeof m !== 'object' || typeof m.ts !== 'string' || typeof m.text !== 'string') return null
+    if (type !== 'message' || typeof channelId !== 'string' || e.workspaceId != null) return null
+    if (m === null || typeof m !== 'object') return null
+    const ts = m.ts
+    const text = m.text
+    const a = m.author
+    const thread = m.threadId
+    if (typeof ts !== 'string' || typeof text !== 'string') return null
     if (m.messageId != null || m.media != null || m.reactions != null || m.replyCount != null || m.lastReplyTs != null) return null
     if (m.edited != null || m.broadcast != null || m.hasMedia != null || m.repliesLast1h != null || m.repliesLast1H != null) return null
-    const a = m.author
-    if (a === null || typeof a !== 'object' || typeof a.userId !== 'string' || typeof a.displayName !== 'string') return null
-    if (a.isBot != null && typeof a.isBot !== 'boolean') return null
-    const thread = m.threadId
+    if (a === null || typeof a !== 'object') return null
+    const userId = a.userId
+    const displayName = a.displayName
+    const isBot = a.isBot
+    if (typeof userId !== 'string' || typeof displayName !== 'string') return null
+    if (isBot != null && typeof isBot !== 'boolean') return null
     if (thread != null && typeof thread !== 'string') return null
     const k = i * FIELDS
-    parts[k] = e.channelId
-    parts[k + 1] = m.ts
-    parts[k + 2] = m.text
-    parts[k + 3] = a.userId
-    parts[k + 4] = a.displayName
+    parts[k] = channelId
+    parts[k + 1] = ts
+    parts[k + 2] = text
+    parts[k + 3] = userId
+    parts[k + 4] = displayName
     parts[k + 5] = thread ?? ''
     for (let j = 0; j < FIELDS; j++) lens[k + j] = parts[k + j].length
-    kinds[i] = a.isBot === true ? 1 : 0
+    kinds[i] = isBot === true ? 1 : 0
   }
   return { strings: parts.join(''), lens, kinds }
 }
@@ -249,7 +261,16 @@ module.exports = function installStore(binding) {
     }
 
     ingestMany(events) {
-      const packed = Array.isArray(events) && events.length > 0 ? packMessages(events) : null
+      let packed = null
+      try {
+        packed = Array.isArray(events) && events.length > 0 ? packMessages(events) : null
+      } catch (err) {
+        // A throwing getter. Not read a second time (a getter that re-enters would be
+        // called twice per level): out of stack stays the RangeError it is, anything
+        // else is named after this export.
+        if (err instanceof RangeError) throw err
+        throw new TypeError(`ingestMany: events: cannot be read (${err instanceof Error ? err.message : String(err)})`)
+      }
       if (packed === null) return nativeIngestMany.call(this, events)
       return this._ingestPacked(packed.strings, packed.lens, packed.kinds)
     }

@@ -40,6 +40,19 @@ function adaptFetcher(fetcher) {
   return out
 }
 
+// Runs an internal call; its TypeError / RangeError names this export, not the inner
+// one (`setChannel: ...` becomes `buildChannelTools: channel...`).
+function asOurs(run) {
+  try {
+    return run()
+  } catch (err) {
+    if ((err instanceof TypeError || err instanceof RangeError) && /^[A-Za-z]+: /.test(String(err.message))) {
+      throw new err.constructor(String(err.message).replace(/^[A-Za-z]+: (options\.)?/, 'buildChannelTools: '))
+    }
+    throw err
+  }
+}
+
 module.exports = function toolsLayer(ChannelStore) {
   /**
    * @param {import('../index').ChannelToolsInput} input
@@ -53,8 +66,12 @@ module.exports = function toolsLayer(ChannelStore) {
     }
     const { channel, messages, fetcher, maxMediaBytes } = input
     if (typeName(channel) !== 'object') throw fail(TypeError, 'channel', `expected an object, got ${typeName(channel)}`)
-    if (typeof channel.id !== 'string') throw fail(TypeError, 'channel.id', `expected a string, got ${typeName(channel.id)}`)
-    if (channel.id === '') throw fail(RangeError, 'channel.id', 'must not be empty')
+    // Read once: a getter cannot answer one thing to the check and another to the use.
+    const channelId = channel.id
+    const channelName = channel.name
+    const platform = channel.platform
+    if (typeof channelId !== 'string') throw fail(TypeError, 'channel.id', `expected a string, got ${typeName(channelId)}`)
+    if (channelId === '') throw fail(RangeError, 'channel.id', 'must not be empty')
     if (!Array.isArray(messages)) throw fail(TypeError, 'messages', `expected an array, got ${typeName(messages)}`)
     if (fetcher != null && typeName(fetcher) !== 'object') throw fail(TypeError, 'fetcher', `expected an object, got ${typeName(fetcher)}`)
 
@@ -69,17 +86,21 @@ module.exports = function toolsLayer(ChannelStore) {
       if (m.threadId != null && m.threadId !== own) threads.add(m.threadId)
       else channelMessages++
     }
-    const store = new ChannelStore({
-      windowSize: Math.max(DEFAULT_WINDOW, channelMessages),
-      threadReplies: { max: Math.max(DEFAULT_THREADS, threads.size) },
-      ...(fetcher != null ? { fetcher: adaptFetcher(fetcher) } : {}),
-    })
-    if (typeof channel.name === 'string' || typeof channel.platform === 'string') {
-      store.setChannel({
-        id: channel.id,
-        ...(typeof channel.name === 'string' ? { name: channel.name } : {}),
-        ...(typeof channel.platform === 'string' ? { platform: channel.platform } : {}),
-      })
+    const store = asOurs(() =>
+      new ChannelStore({
+        windowSize: Math.max(DEFAULT_WINDOW, channelMessages),
+        threadReplies: { max: Math.max(DEFAULT_THREADS, threads.size) },
+        ...(fetcher != null ? { fetcher: adaptFetcher(fetcher) } : {}),
+      }),
+    )
+    if (typeof channelName === 'string' || typeof platform === 'string') {
+      asOurs(() =>
+        store.setChannel({
+          id: channelId,
+          ...(typeof channelName === 'string' ? { name: channelName } : {}),
+          ...(typeof platform === 'string' ? { platform } : {}),
+        }),
+      )
     }
     // Roots before their replies (the store keeps a reply only when it holds its root).
     // The input is a snapshot: a root's `replyCount` already counts the replies given,
@@ -94,7 +115,7 @@ module.exports = function toolsLayer(ChannelStore) {
       const m = messages[i]
       const replies = isReply(m) ? 0 : given.get(m.messageId ?? m.ts) || 0
       const message = replies && typeof m.replyCount === 'number' ? { ...m, replyCount: Math.max(0, m.replyCount - replies) } : m
-      return { type: 'message', channelId: channel.id, message }
+      return { type: 'message', channelId, message }
     }
     try {
       store.ingestMany(order.map(event))
@@ -112,7 +133,7 @@ module.exports = function toolsLayer(ChannelStore) {
     }
     let tools
     try {
-      tools = store.tools(channel.id, {
+      tools = store.tools(channelId, {
         toolNames: 'dotted',
         ...(maxMediaBytes !== undefined ? { maxMediaBytes } : {}),
       })

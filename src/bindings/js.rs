@@ -120,6 +120,48 @@ pub fn shallow_copy_except<'e>(
     Ok((copy, skipped))
 }
 
+/// Calls JavaScript function `f` through Node-API directly, with `this` undefined. An
+/// exception it throws is left pending and reported as `Status::PendingException`, so
+/// it reaches our caller exactly as thrown.
+///
+/// napi-rs's `Function::call` instead converts the exception into a Rust error by
+/// calling its `toString` and reading its `cause`: JavaScript again. At the stack limit
+/// (a getter, `toJSON` or clock that calls back into the same export) that throws a new
+/// `RangeError`, which is converted the same way, recursively, until the native stack
+/// is gone and the process dies. Every call of caller-controlled JavaScript goes
+/// through here.
+pub fn call_js<'e>(env: &'e Env, f: &Unknown, args: &[Unknown]) -> Result<Unknown<'e>> {
+    let mut this = std::ptr::null_mut();
+    let raw_args: Vec<napi::sys::napi_value> = args.iter().map(|a| a.raw()).collect();
+    let mut out = std::ptr::null_mut();
+    // SAFETY: a valid env on the JS thread; `f` and `args` are live handles of this
+    // scope and `out` / `this` are locals.
+    let status = unsafe {
+        napi::sys::napi_get_undefined(env.raw(), &mut this);
+        napi::sys::napi_call_function(
+            env.raw(),
+            this,
+            f.raw(),
+            raw_args.len(),
+            raw_args.as_ptr(),
+            &mut out,
+        )
+    };
+    match status {
+        napi::sys::Status::napi_ok => {
+            // SAFETY: napi returned a value handle of this scope.
+            Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), out) })
+        }
+        napi::sys::Status::napi_pending_exception => {
+            Err(Error::from_status(Status::PendingException))
+        }
+        other => Err(Error::new(
+            Status::from(other),
+            "calling a JavaScript function failed",
+        )),
+    }
+}
+
 fn json<'e>(env: &'e Env) -> Result<Object<'e>> {
     env.get_global()?
         .get_named_property_unchecked::<Object>("JSON")
@@ -134,8 +176,8 @@ pub fn stringify(env: &Env, v: Unknown) -> Result<Option<String>> {
 /// [`stringify`], also returning the JS string itself so a caller can hand it back
 /// without building a new one.
 pub fn stringify_keep<'e>(env: &'e Env, v: Unknown<'e>) -> Result<Option<(JsString<'e>, String)>> {
-    let f: Function<Unknown, Unknown> = json(env)?.get_named_property_unchecked("stringify")?;
-    let out = f.call(v)?;
+    let f: Unknown = json(env)?.get_named_property_unchecked("stringify")?;
+    let out = call_js(env, &f, &[v])?;
     match out.get_type()? {
         ValueType::String => {
             let s: JsString = unsafe { out.cast()? };
@@ -175,15 +217,48 @@ fn take_exception_message(env: &Env) -> Option<String> {
     text
 }
 
+/// When the pending exception is a `RangeError` (a stack overflow, typically), leaves it
+/// pending and returns true.
+fn rethrow_range_error(env: &Env) -> bool {
+    let mut raw = std::ptr::null_mut();
+    // SAFETY: a valid env on the JS thread; the out pointer is a local.
+    let status = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut raw) };
+    if status != napi::sys::Status::napi_ok || raw.is_null() {
+        return false;
+    }
+    // When even this check cannot run, the stack is what ran out: pass it on too.
+    let is_range = match env
+        .get_global()
+        .and_then(|g| g.get_named_property_unchecked::<Unknown>("RangeError"))
+    {
+        Ok(ctor) => {
+            let mut result = false;
+            // SAFETY: valid handles of this scope; `result` is a local.
+            let st = unsafe { napi::sys::napi_instanceof(env.raw(), raw, ctor.raw(), &mut result) };
+            st != napi::sys::Status::napi_ok || result
+        }
+        Err(_) => true,
+    };
+    clear_exception(env);
+    // SAFETY: `raw` is the exception napi handed over; throwing it again restores it.
+    unsafe {
+        napi::sys::napi_throw(env.raw(), raw);
+    }
+    if !is_range {
+        // Not ours to pass on: the caller wraps it after taking it again.
+        return false;
+    }
+    true
+}
+
 /// `JSON.stringify` of a non-finite-revealing replacer: NaN and ±Infinity become
 /// [`input::NON_FINITE_MARKER`] strings instead of `null`.
 fn stringify_revealing_non_finite(env: &Env, v: Unknown) -> Result<Option<String>> {
     let replacer: Unknown = env.run_script(
         "(function (k, v) { return typeof v === 'number' && !Number.isFinite(v) ? '\\u0000non-finite:' + String(v) : v })",
     )?;
-    let f: Function<FnArgs<(Unknown, Unknown)>, Unknown> =
-        json(env)?.get_named_property_unchecked("stringify")?;
-    let out = f.call(FnArgs::from((v, replacer)))?;
+    let f: Unknown = json(env)?.get_named_property_unchecked("stringify")?;
+    let out = call_js(env, &f, &[v, replacer])?;
     match out.get_type()? {
         ValueType::String => {
             let s: JsString = unsafe { out.cast()? };
@@ -204,6 +279,11 @@ pub fn input_json(env: &Env, func: &str, root: &str, v: Unknown) -> Result<Optio
         Ok(Some(t)) => t,
         Ok(None) => return Ok(None),
         Err(e) => {
+            // Running out of stack (a getter or `toJSON` calling back into an export)
+            // stays the RangeError it is, so a caller sees what plain JS would throw.
+            if rethrow_range_error(env) {
+                return Err(Error::from_status(Status::PendingException));
+            }
             let why = take_exception_message(env)
                 .or_else(|| (!e.reason.is_empty()).then(|| e.reason.clone()))
                 .unwrap_or_else(|| format!("{:?}", e.status));
@@ -283,8 +363,9 @@ pub fn to_js<'e, T: Serialize>(env: &'e Env, value: &T) -> Result<Unknown<'e>> {
 
 /// `JSON.parse(text)`.
 pub fn parse_json<'e>(env: &'e Env, text: &str) -> Result<Unknown<'e>> {
-    let f: Function<JsString, Unknown> = json(env)?.get_named_property_unchecked("parse")?;
-    f.call(env.create_string(text)?)
+    let f: Unknown = json(env)?.get_named_property_unchecked("parse")?;
+    let text = env.create_string(text)?.to_unknown();
+    call_js(env, &f, &[text])
 }
 
 /// Reads an id argument: a string that is well-formed Unicode (a lone surrogate would be

@@ -123,7 +123,8 @@ pub fn record_attachment<'e>(
         ));
     }
     let value = to_js(env, &parsed)?;
-    entries.set_named_property(&parsed.artifact_id, value)?;
+    // A JS string key: ids may hold any character, NUL included.
+    entries.set_property(env.create_string(&parsed.artifact_id)?, value)?;
     Ok(value)
 }
 
@@ -189,7 +190,10 @@ pub fn check_attachment<'e>(
 
     let mut found: Option<(MatchKind, Unknown)> = None;
     if entries.has_own_property(&id)? {
-        found = Some((MatchKind::ArtifactId, entries.get_named_property(&id)?));
+        found = Some((
+            MatchKind::ArtifactId,
+            entries.get_property(env.create_string(&id)?)?,
+        ));
     } else if let Some(h) = hash.filter(|h| !h.is_empty()) {
         for record in records(&entries)? {
             if record_field(&record, "content_hash")?.as_deref() == Some(h.as_str()) {

@@ -481,6 +481,30 @@ fn bytes_option(v: Option<f64>, path: &str) -> std::result::Result<Option<u64>, 
 #[napi]
 pub struct RuntimeGuard {
     core: RefCell<Guard>,
+    /// Calls in progress on this guard: a caller's getter that calls back into
+    /// `observe` / `loadMedia` is answered at once, without reading anything (those two
+    /// never throw, so a re-read per level would recurse without end).
+    busy: std::cell::Cell<u32>,
+}
+
+/// Marks a [`RuntimeGuard`] call in progress for as long as it lives.
+struct Busy<'a>(&'a std::cell::Cell<u32>);
+
+impl<'a> Busy<'a> {
+    /// `None` when a call is already in progress (a re-entrant call).
+    fn enter(cell: &'a std::cell::Cell<u32>) -> Option<Self> {
+        if cell.get() > 0 {
+            return None;
+        }
+        cell.set(cell.get() + 1);
+        Some(Busy(cell))
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -573,6 +597,7 @@ impl RuntimeGuard {
         }
         Ok(RuntimeGuard {
             core: RefCell::new(Guard::new(g)),
+            busy: std::cell::Cell::new(0),
         })
     }
 
@@ -615,8 +640,27 @@ impl RuntimeGuard {
         message: Unknown<'e>,
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
+        let Some(_busy) = Busy::enter(&self.busy) else {
+            // Answered as a malformed message, without reading anything.
+            let Ok(mut core) = self.core.try_borrow_mut() else {
+                return Err(Error::from_reason(
+                    "observe: re-entered while the guard is busy",
+                ));
+            };
+            let out = core.observe(&Value::Null, &Labels::default(), now_ms());
+            drop(core);
+            return to_js(
+                env,
+                &json!({"kind": out.kind, "signals": out.signals, "persisted": out.persisted, "ignored": "re-entrant call: observe was called from inside a call on the same guard"}),
+            );
+        };
         let o: LabelOptions = from_js_opt(env, "observe", "options", options)?.unwrap_or_default();
-        let msg = sdk_message(env, &message)?;
+        // A message that cannot be read (a throwing getter, a revoked Proxy) is ignored
+        // like any other malformed message.
+        let msg = sdk_message(env, &message).unwrap_or_else(|_| {
+            clear_exception(env);
+            Value::Null
+        });
         let out =
             self.core
                 .borrow_mut()
@@ -864,22 +908,36 @@ impl RuntimeGuard {
     )]
     pub fn load_media<'e>(&self, env: &'e Env, entries: Unknown<'e>) -> Result<Unknown<'e>> {
         const F: &str = "loadMedia";
+        let Some(_busy) = Busy::enter(&self.busy) else {
+            return to_js(
+                env,
+                &json!({"loaded": false, "files": 0, "failures": 0, "dropped": ["re-entrant call: loadMedia was called from inside a call on the same guard"]}),
+            );
+        };
         let arr = expect_array(env, F, "entries", &entries)?;
         // Only the entries under the key are serialized; a transcript's messages (which
         // can be large) are not, and stand in as `null` to keep the indices.
         let mut values = Vec::with_capacity(arr.get_array_length()? as usize);
         for i in 0..arr.get_array_length()? {
-            let e: Unknown = arr.get_element(i)?;
-            let ours = e.get_type()? == ValueType::Object && {
-                let o: Object = unsafe { e.cast()? };
-                string_prop(&o, "type")?.as_deref() == Some("custom")
-                    && string_prop(&o, "customType")?.as_deref() == Some(FILE_IDS_KEY)
+            // An entry that cannot be read (a throwing getter, a revoked Proxy) is
+            // skipped like any other malformed entry.
+            let read = || -> Result<Value> {
+                let e: Unknown = arr.get_element(i)?;
+                let ours = e.get_type()? == ValueType::Object && {
+                    let o: Object = unsafe { e.cast()? };
+                    string_prop(&o, "type")?.as_deref() == Some("custom")
+                        && string_prop(&o, "customType")?.as_deref() == Some(FILE_IDS_KEY)
+                };
+                if ours {
+                    json_value(env, e)
+                } else {
+                    Ok(Value::Null)
+                }
             };
-            values.push(if ours {
-                json_value(env, e)?
-            } else {
+            values.push(read().unwrap_or_else(|_| {
+                clear_exception(env);
                 Value::Null
-            });
+            }));
         }
         let report = self.core.borrow_mut().media.load(&values);
         to_js(env, &report)

@@ -9,8 +9,8 @@
 //! resolved at once.
 
 use super::js::{
-    clear_exception, describe, expect_object, from_js, from_js_opt, id_arg, input_json, is_nullish,
-    parse_json, rejected, stringify, throw, to_js,
+    call_js, clear_exception, describe, expect_object, from_js, from_js_opt, id_arg, input_json,
+    is_nullish, parse_json, rejected, stringify, throw, to_js,
 };
 use crate::hash::sha256_hex;
 use crate::input::{self, InputError};
@@ -51,17 +51,18 @@ pub fn set_store_runtime(runtime: Object) -> Result<()> {
 }
 
 /// A runtime entry point: `(store, a, b, c, d) => Promise`.
-pub(crate) type RuntimeFn<'e> = Function<
-    'e,
-    FnArgs<(
-        Object<'e>,
-        Unknown<'e>,
-        Unknown<'e>,
-        Unknown<'e>,
-        Unknown<'e>,
-    )>,
-    Unknown<'e>,
->;
+pub(crate) type RuntimeFn<'e> = Unknown<'e>;
+
+/// Calls runtime entry point `run` as `run(store, a, b, c, d)`.
+pub(crate) fn call_runtime<'e>(
+    env: &'e Env,
+    run: &RuntimeFn<'e>,
+    store: Object<'e>,
+    args: [Unknown<'e>; 4],
+) -> Result<Unknown<'e>> {
+    let [a, b, c, d] = args;
+    call_js(env, run, &[store.to_unknown(), a, b, c, d])
+}
 
 pub(crate) fn runtime_fn<'e>(env: &'e Env, name: &str) -> Result<RuntimeFn<'e>> {
     let obj = RUNTIME.with(|cell| -> Result<Option<Object<'e>>> {
@@ -563,7 +564,14 @@ impl ChannelStore {
         let Some(c) = &self.clock else {
             return Ok(system_now());
         };
-        let v = c.borrow_back(env)?.call(())?;
+        let f = c.borrow_back(env)?.to_unknown();
+        let out = call_js(env, &f, &[])?;
+        let v = if out.get_type()? == ValueType::Number {
+            // SAFETY: checked to be a number just above.
+            unsafe { out.cast::<f64>()? }
+        } else {
+            f64::NAN
+        };
         if !v.is_finite() || v < 0.0 {
             return Err(Error::new(Status::InvalidArg, format!("ChannelStore: options.clock returned {v}; expected epoch milliseconds (a finite, non-negative number)")));
         }
@@ -957,13 +965,12 @@ impl ChannelStore {
         let run = runtime_fn(env, "buildContext")?;
         let options = options.unwrap_or(().into_unknown(env)?);
         let payload = to_js(env, &json!({ "needs": needs, "failures": failures_js }))?;
-        run.call(FnArgs::from((
+        call_runtime(
+            env,
+            &run,
             this.object,
-            channel_id,
-            anchor_message_id,
-            options,
-            payload,
-        )))
+            [channel_id, anchor_message_id, options, payload],
+        )
     }
 
     /// The fetches `req` still needs that the fetcher can make; needs without a fetcher
@@ -1327,13 +1334,7 @@ impl ChannelStore {
         let run = runtime_fn(env, "getMedia")?;
         let payload = to_js(env, &need)?;
         let undef = ().into_unknown(env)?;
-        run.call(FnArgs::from((
-            this.object,
-            artifact_id,
-            payload,
-            undef,
-            undef,
-        )))
+        call_runtime(env, &run, this.object, [artifact_id, payload, undef, undef])
     }
 
     /// Internal (fetch runtime): caches downloaded bytes and returns the MediaContent.

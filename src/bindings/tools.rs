@@ -4,8 +4,8 @@
 
 use super::js::{clear_exception, describe, id_arg, is_nullish, rejected, stringify, throw, to_js};
 use super::store::{
-    failures_from_js, failures_json, fetcher_name, media_need, need_js, runtime_fn, ChannelStore,
-    NeedJs,
+    call_runtime, failures_from_js, failures_json, fetcher_name, media_need, need_js, runtime_fn,
+    ChannelStore, NeedJs,
 };
 use crate::hash::sha256_hex;
 use crate::input::InputError;
@@ -256,13 +256,12 @@ impl ChannelTools {
         };
         let payload = to_js(env, &payload)?;
         let undef = ().into_unknown(env)?;
-        run.call(FnArgs::from((
+        call_runtime(
+            env,
+            &run,
             store_obj,
-            this.object.to_unknown(),
-            payload,
-            undef,
-            undef,
-        )))
+            [this.object.to_unknown(), payload, undef, undef],
+        )
     }
 
     /// Internal (fetch runtime): answers a `channel_messages` call after its fetches.
