@@ -12,28 +12,64 @@ function validBudget(b) {
 }
 
 module.exports = function fastPaths(binding) {
+  // Each value is read once. When the fast path cannot take the input, the native
+  // export gets what was read (not the caller's objects again), so a getter that
+  // answers differently on a second read, or re-enters, is never read twice.
   function applyThreadBudget(input) {
-    const replies = input !== null && typeof input === 'object' ? input.replies : undefined
-    if (!Array.isArray(replies) || !validBudget(input.budgetTokens)) return binding.applyThreadBudget(input)
+    if (input === null || typeof input !== 'object') return binding.applyThreadBudget(input)
+    let replies
+    let budget
+    let isArray
+    try {
+      replies = input.replies
+      budget = input.budgetTokens
+      isArray = Array.isArray(replies)
+    } catch (err) {
+      throw unreadable(err)
+    }
+    if (!isArray) return binding.applyThreadBudget({ replies, budgetTokens: budget })
     const n = replies.length
     const lengths = new Uint32Array(n)
-    for (let i = 0; i < n; i++) {
-      const r = replies[i]
-      if (r === null || typeof r !== 'object' || typeof r.text !== 'string' || typeof r.ts !== 'string') {
-        return binding.applyThreadBudget(input)
+    const tss = new Array(n)
+    let read = null
+    try {
+      for (let i = 0; i < n; i++) {
+        const r = replies[i]
+        const text = r !== null && typeof r === 'object' ? r.text : undefined
+        const ts = r !== null && typeof r === 'object' ? r.ts : undefined
+        if (read === null && (typeof text !== 'string' || typeof ts !== 'string')) read = replies.slice(0, i).map((x, j) => ({ text: 'x'.repeat(lengths[j]), ts: tss[j] }))
+        if (read !== null) read.push(r !== null && typeof r === 'object' ? { ...r, text, ts } : r)
+        else {
+          lengths[i] = text.length
+          tss[i] = ts
+        }
       }
-      lengths[i] = r.text.length
+    } catch (err) {
+      throw unreadable(err)
     }
-    const first = binding.threadBudgetCut(lengths, input.budgetTokens)
+    if (read !== null || !validBudget(budget)) {
+      const out = binding.applyThreadBudget({ replies: read ?? tss.map((ts, j) => ({ text: 'x'.repeat(lengths[j]), ts })), budgetTokens: budget })
+      // The native export took what was read; the answer holds the caller's objects.
+      const first = n - out.included.length
+      return { included: replies.slice(first), truncation: out.truncation }
+    }
+    const first = binding.threadBudgetCut(lengths, budget)
     return {
       included: replies.slice(first),
       truncation: {
         total_replies: n,
         included_replies: n - first,
         strategy: 'most_recent',
-        omitted_range_ts: first > 0 ? [replies[0].ts, replies[first - 1].ts] : null,
+        omitted_range_ts: first > 0 ? [tss[0], tss[first - 1]] : null,
       },
     }
   }
   return { applyThreadBudget }
+}
+
+// What the caller's code threw while its input was read, named after the export.
+function unreadable(err) {
+  const msg = err instanceof Error ? String(err.message) : undefined
+  if (err instanceof RangeError && /Maximum call stack/.test(msg)) return err
+  return new TypeError(`applyThreadBudget: input: cannot be read (${msg ?? `threw ${typeof err}`})`, { cause: err })
 }

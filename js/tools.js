@@ -59,6 +59,18 @@ module.exports = function toolsLayer(ChannelStore) {
    * @returns {[import('../index').ChannelTool, import('../index').ChannelTool]}
    */
   function buildChannelTools(input) {
+    try {
+      return build(input)
+    } catch (err) {
+      // What the caller's own code threw while being read (a getter, a Proxy trap), or
+      // V8's message for a value it cannot handle, is named after this export.
+      const msg = err instanceof Error ? String(err.message) : undefined
+      if (msg !== undefined && (msg.startsWith('buildChannelTools: ') || (err instanceof RangeError && /Maximum call stack/.test(msg)))) throw err
+      throw new TypeError(`buildChannelTools: input: cannot be read (${msg ?? `threw ${typeof err}`})`, { cause: err })
+    }
+  }
+
+  function build(input) {
     if (typeName(input) !== 'object') throw fail(TypeError, 'input', `expected an object, got ${typeName(input)}`)
     const known = new Set(['channel', 'messages', 'fetcher', 'maxMediaBytes'])
     for (const key of Object.keys(input)) {

@@ -1,6 +1,7 @@
 //! Drop-in exports of the context modules: token estimate, snippets, thread budget,
 //! ChannelSnapshot, ThreadContext and the prompt section.
 
+use super::js::named;
 use super::js::{budget_arg, describe, expect_object, from_js, from_js_opt, throw, to_js};
 use crate::budget::most_recent_within;
 use crate::input::InputError;
@@ -70,61 +71,68 @@ pub fn truncate_snippet<'e>(env: &'e Env, text: Unknown<'e>) -> Result<JsString<
     ts_return_type = "{ included: T[]; truncation: Truncation }"
 )]
 pub fn apply_thread_budget<'e>(env: &'e Env, input: Unknown<'e>) -> Result<Object<'e>> {
-    const F: &str = "applyThreadBudget";
-    expect_object(env, F, "input", &input)?;
-    let input: Object = unsafe { input.cast()? };
-    let budget_value: Unknown = input.get_named_property("budgetTokens")?;
-    let budget = thread_budget(env, F, Some(&budget_value))?;
-    let replies: Unknown = input.get_named_property("replies")?;
-    if !replies.is_array()? {
-        return Err(throw(
-            env,
-            F,
-            &InputError::type_error(
-                "replies",
-                format!("expected an array, got {}", describe(&replies)),
-            ),
-        ));
-    }
-    let replies: Object = unsafe { replies.cast()? };
-    let n = replies.get_array_length()?;
-    let mut items: Vec<Unknown> = Vec::with_capacity(n as usize);
-    let mut stamps: Vec<JsString> = Vec::with_capacity(n as usize);
-    let mut tokens: Vec<u64> = Vec::with_capacity(n as usize);
-    for i in 0..n {
-        let item: Unknown = replies.get_element(i)?;
-        expect_object(env, F, &format!("replies[{i}]"), &item)?;
-        let reply: Object = unsafe { item.cast()? };
-        let text: Unknown = reply.get_named_property("text")?;
-        let text = js_string(env, F, &format!("replies[{i}].text"), &text)?;
-        let ts: Unknown = reply.get_named_property("ts")?;
-        stamps.push(js_string(env, F, &format!("replies[{i}].ts"), &ts)?);
-        tokens.push(tokens_for_units(text.utf16_len()?));
-        items.push(item);
-    }
+    named(
+        env,
+        "applyThreadBudget",
+        "input",
+        (|| -> Result<Object<'e>> {
+            const F: &str = "applyThreadBudget";
+            expect_object(env, F, "input", &input)?;
+            let input: Object = unsafe { input.cast()? };
+            let budget_value: Unknown = input.get_named_property("budgetTokens")?;
+            let budget = thread_budget(env, F, Some(&budget_value))?;
+            let replies: Unknown = input.get_named_property("replies")?;
+            if !replies.is_array()? {
+                return Err(throw(
+                    env,
+                    F,
+                    &InputError::type_error(
+                        "replies",
+                        format!("expected an array, got {}", describe(&replies)),
+                    ),
+                ));
+            }
+            let replies: Object = unsafe { replies.cast()? };
+            let n = replies.get_array_length()?;
+            let mut items: Vec<Unknown> = Vec::with_capacity(n as usize);
+            let mut stamps: Vec<JsString> = Vec::with_capacity(n as usize);
+            let mut tokens: Vec<u64> = Vec::with_capacity(n as usize);
+            for i in 0..n {
+                let item: Unknown = replies.get_element(i)?;
+                expect_object(env, F, &format!("replies[{i}]"), &item)?;
+                let reply: Object = unsafe { item.cast()? };
+                let text: Unknown = reply.get_named_property("text")?;
+                let text = js_string(env, F, &format!("replies[{i}].text"), &text)?;
+                let ts: Unknown = reply.get_named_property("ts")?;
+                stamps.push(js_string(env, F, &format!("replies[{i}].ts"), &ts)?);
+                tokens.push(tokens_for_units(text.utf16_len()?));
+                items.push(item);
+            }
 
-    let cut = most_recent_within(&tokens, budget);
-    let omitted = cut.omitted();
-    let mut included = env.create_array(n - omitted as u32)?;
-    for (i, item) in (0u32..).zip(&items[omitted..]) {
-        included.set(i, *item)?;
-    }
-    let mut truncation = Object::new(env)?;
-    truncation.set_named_property("total_replies", n)?;
-    truncation.set_named_property("included_replies", n - omitted as u32)?;
-    truncation.set_named_property("strategy", STRATEGY_MOST_RECENT)?;
-    if omitted > 0 {
-        let mut range = env.create_array(2)?;
-        range.set(0, stamps[0])?;
-        range.set(1, stamps[omitted - 1])?;
-        truncation.set_named_property("omitted_range_ts", range)?;
-    } else {
-        truncation.set_named_property("omitted_range_ts", Null)?;
-    }
-    let mut out = Object::new(env)?;
-    out.set_named_property("included", included)?;
-    out.set_named_property("truncation", truncation)?;
-    Ok(out)
+            let cut = most_recent_within(&tokens, budget);
+            let omitted = cut.omitted();
+            let mut included = env.create_array(n - omitted as u32)?;
+            for (i, item) in (0u32..).zip(&items[omitted..]) {
+                included.set(i, *item)?;
+            }
+            let mut truncation = Object::new(env)?;
+            truncation.set_named_property("total_replies", n)?;
+            truncation.set_named_property("included_replies", n - omitted as u32)?;
+            truncation.set_named_property("strategy", STRATEGY_MOST_RECENT)?;
+            if omitted > 0 {
+                let mut range = env.create_array(2)?;
+                range.set(0, stamps[0])?;
+                range.set(1, stamps[omitted - 1])?;
+                truncation.set_named_property("omitted_range_ts", range)?;
+            } else {
+                truncation.set_named_property("omitted_range_ts", Null)?;
+            }
+            let mut out = Object::new(env)?;
+            out.set_named_property("included", included)?;
+            out.set_named_property("truncation", truncation)?;
+            Ok(out)
+        })(),
+    )
 }
 
 /// The budget rule of `applyThreadBudget` over text lengths alone: given each reply's

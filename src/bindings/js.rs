@@ -217,6 +217,78 @@ fn take_exception_message(env: &Env) -> Option<String> {
     text
 }
 
+/// Names a failure of export `func`. When `r` failed with a JavaScript exception pending
+/// that this package did not throw (a caller's getter or Proxy trap, V8's own message
+/// for a cycle, a BigInt or a revoked Proxy), that exception is replaced by a
+/// `TypeError` `"{func}: {path}: cannot be read (...)"` whose `cause` is the original.
+/// Errors already naming `func`, and running out of stack, pass unchanged.
+pub fn named<T>(env: &Env, func: &str, path: &str, r: Result<T>) -> Result<T> {
+    let Err(e) = r else {
+        return r;
+    };
+    let mut raw = std::ptr::null_mut();
+    // SAFETY: a valid env on the JS thread; the out pointer is a local.
+    let status = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut raw) };
+    if status != napi::sys::Status::napi_ok || raw.is_null() {
+        return Err(e);
+    }
+    // SAFETY: `raw` is the exception napi just handed over on this thread.
+    let thrown = unsafe { Unknown::from_raw_unchecked(env.raw(), raw) };
+    let mut is_error = false;
+    // SAFETY: valid handles of this scope; `is_error` is a local.
+    unsafe { napi::sys::napi_is_error(env.raw(), raw, &mut is_error) };
+    let message = if is_error {
+        let o: Object = unsafe { thrown.cast()? };
+        let m = o
+            .get_named_property::<Unknown>("message")
+            .ok()
+            .filter(|m| m.get_type().ok() == Some(ValueType::String))
+            .and_then(|m| {
+                let s: JsString = unsafe { m.cast().ok()? };
+                s.into_utf8().ok()?.into_owned().ok()
+            });
+        clear_exception(env);
+        m
+    } else {
+        None
+    };
+    let ours = message
+        .as_deref()
+        .is_some_and(|m| m.starts_with(&format!("{func}: ")));
+    let overflow = message
+        .as_deref()
+        .is_some_and(|m| m.contains("Maximum call stack size exceeded"));
+    if ours || overflow {
+        // SAFETY: throwing the exception we took restores it.
+        unsafe { napi::sys::napi_throw(env.raw(), raw) };
+        return Err(Error::from_status(Status::PendingException));
+    }
+    let why = message.unwrap_or_else(|| format!("threw {}", describe(&thrown)));
+    let text = format!("{func}: {path}: cannot be read ({why})").replace('\0', "\u{FFFD}");
+    // A TypeError whose cause is what the caller's code threw.
+    let type_error: Unknown = env
+        .get_global()?
+        .get_named_property_unchecked::<Unknown>("TypeError")?;
+    let msg = env.create_string(&text)?;
+    let argv = [msg.raw()];
+    let mut out = std::ptr::null_mut();
+    // SAFETY: valid handles of this scope; `out` is a local.
+    let st = unsafe {
+        napi::sys::napi_new_instance(env.raw(), type_error.raw(), 1, argv.as_ptr(), &mut out)
+    };
+    if st != napi::sys::Status::napi_ok {
+        clear_exception(env);
+        env.throw_type_error(&text, None)?;
+        return Err(Error::from_status(Status::PendingException));
+    }
+    let mut err = Object::from_raw(env.raw(), out);
+    let _ = err.set_named_property("cause", thrown);
+    clear_exception(env);
+    // SAFETY: throwing an error object of this scope.
+    unsafe { napi::sys::napi_throw(env.raw(), out) };
+    Err(Error::from_status(Status::PendingException))
+}
+
 /// When the pending exception is a `RangeError` (a stack overflow, typically), leaves it
 /// pending and returns true.
 fn rethrow_range_error(env: &Env) -> bool {

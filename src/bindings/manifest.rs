@@ -5,6 +5,7 @@
 //! place, as the module they replace did. Loading and strict serialization go through the
 //! pure functions of [`crate::manifest`].
 
+use super::js::named;
 use super::js::{
     clear_exception, expect_object, from_js, id_arg, is_nullish, parse_json, string_arg, throw,
     to_js,
@@ -89,10 +90,17 @@ pub fn is_already_attached(
     artifact_id: Unknown,
     _content_hash: Option<Unknown>,
 ) -> Result<bool> {
-    const F: &str = "isAlreadyAttached";
-    let entries = entries(env, F, &manifest)?;
-    let id = id_arg(env, F, "artifactId", &artifact_id)?;
-    entries.has_own_property(&id)
+    named(
+        env,
+        "isAlreadyAttached",
+        "manifest",
+        (|| -> Result<bool> {
+            const F: &str = "isAlreadyAttached";
+            let entries = entries(env, F, &manifest)?;
+            let id = id_arg(env, F, "artifactId", &artifact_id)?;
+            entries.has_own_property(&id)
+        })(),
+    )
 }
 
 /// Adds (or replaces) the record for its artifact id, mutating `manifest` in place, and
@@ -108,24 +116,31 @@ pub fn record_attachment<'e>(
     manifest: Unknown<'e>,
     record: Unknown<'e>,
 ) -> Result<Unknown<'e>> {
-    const F: &str = "recordAttachment";
-    let mut entries = entries(env, F, &manifest)?;
-    let parsed: AttachmentRecord = from_js(env, F, "record", record)?;
-    parsed
-        .check()
-        .map_err(|msg| throw(env, F, &InputError::range_error("record", msg)))?;
-    if parsed.artifact_id == "__proto__" {
-        // Assigning it would replace the entries object's prototype, not add a record.
-        return Err(throw(
-            env,
-            F,
-            &InputError::range_error("record.artifact_id", "cannot be \"__proto__\""),
-        ));
-    }
-    let value = to_js(env, &parsed)?;
-    // A JS string key: ids may hold any character, NUL included.
-    entries.set_property(env.create_string(&parsed.artifact_id)?, value)?;
-    Ok(value)
+    named(
+        env,
+        "recordAttachment",
+        "manifest",
+        (|| -> Result<Unknown<'e>> {
+            const F: &str = "recordAttachment";
+            let mut entries = entries(env, F, &manifest)?;
+            let parsed: AttachmentRecord = from_js(env, F, "record", record)?;
+            parsed
+                .check()
+                .map_err(|msg| throw(env, F, &InputError::range_error("record", msg)))?;
+            if parsed.artifact_id == "__proto__" {
+                // Assigning it would replace the entries object's prototype, not add a record.
+                return Err(throw(
+                    env,
+                    F,
+                    &InputError::range_error("record.artifact_id", "cannot be \"__proto__\""),
+                ));
+            }
+            let value = to_js(env, &parsed)?;
+            // A JS string key: ids may hold any character, NUL included.
+            entries.set_property(env.create_string(&parsed.artifact_id)?, value)?;
+            Ok(value)
+        })(),
+    )
 }
 
 /// Records attached from one thread (`source_thread_id === threadId`; `null` selects
@@ -140,22 +155,29 @@ pub fn get_thread_attachments<'e>(
     manifest: Unknown<'e>,
     thread_id: Option<Unknown<'e>>,
 ) -> Result<Array<'e>> {
-    const F: &str = "getThreadAttachments";
-    let entries = entries(env, F, &manifest)?;
-    let wanted = match thread_id {
-        Some(v) if !is_nullish(&v) => Some(id_arg(env, F, "threadId", &v)?),
-        _ => None,
-    };
-    let mut out = env.create_array(0)?;
-    for record in records(&entries)? {
-        if record.get_type()? != ValueType::Object {
-            continue;
-        }
-        if record_field(&record, "source_thread_id")? == wanted {
-            out.insert(record)?;
-        }
-    }
-    Ok(out)
+    named(
+        env,
+        "getThreadAttachments",
+        "manifest",
+        (|| -> Result<Array<'e>> {
+            const F: &str = "getThreadAttachments";
+            let entries = entries(env, F, &manifest)?;
+            let wanted = match thread_id {
+                Some(v) if !is_nullish(&v) => Some(id_arg(env, F, "threadId", &v)?),
+                _ => None,
+            };
+            let mut out = env.create_array(0)?;
+            for record in records(&entries)? {
+                if record.get_type()? != ValueType::Object {
+                    continue;
+                }
+                if record_field(&record, "source_thread_id")? == wanted {
+                    out.insert(record)?;
+                }
+            }
+            Ok(out)
+        })(),
+    )
 }
 
 /// How a candidate attachment matches the manifest: `"artifact_id"` when its id is
@@ -171,49 +193,56 @@ pub fn check_attachment<'e>(
     manifest: Unknown<'e>,
     candidate: Unknown<'e>,
 ) -> Result<Object<'e>> {
-    const F: &str = "checkAttachment";
-    let entries = entries(env, F, &manifest)?;
-    expect_object(env, F, "candidate", &candidate)?;
-    let c: Object = unsafe { candidate.cast()? };
-    let id = id_arg(
+    named(
         env,
-        F,
-        "candidate.artifactId",
-        &c.get_named_property("artifactId")?,
-    )?;
-    let hash_value: Unknown = c.get_named_property("contentHash")?;
-    let hash = if is_nullish(&hash_value) {
-        None
-    } else {
-        Some(string_arg(env, F, "candidate.contentHash", &hash_value)?)
-    };
+        "checkAttachment",
+        "input",
+        (|| -> Result<Object<'e>> {
+            const F: &str = "checkAttachment";
+            let entries = entries(env, F, &manifest)?;
+            expect_object(env, F, "candidate", &candidate)?;
+            let c: Object = unsafe { candidate.cast()? };
+            let id = id_arg(
+                env,
+                F,
+                "candidate.artifactId",
+                &c.get_named_property("artifactId")?,
+            )?;
+            let hash_value: Unknown = c.get_named_property("contentHash")?;
+            let hash = if is_nullish(&hash_value) {
+                None
+            } else {
+                Some(string_arg(env, F, "candidate.contentHash", &hash_value)?)
+            };
 
-    let mut found: Option<(MatchKind, Unknown)> = None;
-    if entries.has_own_property(&id)? {
-        found = Some((
-            MatchKind::ArtifactId,
-            entries.get_property(env.create_string(&id)?)?,
-        ));
-    } else if let Some(h) = hash.filter(|h| !h.is_empty()) {
-        for record in records(&entries)? {
-            if record_field(&record, "content_hash")?.as_deref() == Some(h.as_str()) {
-                found = Some((MatchKind::ContentHash, record));
-                break;
+            let mut found: Option<(MatchKind, Unknown)> = None;
+            if entries.has_own_property(&id)? {
+                found = Some((
+                    MatchKind::ArtifactId,
+                    entries.get_property(env.create_string(&id)?)?,
+                ));
+            } else if let Some(h) = hash.filter(|h| !h.is_empty()) {
+                for record in records(&entries)? {
+                    if record_field(&record, "content_hash")?.as_deref() == Some(h.as_str()) {
+                        found = Some((MatchKind::ContentHash, record));
+                        break;
+                    }
+                }
             }
-        }
-    }
-    let mut out = Object::new(env)?;
-    match found {
-        Some((kind, record)) => {
-            out.set_named_property("match", kind.as_str())?;
-            out.set_named_property("record", record)?;
-        }
-        None => {
-            out.set_named_property("match", MatchKind::None.as_str())?;
-            out.set_named_property("record", Null)?;
-        }
-    }
-    Ok(out)
+            let mut out = Object::new(env)?;
+            match found {
+                Some((kind, record)) => {
+                    out.set_named_property("match", kind.as_str())?;
+                    out.set_named_property("record", record)?;
+                }
+                None => {
+                    out.set_named_property("match", MatchKind::None.as_str())?;
+                    out.set_named_property("record", Null)?;
+                }
+            }
+            Ok(out)
+        })(),
+    )
 }
 
 /// The persisted form of a manifest (its JSON text), after checking every record: a
@@ -225,24 +254,31 @@ pub fn check_attachment<'e>(
     ts_return_type = "string"
 )]
 pub fn serialize_manifest<'e>(env: &'e Env, manifest: Unknown<'e>) -> Result<JsString<'e>> {
-    const F: &str = "serializeManifest";
-    expect_object(env, F, "manifest", &manifest)?;
-    let Some((js_text, text)) = super::js::stringify_keep(env, manifest)? else {
-        return Err(throw(
-            env,
-            F,
-            &InputError::type_error("manifest", "expected an object"),
-        ));
-    };
-    let m = validate_manifest_json(&text).map_err(|e| throw(env, F, &e))?;
-    let canonical =
-        serde_json::to_string(&m).map_err(|e| Error::from_reason(format!("{F}: {e}")))?;
-    // Usually the caller's manifest is already in canonical form (records made by
-    // recordAttachment): then the string V8 made is the answer and need not be rebuilt.
-    if canonical == text {
-        return Ok(js_text);
-    }
-    env.create_string(&canonical)
+    named(
+        env,
+        "serializeManifest",
+        "manifest",
+        (|| -> Result<JsString<'e>> {
+            const F: &str = "serializeManifest";
+            expect_object(env, F, "manifest", &manifest)?;
+            let Some((js_text, text)) = super::js::stringify_keep(env, manifest)? else {
+                return Err(throw(
+                    env,
+                    F,
+                    &InputError::type_error("manifest", "expected an object"),
+                ));
+            };
+            let m = validate_manifest_json(&text).map_err(|e| throw(env, F, &e))?;
+            let canonical =
+                serde_json::to_string(&m).map_err(|e| Error::from_reason(format!("{F}: {e}")))?;
+            // Usually the caller's manifest is already in canonical form (records made by
+            // recordAttachment): then the string V8 made is the answer and need not be rebuilt.
+            if canonical == text {
+                return Ok(js_text);
+            }
+            env.create_string(&canonical)
+        })(),
+    )
 }
 
 /// The manifest text held by one session entry, if it is a manifest entry.

@@ -2,6 +2,7 @@
 //! `RuntimeGuard`, which keeps state between them and counts what they did. The
 //! decisions live in `crate::runtime`; this module only translates.
 
+use super::js::named;
 use super::js::{
     clear_exception, describe, expect_array, expect_object, from_js, from_js_opt, is_nullish,
     json_value, shallow_copy_except, string_arg, throw, to_js,
@@ -129,10 +130,17 @@ pub fn strip_thread_context_js<'e>(
     prompt: Unknown<'e>,
     options: Option<Unknown<'e>>,
 ) -> Result<Unknown<'e>> {
-    const F: &str = "stripThreadContext";
-    let text = string_arg(env, F, "prompt", &prompt)?;
-    let opts = strip_options(env, F, options)?;
-    strip_js(env, &strip_thread_context(&text, opts.resumed), prompt)
+    named(
+        env,
+        "stripThreadContext",
+        "options",
+        (|| -> Result<Unknown<'e>> {
+            const F: &str = "stripThreadContext";
+            let text = string_arg(env, F, "prompt", &prompt)?;
+            let opts = strip_options(env, F, options)?;
+            strip_js(env, &strip_thread_context(&text, opts.resumed), prompt)
+        })(),
+    )
 }
 
 /// Reads an error argument (an `Error`, an Anthropic `APIError`, a plain object or a
@@ -614,14 +622,21 @@ impl RuntimeGuard {
         prompt: Unknown<'e>,
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
-        const F: &str = "stripThreadContext";
-        let text = string_arg(env, F, "prompt", &prompt)?;
-        let o = strip_options(env, F, options)?;
-        let out = self
-            .core
-            .borrow_mut()
-            .strip(&text, o.resumed, &o.labels.unwrap_or_default());
-        strip_js(env, &out, prompt)
+        named(
+            env,
+            "stripThreadContext",
+            "options",
+            (|| -> Result<Unknown<'e>> {
+                const F: &str = "stripThreadContext";
+                let text = string_arg(env, F, "prompt", &prompt)?;
+                let o = strip_options(env, F, options)?;
+                let out =
+                    self.core
+                        .borrow_mut()
+                        .strip(&text, o.resumed, &o.labels.unwrap_or_default());
+                strip_js(env, &out, prompt)
+            })(),
+        )
     }
 
     /// Reads one SDK message into the run's attempt signals (`labels.runId`; a new

@@ -8,6 +8,7 @@
 //! needs fetching (the steady state), the result is built here and the promise is
 //! resolved at once.
 
+use super::js::named;
 use super::js::{
     call_js, clear_exception, describe, expect_object, from_js, from_js_opt, id_arg, input_json,
     is_nullish, parse_json, rejected, stringify, throw, to_js,
@@ -484,61 +485,69 @@ impl ChannelStore {
         ts_args_type = "options?: ChannelStoreOptions"
     )]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
-        const F: &str = "ChannelStore";
-        let mut clock = None;
-        let mut fetchers = [false; 4];
-        if let Some(o) = options.as_ref().filter(|o| !is_nullish(o)) {
-            expect_object(&env, F, "options", o)?;
-            let obj: Object = unsafe { o.cast()? };
-            let c: Unknown = obj.get_named_property("clock")?;
-            if !is_nullish(&c) {
-                if c.get_type()? != ValueType::Function {
-                    return Err(func_err(
-                        &env,
-                        F,
-                        &InputError::type_error(
-                            "options.clock",
-                            format!(
-                                "expected a function returning epoch milliseconds, got {}",
-                                describe(&c)
-                            ),
-                        ),
-                    ));
-                }
-                let f: Function<(), f64> = unsafe { c.cast()? };
-                clock = Some(f.create_ref()?);
-            }
-            let fe: Unknown = obj.get_named_property("fetcher")?;
-            if !is_nullish(&fe) {
-                expect_object(&env, F, "options.fetcher", &fe)?;
-                let fo: Object = unsafe { fe.cast()? };
-                for (i, name) in FETCHERS.iter().enumerate() {
-                    let f: Unknown = fo.get_named_property(name)?;
-                    if is_nullish(&f) {
-                        continue;
+        named(
+            &env,
+            "ChannelStore",
+            "options",
+            (|| -> Result<Self> {
+                const F: &str = "ChannelStore";
+                let mut clock = None;
+                let mut fetchers = [false; 4];
+                if let Some(o) = options.as_ref().filter(|o| !is_nullish(o)) {
+                    expect_object(&env, F, "options", o)?;
+                    let obj: Object = unsafe { o.cast()? };
+                    let c: Unknown = obj.get_named_property("clock")?;
+                    if !is_nullish(&c) {
+                        if c.get_type()? != ValueType::Function {
+                            return Err(func_err(
+                                &env,
+                                F,
+                                &InputError::type_error(
+                                    "options.clock",
+                                    format!(
+                                        "expected a function returning epoch milliseconds, got {}",
+                                        describe(&c)
+                                    ),
+                                ),
+                            ));
+                        }
+                        let f: Function<(), f64> = unsafe { c.cast()? };
+                        clock = Some(f.create_ref()?);
                     }
-                    if f.get_type()? != ValueType::Function {
-                        return Err(func_err(
-                            &env,
-                            F,
-                            &InputError::type_error(
-                                format!("options.fetcher.{name}"),
-                                format!("expected an async function, got {}", describe(&f)),
-                            ),
-                        ));
+                    let fe: Unknown = obj.get_named_property("fetcher")?;
+                    if !is_nullish(&fe) {
+                        expect_object(&env, F, "options.fetcher", &fe)?;
+                        let fo: Object = unsafe { fe.cast()? };
+                        for (i, name) in FETCHERS.iter().enumerate() {
+                            let f: Unknown = fo.get_named_property(name)?;
+                            if is_nullish(&f) {
+                                continue;
+                            }
+                            if f.get_type()? != ValueType::Function {
+                                return Err(func_err(
+                                    &env,
+                                    F,
+                                    &InputError::type_error(
+                                        format!("options.fetcher.{name}"),
+                                        format!("expected an async function, got {}", describe(&f)),
+                                    ),
+                                ));
+                            }
+                            fetchers[i] = true;
+                        }
                     }
-                    fetchers[i] = true;
                 }
-            }
-        }
-        let opts: StoreOptions = from_js_opt(&env, F, "options", options)?.unwrap_or_default();
-        let config = config_from(opts).map_err(|e| func_err(&env, F, &e))?;
-        Ok(ChannelStore {
-            core: RefCell::new(Store::new(config)),
-            clock,
-            fetchers,
-            users: RefCell::new(HashMap::new()),
-        })
+                let opts: StoreOptions =
+                    from_js_opt(&env, F, "options", options)?.unwrap_or_default();
+                let config = config_from(opts).map_err(|e| func_err(&env, F, &e))?;
+                Ok(ChannelStore {
+                    core: RefCell::new(Store::new(config)),
+                    clock,
+                    fetchers,
+                    users: RefCell::new(HashMap::new()),
+                })
+            })(),
+        )
     }
 
     pub(crate) fn core(&self) -> Result<std::cell::RefMut<'_, Store>> {
@@ -781,36 +790,43 @@ impl ChannelStore {
         ts_args_type = "users: Array<{ userId: string; displayName: string; isBot?: boolean }>"
     )]
     pub fn set_users(&self, env: &Env, users: Unknown) -> Result<()> {
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct U {
-            user_id: String,
-            display_name: String,
-            #[serde(default)]
-            is_bot: bool,
-        }
-        if !users.is_array()? {
-            return Err(func_err(
-                env,
-                "setUsers",
-                &InputError::type_error(
-                    "users",
-                    format!("expected an array, got {}", describe(&users)),
-                ),
-            ));
-        }
-        let Some(text) = stringify(env, users)? else {
-            return Ok(());
-        };
-        let list: Vec<U> =
-            input::parse(&text, "users").map_err(|e| func_err(env, "setUsers", &e))?;
-        let mut dir = self.users.borrow_mut();
-        for u in list {
-            if dir.len() < USERS_REMEMBERED || dir.contains_key(&u.user_id) {
-                dir.insert(u.user_id, (u.display_name, u.is_bot));
-            }
-        }
-        Ok(())
+        named(
+            env,
+            "setUsers",
+            "users",
+            (|| -> Result<()> {
+                #[derive(Deserialize)]
+                #[serde(rename_all = "camelCase")]
+                struct U {
+                    user_id: String,
+                    display_name: String,
+                    #[serde(default)]
+                    is_bot: bool,
+                }
+                if !users.is_array()? {
+                    return Err(func_err(
+                        env,
+                        "setUsers",
+                        &InputError::type_error(
+                            "users",
+                            format!("expected an array, got {}", describe(&users)),
+                        ),
+                    ));
+                }
+                let Some(text) = stringify(env, users)? else {
+                    return Ok(());
+                };
+                let list: Vec<U> =
+                    input::parse(&text, "users").map_err(|e| func_err(env, "setUsers", &e))?;
+                let mut dir = self.users.borrow_mut();
+                for u in list {
+                    if dir.len() < USERS_REMEMBERED || dir.contains_key(&u.user_id) {
+                        dir.insert(u.user_id, (u.display_name, u.is_bot));
+                    }
+                }
+                Ok(())
+            })(),
+        )
     }
 
     /// Describes a channel: its name and platform (shown in the ChannelSnapshot) and the
