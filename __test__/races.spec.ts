@@ -179,42 +179,38 @@ describe('events racing fetches', () => {
 })
 
 describe('load on one cold thread', () => {
-  it('1,000 concurrent builds on one cold thread make one fetch and agree to the byte', async () => {
-    let calls = 0
-    const store = new ChannelStore({
+  /** A store that holds root 20 but not its replies; the thread fetch takes 20 ms. */
+  function coldThread() {
+    const out = { store: null as unknown as ChannelStore, calls: 0 }
+    out.store = new ChannelStore({
       clock: () => T0 + 60_000,
       fetcher: {
         fetchThread: async () => {
-          calls++
+          out.calls++
           await new Promise((r) => setTimeout(r, 20))
           return { ok: true, messages: [before[20], before[21]], has_more: false }
         },
       },
     })
-    store.ingestSlackResponse(C, { ok: true, messages: [before[20]] })
+    out.store.ingestSlackResponse(C, { ok: true, messages: [before[20]] })
+    return out
+  }
+
+  it('1,000 concurrent builds on one cold thread make one fetch and agree to the byte', async () => {
+    const cold = coldThread()
+    const store = cold.store
     const all = await Promise.all(Array.from({ length: 1_000 }, () => store.buildContext(C, ts(20))))
-    expect(calls).toBe(1)
+    expect(cold.calls).toBe(1)
     expect(new Set(all.map((c) => c.promptSection)).size).toBe(1)
     expect(all.reduce((n, c) => n + c.apiCalls, 0)).toBe(1)
     expect(store.stats().calls['conversations.replies']).toBe(1)
   })
 
   it('1,000 concurrent tool calls on one cold thread make one fetch', async () => {
-    let calls = 0
-    const store = new ChannelStore({
-      clock: () => T0 + 60_000,
-      fetcher: {
-        fetchThread: async () => {
-          calls++
-          await new Promise((r) => setTimeout(r, 20))
-          return { ok: true, messages: [before[20], before[21]], has_more: false }
-        },
-      },
-    })
-    store.ingestSlackResponse(C, { ok: true, messages: [before[20]] })
-    const t = store.tools(C)
+    const cold = coldThread()
+    const t = cold.store.tools(C)
     const all = await Promise.all(Array.from({ length: 1_000 }, () => t.execute('channel_messages', { thread_id: ts(20) })))
-    expect(calls).toBe(1)
+    expect(cold.calls).toBe(1)
     expect(new Set(all).size).toBe(1)
     expect(JSON.parse(all[0]).thread.replies[0].text).toBe('token: swordfish')
   })

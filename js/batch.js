@@ -35,14 +35,18 @@ module.exports = function fastPaths(binding) {
     try {
       for (let i = 0; i < n; i++) {
         const r = replies[i]
-        const text = r !== null && typeof r === 'object' ? r.text : undefined
-        const ts = r !== null && typeof r === 'object' ? r.ts : undefined
-        if (read === null && (typeof text !== 'string' || typeof ts !== 'string')) read = replies.slice(0, i).map((x, j) => ({ text: 'x'.repeat(lengths[j]), ts: tss[j] }))
-        if (read !== null) read.push(r !== null && typeof r === 'object' ? { ...r, text, ts } : r)
-        else {
-          lengths[i] = text.length
-          tss[i] = ts
+        if (r === null || typeof r !== 'object') {
+          read = readRest(replies, i, lengths, tss, r, undefined, undefined)
+          break
         }
+        const text = r.text
+        const ts = r.ts
+        if (typeof text !== 'string' || typeof ts !== 'string') {
+          read = readRest(replies, i, lengths, tss, r, text, ts)
+          break
+        }
+        lengths[i] = text.length
+        tss[i] = ts
       }
     } catch (err) {
       throw unreadable(err)
@@ -65,6 +69,20 @@ module.exports = function fastPaths(binding) {
     }
   }
   return { applyThreadBudget }
+}
+
+// The replies as read so far (the first `i` as their length and ts, reply `i` with the
+// text and ts already read from it) and the rest read once each, for the native export
+// to validate and name the bad field.
+function readRest(replies, i, lengths, tss, r, text, ts) {
+  const read = []
+  for (let j = 0; j < i; j++) read.push({ text: 'x'.repeat(lengths[j]), ts: tss[j] })
+  read.push(r !== null && typeof r === 'object' ? { ...r, text, ts } : r)
+  for (let j = i + 1; j < replies.length; j++) {
+    const x = replies[j]
+    read.push(x !== null && typeof x === 'object' ? { ...x, text: x.text, ts: x.ts } : x)
+  }
+  return read
 }
 
 // What the caller's code threw while its input was read, named after the export.

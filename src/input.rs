@@ -315,7 +315,9 @@ pub fn lone_surrogate_error(path: impl Into<String>) -> InputError {
 
 /// Whether UTF-16 `units` hold a surrogate that is not part of a pair.
 pub fn has_lone_surrogate(units: &[u16]) -> bool {
-    char::decode_utf16(units.iter().copied()).any(|c| c.is_err())
+    // Most ids hold no surrogate at all: one compare per unit decides.
+    units.iter().any(|&u| (0xD800..=0xDFFF).contains(&u))
+        && char::decode_utf16(units.iter().copied()).any(|c| c.is_err())
 }
 
 /// Parses `json` into `T`, naming the failing field relative to `root`.

@@ -340,9 +340,11 @@ pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Ev
     };
     // An id is kept exactly or refused: a lone surrogate folded to U+FFFD would merge it
     // with another id.
-    let id = |units: &[u16], path: String| -> Result<String, InputError> {
+    let id = |units: &[u16], i: usize, field: &str| -> Result<String, InputError> {
         if crate::input::has_lone_surrogate(units) {
-            return Err(crate::input::lone_surrogate_error(path));
+            return Err(crate::input::lone_surrogate_error(format!(
+                "events[{i}].{field}"
+            )));
         }
         Ok(string_of_units(units))
     };
@@ -354,15 +356,12 @@ pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Ev
                 format!("unknown packed kind {kind}"),
             ));
         }
-        let channel = id(next(&mut field)?, format!("{}.channelId", path()))?;
-        let ts = id(next(&mut field)?, format!("{}.message.ts", path()))?;
+        let channel = id(next(&mut field)?, i, "channelId")?;
+        let ts = id(next(&mut field)?, i, "message.ts")?;
         let text = string_of_units(next(&mut field)?);
-        let user_id = id(
-            next(&mut field)?,
-            format!("{}.message.author.userId", path()),
-        )?;
+        let user_id = id(next(&mut field)?, i, "message.author.userId")?;
         let display_name = string_of_units(next(&mut field)?);
-        let thread = id(next(&mut field)?, format!("{}.message.threadId", path()))?;
+        let thread = id(next(&mut field)?, i, "message.threadId")?;
         if channel.is_empty() {
             return Err(InputError::type_error(
                 format!("{}.channelId", path()),

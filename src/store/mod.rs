@@ -21,7 +21,7 @@ use crate::ratelimit::{RateLimitConfig, RateLimiter};
 use crate::search::index::SearchIndex;
 use crate::time::TsKey;
 use message::{Event, StoredMessage};
-use recent::{Patch, Recent};
+use recent::Recent;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 /// Messages kept per channel.
@@ -362,45 +362,8 @@ impl Store {
         self.counters.ingested_events += 1;
         let seq = self.recent.next_seq();
         if self.recent.in_flight() > 0 {
-            match &event {
-                Event::Message {
-                    channel, message, ..
-                } => self.recent.touch(channel, &message.id, seq, None),
-                Event::Delete {
-                    channel,
-                    message_id,
-                } => self.recent.touch(channel, message_id, seq, None),
-                Event::Edit {
-                    channel,
-                    message_id,
-                    text,
-                    edited,
-                } => self.recent.touch(
-                    channel,
-                    message_id,
-                    seq,
-                    Some(Patch::Edit {
-                        text: text.clone(),
-                        edited: *edited,
-                    }),
-                ),
-                Event::Reaction {
-                    channel,
-                    message_id,
-                    name,
-                    user,
-                    added,
-                } => self.recent.touch(
-                    channel,
-                    message_id,
-                    seq,
-                    Some(Patch::Reaction {
-                        name: name.clone(),
-                        user: user.clone(),
-                        added: *added,
-                    }),
-                ),
-                Event::Ignored { .. } => {}
+            if let Some((channel, id, patch)) = recent::touched_by(&event) {
+                self.recent.touch(channel, id, seq, patch);
             }
         }
         match event {

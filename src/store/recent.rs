@@ -12,7 +12,7 @@
 //! Memory is bounded: at most [`RECENT_EVENTS_REMEMBERED`] messages are tracked, the
 //! oldest forgotten first, and all of it is dropped when the last fetch ends.
 
-use super::message::StoredMessage;
+use super::message::{Event, StoredMessage};
 use std::collections::{HashMap, VecDeque};
 
 /// Messages tracked while fetches are in flight. A fetch lasts at most the fetch
@@ -45,6 +45,48 @@ impl Patch {
             }
             Patch::Reaction { name, user, added } => m.react(name, user.as_deref(), *added),
         }
+    }
+}
+
+/// The message an event touches, and the change to keep for fetched copies.
+pub fn touched_by(event: &Event) -> Option<(&str, &str, Option<Patch>)> {
+    match event {
+        Event::Message {
+            channel, message, ..
+        } => Some((channel, &message.id, None)),
+        Event::Delete {
+            channel,
+            message_id,
+        } => Some((channel, message_id, None)),
+        Event::Edit {
+            channel,
+            message_id,
+            text,
+            edited,
+        } => Some((
+            channel,
+            message_id,
+            Some(Patch::Edit {
+                text: text.clone(),
+                edited: *edited,
+            }),
+        )),
+        Event::Reaction {
+            channel,
+            message_id,
+            name,
+            user,
+            added,
+        } => Some((
+            channel,
+            message_id,
+            Some(Patch::Reaction {
+                name: name.clone(),
+                user: user.clone(),
+                added: *added,
+            }),
+        )),
+        Event::Ignored { .. } => None,
     }
 }
 
