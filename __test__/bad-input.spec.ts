@@ -94,6 +94,15 @@ describe('values V8 cannot convert, and values read twice', () => {
     expect((e as Error & { cause?: unknown }).cause).toBe(boom)
   })
 
+  it('buildChannelTools names itself in errors raised by the store calls it makes', () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [{ channel: { id: 'C\ud800', name: 'x' }, messages: [] }, /^buildChannelTools: channel\.id: contains a lone surrogate/],
+      [{ channel: { id: 'C1' }, messages: [{ ts: ts(1), text: 'x', author, replyCount: NaN }] }, /^buildChannelTools: messages\[0\]\.replyCount: expected a finite number, got NaN/],
+      [{ channel: { id: 'C1' }, messages: [], maxMediaBytes: NaN }, /^buildChannelTools: maxMediaBytes: expected a finite number, got NaN/],
+    ]
+    for (const [input, message] of cases) expect(thrown(() => buildChannelTools(input as never)).message).toMatch(message)
+  })
+
   it('a text getter that answers differently on its second read cannot shift fields in ingestMany', () => {
     const store = new ChannelStore()
     let reads = 0
