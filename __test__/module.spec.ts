@@ -36,6 +36,24 @@ describe('module systems', () => {
     expect(buildChannelSnapshot(snapshotInput(1)).schema_version).toBe('1.0')
   })
 
+  it('gives every export as a named import in plain Node ESM (no bundler transform)', () => {
+    // vitest rewrites imports; plain Node reads CommonJS named exports statically, so
+    // an export added any other way is missing there. Checked in a child process.
+    const code = [
+      "import * as all from '@openclaw/context-engine'",
+      "import cjs from '@openclaw/context-engine'",
+      "import { buildChannelTools, ChannelStore, applyThreadBudget } from '@openclaw/context-engine'",
+      'const missing = Object.keys(cjs).filter((k) => !(k in all) || all[k] !== cjs[k])',
+      'console.log(JSON.stringify({ missing, names: Object.keys(cjs).length, tools: typeof buildChannelTools, store: typeof ChannelStore, budget: typeof applyThreadBudget }))',
+    ].join('\n')
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: root, encoding: 'utf8' })
+    expect(run.stderr).toBe('')
+    const out = JSON.parse(run.stdout)
+    expect(out.missing).toEqual([])
+    expect(out.names).toBeGreaterThanOrEqual(36)
+    expect([out.tools, out.store, out.budget]).toEqual(['function', 'function', 'function'])
+  })
+
   it('works with require()', () => {
     const cjs = require('@openclaw/context-engine')
     expect(cjs.buildChannelSnapshot(snapshotInput(1)).adjacent).toHaveLength(1)
