@@ -585,6 +585,10 @@ export interface BuildContextOptions {
   budgetTokens?: number
   /** Prompt section for a direct message (no channel-search guidance). */
   directMessage?: boolean
+  /**
+   * How the guidance names the tools: `"api"` (the default, matching
+   * `store.tools(channelId).definitions()`) or `"dotted"`.
+   */
   toolNames?: 'dotted' | 'api'
   pretty?: boolean
 }
@@ -947,8 +951,10 @@ export interface PromptSectionOptions {
   /** A direct message: guidance without channel search. Default `false`. */
   directMessage?: boolean
   /**
-   * `"dotted"` (`channel.context`, the default) or `"api"` (`channel_context`, valid
-   * Messages API tool names).
+   * How the guidance names the tools: `"api"` (the default: `channel_context` /
+   * `channel_messages`, the names the Messages API accepts and `store.tools(...)`
+   * defines) or `"dotted"` (`channel.context` / `channel.messages`, the names the
+   * drop-in `buildChannelTools` registers).
    */
   toolNames?: 'dotted' | 'api'
   /** Indent the JSON sections (more readable, more tokens). Default `false`. */

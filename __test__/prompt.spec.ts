@@ -31,8 +31,8 @@ describe('buildContextPromptSection', () => {
   it('puts the guidance first, then the snapshot and thread as JSON', () => {
     const text = buildContextPromptSection({ snapshot, threadContext })
     for (const heading of ['DATA PROVIDED', 'TOOLS', 'HOW TO RESPOND', 'CONSTRAINTS']) expect(text).toContain(heading)
-    expect(text).toContain('channel.context')
-    expect(text).toContain('channel.messages')
+    expect(text).toContain('channel_context')
+    expect(text).toContain('channel_messages')
     expect(text.indexOf('CONSTRAINTS')).toBeLessThan(text.indexOf(OPEN))
     expect(text.indexOf(CLOSE)).toBeLessThan(text.indexOf(T_OPEN))
     expect(JSON.parse(between(text, OPEN, CLOSE))).toEqual(snapshot)
@@ -59,16 +59,20 @@ describe('buildContextPromptSection', () => {
 
   it('has a DM variant without channel-search guidance', () => {
     const dm = buildContextPromptSection({ snapshot }, { directMessage: true })
-    expect(dm).not.toContain('channel.context')
-    expect(dm).toContain('channel.messages')
+    expect(dm).not.toContain('channel_context')
+    expect(dm).toContain('channel_messages')
     expect(dm).toContain(OPEN)
   })
 
-  it('can name the tools with Messages API names', () => {
+  it('names the tools with Messages API names by default, dotted names on request', () => {
     const api = buildContextPromptSection({ snapshot }, { toolNames: 'api' })
+    expect(api).toBe(buildContextPromptSection({ snapshot }))
     expect(api).toContain('channel_context')
-    expect(api).toContain('channel_messages')
     expect(api).not.toContain('channel.context')
+    const dotted = buildContextPromptSection({ snapshot }, { toolNames: 'dotted' })
+    expect(dotted).toContain('channel.context')
+    expect(dotted).toContain('channel.messages')
+    expect(dotted).not.toContain('channel_context')
   })
 
   it('keeps hostile message text inside its JSON block', () => {

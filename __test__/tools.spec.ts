@@ -166,3 +166,18 @@ describe('channel_messages', () => {
     expect((await run(s.tools('C2'), 'channel_messages', { media_artifact_id: 'F1' })).not_found).toEqual(['F1'])
   })
 })
+
+describe('tool names in the prompt and in the definitions', () => {
+  it('buildContext tells the model the names that store.tools(...).definitions() gives it, by default', async () => {
+    const s = new ChannelStore({ clock: () => 1775835600000 })
+    s.ingest({ type: 'message', channelId: 'C1', message: { ts: '1775835500.000100', text: 'hi', author: { userId: 'U1', displayName: 'Sam' } } })
+    const ctx = await s.buildContext('C1', '1775835500.000100')
+    const names = s.tools('C1').definitions().map((d) => d.name)
+    expect(names).toEqual(['channel_context', 'channel_messages'])
+    for (const n of names) expect(ctx.promptSection).toContain(n)
+    expect(ctx.promptSection).not.toContain('channel.context')
+    const dotted = await s.buildContext('C1', '1775835500.000100', { toolNames: 'dotted' })
+    const dottedNames = s.tools('C1', { toolNames: 'dotted' }).definitions().map((d) => d.name)
+    for (const n of dottedNames) expect(dotted.promptSection).toContain(n)
+  })
+})

@@ -12,13 +12,15 @@
 use crate::model::{ChannelSnapshot, ThreadContext};
 use serde::{Deserialize, Serialize};
 
-/// How the two tools are named in the guidance text.
+/// How the two tools are named in the guidance text. The default is the names the
+/// Messages API accepts, the ones `store.tools(...).definitions()` gives the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ToolNames {
-    /// `channel.context` / `channel.messages`, as the seed names them.
-    #[default]
+    /// `channel.context` / `channel.messages`, as the seed names them (for tools
+    /// registered under those names, as the drop-in `buildChannelTools` does).
     Dotted,
     /// `channel_context` / `channel_messages`, valid Messages API tool names.
+    #[default]
     Api,
 }
 
@@ -61,8 +63,8 @@ pub struct PromptSectionInput {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolNamesInput {
-    #[default]
     Dotted,
+    #[default]
     Api,
 }
 
@@ -432,7 +434,7 @@ mod tests {
         let a = build_prompt_section(&snap, Some(&thread), PromptOptions::default());
         let b = build_prompt_section(&snap, Some(&thread), PromptOptions::default());
         assert_eq!(a, b);
-        assert!(a.contains("- channel.context: Search"));
+        assert!(a.contains("- channel_context: Search"));
         assert!(a.contains("D) If you need a specific thread"));
         let dm = build_prompt_section(
             &snap,
@@ -442,19 +444,20 @@ mod tests {
                 ..Default::default()
             },
         );
-        assert!(!dm.contains("channel.context"));
-        assert!(dm.contains("channel.messages"));
+        assert!(!dm.contains("channel_context"));
+        assert!(dm.contains("channel_messages"));
         assert!(dm.contains("B) If you need a specific thread"));
         assert!(!dm.contains(THREAD_OPEN));
-        let api = build_prompt_section(
+        let dotted = build_prompt_section(
             &snap,
             None,
             PromptOptions {
-                tool_names: ToolNames::Api,
+                tool_names: ToolNames::Dotted,
                 ..Default::default()
             },
         );
-        assert!(api.contains("channel_context") && !api.contains("channel.context"));
+        assert!(dotted.contains("channel.context") && !dotted.contains("channel_context"));
+        assert_eq!(PromptOptions::default().tool_names, ToolNames::Api);
     }
 
     #[test]

@@ -363,8 +363,10 @@ pub struct PromptSectionInput {
 pub struct PromptSectionOptions {
     /// A direct message: guidance without channel search. Default `false`.
     pub direct_message: Option<bool>,
-    /// `"dotted"` (`channel.context`, the default) or `"api"` (`channel_context`, valid
-    /// Messages API tool names).
+    /// How the guidance names the tools: `"api"` (the default: `channel_context` /
+    /// `channel_messages`, the names the Messages API accepts and `store.tools(...)`
+    /// defines) or `"dotted"` (`channel.context` / `channel.messages`, the names the
+    /// drop-in `buildChannelTools` registers).
     #[napi(ts_type = "'dotted' | 'api'")]
     pub tool_names: Option<String>,
     /// Indent the JSON sections (more readable, more tokens). Default `false`.
@@ -541,6 +543,8 @@ pub struct BuildContextOptions {
     pub budget_tokens: Option<f64>,
     /// Prompt section for a direct message (no channel-search guidance).
     pub direct_message: Option<bool>,
+    /// How the guidance names the tools: `"api"` (the default, matching
+    /// `store.tools(channelId).definitions()`) or `"dotted"`.
     #[napi(ts_type = "'dotted' | 'api'")]
     pub tool_names: Option<String>,
     pub pretty: Option<bool>,
