@@ -5,6 +5,34 @@
 // `napi build` (package.json `napi.dtsHeaderFile`); everything below them is generated
 // from the Rust code.
 
+/**
+ * The `code` of every error this package throws or rejects with:
+ * - `ERR_INVALID_ARG_TYPE`: a `TypeError`, a value missing or of the wrong type (`path`
+ *   names the field, as the message does);
+ * - `ERR_OUT_OF_RANGE`: a `RangeError`, a value of the right type out of range (NaN and
+ *   ±Infinity included);
+ * - `ERR_UNREADABLE_INPUT`: a `TypeError`, reading the value threw (a getter, a Proxy
+ *   trap: that error is the `cause`) or JavaScript cannot convert it (a cycle, a BigInt);
+ * - `ANCHOR_NOT_FOUND`: `buildContext` rejects because the anchor message cannot be found;
+ * - `ERR_CONTEXT_ENGINE_NATIVE_MISSING`: loading the package found no native addon for
+ *   this platform.
+ * Running out of stack (a callback that re-enters without end) is V8's own `RangeError`,
+ * without a code.
+ */
+export type ContextEngineErrorCode =
+  | 'ERR_INVALID_ARG_TYPE'
+  | 'ERR_OUT_OF_RANGE'
+  | 'ERR_UNREADABLE_INPUT'
+  | 'ANCHOR_NOT_FOUND'
+  | 'ERR_CONTEXT_ENGINE_NATIVE_MISSING'
+
+/** An error of this package: its `code`, and for input errors the field `path`. */
+export interface ContextEngineError extends Error {
+  code: ContextEngineErrorCode
+  /** The field at fault, as the message names it (`adjacentMessages[3].ts`). */
+  path?: string
+}
+
 /** `buildChannelTools`' input: one channel, the messages the tools search, a fetcher. */
 export interface ChannelToolsInput {
   /** The channel the tools are scoped to (`name`/`platform` are optional here). */

@@ -15,6 +15,7 @@ import {
   createAttachmentManifest,
   recordAttachment,
   serializeManifest,
+  type ContextEngineError,
 } from '@openclaw/context-engine'
 import { thrown } from './helpers'
 
@@ -127,5 +128,24 @@ describe('values V8 cannot convert, and values read twice', () => {
     const hostile = Object.defineProperty({}, 'type', { enumerable: true, get: () => { throw new Error('trap') } })
     expect(() => g.observe(hostile)).not.toThrow()
     expect(g.loadMedia([hostile]).loaded).toBe(false)
+  })
+})
+
+describe('error codes', () => {
+  it('every input error carries code and path as properties, from the native and the JS layer alike', async () => {
+    const cases: Array<[() => unknown, string, string, string]> = [
+      [() => new ChannelStore({ windowSize: NaN }), 'RangeError', 'ERR_OUT_OF_RANGE', 'options.windowSize'],
+      [() => buildThreadContext({ root: { ts: ts(1), text: 'x' }, replies: [] } as never), 'TypeError', 'ERR_INVALID_ARG_TYPE', 'root.author'],
+      [() => buildChannelTools({ channel: { id: 5 }, messages: [] } as never), 'TypeError', 'ERR_INVALID_ARG_TYPE', 'channel.id'],
+      [() => buildChannelTools({ channel: { id: 'C' }, messages: [{ ts: 5 }] } as never), 'TypeError', 'ERR_INVALID_ARG_TYPE', 'messages[0].ts'],
+      [() => applyThreadBudget(Object.defineProperty({}, 'replies', { get: () => { throw new Error('z') } }) as never), 'TypeError', 'ERR_UNREADABLE_INPUT', 'input'],
+      [() => new ChannelStore().ingestMany([Object.defineProperty({ type: 'message' }, 'channelId', { enumerable: true, get: () => { throw new Error('z') } })] as never), 'TypeError', 'ERR_UNREADABLE_INPUT', 'events'],
+    ]
+    for (const [call, kind, code, path] of cases) {
+      const e = thrown(call) as ContextEngineError
+      expect([e.constructor.name, e.code, e.path]).toEqual([kind, code, path])
+    }
+    const anchor = (await new ChannelStore().buildContext('C', ts(1)).catch((e) => e)) as ContextEngineError
+    expect(anchor.code).toBe('ANCHOR_NOT_FOUND')
   })
 })

@@ -7,6 +7,8 @@
 // validates and throws the TypeError / RangeError naming the field.
 'use strict'
 
+const { unreadable: unreadableAs } = require('./errors.js')
+
 function validBudget(b) {
   return b === undefined || b === null || (typeof b === 'number' && b >= 0 && b !== Infinity)
 }
@@ -86,8 +88,4 @@ function readRest(replies, i, lengths, tss, r, text, ts) {
 }
 
 // What the caller's code threw while its input was read, named after the export.
-function unreadable(err) {
-  const msg = err instanceof Error ? String(err.message) : undefined
-  if (err instanceof RangeError && /Maximum call stack/.test(msg)) return err
-  return new TypeError(`applyThreadBudget: input: cannot be read (${msg ?? `threw ${typeof err}`})`, { cause: err })
-}
+const unreadable = (err) => unreadableAs('applyThreadBudget', 'input', err)

@@ -10,6 +10,8 @@
 // note); it never rejects the caller's promise.
 'use strict'
 
+const { unreadable } = require('./errors.js')
+
 const stores = new WeakMap()
 const MAX_ROUNDS = 4
 
@@ -268,8 +270,7 @@ module.exports = function installStore(binding) {
         // A throwing getter. Not read a second time (a getter that re-enters would be
         // called twice per level): out of stack stays the RangeError it is, anything
         // else is named after this export.
-        if (err instanceof RangeError) throw err
-        throw new TypeError(`ingestMany: events: cannot be read (${err instanceof Error ? err.message : String(err)})`)
+        throw unreadable('ingestMany', 'events', err)
       }
       if (packed === null) return nativeIngestMany.call(this, events)
       return this._ingestPacked(packed.strings, packed.lens, packed.kinds)

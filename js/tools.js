@@ -6,6 +6,8 @@
 // the input does not hold (through the store's rate limiter and caches).
 'use strict'
 
+const { inputError, unreadable } = require('./errors.js')
+
 const DEFAULT_WINDOW = 1000
 const DEFAULT_THREADS = 500
 
@@ -16,7 +18,16 @@ function typeName(v) {
 }
 
 function fail(Kind, path, message) {
-  return new Kind(`buildChannelTools: ${path}: ${message}`)
+  return inputError(Kind, 'buildChannelTools', path, message)
+}
+
+// The same error under this export's name, keeping its code and path.
+function renamed(err, message) {
+  const out = new err.constructor(message)
+  if (err.code !== undefined) out.code = err.code
+  if (err.path !== undefined) out.path = err.path
+  if (err.cause !== undefined) out.cause = err.cause
+  return out
 }
 
 // What a drop-in fetcher may resolve to, as the store reads it: an array of messages,
@@ -47,7 +58,7 @@ function asOurs(run) {
     return run()
   } catch (err) {
     if ((err instanceof TypeError || err instanceof RangeError) && /^[A-Za-z]+: /.test(String(err.message))) {
-      throw new err.constructor(String(err.message).replace(/^[A-Za-z]+: (options\.)?/, 'buildChannelTools: '))
+      throw renamed(err, String(err.message).replace(/^[A-Za-z]+: (options\.)?/, 'buildChannelTools: '))
     }
     throw err
   }
@@ -64,9 +75,8 @@ module.exports = function toolsLayer(ChannelStore) {
     } catch (err) {
       // What the caller's own code threw while being read (a getter, a Proxy trap), or
       // V8's message for a value it cannot handle, is named after this export.
-      const msg = err instanceof Error ? String(err.message) : undefined
-      if (msg !== undefined && (msg.startsWith('buildChannelTools: ') || (err instanceof RangeError && /Maximum call stack/.test(msg)))) throw err
-      throw new TypeError(`buildChannelTools: input: cannot be read (${msg ?? `threw ${typeof err}`})`, { cause: err })
+      if (err instanceof Error && String(err.message).startsWith('buildChannelTools: ')) throw err
+      throw unreadable('buildChannelTools', 'input', err)
     }
   }
 
@@ -134,12 +144,10 @@ module.exports = function toolsLayer(ChannelStore) {
     } catch (err) {
       // ingestMany names `events[i].message.<field>`; the caller gave `messages[i].<field>`.
       if (err instanceof TypeError || err instanceof RangeError) {
-        const renamed = new err.constructor(
-          String(err.message)
-            .replace(/^ingestMany: /, 'buildChannelTools: ')
-            .replace(/events\[(\d+)\]\.message/g, (_, i) => `messages[${order[Number(i)]}]`),
-        )
-        throw renamed
+        const fix = (s) => String(s).replace(/events\[(\d+)\]\.message/g, (_, i) => `messages[${order[Number(i)]}]`)
+        const out = renamed(err, fix(String(err.message).replace(/^ingestMany: /, 'buildChannelTools: ')))
+        if (typeof out.path === 'string') out.path = fix(out.path)
+        throw out
       }
       throw err
     }
@@ -151,7 +159,7 @@ module.exports = function toolsLayer(ChannelStore) {
       })
     } catch (err) {
       if (err instanceof TypeError || err instanceof RangeError) {
-        throw new err.constructor(String(err.message).replace(/^tools: (options\.)?/, 'buildChannelTools: '))
+        throw renamed(err, String(err.message).replace(/^tools: (options\.)?/, 'buildChannelTools: '))
       }
       throw err
     }

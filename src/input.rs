@@ -14,6 +14,24 @@ pub enum ErrorKind {
     Range,
 }
 
+/// `code` of a `TypeError` for a missing or wrongly typed value (Node's own name for it).
+pub const CODE_INVALID_TYPE: &str = "ERR_INVALID_ARG_TYPE";
+/// `code` of a `RangeError` for a value of the right type out of range.
+pub const CODE_OUT_OF_RANGE: &str = "ERR_OUT_OF_RANGE";
+/// `code` of a `TypeError` for a value whose reading threw (a caller's getter or Proxy
+/// trap) or that JavaScript cannot convert (a cycle, a BigInt, a revoked Proxy).
+pub const CODE_UNREADABLE: &str = "ERR_UNREADABLE_INPUT";
+
+impl ErrorKind {
+    /// The `code` property of the error thrown for this kind.
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::Type => CODE_INVALID_TYPE,
+            ErrorKind::Range => CODE_OUT_OF_RANGE,
+        }
+    }
+}
+
 /// Bad input, with the field path it was found at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputError {

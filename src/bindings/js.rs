@@ -11,17 +11,59 @@ use napi::{Env, JsString, JsValue, ValueType};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-/// Throws `e` as a `TypeError` or `RangeError` named after `func`, and returns the error
-/// that tells napi an exception is pending.
+/// Throws `e` as a `TypeError` or `RangeError` named after `func`, with `code`
+/// (`ERR_INVALID_ARG_TYPE` / `ERR_OUT_OF_RANGE`) and `path` properties, and returns the
+/// error that tells napi an exception is pending.
 pub fn throw(env: &Env, func: &str, e: &InputError) -> Error {
-    let msg = format!("{func}: {e}").replace('\0', "\u{FFFD}");
-    let thrown = match e.kind {
-        ErrorKind::Type => env.throw_type_error(&msg, None),
-        ErrorKind::Range => env.throw_range_error(&msg, None),
+    let msg = format!("{func}: {e}");
+    throw_coded(env, e.kind, e.kind.code(), &msg, &e.path)
+}
+
+/// Throws a `TypeError` / `RangeError` with `message`, `code` and `path` properties.
+fn throw_coded(env: &Env, kind: ErrorKind, code: &str, message: &str, path: &str) -> Error {
+    let make = || -> Result<napi::sys::napi_value> {
+        let msg = env.create_string(&message.replace('\0', "\u{FFFD}"))?;
+        let code_js = env.create_string(code)?;
+        let mut out = std::ptr::null_mut();
+        // SAFETY: a valid env on the JS thread; the handles are of this scope and `out`
+        // is a local.
+        let status = unsafe {
+            match kind {
+                ErrorKind::Type => {
+                    napi::sys::napi_create_type_error(env.raw(), code_js.raw(), msg.raw(), &mut out)
+                }
+                ErrorKind::Range => napi::sys::napi_create_range_error(
+                    env.raw(),
+                    code_js.raw(),
+                    msg.raw(),
+                    &mut out,
+                ),
+            }
+        };
+        if status != napi::sys::Status::napi_ok {
+            return Err(Error::from_status(Status::from(status)));
+        }
+        let mut obj = Object::from_raw(env.raw(), out);
+        obj.set_named_property("path", env.create_string(path)?)?;
+        Ok(out)
     };
-    match thrown {
-        Ok(()) => Error::from_status(Status::PendingException),
-        Err(err) => err,
+    match make() {
+        Ok(err) => {
+            // SAFETY: throwing an error object of this scope.
+            unsafe { napi::sys::napi_throw(env.raw(), err) };
+            Error::from_status(Status::PendingException)
+        }
+        Err(_) => {
+            clear_exception(env);
+            let thrown = match kind {
+                ErrorKind::Type => env.throw_type_error(message, Some(code)),
+                ErrorKind::Range => env.throw_range_error(message, Some(code)),
+            };
+            match thrown {
+                Ok(()) => Error::from_status(Status::PendingException),
+                Err(err) => err,
+            }
+        }
     }
 }
 
@@ -264,29 +306,20 @@ pub fn named<T>(env: &Env, func: &str, path: &str, r: Result<T>) -> Result<T> {
         return Err(Error::from_status(Status::PendingException));
     }
     let why = message.unwrap_or_else(|| format!("threw {}", describe(&thrown)));
-    let text = format!("{func}: {path}: cannot be read ({why})").replace('\0', "\u{FFFD}");
-    // A TypeError whose cause is what the caller's code threw.
-    let type_error: Unknown = env
-        .get_global()?
-        .get_named_property_unchecked::<Unknown>("TypeError")?;
-    let msg = env.create_string(&text)?;
-    let argv = [msg.raw()];
-    let mut out = std::ptr::null_mut();
-    // SAFETY: valid handles of this scope; `out` is a local.
-    let st = unsafe {
-        napi::sys::napi_new_instance(env.raw(), type_error.raw(), 1, argv.as_ptr(), &mut out)
-    };
-    if st != napi::sys::Status::napi_ok {
+    let text = format!("{func}: {path}: cannot be read ({why})");
+    let err = throw_coded(env, ErrorKind::Type, input::CODE_UNREADABLE, &text, path);
+    // The cause is what the caller's code threw.
+    let mut raw_err = std::ptr::null_mut();
+    // SAFETY: a valid env on the JS thread; the out pointer is a local.
+    let st = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut raw_err) };
+    if st == napi::sys::Status::napi_ok && !raw_err.is_null() {
+        let mut obj = Object::from_raw(env.raw(), raw_err);
+        let _ = obj.set_named_property("cause", thrown);
         clear_exception(env);
-        env.throw_type_error(&text, None)?;
-        return Err(Error::from_status(Status::PendingException));
+        // SAFETY: throwing the error object just taken back.
+        unsafe { napi::sys::napi_throw(env.raw(), raw_err) };
     }
-    let mut err = Object::from_raw(env.raw(), out);
-    let _ = err.set_named_property("cause", thrown);
-    clear_exception(env);
-    // SAFETY: throwing an error object of this scope.
-    unsafe { napi::sys::napi_throw(env.raw(), out) };
-    Err(Error::from_status(Status::PendingException))
+    Err(err)
 }
 
 /// When the pending exception is a `RangeError` (a stack overflow, typically), leaves it
@@ -359,10 +392,13 @@ pub fn input_json(env: &Env, func: &str, root: &str, v: Unknown) -> Result<Optio
             let why = take_exception_message(env)
                 .or_else(|| (!e.reason.is_empty()).then(|| e.reason.clone()))
                 .unwrap_or_else(|| format!("{:?}", e.status));
-            return Err(throw(
+            let text = format!("{func}: {path}: cannot be read as JSON ({why})");
+            return Err(throw_coded(
                 env,
-                func,
-                &InputError::type_error(path, format!("cannot be read as JSON ({why})")),
+                ErrorKind::Type,
+                input::CODE_UNREADABLE,
+                &text,
+                path,
             ));
         }
     };
