@@ -22,7 +22,7 @@ pub fn throw(env: &Env, func: &str, e: &InputError) -> Error {
 /// Throws a `TypeError` / `RangeError` with `message`, `code` and `path` properties.
 fn throw_coded(env: &Env, kind: ErrorKind, code: &str, message: &str, path: &str) -> Error {
     let make = || -> Result<napi::sys::napi_value> {
-        let msg = env.create_string(&message.replace('\0', "\u{FFFD}"))?;
+        let msg = env.create_string(message.replace('\0', "\u{FFFD}"))?;
         let code_js = env.create_string(code)?;
         let mut out = std::ptr::null_mut();
         // SAFETY: a valid env on the JS thread; the handles are of this scope and `out`
