@@ -700,14 +700,14 @@ export interface ChannelEvent {
  */
 export interface ChannelFetcher {
   /** `conversations.replies`: the thread's root and replies, oldest first. */
-  fetchThread?: (request: FetchRequest) => Promise<unknown>
+  fetchThread?: (request: FetchThreadRequest) => Promise<unknown>
   /** `conversations.history`: the newest page of the channel. */
-  fetchHistory?: (request: FetchRequest) => Promise<unknown>
+  fetchHistory?: (request: FetchHistoryRequest) => Promise<unknown>
   /**
    * Specific messages by id (on Slack, `conversations.history` with `latest`,
    * `inclusive` and `limit: 1`, or `conversations.replies` for a reply).
    */
-  fetchMessages?: (request: FetchRequest) => Promise<unknown>
+  fetchMessages?: (request: FetchMessagesRequest) => Promise<unknown>
   /** The bytes of a file. */
   fetchMedia?: (request: FetchMediaRequest) => Promise<Uint8Array | ArrayBuffer>
 }
@@ -830,6 +830,17 @@ export declare const DEFAULT_INLINE_MAX_BYTES: number
  */
 export declare function estimateTokens(text: string): number
 
+/**
+ * What `fetchHistory` is asked for: the newest page of a channel
+ * (`conversations.history`).
+ */
+export interface FetchHistoryRequest {
+  channelId: string
+  cursor?: string
+  /** Objects per page. */
+  limit: number
+}
+
 /** What `fetchMedia` is asked for. */
 export interface FetchMediaRequest {
   artifactId: string
@@ -842,6 +853,15 @@ export interface FetchMediaRequest {
   messageId: string
 }
 
+/** What `fetchMessages` is asked for: specific messages by id. */
+export interface FetchMessagesRequest {
+  channelId: string
+  /** The messages wanted. */
+  messageIds: Array<string>
+  /** Objects per page. */
+  limit: number
+}
+
 /** What a fetcher is asked for. `cursor` is set for pages after the first. */
 export interface FetchRequest {
   channelId: string
@@ -849,6 +869,17 @@ export interface FetchRequest {
   threadId?: string
   /** `fetchMessages`: the messages wanted. */
   messageIds?: Array<string>
+  cursor?: string
+  /** Objects per page. */
+  limit: number
+}
+
+/** What `fetchThread` is asked for: one page of a thread (`conversations.replies`). */
+export interface FetchThreadRequest {
+  channelId: string
+  /** The thread (its root's id; Slack `thread_ts`). */
+  threadId: string
+  /** Set for pages after the first (Slack `response_metadata.next_cursor`). */
   cursor?: string
   /** Objects per page. */
   limit: number
@@ -1266,8 +1297,11 @@ export interface ThreadTelemetry {
 export interface ToolDefinition {
   name: string
   description: string
-  /** JSON Schema of the input (`type: "object"`, `additionalProperties: false`). */
-  input_schema: Record<string, unknown>
+  /**
+   * JSON Schema of the input (`type: "object"`, `additionalProperties: false`); the
+   * whole definition is assignable to `@anthropic-ai/sdk`'s `Tool`.
+   */
+  input_schema: { type: 'object'; properties: Record<string, unknown>; required?: string[]; [key: string]: unknown }
 }
 
 /**

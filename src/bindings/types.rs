@@ -424,6 +424,38 @@ pub struct RateLimitOptions {
     pub max_pages: Option<f64>,
 }
 
+/// What `fetchThread` is asked for: one page of a thread (`conversations.replies`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct FetchThreadRequest {
+    pub channel_id: String,
+    /// The thread (its root's id; Slack `thread_ts`).
+    pub thread_id: String,
+    /// Set for pages after the first (Slack `response_metadata.next_cursor`).
+    pub cursor: Option<String>,
+    /// Objects per page.
+    pub limit: f64,
+}
+
+/// What `fetchHistory` is asked for: the newest page of a channel
+/// (`conversations.history`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct FetchHistoryRequest {
+    pub channel_id: String,
+    pub cursor: Option<String>,
+    /// Objects per page.
+    pub limit: f64,
+}
+
+/// What `fetchMessages` is asked for: specific messages by id.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct FetchMessagesRequest {
+    pub channel_id: String,
+    /// The messages wanted.
+    pub message_ids: Vec<String>,
+    /// Objects per page.
+    pub limit: f64,
+}
+
 /// What a fetcher is asked for. `cursor` is set for pages after the first.
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct FetchRequest {
@@ -461,14 +493,14 @@ pub struct FetchMediaRequest {
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct ChannelFetcher {
     /// `conversations.replies`: the thread's root and replies, oldest first.
-    #[napi(ts_type = "(request: FetchRequest) => Promise<unknown>")]
+    #[napi(ts_type = "(request: FetchThreadRequest) => Promise<unknown>")]
     pub fetch_thread: Option<()>,
     /// `conversations.history`: the newest page of the channel.
-    #[napi(ts_type = "(request: FetchRequest) => Promise<unknown>")]
+    #[napi(ts_type = "(request: FetchHistoryRequest) => Promise<unknown>")]
     pub fetch_history: Option<()>,
     /// Specific messages by id (on Slack, `conversations.history` with `latest`,
     /// `inclusive` and `limit: 1`, or `conversations.replies` for a reply).
-    #[napi(ts_type = "(request: FetchRequest) => Promise<unknown>")]
+    #[napi(ts_type = "(request: FetchMessagesRequest) => Promise<unknown>")]
     pub fetch_messages: Option<()>,
     /// The bytes of a file.
     #[napi(ts_type = "(request: FetchMediaRequest) => Promise<Uint8Array | ArrayBuffer>")]
@@ -721,7 +753,11 @@ pub struct ChannelToolsOptions {
 pub struct ToolDefinition {
     pub name: String,
     pub description: String,
-    /// JSON Schema of the input (`type: "object"`, `additionalProperties: false`).
-    #[napi(js_name = "input_schema", ts_type = "Record<string, unknown>")]
+    /// JSON Schema of the input (`type: "object"`, `additionalProperties: false`); the
+    /// whole definition is assignable to `@anthropic-ai/sdk`'s `Tool`.
+    #[napi(
+        js_name = "input_schema",
+        ts_type = "{ type: 'object'; properties: Record<string, unknown>; required?: string[]; [key: string]: unknown }"
+    )]
     pub input_schema: (),
 }
