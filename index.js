@@ -56,10 +56,10 @@ function loadBinding() {
   const error = new Error(
     `@openclaw/context-engine: no native addon could be loaded for ${id}.\n` +
       failures.join('\n') +
-      '\nTo build it from source, install Rust (https://rustup.rs) and run `npm run build`' +
-      ` in ${__dirname} (or reinstall the package: its install step builds from source when no` +
-      ' prebuilt binary exists). If your platform has a prebuilt package, make sure optional' +
-      ' dependencies were not skipped (npm install --include=optional).',
+      `\nIf @openclaw/context-engine publishes ${prebuilt} for your platform, make sure optional dependencies` +
+      ' were not skipped (npm install --include=optional). Otherwise build it from source:' +
+      ' install Rust (https://rustup.rs), then run' +
+      ` \`npm rebuild @openclaw/context-engine\` (its install step compiles the addon when no prebuilt binary loads).`,
   )
   error.code = 'ERR_CONTEXT_ENGINE_NATIVE_MISSING'
   throw error

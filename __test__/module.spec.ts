@@ -129,6 +129,16 @@ describe('loader', () => {
     expect(r.stdout.trim()).toBe('prebuilt')
   })
 
+  it('names the load error of a binary that exists but does not load', () => {
+    const dir = scratch()
+    writeFileSync(join(dir, nodeFile), 'not a shared object')
+    const r = run(dir, "require('./index.js')")
+    expect(r.status).not.toBe(0)
+    expect(r.stderr).toContain(`local build ${join(dir, nodeFile)}: `)
+    expect(r.stderr).toMatch(/invalid ELF header|not a valid|file too short|slice is not valid/)
+    expect(r.stderr).not.toContain('npm run build')
+  })
+
   it('says how to build when neither exists', () => {
     const dir = scratch()
     const r = run(dir, "require('./index.js')")
@@ -136,7 +146,11 @@ describe('loader', () => {
     expect(r.stderr).toContain(`no native addon could be loaded for ${platformId}`)
     expect(r.stderr).toContain(`@openclaw/context-engine-${platformId}: not installed`)
     expect(r.stderr).toContain('not found')
-    expect(r.stderr).toContain('npm run build')
+    // What a consumer can do: install Rust and rebuild the package, or get the optional
+    // prebuilt package; never `npm run build`, which only works in this repository.
+    expect(r.stderr).toContain('npm rebuild @openclaw/context-engine')
+    expect(r.stderr).not.toContain('npm run build')
+    expect(r.stderr).toContain('--include=optional')
     expect(r.stderr).toContain('https://rustup.rs')
   })
 })

@@ -8,11 +8,17 @@
 // suites never run against a stale binary.
 'use strict'
 const { spawnSync } = require('node:child_process')
-const { copyFileSync, existsSync, readFileSync, renameSync } = require('node:fs')
-const { join } = require('node:path')
+const { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } = require('node:fs')
+const { tmpdir } = require('node:os')
+const { join, sep } = require('node:path')
 
 const root = join(__dirname, '..')
 const force = process.argv.includes('--force')
+// Installed as a dependency (inside a consumer's node_modules), a build from source uses a
+// temporary cargo target directory and removes it: the consumer keeps the addon, not
+// hundreds of megabytes of build artifacts. In the package's own checkout `target/` stays,
+// so rebuilds are incremental.
+const asDependency = root.split(sep).includes('node_modules')
 
 function loads() {
   const r = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(join(root, 'index.js'))})`], {
@@ -34,26 +40,34 @@ function platformId() {
 
 if (!force && existsSync(join(root, 'index.js')) && loads()) process.exit(0)
 
+const prebuilt = `@openclaw/context-engine-${platformId()}`
 if (!existsSync(join(root, 'Cargo.toml'))) {
-  console.error('@openclaw/context-engine: no prebuilt binary for this platform and no Rust sources to build from.')
+  console.error(`@openclaw/context-engine: no prebuilt binary loads for ${platformId()} (package ${prebuilt}) and there are no Rust sources to build from.`)
   process.exit(1)
 }
 const cargo = spawnSync('cargo', ['--version'], { stdio: 'ignore' })
 if (cargo.status !== 0) {
   console.error(
-    '@openclaw/context-engine: no prebuilt binary for this platform, and cargo was not found.\n' +
-      'Install Rust (https://rustup.rs), then run `npm install` again (or `npm run build`).',
+    `@openclaw/context-engine: no prebuilt binary loads for ${platformId()} (package ${prebuilt}), and cargo was not found to build one.\n` +
+      'If that package exists for your platform, make sure optional dependencies were not skipped (npm install --include=optional).\n' +
+      'Otherwise install Rust (https://rustup.rs), then run `npm rebuild @openclaw/context-engine`.',
   )
   process.exit(1)
 }
 
 if (!force) console.log('@openclaw/context-engine: building the native addon from source (cargo build --release)...')
+const targetDir = asDependency ? mkdtempSync(join(tmpdir(), 'context-engine-build-')) : null
+const cleanUp = () => {
+  if (targetDir) rmSync(targetDir, { recursive: true, force: true })
+}
 const build = spawnSync('cargo', ['build', '--release', '--lib', '--message-format=json-render-diagnostics'], {
   cwd: root,
   stdio: ['ignore', 'pipe', 'inherit'],
   maxBuffer: 256 * 1024 * 1024,
+  env: targetDir ? { ...process.env, CARGO_TARGET_DIR: targetDir } : process.env,
 })
 if (build.status !== 0) {
+  cleanUp()
   console.error('@openclaw/context-engine: cargo build failed (see above).')
   process.exit(build.status || 1)
 }
@@ -66,6 +80,7 @@ for (const line of build.stdout.toString().split('\n')) {
   }
 }
 if (!artifact) {
+  cleanUp()
   console.error('@openclaw/context-engine: cargo did not report a cdylib artifact.')
   process.exit(1)
 }
@@ -74,6 +89,7 @@ const dest = join(root, `${napi.binaryName}.${platformId()}.node`)
 // Copy then rename, so a process that has the old binary mapped is not disturbed.
 copyFileSync(artifact, `${dest}.tmp`)
 renameSync(`${dest}.tmp`, dest)
+cleanUp()
 if (!loads()) {
   console.error(`@openclaw/context-engine: built ${dest}, but it does not load.`)
   process.exit(1)
