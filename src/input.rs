@@ -306,6 +306,62 @@ pub fn path_at(json: &str, pos: usize, root: &str) -> String {
     out
 }
 
+/// Fields whose `null` is an ordinary value in the package's inputs and never a number:
+/// a `null` there cannot be a NaN or ±Infinity that `JSON.stringify` turned into `null`.
+const NULLABLE_NON_NUMBERS: [&str; 16] = [
+    "threadId",
+    "thread_id",
+    "threadContext",
+    "thread",
+    "filename",
+    "media",
+    "files",
+    "source_thread_id",
+    "lastReplyTs",
+    "last_reply_ts",
+    "latest_reply",
+    "workspaceId",
+    "messageId",
+    "omitted_range_ts",
+    "thread_activity",
+    "diagnostic",
+];
+
+/// Whether `json` (from `JSON.stringify`) may hold a NaN or ±Infinity written as `null`:
+/// a `null` in an array, or under a key not known to take `null` as an ordinary value.
+/// Only then is the input read a second time to find out (see [`non_finite_error`]).
+pub fn may_hide_non_finite(json: &str) -> bool {
+    // One forward pass: `null` counts only outside strings.
+    let b = json.as_bytes();
+    let mut in_string = false;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if c == b'"' {
+            in_string = true;
+        } else if c == b'n' && b[i..].starts_with(b"null") {
+            let before = json[..i].trim_end();
+            match before.as_bytes().last() {
+                Some(b':') => match key_before(json, before.len()) {
+                    Some(k) if NULLABLE_NON_NUMBERS.contains(&k) => {}
+                    _ => return true,
+                },
+                _ => return true,
+            }
+            i += 4;
+            continue;
+        }
+        i += 1;
+    }
+    false
+}
+
 /// What a JSON replacer writes for a number JSON cannot hold (NaN, ±Infinity), so the
 /// field can be found and named instead of read as `null`.
 pub const NON_FINITE_MARKER: &str = "\\u0000non-finite:";
@@ -516,6 +572,19 @@ mod tests {
         assert!(has_lone_surrogate(&[0x43, 0xD800]));
         assert!(has_lone_surrogate(&[0xDC00, 0x43]));
         assert!(!has_lone_surrogate(&[0xD83D, 0xDE00]));
+    }
+
+    #[test]
+    fn nulls_that_may_hide_a_nan_are_told_from_ordinary_ones() {
+        assert!(!may_hide_non_finite(
+            r#"{"threadId":null,"media":null,"text":"null"}"#
+        ));
+        assert!(may_hide_non_finite(
+            r#"{"threadId":null,"windowSize":null}"#
+        ));
+        assert!(may_hide_non_finite(r#"{"a":[1,null]}"#));
+        assert!(!may_hide_non_finite(r#"{"text":"[1,null]"}"#));
+        assert!(!may_hide_non_finite(r#"{"a":1}"#));
     }
 
     #[test]

@@ -402,8 +402,9 @@ pub fn input_json(env: &Env, func: &str, root: &str, v: Unknown) -> Result<Optio
             ));
         }
     };
-    // NaN and ±Infinity come out as `null`: only then look closer.
-    if text.contains("null") {
+    // NaN and ±Infinity come out as `null`: only where such a `null` may be one, look
+    // closer (an ordinary `threadId: null` costs nothing more).
+    if input::may_hide_non_finite(&text) {
         match stringify_revealing_non_finite(env, v) {
             Ok(Some(revealed)) => {
                 if let Some(e) = input::non_finite_error(&revealed, root) {
