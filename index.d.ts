@@ -596,9 +596,14 @@ export interface BudgetReply {
 /**
  * The ChannelSnapshot for an anchor message and the messages around it: the anchor in
  * full, adjacent messages (the anchor skipped) as snippets with thread activity (`null`
- * without replies), media flag and reactions. Timestamps become ISO-8601.
+ * without replies), media flag and reactions.
+ *
+ * Takes the Claude SDK runner's `StructuredContextInput` (flat `channelId`, `anchor.authorId`,
+ * ...), read and rendered exactly as that runner did (timestamps as given), or the
+ * engine's `ChannelSnapshotInput` (`channel: { id }`, `author: { userId }`; timestamps
+ * become ISO-8601). An unknown field in either is a `TypeError`, never dropped.
  */
-export declare function buildChannelSnapshot(input: ChannelSnapshotInput): ChannelSnapshot
+export declare function buildChannelSnapshot(input: StructuredContextInput | ChannelSnapshotInput): ChannelSnapshot
 
 /** `buildContext` options. */
 export interface BuildContextOptions {
@@ -632,17 +637,23 @@ export interface BuildContextOptions {
 export declare function buildContextPromptSection(input: PromptSectionInput, options?: PromptSectionOptions | null): string
 
 /**
- * The ThreadContext of a thread within `budgetTokens` (default 8000): the root always in
- * full, then the most recent replies that fit, each cut to 300 tokens (`is_truncated`).
- * `null` for `null` input or a message without replies.
+ * The ThreadContext of a thread within `budgetTokens` (default 8000), or `null` for
+ * `null`. Takes the runner's `thread` (`{ rootMessageId, rootTs, ..., replies,
+ * totalReplyCount }`), built as that runner did: the newest replies whose text fits (the
+ * root not counted, the newest always kept), each over 300 tokens cut with `…`,
+ * timestamps as given, `total_replies` as reported, a thread without replies still a
+ * ThreadContext. Or the engine's `ThreadInput`, budgeted over root and capped replies,
+ * ISO timestamps, `null` for a message without replies.
  */
-export declare function buildThreadContext(thread: ThreadInput | null, budgetTokens?: number | null): ThreadContext | null
+export declare function buildThreadContext(thread: ThreadDataInput | ThreadInput | null, budgetTokens?: number | null): ThreadContext | null
 
 /**
- * `buildThreadContext` plus how the budget was used:
- * `{ threadBudgetTokens, actualTokens, messagesTruncated }`.
+ * `buildThreadContext` plus how the budget was used, as the runner reported it:
+ * `{ threadContext, budgetUtilization: { threadBudgetTokens, actualTokens,
+ * messagesTruncated } }` (`messagesTruncated`: replies the budget left out), or
+ * `{ threadContext: null }` without a thread.
  */
-export declare function buildThreadContextWithTelemetry(thread: ThreadInput | null, budgetTokens?: number | null): ThreadContextWithTelemetry
+export declare function buildThreadContextWithTelemetry(thread: ThreadDataInput | ThreadInput | null, budgetTokens?: number | null): ThreadContextWithTelemetry
 
 /** `BuiltContext` as a plain object (`ctx.toJSON()`). */
 export interface BuiltContextJson {
@@ -883,6 +894,14 @@ export interface FetchThreadRequest {
   cursor?: string
   /** Objects per page. */
   limit: number
+}
+
+/** A file in the runner's input. */
+export interface FileInput {
+  artifactId: string
+  mimeType: string
+  filename?: string
+  byteLength: number
 }
 
 /**
@@ -1206,6 +1225,46 @@ export interface StoreStats {
  */
 export declare function stripThreadContext(prompt: string, options: { resumed: boolean }): StripResult
 
+/** A message around the anchor, in the runner's input. */
+export interface StructuredAdjacentInput {
+  messageId: string
+  ts: string
+  authorId: string
+  authorName: string
+  authorIsBot: boolean
+  text: string
+  threadId?: string | null
+  replyCount: number
+  hasMedia: boolean
+  /** Labels as the snapshot shows them (`":white_check_mark: 3"`). */
+  reactions: Array<string>
+}
+
+/** The message being answered, in the runner's input. */
+export interface StructuredAnchorInput {
+  messageId: string
+  ts: string
+  authorId: string
+  authorName: string
+  authorIsBot: boolean
+  text: string
+  threadId?: string | null
+  files?: Array<FileInput>
+}
+
+/** The Claude SDK runner's input for one turn, as its context modules take it. */
+export interface StructuredContextInput {
+  platform: string
+  channelId: string
+  channelName: string
+  channelType: 'direct' | 'group'
+  anchor: StructuredAnchorInput
+  adjacentMessages: Array<StructuredAdjacentInput>
+  thread?: ThreadDataInput | null
+  /** The runner's fetcher; not used by `buildChannelSnapshot`. */
+  fetcher?: unknown
+}
+
 /** Default token budget of a ThreadContext (root plus replies): 8000. */
 export declare const THREAD_BUDGET_TOKENS: number
 
@@ -1241,10 +1300,26 @@ export interface ThreadContext {
   truncation: Truncation
 }
 
-/** `buildThreadContextWithTelemetry`'s result. */
+/** `buildThreadContextWithTelemetry`'s result, as the runner's module returned it. */
 export interface ThreadContextWithTelemetry {
-  context: ThreadContext | null
-  telemetry: ThreadTelemetry
+  threadContext: ThreadContext | null
+  /** How the budget was used; absent without a thread. */
+  budgetUtilization?: ThreadTelemetry
+}
+
+/** The thread of the runner's input (`buildThreadContext`'s argument in the runner). */
+export interface ThreadDataInput {
+  rootMessageId: string
+  rootTs: string
+  rootAuthorId: string
+  rootAuthorName: string
+  rootAuthorIsBot: boolean
+  rootText: string
+  rootFiles?: Array<FileInput>
+  /** Oldest first. */
+  replies: Array<ThreadReplyInput>
+  /** Replies the thread has on the platform (shown as `total_replies`). */
+  totalReplyCount: number
 }
 
 /** `buildThreadContext`'s input: a thread root and its replies, oldest first. */
@@ -1265,6 +1340,17 @@ export interface ThreadReply {
   text: string
   is_truncated: boolean
   media: Array<MediaRef>
+}
+
+/** A thread reply, in the runner's input. */
+export interface ThreadReplyInput {
+  messageId: string
+  ts: string
+  authorId: string
+  authorName: string
+  authorIsBot: boolean
+  text: string
+  files?: Array<FileInput>
 }
 
 /** The message that started a thread, always in full. */

@@ -44,10 +44,10 @@ describe('large inputs', () => {
     const input = snapshotInput(1)
     input.adjacentMessages[0].text = huge
     expect(engine.buildChannelSnapshot(input).adjacent[0].snippet).toHaveLength(150)
-    const { context, telemetry } = engine.buildThreadContextWithTelemetry(threadInput([huge, 'ok']))
+    const { threadContext: context, budgetUtilization: telemetry } = engine.buildThreadContextWithTelemetry(threadInput([huge, 'ok']))
     expect(context!.replies[0].is_truncated).toBe(true)
     expect(context!.replies[0].text).toHaveLength(1200)
-    expect(telemetry.actualTokens).toBeLessThanOrEqual(8000)
+    expect(telemetry!.actualTokens).toBeLessThanOrEqual(8000)
     const budget = engine.applyThreadBudget({ replies: [{ ts: '1', text: huge }, { ts: '2', text: huge }] })
     expect(budget.included).toHaveLength(1)
   })

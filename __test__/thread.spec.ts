@@ -153,7 +153,7 @@ describe('buildThreadContext', () => {
     const root = 'R'.repeat(40_000)
     const replies = Array.from({ length: 50 }, (_, i) => `reply ${i} `.padEnd(400, '.')) // 100 tokens each
     const input = { ...threadInput(replies), root: msg(ts(0), root) }
-    const { context, telemetry } = buildThreadContextWithTelemetry(input, 12_000)
+    const { threadContext: context, budgetUtilization: telemetry } = buildThreadContextWithTelemetry(input, 12_000)
     expect(context!.root.text).toBe(root)
     // 12000 - 10000 (root) leaves 2000: the newest 20 replies.
     expect(context!.replies).toHaveLength(20)
@@ -165,15 +165,13 @@ describe('buildThreadContext', () => {
   })
 
   it('reports telemetry with the default budget', () => {
-    const { context, telemetry } = buildThreadContextWithTelemetry(threadInput(['x'.repeat(4000), 'ok']))
+    const { threadContext: context, budgetUtilization: telemetry } = buildThreadContextWithTelemetry(threadInput(['x'.repeat(4000), 'ok']))
     expect(context).not.toBeNull()
-    expect(telemetry.threadBudgetTokens).toBe(8000)
-    expect(telemetry.messagesTruncated).toBe(1)
-    expect(telemetry.actualTokens).toBe(estimateTokens('Incident: checkout latency is up') + 300 + 1)
-    expect(buildThreadContextWithTelemetry(null, 50)).toEqual({
-      context: null,
-      telemetry: { threadBudgetTokens: 50, actualTokens: 0, messagesTruncated: 0 },
-    })
+    expect(telemetry!.threadBudgetTokens).toBe(8000)
+    expect(telemetry!.messagesTruncated).toBe(1)
+    expect(telemetry!.actualTokens).toBe(estimateTokens('Incident: checkout latency is up') + 300 + 1)
+    // Without a thread, as the runner's module: no budget was used.
+    expect(buildThreadContextWithTelemetry(null, 50)).toEqual({ threadContext: null })
   })
 
   it('accepts null exactly where the seed allows it', () => {

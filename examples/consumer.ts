@@ -81,8 +81,8 @@ const activity: number | undefined = snapshot.adjacent[0]?.thread_activity?.repl
 const thread: ThreadInput = { root, replies, totalReplyCount: 3 }
 const context: ThreadContext | null = buildThreadContext(thread, THREAD_BUDGET_TOKENS)
 const cut: ThreadReply[] = context?.replies.filter((r) => r.is_truncated) ?? []
-const { context: again, telemetry } = buildThreadContextWithTelemetry(thread)
-const spent: number = telemetry.actualTokens + telemetry.threadBudgetTokens + telemetry.messagesTruncated
+const { threadContext: again, budgetUtilization } = buildThreadContextWithTelemetry(thread)
+const spent: number = budgetUtilization ? budgetUtilization.actualTokens + budgetUtilization.threadBudgetTokens + budgetUtilization.messagesTruncated : 0
 const omitted: [string, string] | null = again?.truncation.omitted_range_ts ?? null
 
 // applyThreadBudget is generic: the caller's reply objects come back typed as they went in.

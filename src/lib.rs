@@ -5,6 +5,7 @@
 
 pub mod budget;
 pub mod cache;
+pub mod dropin;
 pub mod hash;
 pub mod input;
 pub mod manifest;

@@ -4,6 +4,7 @@
 use super::js::named;
 use super::js::{budget_arg, describe, expect_object, from_js, from_js_opt, throw, to_js};
 use crate::budget::most_recent_within;
+use crate::dropin::{self, StructuredContextInput, ThreadDataInput};
 use crate::input::InputError;
 use crate::model::{ChannelSnapshotInput, ThreadInput, ThreadTelemetry};
 use crate::prompt::{build_prompt_section, PromptOptionsInput, PromptSectionInput};
@@ -171,20 +172,43 @@ pub fn thread_budget_cut(
     Ok(most_recent_within(&tokens, budget).first_included as u32)
 }
 
+/// Whether `v` is an object with an own or inherited property `key` (how the runner's
+/// flat input shapes are told from the engine's nested ones).
+fn has_key(v: &Unknown, key: &str) -> bool {
+    if v.get_type().ok() != Some(ValueType::Object) {
+        return false;
+    }
+    let Ok(o) = (unsafe { v.cast::<Object>() }) else {
+        return false;
+    };
+    o.has_named_property(key).unwrap_or(false)
+}
+
 /// The ChannelSnapshot for an anchor message and the messages around it: the anchor in
 /// full, adjacent messages (the anchor skipped) as snippets with thread activity (`null`
-/// without replies), media flag and reactions. Timestamps become ISO-8601.
+/// without replies), media flag and reactions.
+///
+/// Takes the Claude SDK runner's `StructuredContextInput` (flat `channelId`, `anchor.authorId`,
+/// ...), read and rendered exactly as that runner did (timestamps as given), or the
+/// engine's `ChannelSnapshotInput` (`channel: { id }`, `author: { userId }`; timestamps
+/// become ISO-8601). An unknown field in either is a `TypeError`, never dropped.
 #[napi(
     catch_unwind,
     js_name = "buildChannelSnapshot",
-    ts_args_type = "input: ChannelSnapshotInput",
+    ts_args_type = "input: StructuredContextInput | ChannelSnapshotInput",
     ts_return_type = "ChannelSnapshot"
 )]
 pub fn build_channel_snapshot_js<'e>(env: &'e Env, input: Unknown<'e>) -> Result<Unknown<'e>> {
-    let input: ChannelSnapshotInput = from_js(env, "buildChannelSnapshot", "", input)?;
+    const F: &str = "buildChannelSnapshot";
+    if has_key(&input, "channelId") {
+        let input: StructuredContextInput = from_js(env, F, "", input)?;
+        return to_js(env, &dropin::channel_snapshot(&input));
+    }
+    let input: ChannelSnapshotInput = from_js(env, F, "", input)?;
     to_js(env, &build_channel_snapshot(&input))
 }
 
+/// A thread built in the runner's semantics (its `thread` input) or the engine's.
 fn budgeted_thread(
     env: &Env,
     func: &str,
@@ -192,6 +216,16 @@ fn budgeted_thread(
     budget: Option<Unknown>,
 ) -> Result<BudgetedThread> {
     let budget = thread_budget(env, func, budget.as_ref())?;
+    if thread.as_ref().is_some_and(|t| has_key(t, "rootMessageId")) {
+        let t: Option<ThreadDataInput> = from_js_opt(env, func, "", thread)?;
+        if let Some(t) = t {
+            let (context, telemetry) = dropin::thread_context(&t, budget);
+            return Ok(BudgetedThread {
+                context: Some(context),
+                telemetry,
+            });
+        }
+    }
     let thread: Option<ThreadInput> = from_js_opt(env, func, "", thread)?;
     Ok(match thread {
         Some(t) => build_thread_context(&t, budget),
@@ -206,13 +240,17 @@ fn budgeted_thread(
     })
 }
 
-/// The ThreadContext of a thread within `budgetTokens` (default 8000): the root always in
-/// full, then the most recent replies that fit, each cut to 300 tokens (`is_truncated`).
-/// `null` for `null` input or a message without replies.
+/// The ThreadContext of a thread within `budgetTokens` (default 8000), or `null` for
+/// `null`. Takes the runner's `thread` (`{ rootMessageId, rootTs, ..., replies,
+/// totalReplyCount }`), built as that runner did: the newest replies whose text fits (the
+/// root not counted, the newest always kept), each over 300 tokens cut with `…`,
+/// timestamps as given, `total_replies` as reported, a thread without replies still a
+/// ThreadContext. Or the engine's `ThreadInput`, budgeted over root and capped replies,
+/// ISO timestamps, `null` for a message without replies.
 #[napi(
     catch_unwind,
     js_name = "buildThreadContext",
-    ts_args_type = "thread: ThreadInput | null, budgetTokens?: number | null",
+    ts_args_type = "thread: ThreadDataInput | ThreadInput | null, budgetTokens?: number | null",
     ts_return_type = "ThreadContext | null"
 )]
 pub fn build_thread_context_js<'e>(
@@ -224,11 +262,13 @@ pub fn build_thread_context_js<'e>(
     to_js(env, &b.context)
 }
 
-/// `buildThreadContext` plus how the budget was used:
-/// `{ threadBudgetTokens, actualTokens, messagesTruncated }`.
+/// `buildThreadContext` plus how the budget was used, as the runner reported it:
+/// `{ threadContext, budgetUtilization: { threadBudgetTokens, actualTokens,
+/// messagesTruncated } }` (`messagesTruncated`: replies the budget left out), or
+/// `{ threadContext: null }` without a thread.
 #[napi(
     catch_unwind,
-    ts_args_type = "thread: ThreadInput | null, budgetTokens?: number | null",
+    ts_args_type = "thread: ThreadDataInput | ThreadInput | null, budgetTokens?: number | null",
     ts_return_type = "ThreadContextWithTelemetry"
 )]
 pub fn build_thread_context_with_telemetry<'e>(
@@ -237,9 +277,11 @@ pub fn build_thread_context_with_telemetry<'e>(
     budget_tokens: Option<Unknown<'e>>,
 ) -> Result<Unknown<'e>> {
     #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
     struct Out<'a> {
-        context: &'a Option<crate::model::ThreadContext>,
-        telemetry: &'a ThreadTelemetry,
+        thread_context: &'a Option<crate::model::ThreadContext>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        budget_utilization: Option<&'a ThreadTelemetry>,
     }
     let b = budgeted_thread(
         env,
@@ -250,8 +292,8 @@ pub fn build_thread_context_with_telemetry<'e>(
     to_js(
         env,
         &Out {
-            context: &b.context,
-            telemetry: &b.telemetry,
+            thread_context: &b.context,
+            budget_utilization: b.context.as_ref().map(|_| &b.telemetry),
         },
     )
 }

@@ -159,12 +159,98 @@ pub struct ThreadTelemetry {
     pub messages_truncated: f64,
 }
 
-/// `buildThreadContextWithTelemetry`'s result.
+/// `buildThreadContextWithTelemetry`'s result, as the runner's module returned it.
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct ThreadContextWithTelemetry {
     #[napi(ts_type = "ThreadContext | null")]
-    pub context: ThreadContext,
-    pub telemetry: ThreadTelemetry,
+    pub thread_context: ThreadContext,
+    /// How the budget was used; absent without a thread.
+    pub budget_utilization: Option<ThreadTelemetry>,
+}
+
+/// A file in the runner's input.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct FileInput {
+    pub artifact_id: String,
+    pub mime_type: String,
+    pub filename: Option<String>,
+    pub byte_length: f64,
+}
+
+/// The message being answered, in the runner's input.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct StructuredAnchorInput {
+    pub message_id: String,
+    pub ts: String,
+    pub author_id: String,
+    pub author_name: String,
+    pub author_is_bot: bool,
+    pub text: String,
+    #[napi(ts_type = "string | null")]
+    pub thread_id: Option<String>,
+    pub files: Option<Vec<FileInput>>,
+}
+
+/// A message around the anchor, in the runner's input.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct StructuredAdjacentInput {
+    pub message_id: String,
+    pub ts: String,
+    pub author_id: String,
+    pub author_name: String,
+    pub author_is_bot: bool,
+    pub text: String,
+    #[napi(ts_type = "string | null")]
+    pub thread_id: Option<String>,
+    pub reply_count: f64,
+    pub has_media: bool,
+    /// Labels as the snapshot shows them (`":white_check_mark: 3"`).
+    pub reactions: Vec<String>,
+}
+
+/// A thread reply, in the runner's input.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct ThreadReplyInput {
+    pub message_id: String,
+    pub ts: String,
+    pub author_id: String,
+    pub author_name: String,
+    pub author_is_bot: bool,
+    pub text: String,
+    pub files: Option<Vec<FileInput>>,
+}
+
+/// The thread of the runner's input (`buildThreadContext`'s argument in the runner).
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct ThreadDataInput {
+    pub root_message_id: String,
+    pub root_ts: String,
+    pub root_author_id: String,
+    pub root_author_name: String,
+    pub root_author_is_bot: bool,
+    pub root_text: String,
+    pub root_files: Option<Vec<FileInput>>,
+    /// Oldest first.
+    pub replies: Vec<ThreadReplyInput>,
+    /// Replies the thread has on the platform (shown as `total_replies`).
+    pub total_reply_count: f64,
+}
+
+/// The Claude SDK runner's input for one turn, as its context modules take it.
+#[napi(object, object_to_js = false, object_from_js = false)]
+pub struct StructuredContextInput {
+    pub platform: String,
+    pub channel_id: String,
+    pub channel_name: String,
+    #[napi(ts_type = "'direct' | 'group'")]
+    pub channel_type: String,
+    pub anchor: StructuredAnchorInput,
+    pub adjacent_messages: Vec<StructuredAdjacentInput>,
+    #[napi(ts_type = "ThreadDataInput | null")]
+    pub thread: Option<ThreadDataInput>,
+    /// The runner's fetcher; not used by `buildChannelSnapshot`.
+    #[napi(ts_type = "unknown")]
+    pub fetcher: Option<()>,
 }
 
 /// The least a reply needs for `applyThreadBudget`.

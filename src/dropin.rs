@@ -1,0 +1,319 @@
+//! The original runner's input shapes and their semantics, for the drop-in exports.
+//!
+//! A Claude SDK runner calls `buildChannelSnapshot(input)` with its flat
+//! `StructuredContextInput` (`channelId`, `anchor.authorId`, `adjacentMessages[].replyCount`,
+//! ...) and `buildThreadContext(thread)` with `{ rootMessageId, rootTs, ..., replies,
+//! totalReplyCount }`. These are read here exactly as that runner defines them, and the
+//! output is what it produced: timestamps passed through as given, the thread budget
+//! counted over reply text only (the root is free), `total_replies` as the caller reports
+//! it, a thread without replies still a ThreadContext. One difference is deliberate: a
+//! reply cut to 300 tokens never ends in half a surrogate pair.
+
+use crate::budget::most_recent_within;
+use crate::model::{
+    AdjacentMessage, Anchor, Author, Channel, ChannelSnapshot, MediaRef, ThreadActivity,
+    ThreadContext, ThreadReply, ThreadRoot, ThreadTelemetry, Truncation, SCHEMA_VERSION,
+};
+use crate::text::{estimate_tokens, truncate_reply, truncate_snippet};
+use crate::thread::STRATEGY_MOST_RECENT;
+use serde::Deserialize;
+
+/// A file as the runner's input carries it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FileInput {
+    pub artifact_id: String,
+    pub mime_type: String,
+    #[serde(default)]
+    pub filename: Option<String>,
+    pub byte_length: u64,
+}
+
+/// The message being answered.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AnchorInput {
+    pub message_id: String,
+    pub ts: String,
+    pub author_id: String,
+    pub author_name: String,
+    pub author_is_bot: bool,
+    pub text: String,
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    #[serde(default)]
+    pub files: Option<Vec<FileInput>>,
+}
+
+/// A message around the anchor, as the channel history holds it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AdjacentInput {
+    pub message_id: String,
+    pub ts: String,
+    pub author_id: String,
+    pub author_name: String,
+    pub author_is_bot: bool,
+    pub text: String,
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    pub reply_count: u64,
+    pub has_media: bool,
+    pub reactions: Vec<String>,
+}
+
+/// A thread reply.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReplyInput {
+    pub message_id: String,
+    pub ts: String,
+    pub author_id: String,
+    pub author_name: String,
+    pub author_is_bot: bool,
+    pub text: String,
+    #[serde(default)]
+    pub files: Option<Vec<FileInput>>,
+}
+
+/// The thread the anchor is in or starts.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ThreadDataInput {
+    pub root_message_id: String,
+    pub root_ts: String,
+    pub root_author_id: String,
+    pub root_author_name: String,
+    pub root_author_is_bot: bool,
+    pub root_text: String,
+    #[serde(default)]
+    pub root_files: Option<Vec<FileInput>>,
+    pub replies: Vec<ReplyInput>,
+    pub total_reply_count: u64,
+}
+
+/// The runner's whole input for one turn.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StructuredContextInput {
+    pub platform: String,
+    pub channel_id: String,
+    pub channel_name: String,
+    pub channel_type: ChannelType,
+    pub anchor: AnchorInput,
+    pub adjacent_messages: Vec<AdjacentInput>,
+    #[serde(default)]
+    pub thread: Option<ThreadDataInput>,
+    /// Functions do not survive JSON; the fetcher is the tools' business.
+    #[serde(default)]
+    pub fetcher: Option<serde_json::Value>,
+}
+
+/// `"direct"` for a DM, `"group"` for a channel or group DM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChannelType {
+    Direct,
+    Group,
+}
+
+fn author(id: &str, name: &str, is_bot: bool) -> Author {
+    Author {
+        user_id: id.to_string(),
+        display_name: name.to_string(),
+        is_bot,
+    }
+}
+
+fn media(files: Option<&Vec<FileInput>>) -> Vec<MediaRef> {
+    files
+        .map(|fs| {
+            fs.iter()
+                .map(|f| MediaRef {
+                    artifact_id: f.artifact_id.clone(),
+                    media_type: f.mime_type.clone(),
+                    filename: f.filename.clone(),
+                    byte_length: f.byte_length,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The ChannelSnapshot the runner built: the anchor in full, the other messages as
+/// snippets (the anchor left out by id), thread activity from `replyCount` (recent
+/// activity is not in the input: 0 and `null`), `hasMedia` and `reactions` as given.
+pub fn channel_snapshot(input: &StructuredContextInput) -> ChannelSnapshot {
+    let a = &input.anchor;
+    ChannelSnapshot {
+        schema_version: SCHEMA_VERSION.to_string(),
+        channel: Channel {
+            id: input.channel_id.clone(),
+            name: input.channel_name.clone(),
+            platform: input.platform.clone(),
+        },
+        anchor: Anchor {
+            message_id: a.message_id.clone(),
+            ts: a.ts.clone(),
+            author: author(&a.author_id, &a.author_name, a.author_is_bot),
+            text: a.text.clone(),
+            media: media(a.files.as_ref()),
+            thread_id: a.thread_id.clone(),
+        },
+        adjacent: input
+            .adjacent_messages
+            .iter()
+            .filter(|m| m.message_id != a.message_id)
+            .map(|m| AdjacentMessage {
+                message_id: m.message_id.clone(),
+                ts: m.ts.clone(),
+                author: author(&m.author_id, &m.author_name, m.author_is_bot),
+                snippet: truncate_snippet(&m.text),
+                thread_activity: (m.reply_count > 0).then_some(ThreadActivity {
+                    reply_count: m.reply_count,
+                    replies_last_1h: 0,
+                    last_reply_ts: None,
+                }),
+                has_media: m.has_media,
+                reactions: m.reactions.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The ThreadContext the runner built, with its budget telemetry: the newest replies
+/// whose text fits `budget_tokens` (the newest always kept; the root not counted), each
+/// over 300 tokens cut; `actual_tokens` is the included replies' text before the cut and
+/// `messages_truncated` the replies the budget left out.
+pub fn thread_context(
+    thread: &ThreadDataInput,
+    budget_tokens: u64,
+) -> (ThreadContext, ThreadTelemetry) {
+    let tokens: Vec<u64> = thread
+        .replies
+        .iter()
+        .map(|r| estimate_tokens(&r.text))
+        .collect();
+    let cut = most_recent_within(&tokens, budget_tokens);
+    let first = cut.omitted();
+    let included = &thread.replies[first..];
+    let omitted_range_ts = (first > 0).then(|| {
+        (
+            thread.replies[0].ts.clone(),
+            thread.replies[first - 1].ts.clone(),
+        )
+    });
+    let replies = included
+        .iter()
+        .map(|r| {
+            let cut = truncate_reply(&r.text);
+            ThreadReply {
+                message_id: r.message_id.clone(),
+                ts: r.ts.clone(),
+                author: author(&r.author_id, &r.author_name, r.author_is_bot),
+                is_truncated: cut.is_some(),
+                text: cut.unwrap_or_else(|| r.text.clone()),
+                media: media(r.files.as_ref()),
+            }
+        })
+        .collect();
+    let context = ThreadContext {
+        schema_version: SCHEMA_VERSION.to_string(),
+        thread_id: thread.root_ts.clone(),
+        root: ThreadRoot {
+            message_id: thread.root_message_id.clone(),
+            ts: thread.root_ts.clone(),
+            author: author(
+                &thread.root_author_id,
+                &thread.root_author_name,
+                thread.root_author_is_bot,
+            ),
+            text: thread.root_text.clone(),
+            media: media(thread.root_files.as_ref()),
+        },
+        replies,
+        truncation: Truncation {
+            total_replies: thread.total_reply_count,
+            included_replies: included.len() as u64,
+            strategy: STRATEGY_MOST_RECENT.to_string(),
+            omitted_range_ts,
+        },
+    };
+    let telemetry = ThreadTelemetry {
+        thread_budget_tokens: budget_tokens,
+        actual_tokens: tokens[first..].iter().sum(),
+        messages_truncated: first as u64,
+    };
+    (context, telemetry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn reply(ts: &str, text: &str) -> serde_json::Value {
+        json!({"messageId": ts, "ts": ts, "authorId": "U1", "authorName": "Sam", "authorIsBot": false, "text": text})
+    }
+
+    fn thread(replies: Vec<serde_json::Value>, total: u64) -> ThreadDataInput {
+        serde_json::from_value(json!({
+            "rootMessageId": "1.0", "rootTs": "1.0", "rootAuthorId": "U0", "rootAuthorName": "Ana",
+            "rootAuthorIsBot": false, "rootText": "root", "replies": replies, "totalReplyCount": total,
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_budget_counts_reply_text_only_and_keeps_the_newest() {
+        // 40 tokens each: a budget of 100 takes the newest two.
+        let t = thread(
+            (1..=5)
+                .map(|i| reply(&format!("1.{i}"), &"x".repeat(160)))
+                .collect(),
+            9,
+        );
+        let (ctx, tel) = thread_context(&t, 100);
+        assert_eq!(ctx.replies.len(), 2);
+        assert_eq!(ctx.replies[0].ts, "1.4");
+        assert_eq!(ctx.truncation.total_replies, 9);
+        assert_eq!(
+            ctx.truncation.omitted_range_ts,
+            Some(("1.1".into(), "1.3".into()))
+        );
+        assert_eq!(
+            (
+                tel.actual_tokens,
+                tel.messages_truncated,
+                tel.thread_budget_tokens
+            ),
+            (80, 3, 100)
+        );
+        // Over budget on its own, the newest reply is still kept (and cut to 300 tokens).
+        let t = thread(vec![reply("1.1", &"y".repeat(4000))], 1);
+        let (ctx, tel) = thread_context(&t, 10);
+        assert!(ctx.replies[0].is_truncated);
+        assert_eq!(ctx.replies[0].text.encode_utf16().count(), 1200);
+        assert_eq!(tel.actual_tokens, 1000);
+    }
+
+    #[test]
+    fn a_thread_without_replies_is_still_a_thread_and_ts_pass_through() {
+        let (ctx, tel) = thread_context(&thread(vec![], 0), 8000);
+        assert_eq!(ctx.thread_id, "1.0");
+        assert_eq!(ctx.root.ts, "1.0");
+        assert!(ctx.replies.is_empty());
+        assert_eq!(ctx.truncation.omitted_range_ts, None);
+        assert_eq!(tel.messages_truncated, 0);
+    }
+
+    #[test]
+    fn unknown_fields_are_refused_not_dropped() {
+        let bad: Result<AdjacentInput, _> = serde_json::from_value(json!({
+            "messageId": "1", "ts": "1", "authorId": "U", "authorName": "u", "authorIsBot": false,
+            "text": "t", "threadId": null, "replyCount": 0, "hasMedia": false, "reactions": [],
+            "files": [],
+        }));
+        assert!(bad.is_err());
+    }
+}
