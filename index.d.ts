@@ -560,7 +560,8 @@ export interface AttachmentRecord {
 
 /**
  * A record to add with `recordAttachment`: the seed's snake_case `AttachmentRecord`, or
- * the same fields in camelCase.
+ * the same fields in camelCase, the turn as `includedAtTurn` or, as the runner's
+ * `recordAttachment` params name it, `turn`.
  */
 export interface AttachmentRecordInput {
   artifactId: string
@@ -569,7 +570,9 @@ export interface AttachmentRecordInput {
   contentHash: string
   sourceMessageId: string
   sourceThreadId?: string | null
-  includedAtTurn: number
+  includedAtTurn?: number
+  /** The runner's name for `includedAtTurn`; give one of the two. */
+  turn?: number
 }
 
 /** Who wrote a message. */

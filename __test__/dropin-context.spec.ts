@@ -7,6 +7,8 @@
 import { describe, expect, it } from 'vitest'
 import {
   buildChannelSnapshot,
+  createAttachmentManifest,
+  recordAttachment,
   buildThreadContext,
   buildThreadContextWithTelemetry,
   estimateTokens,
@@ -139,5 +141,13 @@ describe("buildThreadContext(thread, budgetTokens?) in the runner's shape", () =
     expect(out.budgetUtilization).toEqual({ threadBudgetTokens: 1005, actualTokens: estimateTokens(replies[1]) + estimateTokens(replies[2]), messagesTruncated: 1 })
     expect(buildThreadContextWithTelemetry(thread(replies)).budgetUtilization!.threadBudgetTokens).toBe(8000)
     expect(buildThreadContextWithTelemetry(null)).toEqual({ threadContext: null })
+  })
+})
+
+describe("recordAttachment(manifest, params) with the runner's params", () => {
+  it('takes camelCase params with `turn` and stores the record under its artifact id', () => {
+    const m = createAttachmentManifest()
+    recordAttachment(m, { artifactId: 'F1', displayName: 'graph.png', mediaType: 'image/png', contentHash: 'ab'.repeat(32), sourceMessageId: '1.1', sourceThreadId: null, turn: 3 })
+    expect(m.entries.F1).toEqual({ artifact_id: 'F1', display_name: 'graph.png', media_type: 'image/png', content_hash: 'ab'.repeat(32), source_message_id: '1.1', source_thread_id: null, included_at_turn: 3 })
   })
 })

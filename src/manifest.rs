@@ -31,7 +31,8 @@ pub struct AttachmentRecord {
     pub source_message_id: String,
     #[serde(alias = "sourceThreadId", default)]
     pub source_thread_id: Option<String>,
-    #[serde(alias = "includedAtTurn")]
+    /// The runner's `recordAttachment` params call it `turn`.
+    #[serde(alias = "includedAtTurn", alias = "turn")]
     pub included_at_turn: u64,
 }
 

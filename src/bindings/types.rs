@@ -414,7 +414,8 @@ pub struct ThreadInput {
 }
 
 /// A record to add with `recordAttachment`: the seed's snake_case `AttachmentRecord`, or
-/// the same fields in camelCase.
+/// the same fields in camelCase, the turn as `includedAtTurn` or, as the runner's
+/// `recordAttachment` params name it, `turn`.
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct AttachmentRecordInput {
     pub artifact_id: String,
@@ -424,7 +425,10 @@ pub struct AttachmentRecordInput {
     pub source_message_id: String,
     #[napi(ts_type = "string | null")]
     pub source_thread_id: Option<String>,
-    pub included_at_turn: f64,
+    #[napi(ts_type = "number")]
+    pub included_at_turn: Option<f64>,
+    /// The runner's name for `includedAtTurn`; give one of the two.
+    pub turn: Option<f64>,
 }
 
 /// A candidate for `checkAttachment`.
