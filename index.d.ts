@@ -73,6 +73,52 @@ export interface ChannelTool {
  * and media by id, fetched through `input.fetcher` when not held), in that order.
  * Throws a `TypeError`/`RangeError` naming the field for a malformed input.
  */
+/** A message as the runner's fetcher returns it. */
+export interface RunnerFetchedMessage {
+  messageId: string
+  ts: string
+  authorId: string
+  authorName: string
+  authorIsBot: boolean
+  text: string
+  files?: FileInput[]
+}
+
+/** The Claude SDK runner's channel fetcher, as its `StructuredContextInput` carries it. */
+export interface RunnerChannelFetcher {
+  fetchThread(threadId: string, maxReplies: number): Promise<{ root?: RunnerFetchedMessage; replies: RunnerFetchedMessage[]; totalCount: number }>
+  fetchMessages(messageIds: string[]): Promise<RunnerFetchedMessage[]>
+  /** Optional: without it `media_artifact_id` answers with an error result. */
+  fetchMedia?(artifactId: string): Promise<{ mimeType: string; data: string | Uint8Array | ArrayBuffer }>
+}
+
+/** What a runner tool's `execute` resolves to: the payload as JSON text (plus an image block for fetched images) and as `details`. */
+export interface RunnerToolResult {
+  content: Array<{ type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string }>
+  details: unknown
+}
+
+/** A tool as the runner registers it. */
+export interface RunnerChannelTool {
+  /** `channel.context` or `channel.messages`. */
+  name: string
+  description: string
+  /** JSON Schema of the parameters. */
+  parameters: Record<string, unknown>
+  /** Resolves to a tool result; a failure is a result with an `error`, never a rejection. */
+  execute(toolCallId: string, params: unknown, signal?: AbortSignal, onUpdate?: unknown): Promise<RunnerToolResult>
+}
+
+/**
+ * The channel tools. Given the Claude SDK runner's own input (`StructuredContextInput`
+ * with its fetcher), the runner's tools as it built them: `channel.context` over the
+ * snapshot's messages and thread (ranked by the engine's search), `channel.messages` for
+ * a thread (from the snapshot or `fetchThread(threadId, maxReplies)`), snapshot messages
+ * or media (`fetchMedia`), 15 fetches a minute per tool set, tool results as
+ * `{ content, details }`. Given a `ChannelToolsInput`, tools over a private
+ * `ChannelStore` whose `execute` resolves to JSON text.
+ */
+export declare function buildChannelTools(input: StructuredContextInput & { fetcher: RunnerChannelFetcher }): [RunnerChannelTool, RunnerChannelTool]
 export declare function buildChannelTools(input: ChannelToolsInput): [ChannelTool, ChannelTool]
 
 // ---- Runtime hardening (seed 001) ----

@@ -64,7 +64,8 @@ function asOurs(run) {
   }
 }
 
-module.exports = function toolsLayer(ChannelStore) {
+module.exports = function toolsLayer(ChannelStore, binding) {
+  const buildRunnerTools = require('./runner-tools.js')(binding, ChannelStore)
   /**
    * @param {import('../index').ChannelToolsInput} input
    * @returns {[import('../index').ChannelTool, import('../index').ChannelTool]}
@@ -82,6 +83,17 @@ module.exports = function toolsLayer(ChannelStore) {
 
   function build(input) {
     if (typeName(input) !== 'object') throw fail(TypeError, 'input', `expected an object, got ${typeName(input)}`)
+    // The Claude SDK runner's own input (flat channelId): its tools, its answers.
+    if ('channelId' in input) {
+      try {
+        return buildRunnerTools(input)
+      } catch (err) {
+        if ((err instanceof TypeError || err instanceof RangeError) && /^buildChannelSnapshot: /.test(String(err.message))) {
+          throw renamed(err, String(err.message).replace(/^buildChannelSnapshot: /, 'buildChannelTools: '))
+        }
+        throw err
+      }
+    }
     const known = new Set(['channel', 'messages', 'fetcher', 'maxMediaBytes'])
     for (const key of Object.keys(input)) {
       if (!known.has(key)) throw fail(TypeError, key, `unknown field (expected ${[...known].join(', ')})`)

@@ -96,7 +96,7 @@ Object.assign(module.exports, require('./js/batch.js')(binding))
 // ChannelStore with its fetch runtime (the class the typings describe): see js/store.js.
 Object.assign(module.exports, require('./js/store.js')(binding))
 // buildChannelTools, the drop-in tool builder over a private ChannelStore: see js/tools.js.
-const jsLayer = require('./js/tools.js')(module.exports.ChannelStore)
+const jsLayer = require('./js/tools.js')(module.exports.ChannelStore, binding)
 // Written out one by one so that Node's native ESM \`import { name }\` finds every export
 // (it reads CommonJS named exports from assignments like these, not from Object.assign).
 ${[...jsOwn].map((n) => `module.exports.${n} = jsLayer.${n}`).join('\n')}
