@@ -1142,11 +1142,13 @@ export interface ReactionInput {
 export declare function readSdkSignals(messages: unknown[]): AttemptSignals
 
 /**
- * Adds (or replaces) the record for its artifact id, mutating `manifest` in place, and
- * returns the stored record in the seed's snake_case schema. Accepts the record in
- * snake_case or camelCase.
+ * Adds (or replaces) the record for its artifact id, mutating `manifest` in place (the
+ * record is stored in the seed's snake_case schema: read it as
+ * `manifest.entries[artifactId]`). Returns nothing, as the runner's module did. Accepts
+ * the record in snake_case, or camelCase with the turn as `turn` (the runner's params)
+ * or `includedAtTurn`.
  */
-export declare function recordAttachment(manifest: AttachmentManifest, record: AttachmentRecord | AttachmentRecordInput): AttachmentRecord
+export declare function recordAttachment(manifest: AttachmentManifest, record: AttachmentRecord | AttachmentRecordInput): void
 
 /**
  * Orphan repair on a JSONL transcript's text: removed lines go, re-parented lines are

@@ -118,8 +118,8 @@ describe('values V8 cannot convert, and values read twice', () => {
 
   it('an id with NUL is an ordinary manifest key', () => {
     const m = createAttachmentManifest()
-    const rec = recordAttachment(m, { artifact_id: 'F\u0000x', content_hash: 'a'.repeat(64), media_type: 'image/png', display_name: 'a.png', source_message_id: ts(1), source_thread_id: null, included_at_turn: 1 } as never)
-    expect(rec.artifact_id).toBe('F\u0000x')
+    recordAttachment(m, { artifact_id: 'F\u0000x', content_hash: 'a'.repeat(64), media_type: 'image/png', display_name: 'a.png', source_message_id: ts(1), source_thread_id: null, included_at_turn: 1 } as never)
+    expect(m.entries['F\u0000x'].artifact_id).toBe('F\u0000x')
     expect(Object.keys(m.entries)).toEqual(['F\u0000x'])
   })
 

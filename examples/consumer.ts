@@ -103,7 +103,7 @@ const section: string = buildContextPromptSection({ snapshot, threadContext: con
 // Attachment manifest: a plain object persisted as a session custom entry.
 const manifest: AttachmentManifest = createAttachmentManifest()
 const hash: string = sha256Hex(Buffer.from('plan.pdf bytes'))
-const record: AttachmentRecord = recordAttachment(manifest, {
+recordAttachment(manifest, {
   artifact_id: 'F07PLAN',
   display_name: 'plan.pdf',
   media_type: 'application/pdf',
@@ -123,7 +123,7 @@ recordAttachment(manifest, {
 })
 const attached: boolean = isAlreadyAttached(manifest, 'F07PLAN', hash)
 const check: AttachmentCheck = checkAttachment(manifest, { artifactId: 'F99REUPLOAD', contentHash: hash })
-const isReupload: boolean = check.match === 'content_hash' && check.record?.artifact_id === record.artifact_id
+const isReupload: boolean = check.match === 'content_hash' && check.record?.artifact_id === manifest.entries['F07PLAN']?.artifact_id
 const fromThread: AttachmentRecord[] = getThreadAttachments(manifest, root.ts)
 const topLevel: AttachmentRecord[] = getThreadAttachments(manifest, null)
 const names: string[] = Object.values(manifest.entries).map((e) => e.display_name)

@@ -103,24 +103,26 @@ pub fn is_already_attached(
     )
 }
 
-/// Adds (or replaces) the record for its artifact id, mutating `manifest` in place, and
-/// returns the stored record in the seed's snake_case schema. Accepts the record in
-/// snake_case or camelCase.
+/// Adds (or replaces) the record for its artifact id, mutating `manifest` in place (the
+/// record is stored in the seed's snake_case schema: read it as
+/// `manifest.entries[artifactId]`). Returns nothing, as the runner's module did. Accepts
+/// the record in snake_case, or camelCase with the turn as `turn` (the runner's params)
+/// or `includedAtTurn`.
 #[napi(
     catch_unwind,
     ts_args_type = "manifest: AttachmentManifest, record: AttachmentRecord | AttachmentRecordInput",
-    ts_return_type = "AttachmentRecord"
+    ts_return_type = "void"
 )]
 pub fn record_attachment<'e>(
     env: &'e Env,
     manifest: Unknown<'e>,
     record: Unknown<'e>,
-) -> Result<Unknown<'e>> {
+) -> Result<()> {
     named(
         env,
         "recordAttachment",
         "manifest",
-        (|| -> Result<Unknown<'e>> {
+        (|| -> Result<()> {
             const F: &str = "recordAttachment";
             let mut entries = entries(env, F, &manifest)?;
             let parsed: AttachmentRecord = from_js(env, F, "record", record)?;
@@ -138,7 +140,7 @@ pub fn record_attachment<'e>(
             let value = to_js(env, &parsed)?;
             // A JS string key: ids may hold any character, NUL included.
             entries.set_property(env.create_string(&parsed.artifact_id)?, value)?;
-            Ok(value)
+            Ok(())
         })(),
     )
 }
