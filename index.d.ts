@@ -1421,12 +1421,16 @@ export interface ThreadSummary {
   participant_names: Array<string>
 }
 
-/** How a ThreadContext used its budget. */
+/**
+ * How a ThreadContext used its budget. For the runner's thread input, as the runner
+ * reported it: `actualTokens` over the included replies' text, `messagesTruncated` the
+ * replies the budget left out. For the engine's `ThreadInput` and `ChannelStore`:
+ * `actualTokens` over the root and the included (capped) replies, `messagesTruncated`
+ * the included replies cut to 300 tokens.
+ */
 export interface ThreadTelemetry {
   threadBudgetTokens: number
-  /** Estimated tokens of the root and included replies. */
   actualTokens: number
-  /** Included replies that were cut to 300 tokens. */
   messagesTruncated: number
 }
 

@@ -81,7 +81,7 @@ function buildChannelSnapshot(input) {
 
 function buildThreadContextWithTelemetry(thread, budgetTokens = THREAD_BUDGET_TOKENS) {
   const total = Math.max(thread.totalReplyCount ?? 0, thread.replies.length)
-  if (!thread || total === 0) return { context: null, telemetry: { threadBudgetTokens: budgetTokens, actualTokens: 0, messagesTruncated: 0 } }
+  if (!thread || total === 0) return { threadContext: null }
   const root = thread.root
   const rootTokens = estimateTokens(root.text)
   const replies = thread.replies.map((r) => {
@@ -98,7 +98,7 @@ function buildThreadContextWithTelemetry(thread, budgetTokens = THREAD_BUDGET_TO
   const { first, used } = mostRecentWithin(replies.map((r) => estimateTokens(r.text)), Math.max(0, budgetTokens - rootTokens))
   const included = replies.slice(first)
   return {
-    context: {
+    threadContext: {
       schema_version: '1.0',
       thread_id: thread.threadId ?? root.ts,
       root: { message_id: idOf(root), ts: toIso(root.ts), author: author(root.author), text: root.text, media: mediaRefs(root) },
@@ -110,11 +110,11 @@ function buildThreadContextWithTelemetry(thread, budgetTokens = THREAD_BUDGET_TO
         omitted_range_ts: first > 0 ? [replies[0].ts, replies[first - 1].ts] : null,
       },
     },
-    telemetry: { threadBudgetTokens: budgetTokens, actualTokens: rootTokens + used, messagesTruncated: included.filter((r) => r.is_truncated).length },
+    budgetUtilization: { threadBudgetTokens: budgetTokens, actualTokens: rootTokens + used, messagesTruncated: included.filter((r) => r.is_truncated).length },
   }
 }
 
-const buildThreadContext = (thread, budget) => buildThreadContextWithTelemetry(thread, budget).context
+const buildThreadContext = (thread, budget) => buildThreadContextWithTelemetry(thread, budget).threadContext
 
 const RECORD_STRINGS = ['artifact_id', 'display_name', 'media_type', 'content_hash', 'source_message_id']
 

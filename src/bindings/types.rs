@@ -149,13 +149,15 @@ pub struct ThreadContext {
     pub truncation: Truncation,
 }
 
-/// How a ThreadContext used its budget.
+/// How a ThreadContext used its budget. For the runner's thread input, as the runner
+/// reported it: `actualTokens` over the included replies' text, `messagesTruncated` the
+/// replies the budget left out. For the engine's `ThreadInput` and `ChannelStore`:
+/// `actualTokens` over the root and the included (capped) replies, `messagesTruncated`
+/// the included replies cut to 300 tokens.
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct ThreadTelemetry {
     pub thread_budget_tokens: f64,
-    /// Estimated tokens of the root and included replies.
     pub actual_tokens: f64,
-    /// Included replies that were cut to 300 tokens.
     pub messages_truncated: f64,
 }
 
