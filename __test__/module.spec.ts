@@ -73,6 +73,18 @@ describe('module systems', () => {
     expect(cjs.ATTACHMENT_MANIFEST_KEY).toBe('openclaw:claude-sdk-attachment-manifest')
   })
 
+  it('every platform package names the repository, license and the one Node range', () => {
+    const pkg = require('../package.json')
+    expect(pkg.engines.node).toBe('>= 20')
+    const dirs = readdirSync(join(root, 'npm'))
+    expect(dirs.length).toBeGreaterThanOrEqual(5)
+    for (const dir of dirs) {
+      const p = require(join(root, 'npm', dir, 'package.json'))
+      expect([dir, p.repository, p.license, p.engines]).toEqual([dir, pkg.repository, 'MIT', pkg.engines])
+    }
+    expect(pkg.files).toContain('LICENSE')
+  })
+
   it('resolves to index.js and index.d.ts through package.json', () => {
     const pkg = require('../package.json')
     expect(pkg.name).toBe('@openclaw/context-engine')
