@@ -208,6 +208,14 @@ async function toolMessages(store, tools, payload) {
 // else (edits, reactions, media, odd types) goes through the native JSON path, which
 // validates and names the bad field.
 const FIELDS = 6
+// Fields a message and its author may have (the native path refuses any other, naming
+// it; a message with one goes there instead of being packed without it).
+const MESSAGE_KEYS = new Set(['messageId', 'ts', 'author', 'text', 'media', 'hasMedia', 'threadId', 'replyCount', 'repliesLast1h', 'repliesLast1H', 'lastReplyTs', 'reactions', 'edited', 'broadcast'])
+const AUTHOR_KEYS = new Set(['userId', 'displayName', 'isBot'])
+function onlyKnown(o, known) {
+  for (const k in o) if (!known.has(k)) return false
+  return true
+}
 function packMessages(events) {
   const n = events.length
   const parts = new Array(n * FIELDS)
@@ -231,6 +239,7 @@ function packMessages(events) {
     if (m.messageId != null || m.media != null || m.reactions != null || m.replyCount != null || m.lastReplyTs != null) return null
     if (m.edited != null || m.broadcast != null || m.hasMedia != null || m.repliesLast1h != null || m.repliesLast1H != null) return null
     if (a === null || typeof a !== 'object') return null
+    if (!onlyKnown(m, MESSAGE_KEYS) || !onlyKnown(a, AUTHOR_KEYS)) return null
     const userId = a.userId
     const displayName = a.displayName
     const isBot = a.isBot

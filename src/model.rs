@@ -117,7 +117,7 @@ pub struct ThreadTelemetry {
 // ---------------------------------------------------------------- inputs
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AuthorInput {
     pub user_id: String,
     pub display_name: String,
@@ -126,7 +126,7 @@ pub struct AuthorInput {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MediaRefInput {
     pub artifact_id: String,
     pub media_type: String,
@@ -140,7 +140,7 @@ pub struct MediaRefInput {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReactionInput {
     pub name: String,
     pub count: u64,
@@ -151,7 +151,7 @@ pub struct ReactionInput {
 
 /// One message as channel intake hands it over.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MessageInput {
     /// Platform message id; defaults to `ts` (on Slack the ts is the id).
     #[serde(default)]
@@ -182,6 +182,7 @@ pub struct MessageInput {
 }
 
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ChannelInput {
     pub id: String,
     pub name: String,
@@ -189,7 +190,7 @@ pub struct ChannelInput {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ChannelSnapshotInput {
     pub channel: ChannelInput,
     pub anchor: MessageInput,
@@ -198,7 +199,7 @@ pub struct ChannelSnapshotInput {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ThreadInput {
     /// Defaults to the root's message id (the root ts on Slack).
     #[serde(default)]
