@@ -1422,11 +1422,11 @@ export interface ThreadSummary {
 }
 
 /**
- * How a ThreadContext used its budget. For the runner's thread input, as the runner
- * reported it: `actualTokens` over the included replies' text, `messagesTruncated` the
- * replies the budget left out. For the engine's `ThreadInput` and `ChannelStore`:
- * `actualTokens` over the root and the included (capped) replies, `messagesTruncated`
- * the included replies cut to 300 tokens.
+ * How a ThreadContext used its budget. `messagesTruncated` is the number of replies the
+ * budget left out, as the runner reported it (in `ChannelStore.buildContext`'s
+ * telemetry: the included replies cut to 300 tokens). `actualTokens` is what the
+ * budget counted: the included replies' text for the runner's thread input, the root and
+ * the included (capped) replies for the engine's `ThreadInput` and the store.
  */
 export interface ThreadTelemetry {
   threadBudgetTokens: number

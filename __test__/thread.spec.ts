@@ -161,14 +161,16 @@ describe('buildThreadContext', () => {
     expect(context!.truncation.omitted_range_ts).toEqual([context!.truncation.omitted_range_ts![0], expect.any(String)])
     expect(context!.truncation.omitted_range_ts![0]).toBe('2026-04-10T20:30:10.000000Z')
     expect(context!.truncation.omitted_range_ts![1]).toBe('2026-04-10T20:30:39.000000Z')
-    expect(telemetry).toEqual({ threadBudgetTokens: 12_000, actualTokens: 12_000, messagesTruncated: 0 })
+    expect(telemetry).toEqual({ threadBudgetTokens: 12_000, actualTokens: 12_000, messagesTruncated: 30 })
   })
 
   it('reports telemetry with the default budget', () => {
     const { threadContext: context, budgetUtilization: telemetry } = buildThreadContextWithTelemetry(threadInput(['x'.repeat(4000), 'ok']))
     expect(context).not.toBeNull()
     expect(telemetry!.threadBudgetTokens).toBe(8000)
-    expect(telemetry!.messagesTruncated).toBe(1)
+    // The replies the budget left out (none here; the long one is cut, not left out).
+    expect(telemetry!.messagesTruncated).toBe(0)
+    expect(buildThreadContextWithTelemetry(threadInput(['x'.repeat(4000), 'ok']), 300).budgetUtilization!.messagesTruncated).toBe(1)
     expect(telemetry!.actualTokens).toBe(estimateTokens('Incident: checkout latency is up') + 300 + 1)
     // Without a thread, as the runner's module: no budget was used.
     expect(buildThreadContextWithTelemetry(null, 50)).toEqual({ threadContext: null })

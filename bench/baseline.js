@@ -110,7 +110,7 @@ function buildThreadContextWithTelemetry(thread, budgetTokens = THREAD_BUDGET_TO
         omitted_range_ts: first > 0 ? [replies[0].ts, replies[first - 1].ts] : null,
       },
     },
-    budgetUtilization: { threadBudgetTokens: budgetTokens, actualTokens: rootTokens + used, messagesTruncated: included.filter((r) => r.is_truncated).length },
+    budgetUtilization: { threadBudgetTokens: budgetTokens, actualTokens: rootTokens + used, messagesTruncated: first },
   }
 }
 

@@ -118,7 +118,8 @@ pub fn budget_thread<R: MessageView, M: MessageView>(
         .iter()
         .map(|r| thread_reply(*r))
         .collect();
-    let messages_truncated = included.iter().filter(|r| r.is_truncated).count() as u64;
+    // As the runner's module reported it: the replies the budget left out.
+    let messages_truncated = cut.omitted() as u64;
 
     let context = ThreadContext {
         schema_version: SCHEMA_VERSION.to_string(),
@@ -192,7 +193,8 @@ mod tests {
             &thread("r", vec![msg("1001", &long), msg("1002", "ok")], None),
             8000,
         );
-        assert_eq!(b.telemetry.messages_truncated, 1);
+        // Cut, not left out: messages_truncated counts the replies the budget left out.
+        assert_eq!(b.telemetry.messages_truncated, 0);
         let t = ctx(b);
         assert!(t.replies[0].is_truncated);
         assert_eq!(t.replies[0].text.encode_utf16().count(), 1200);
