@@ -200,10 +200,11 @@ fn key_before(json: &str, before: usize) -> Option<&str> {
     json.get(open + 1..end)
 }
 
-/// The id field ([`ID_FIELDS`]) that held a lone surrogate, given the offsets
-/// [`repair_lone_surrogates`] returned: the key of the string holding it, or of the
-/// array of strings it is an element of. `None` when every one sat in text.
-pub fn id_with_lone_surrogate<'a>(json: &'a str, fixes: &[usize]) -> Option<&'a str> {
+/// The first id field ([`ID_FIELDS`]) that held a lone surrogate, given the offsets
+/// [`repair_lone_surrogates`] returned: that escape's offset and the key of the string
+/// holding it, or of the array of strings it is an element of. `None` when every one
+/// sat in text.
+pub fn id_with_lone_surrogate<'a>(json: &'a str, fixes: &[usize]) -> Option<(usize, &'a str)> {
     let b = json.as_bytes();
     for &at in fixes {
         let Some(open) = string_start(b, at) else {
@@ -235,7 +236,7 @@ pub fn id_with_lone_surrogate<'a>(json: &'a str, fixes: &[usize]) -> Option<&'a 
             }
         }
         if let Some(k) = key.filter(|k| ID_FIELDS.contains(k)) {
-            return Some(k);
+            return Some((at, k));
         }
     }
     None
@@ -551,7 +552,7 @@ mod tests {
         let find = |json: &str| {
             let mut s = json.to_string();
             let fixes = repair_lone_surrogates(&mut s);
-            id_with_lone_surrogate(&s, &fixes).map(str::to_string)
+            id_with_lone_surrogate(&s, &fixes).map(|(_, k)| k.to_string())
         };
         assert_eq!(
             find(r#"{"channelId":"C\ud800","text":"x"}"#).as_deref(),

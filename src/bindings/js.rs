@@ -231,129 +231,84 @@ pub fn stringify_keep<'e>(env: &'e Env, v: Unknown<'e>) -> Result<Option<(JsStri
     }
 }
 
-/// The message of the exception pending on `env` (cleared), or `None`.
-fn take_exception_message(env: &Env) -> Option<String> {
-    let mut raw = std::ptr::null_mut();
-    // SAFETY: a valid env on the JS thread; the out pointer is a local.
-    let status = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut raw) };
-    if status != napi::sys::Status::napi_ok || raw.is_null() {
-        return None;
-    }
-    // SAFETY: `raw` is the exception value napi just handed over on this thread.
-    let v = unsafe { Unknown::from_raw_unchecked(env.raw(), raw) };
-    if is_nullish(&v) {
-        return None;
-    }
-    let message = if v.get_type().ok() == Some(ValueType::Object) {
-        let o: Object = unsafe { v.cast().ok()? };
-        o.get_named_property::<Unknown>("message").ok()
-    } else {
-        Some(v)
-    };
-    let text = message.and_then(|m| {
-        let s = m.coerce_to_string().ok()?;
-        s.into_utf8().ok()?.into_owned().ok()
-    });
-    // Reading the message may itself have thrown (a hostile getter).
-    clear_exception(env);
-    text
-}
-
 /// Names a failure of export `func`. When `r` failed with a JavaScript exception pending
 /// that this package did not throw (a caller's getter or Proxy trap, V8's own message
 /// for a cycle, a BigInt or a revoked Proxy), that exception is replaced by a
 /// `TypeError` `"{func}: {path}: cannot be read (...)"` whose `cause` is the original.
 /// Errors already naming `func`, and running out of stack, pass unchanged.
 pub fn named<T>(env: &Env, func: &str, path: &str, r: Result<T>) -> Result<T> {
-    let Err(e) = r else {
-        return r;
-    };
-    let mut raw = std::ptr::null_mut();
-    // SAFETY: a valid env on the JS thread; the out pointer is a local.
-    let status = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut raw) };
-    if status != napi::sys::Status::napi_ok || raw.is_null() {
-        return Err(e);
-    }
-    // SAFETY: `raw` is the exception napi just handed over on this thread.
-    let thrown = unsafe { Unknown::from_raw_unchecked(env.raw(), raw) };
-    let mut is_error = false;
-    // SAFETY: valid handles of this scope; `is_error` is a local.
-    unsafe { napi::sys::napi_is_error(env.raw(), raw, &mut is_error) };
-    let message = if is_error {
-        let o: Object = unsafe { thrown.cast()? };
-        let m = o
-            .get_named_property::<Unknown>("message")
-            .ok()
-            .filter(|m| m.get_type().ok() == Some(ValueType::String))
-            .and_then(|m| {
-                let s: JsString = unsafe { m.cast().ok()? };
-                s.into_utf8().ok()?.into_owned().ok()
-            });
-        clear_exception(env);
-        m
-    } else {
-        None
-    };
-    let ours = message
-        .as_deref()
-        .is_some_and(|m| m.starts_with(&format!("{func}: ")));
-    let overflow = message
-        .as_deref()
-        .is_some_and(|m| m.contains("Maximum call stack size exceeded"));
-    if ours || overflow {
-        // SAFETY: throwing the exception we took restores it.
-        unsafe { napi::sys::napi_throw(env.raw(), raw) };
-        return Err(Error::from_status(Status::PendingException));
-    }
-    let why = message.unwrap_or_else(|| format!("threw {}", describe(&thrown)));
-    let text = format!("{func}: {path}: cannot be read ({why})");
-    let err = throw_coded(env, ErrorKind::Type, input::CODE_UNREADABLE, &text, path);
-    // The cause is what the caller's code threw.
-    let mut raw_err = std::ptr::null_mut();
-    // SAFETY: a valid env on the JS thread; the out pointer is a local.
-    let st = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut raw_err) };
-    if st == napi::sys::Status::napi_ok && !raw_err.is_null() {
-        let mut obj = Object::from_raw(env.raw(), raw_err);
-        let _ = obj.set_named_property("cause", thrown);
-        clear_exception(env);
-        // SAFETY: throwing the error object just taken back.
-        unsafe { napi::sys::napi_throw(env.raw(), raw_err) };
-    }
-    Err(err)
+    r.map_err(|e| unreadable(env, func, path, "cannot be read", e))
 }
 
-/// When the pending exception is a `RangeError` (a stack overflow, typically), leaves it
-/// pending and returns true.
-fn rethrow_range_error(env: &Env) -> bool {
+/// The error for a value of export `func` at `path` whose reading failed with `e`: the
+/// pending exception passes unchanged when it already names `func` or the stack ran out
+/// (its message says so, or cannot even be read); anything else becomes a `TypeError`
+/// `"{func}: {path}: {what} (...)"` (`ERR_UNREADABLE_INPUT`) whose `cause` is the original.
+fn unreadable(env: &Env, func: &str, path: &str, what: &str, e: Error) -> Error {
     let mut raw = std::ptr::null_mut();
     // SAFETY: a valid env on the JS thread; the out pointer is a local.
     let status = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut raw) };
-    if status != napi::sys::Status::napi_ok || raw.is_null() {
-        return false;
+    let taken = status == napi::sys::Status::napi_ok && !raw.is_null();
+    // SAFETY: `raw` is the exception napi just handed over on this thread.
+    let thrown = taken.then(|| unsafe { Unknown::from_raw_unchecked(env.raw(), raw) });
+    let mut is_error = false;
+    if taken {
+        // SAFETY: valid handles of this scope; `is_error` is a local.
+        unsafe { napi::sys::napi_is_error(env.raw(), raw, &mut is_error) };
     }
-    // When even this check cannot run, the stack is what ran out: pass it on too.
-    let is_range = match env
-        .get_global()
-        .and_then(|g| g.get_named_property_unchecked::<Unknown>("RangeError"))
-    {
-        Ok(ctor) => {
-            let mut result = false;
-            // SAFETY: valid handles of this scope; `result` is a local.
-            let st = unsafe { napi::sys::napi_instanceof(env.raw(), raw, ctor.raw(), &mut result) };
-            st != napi::sys::Status::napi_ok || result
+    // The message as data: an Error's `message`, or a thrown string. Nothing else runs
+    // JavaScript while an error unwinds.
+    let message = thrown.as_ref().and_then(|t| {
+        let m = if is_error {
+            let o: Object = unsafe { t.cast().ok()? };
+            o.get_named_property::<Unknown>("message").ok()?
+        } else {
+            *t
+        };
+        let text = (m.get_type().ok() == Some(ValueType::String))
+            .then(|| {
+                let s: JsString = unsafe { m.cast().ok()? };
+                s.into_utf8().ok()?.into_owned().ok()
+            })
+            .flatten();
+        clear_exception(env);
+        text
+    });
+    if let Some(t) = &thrown {
+        let ours = message
+            .as_deref()
+            .is_some_and(|m| m.starts_with(&format!("{func}: ")));
+        let overflow = message
+            .as_deref()
+            .is_some_and(|m| m.contains("Maximum call stack size exceeded"));
+        if ours || overflow || (is_error && message.is_none()) {
+            // SAFETY: throwing the exception we took restores it.
+            unsafe { napi::sys::napi_throw(env.raw(), t.raw()) };
+            return Error::from_status(Status::PendingException);
         }
-        Err(_) => true,
+    }
+    let why = match (&message, &thrown) {
+        (Some(m), _) => m.clone(),
+        (None, Some(t)) => format!("threw {}", describe(t)),
+        (None, None) if !e.reason.is_empty() => e.reason.clone(),
+        (None, None) => format!("{:?}", e.status),
     };
-    clear_exception(env);
-    // SAFETY: `raw` is the exception napi handed over; throwing it again restores it.
-    unsafe {
-        napi::sys::napi_throw(env.raw(), raw);
+    let text = format!("{func}: {path}: {what} ({why})");
+    let err = throw_coded(env, ErrorKind::Type, input::CODE_UNREADABLE, &text, path);
+    if let Some(t) = thrown {
+        // The cause is what the caller's code threw.
+        let mut raw_err = std::ptr::null_mut();
+        // SAFETY: a valid env on the JS thread; the out pointer is a local.
+        let st = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut raw_err) };
+        if st == napi::sys::Status::napi_ok && !raw_err.is_null() {
+            let mut obj = Object::from_raw(env.raw(), raw_err);
+            let _ = obj.set_named_property("cause", t);
+            clear_exception(env);
+            // SAFETY: throwing the error object just taken back.
+            unsafe { napi::sys::napi_throw(env.raw(), raw_err) };
+        }
     }
-    if !is_range {
-        // Not ours to pass on: the caller wraps it after taking it again.
-        return false;
-    }
-    true
+    err
 }
 
 /// `JSON.stringify` of a non-finite-revealing replacer: NaN and ±Infinity become
@@ -383,24 +338,9 @@ pub fn input_json(env: &Env, func: &str, root: &str, v: Unknown) -> Result<Optio
     let mut text = match stringify(env, v) {
         Ok(Some(t)) => t,
         Ok(None) => return Ok(None),
-        Err(e) => {
-            // Running out of stack (a getter or `toJSON` calling back into an export)
-            // stays the RangeError it is, so a caller sees what plain JS would throw.
-            if rethrow_range_error(env) {
-                return Err(Error::from_status(Status::PendingException));
-            }
-            let why = take_exception_message(env)
-                .or_else(|| (!e.reason.is_empty()).then(|| e.reason.clone()))
-                .unwrap_or_else(|| format!("{:?}", e.status));
-            let text = format!("{func}: {path}: cannot be read as JSON ({why})");
-            return Err(throw_coded(
-                env,
-                ErrorKind::Type,
-                input::CODE_UNREADABLE,
-                &text,
-                path,
-            ));
-        }
+        // A cycle, a BigInt, a revoked Proxy or a throwing getter / `toJSON`; running out
+        // of stack stays the RangeError it is, as plain JS would throw it.
+        Err(e) => return Err(unreadable(env, func, path, "cannot be read as JSON", e)),
     };
     // NaN and ±Infinity come out as `null`: only where such a `null` may be one, look
     // closer (an ordinary `threadId: null` costs nothing more).
@@ -438,12 +378,7 @@ pub fn from_js<T: DeserializeOwned>(env: &Env, func: &str, root: &str, v: Unknow
 /// `TypeError` when one sat in an id field, which folding would merge with another id.
 pub fn checked_ids(env: &Env, func: &str, root: &str, text: &mut String) -> Result<()> {
     let fixes = input::repair_lone_surrogates(text);
-    if input::id_with_lone_surrogate(text, &fixes).is_some() {
-        let at = fixes
-            .iter()
-            .copied()
-            .find(|&at| input::id_with_lone_surrogate(text, &[at]).is_some())
-            .unwrap_or(0);
+    if let Some((at, _)) = input::id_with_lone_surrogate(text, &fixes) {
         let path = input::path_at(text, at, root);
         return Err(throw(env, func, &input::lone_surrogate_error(path)));
     }

@@ -19,7 +19,7 @@ use crate::model::MessageInput;
 use crate::prompt::{PromptOptions, PromptOptionsInput};
 use crate::ratelimit::{Grant, Overflow, RateLimitConfig, Refusal};
 use crate::slack::{self, Page, ResponseError};
-use crate::store::context::{BuildError, Built, ContextRequest, Failure, Need};
+use crate::store::context::{fetch_key, BuildError, Built, ContextRequest, Failure, Need};
 use crate::store::message::{Event, EventInput, StoredMessage};
 use crate::store::{FileLocation, MediaItem, Store, StoreConfig};
 use napi::bindgen_prelude::*;
@@ -1203,7 +1203,7 @@ impl ChannelStore {
                 let fixes = input::repair_lone_surrogates(&mut text);
                 match input::id_with_lone_surrogate(&text, &fixes) {
                     // Ids the store cannot keep exactly make the page unusable.
-                    Some(key) => {
+                    Some((_, key)) => {
                         let reason = format!(
                             "{} returned an unusable result: {}",
                             need.fetch,
@@ -1451,12 +1451,6 @@ impl ChannelStore {
         drop(core);
         to_js(env, &v)
     }
-}
-
-/// A key that identifies one fetch for sharing concurrent calls: the parts as a JSON
-/// array, so no id can make two different fetches share a key.
-pub(crate) fn fetch_key(parts: &[&str]) -> String {
-    serde_json::to_string(parts).unwrap_or_default()
 }
 
 /// Rate-limit bucket of media downloads.

@@ -359,7 +359,7 @@ fn bytes_of(data: &Unknown) -> Result<Option<Vec<u8>>> {
 /// into another one.
 fn parse_input(mut text: String) -> std::result::Result<Value, ToolError> {
     let fixes = crate::input::repair_lone_surrogates(&mut text);
-    if let Some(key) = crate::input::id_with_lone_surrogate(&text, &fixes) {
+    if let Some((_, key)) = crate::input::id_with_lone_surrogate(&text, &fixes) {
         return Err(ToolError::invalid(
             key,
             format!("{key} {}.", crate::input::lone_surrogate_error(key).message),

@@ -70,6 +70,12 @@ impl ContextRequest {
     }
 }
 
+/// The key of one fetch (its kind, then the ids), as a JSON array: no id, whatever
+/// characters it holds, can make two different fetches share a key.
+pub fn fetch_key(parts: &[&str]) -> String {
+    serde_json::to_string(parts).unwrap_or_default()
+}
+
 /// A fetch the store needs before it can build.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Need {
@@ -98,19 +104,18 @@ impl Need {
         }
     }
 
-    /// Identifies the fetch, so concurrent requests for the same data share one call: a
-    /// JSON array of the kind and the ids, so no id can make two fetches share a key.
+    /// Identifies the fetch, so concurrent requests for the same data share one call
+    /// (see [`fetch_key`]).
     pub fn key(&self) -> String {
-        let parts: Vec<&str> = match self {
-            Need::History { channel } => vec!["history", channel],
-            Need::Thread { channel, thread } => vec!["thread", channel, thread],
+        match self {
+            Need::History { channel } => fetch_key(&["history", channel]),
+            Need::Thread { channel, thread } => fetch_key(&["thread", channel, thread]),
             Need::Messages { channel, ids } => {
                 let mut v = vec!["messages", channel.as_str()];
                 v.extend(ids.iter().map(String::as_str));
-                v
+                fetch_key(&v)
             }
-        };
-        serde_json::to_string(&parts).unwrap_or_default()
+        }
     }
 
     pub fn what(&self) -> String {

@@ -98,6 +98,24 @@ pub struct ThreadEntry {
     pub complete: bool,
 }
 
+impl ThreadEntry {
+    /// Keeps the newest `max` replies and returns the others, oldest first; a thread
+    /// that lost replies is no longer complete.
+    fn keep_newest(&mut self, max: usize) -> Vec<StoredMessage> {
+        let mut dropped = Vec::new();
+        while self.replies.len() > max {
+            match self.replies.pop_first() {
+                Some((_, m)) => dropped.push(m),
+                None => break,
+            }
+        }
+        if !dropped.is_empty() {
+            self.complete = false;
+        }
+        dropped
+    }
+}
+
 /// Downloaded media bytes, held for the channel that asked for them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MediaItem {
@@ -637,18 +655,10 @@ impl Store {
     fn bound_thread(&mut self, channel: &str, thread: &str) {
         let max = self.config.max_thread_replies;
         let key = thread_key(channel, thread);
-        let mut dropped = Vec::new();
-        if let Some(e) = self.replies.peek_mut(&key) {
-            while e.value.replies.len() > max {
-                match e.value.replies.pop_first() {
-                    Some((_, m)) => dropped.push(m),
-                    None => break,
-                }
-            }
-            if !dropped.is_empty() {
-                e.value.complete = false;
-            }
-        }
+        let dropped = match self.replies.peek_mut(&key) {
+            Some(e) => e.value.keep_newest(max),
+            None => Vec::new(),
+        };
         self.forget_dropped_replies(channel, thread, &dropped);
     }
 
@@ -841,7 +851,7 @@ impl Store {
             .into_iter()
             .map(|m| self.merge_fetched(channel, m))
             .collect();
-        if let Some(since) = self.fetch_since {
+        if let Some(since) = self.fetch_since.filter(|_| !self.recent.is_empty()) {
             // Replies that events delivered after the fetch began and the page lacks:
             // held in the previous entry, or remembered while the thread was not held.
             let in_page: HashSet<&str> = messages.iter().map(|m| m.id.as_str()).collect();
@@ -894,14 +904,7 @@ impl Store {
             }
         }
         entry.complete = last_page;
-        let mut dropped = Vec::new();
-        while entry.replies.len() > self.config.max_thread_replies {
-            match entry.replies.pop_first() {
-                Some((_, m)) => dropped.push(m),
-                None => break,
-            }
-            entry.complete = false;
-        }
+        let dropped = entry.keep_newest(self.config.max_thread_replies);
         let held = entry.replies.len() as u64;
         let complete = entry.complete;
         let newest_ts = entry.replies.values().next_back().map(|m| m.ts.clone());

@@ -165,9 +165,12 @@ impl Recent {
 
     /// Whether an event after `since` touched message `id` of `channel`.
     pub fn touched_after(&self, channel: &str, id: &str, since: u64) -> bool {
-        self.touched
-            .get(&(channel.to_string(), id.to_string()))
-            .is_some_and(|t| t.seq > since)
+        // Most pages arrive with nothing tracked: no key is built then.
+        !self.touched.is_empty()
+            && self
+                .touched
+                .get(&(channel.to_string(), id.to_string()))
+                .is_some_and(|t| t.seq > since)
     }
 
     /// The changes events after `since` made to message `id` of `channel`, oldest first.
