@@ -2,7 +2,7 @@
 // fetcher. State and decisions stay in Rust; this module only sequences calls.
 //
 // buildContext (Rust) resolves at once when nothing needs fetching. Otherwise it calls
-// runtime.buildContext with the fetches it needs. Each fetch asks the Rust rate limiter
+// this class's _runBuild with the fetches it needs. Each fetch asks the Rust rate limiter
 // for a slot (`_acquire`: call now, wait, or refused), calls the fetcher, and feeds the
 // result back (`_ingestPage`, or `_fetchFailed` with any Retry-After). Concurrent
 // requests for the same thread, history page or file share one call. A failed or refused
@@ -145,12 +145,13 @@ async function fetchPagesFrom(store, state, need, since) {
   return { calls, failure: null }
 }
 
-async function buildContext(store, channelId, anchorId, options, plan) {
+async function buildContext(store, job) {
   // Nothing below may call into the store before the caller's buildContext returns.
   await null
+  const { channelId, anchorId, options } = job
   const state = stateOf(store)
-  const failures = plan.failures.slice()
-  let needs = plan.needs
+  const failures = job.failures.slice()
+  let needs = job.needs
   let calls = 0
   for (let round = 0; needs.length > 0 && round < MAX_ROUNDS; round++) {
     const results = await Promise.all(needs.map((need) => shared(state, need.key, () => fetchPagesSafe(store, state, need))))
@@ -271,6 +272,19 @@ module.exports = function installStore(binding) {
       state.timeout = this._fetchTimeout()
     }
 
+    // The fetch runtime, called by the native methods when the fetcher has work to do.
+    _runBuild(job) {
+      return buildContext(this, job)
+    }
+
+    _runMedia(artifactId, job) {
+      return getMedia(this, artifactId, job)
+    }
+
+    _runToolMessages(tools, payload) {
+      return toolMessages(this, tools, payload)
+    }
+
     ingestMany(events) {
       let packed = null
       try {
@@ -285,6 +299,5 @@ module.exports = function installStore(binding) {
       return this._ingestPacked(packed.strings, packed.lens, packed.kinds)
     }
   }
-  binding.__setStoreRuntime({ buildContext, getMedia, toolMessages })
   return { ChannelStore }
 }

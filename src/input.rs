@@ -464,6 +464,25 @@ fn friendly(want: &str) -> String {
     }
 }
 
+/// The largest integer a JavaScript number holds exactly (`Number.MAX_SAFE_INTEGER`).
+pub const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// Checks a count given as a JavaScript number (a size, a limit, milliseconds): a
+/// non-negative whole number a JavaScript number holds exactly, or a `RangeError` naming
+/// `path` and saying what the number counts. The one check of its kind: every option that
+/// counts something goes through here.
+pub fn whole_number(value: f64, path: &str, what: &str) -> Result<u64, InputError> {
+    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= MAX_SAFE_INTEGER {
+        // In range and whole: the conversion is exact.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        return Ok(value as u64);
+    }
+    Err(InputError::range_error(
+        path,
+        format!("expected a non-negative whole number of {what}, got {value}"),
+    ))
+}
+
 /// Checks a budget given as a JavaScript number: finite, non-negative; fractions are
 /// floored. Values beyond `u32::MAX` are clamped (no thread comes near it).
 pub fn budget_tokens(value: f64, path: &str) -> Result<u64, InputError> {

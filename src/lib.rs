@@ -6,7 +6,6 @@
 pub mod budget;
 pub mod cache;
 pub mod dropin;
-pub mod hash;
 pub mod input;
 pub mod manifest;
 pub mod model;
@@ -14,6 +13,7 @@ pub mod prompt;
 pub mod ratelimit;
 pub mod runtime;
 pub mod search;
+pub mod sha256;
 pub mod slack;
 pub mod snapshot;
 pub mod store;

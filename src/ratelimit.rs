@@ -126,6 +126,43 @@ pub enum Refusal {
     Disabled,
 }
 
+/// A refusal as a note says it: the method refused and, as seconds from `now`, when it
+/// may be called again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refused<'a> {
+    pub method: &'a str,
+    pub refusal: Refusal,
+    pub now: u64,
+}
+
+impl std::fmt::Display for Refused<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let method = self.method;
+        let secs_until = |t: u64| t.saturating_sub(self.now).div_ceil(1000);
+        match self.refusal {
+            Refusal::Limited { next_slot } => write!(
+                f,
+                "{method} is rate limited; next slot in {}s",
+                secs_until(next_slot)
+            ),
+            Refusal::QueueFull => write!(f, "{method} is rate limited and its queue is full"),
+            Refusal::WaitTooLong { wait_ms } => write!(
+                f,
+                "{method} is rate limited; the wait of {}s exceeds the queue timeout",
+                wait_ms.div_ceil(1000)
+            ),
+            Refusal::Paused { until } => write!(
+                f,
+                "{method} is paused by Retry-After for {}s more",
+                secs_until(until)
+            ),
+            Refusal::Disabled => {
+                write!(f, "{method} is disabled (a limit of 0 calls per minute)")
+            }
+        }
+    }
+}
+
 #[derive(Debug, Default, Clone)]
 struct Bucket {
     /// Granted slots, sorted, within the last window (and queued ones ahead).

@@ -7,10 +7,13 @@
 //! `username`, `bot_profile`) or from the store's user directory; a bare user id is the
 //! last resort.
 
+pub mod users;
+
 use crate::input::InputError;
-use crate::model::{Author, MediaRef};
+use crate::model::{Author, MediaRef, MessageInput};
 use crate::store::message::{Event, Reaction, StoredFile, StoredMessage};
 use crate::time::ts_key;
+use serde::Deserialize;
 use serde_json::Value;
 
 /// Looks a user id up in the caller's directory: display name and bot flag.
@@ -365,6 +368,33 @@ pub fn response_page(body: &Value, path: &str, dir: Directory<'_>) -> Result<Pag
         .and_then(|r| nonempty(r, "next_cursor"))
         .filter(|_| has_more)
         .map(str::to_string);
+    Ok(Page {
+        messages,
+        next_cursor,
+    })
+}
+
+/// Reads one page of what a fetcher resolved with: a Slack Web API body (see
+/// [`response_page`]), or the neutral `{ messages: MessageInput[], nextCursor? }`, told
+/// apart by its first message having an `author`.
+pub fn fetched_page(body: &Value, dir: Directory<'_>) -> Result<Page, ResponseError> {
+    let neutral = body.get("ok").is_none()
+        && body
+            .get("messages")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.first().is_some_and(|m| m.get("author").is_some()));
+    if !neutral {
+        return response_page(body, "result", dir);
+    }
+    let list = body.get("messages").and_then(Value::as_array);
+    let mut messages = Vec::with_capacity(list.map_or(0, Vec::len));
+    for (i, m) in list.into_iter().flatten().enumerate() {
+        let path = format!("result.messages[{i}]");
+        let input = MessageInput::deserialize(m)
+            .map_err(|e| ResponseError::Malformed(InputError::type_error(&path, e.to_string())))?;
+        messages.push(StoredMessage::from_input(input, &path).map_err(ResponseError::Malformed)?);
+    }
+    let next_cursor = nonempty(body, "nextCursor").map(str::to_string);
     Ok(Page {
         messages,
         next_cursor,

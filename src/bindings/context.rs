@@ -32,6 +32,7 @@ fn thread_budget(env: &Env, func: &str, v: Option<&Unknown>) -> Result<u64> {
 
 fn js_string<'e>(env: &Env, func: &str, path: &str, v: &Unknown<'e>) -> Result<JsString<'e>> {
     if v.get_type()? == ValueType::String {
+        // SAFETY: this arm is for strings.
         return unsafe { v.cast() };
     }
     Err(throw(
@@ -79,6 +80,7 @@ pub fn apply_thread_budget<'e>(env: &'e Env, input: Unknown<'e>) -> Result<Objec
         (|| -> Result<Object<'e>> {
             const F: &str = "applyThreadBudget";
             expect_object(env, F, "input", &input)?;
+            // SAFETY: checked to be an object by `expect_object` above.
             let input: Object = unsafe { input.cast()? };
             let budget_value: Unknown = input.get_named_property("budgetTokens")?;
             let budget = thread_budget(env, F, Some(&budget_value))?;
@@ -93,6 +95,7 @@ pub fn apply_thread_budget<'e>(env: &'e Env, input: Unknown<'e>) -> Result<Objec
                     ),
                 ));
             }
+            // SAFETY: checked to be an array above.
             let replies: Object = unsafe { replies.cast()? };
             let n = replies.get_array_length()?;
             let mut items: Vec<Unknown> = Vec::with_capacity(n as usize);
@@ -101,6 +104,7 @@ pub fn apply_thread_budget<'e>(env: &'e Env, input: Unknown<'e>) -> Result<Objec
             for i in 0..n {
                 let item: Unknown = replies.get_element(i)?;
                 expect_object(env, F, &format!("replies[{i}]"), &item)?;
+                // SAFETY: checked to be an object by `expect_object` above.
                 let reply: Object = unsafe { item.cast()? };
                 let text: Unknown = reply.get_named_property("text")?;
                 let text = js_string(env, F, &format!("replies[{i}].text"), &text)?;
@@ -152,6 +156,8 @@ pub fn thread_budget_cut(
 ) -> Result<u32> {
     const F: &str = "threadBudgetCut";
     let budget = thread_budget(env, F, budget_tokens.as_ref())?;
+    // SAFETY: a typed-array slice is read through `napi_get_typedarray_info`, which
+    // fails (an Err, not UB) for any other value.
     let lengths = match unsafe { text_lengths.cast::<Uint32ArraySlice>() } {
         Ok(l) if text_lengths.is_typedarray()? => l,
         _ => {
@@ -178,6 +184,7 @@ fn has_key(v: &Unknown, key: &str) -> bool {
     if v.get_type().ok() != Some(ValueType::Object) {
         return false;
     }
+    // SAFETY: checked to be an object above.
     let Ok(o) = (unsafe { v.cast::<Object>() }) else {
         return false;
     };

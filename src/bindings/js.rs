@@ -112,6 +112,7 @@ pub fn expect_array<'e>(env: &Env, func: &str, path: &str, v: &Unknown<'e>) -> R
             &InputError::type_error(path, format!("expected an array, got {}", describe(v))),
         ));
     }
+    // SAFETY: checked to be an array above.
     unsafe { v.cast() }
 }
 
@@ -174,7 +175,7 @@ pub fn shallow_copy_except<'e>(
 /// through here.
 pub fn call_js<'e>(env: &'e Env, f: &Unknown, args: &[Unknown]) -> Result<Unknown<'e>> {
     let mut this = std::ptr::null_mut();
-    let raw_args: Vec<napi::sys::napi_value> = args.iter().map(|a| a.raw()).collect();
+    let raw_args: Vec<napi::sys::napi_value> = args.iter().map(napi::JsValue::raw).collect();
     let mut out = std::ptr::null_mut();
     // SAFETY: a valid env on the JS thread; `f` and `args` are live handles of this
     // scope and `out` / `this` are locals.
@@ -189,6 +190,48 @@ pub fn call_js<'e>(env: &'e Env, f: &Unknown, args: &[Unknown]) -> Result<Unknow
             &mut out,
         )
     };
+    called(env, status, out)
+}
+
+/// Calls method `name` of `obj` (a method the package's JS layer defines) with `args`.
+/// A missing method means the addon was loaded without that layer: the error says to
+/// import the package rather than the `.node` file.
+pub fn call_method<'e>(
+    env: &'e Env,
+    obj: &Object,
+    name: &str,
+    args: &[Unknown],
+) -> Result<Unknown<'e>> {
+    let f: Unknown = obj.get_named_property(name)?;
+    if f.get_type()? != ValueType::Function {
+        return Err(Error::from_reason(format!(
+            "the JavaScript layer is not loaded ({name} is missing); import the package (require('@openclaw/context-engine')), not the .node file"
+        )));
+    }
+    let raw_args: Vec<napi::sys::napi_value> = args.iter().map(napi::JsValue::raw).collect();
+    let mut out = std::ptr::null_mut();
+    // SAFETY: a valid env on the JS thread; `obj`, `f` and `args` are live handles of
+    // this scope and `out` is a local.
+    let status = unsafe {
+        napi::sys::napi_call_function(
+            env.raw(),
+            obj.raw(),
+            f.raw(),
+            raw_args.len(),
+            raw_args.as_ptr(),
+            &mut out,
+        )
+    };
+    called(env, status, out)
+}
+
+/// The result of a `napi_call_function`: its value, the exception it left pending, or
+/// the failure status.
+fn called<'e>(
+    env: &'e Env,
+    status: napi::sys::napi_status,
+    out: napi::sys::napi_value,
+) -> Result<Unknown<'e>> {
     match status {
         napi::sys::Status::napi_ok => {
             // SAFETY: napi returned a value handle of this scope.
@@ -202,6 +245,26 @@ pub fn call_js<'e>(env: &'e Env, f: &Unknown, args: &[Unknown]) -> Result<Unknow
             "calling a JavaScript function failed",
         )),
     }
+}
+
+/// The bytes of a `Uint8Array` (or other typed array), `Buffer` or `ArrayBuffer`, copied;
+/// `None` for any other value.
+pub fn bytes_of(data: &Unknown) -> Result<Option<Vec<u8>>> {
+    Ok(if data.is_typedarray()? {
+        // SAFETY: checked to be a typed array just above.
+        let a: Uint8Array = unsafe { data.cast()? };
+        Some(a.to_vec())
+    } else if data.is_buffer()? {
+        // SAFETY: checked to be a Buffer just above.
+        let b: Buffer = unsafe { data.cast()? };
+        Some(b.to_vec())
+    } else if data.is_arraybuffer()? {
+        // SAFETY: checked to be an ArrayBuffer just above.
+        let ab: ArrayBuffer = unsafe { data.cast()? };
+        Some(ab.to_vec())
+    } else {
+        None
+    })
 }
 
 fn json<'e>(env: &'e Env) -> Result<Object<'e>> {
@@ -222,8 +285,10 @@ pub fn stringify_keep<'e>(env: &'e Env, v: Unknown<'e>) -> Result<Option<(JsStri
     let out = call_js(env, &f, &[v])?;
     match out.get_type()? {
         ValueType::String => {
+            // SAFETY: this arm is for strings.
             let s: JsString = unsafe { out.cast()? };
             let text = s.into_utf8()?.into_owned()?;
+            // SAFETY: checked to be a string above.
             let s: JsString = unsafe { out.cast()? };
             Ok(Some((s, text)))
         }
@@ -260,6 +325,7 @@ fn unreadable(env: &Env, func: &str, path: &str, what: &str, e: Error) -> Error 
     // JavaScript while an error unwinds.
     let message = thrown.as_ref().and_then(|t| {
         let m = if is_error {
+            // SAFETY: `napi_is_error` said the thrown value is an Error object.
             let o: Object = unsafe { t.cast().ok()? };
             o.get_named_property::<Unknown>("message").ok()?
         } else {
@@ -267,6 +333,7 @@ fn unreadable(env: &Env, func: &str, path: &str, what: &str, e: Error) -> Error 
         };
         let text = (m.get_type().ok() == Some(ValueType::String))
             .then(|| {
+                // SAFETY: checked to be a string just above.
                 let s: JsString = unsafe { m.cast().ok()? };
                 s.into_utf8().ok()?.into_owned().ok()
             })
@@ -321,6 +388,7 @@ fn stringify_revealing_non_finite(env: &Env, v: Unknown) -> Result<Option<String
     let out = call_js(env, &f, &[v, replacer])?;
     match out.get_type()? {
         ValueType::String => {
+            // SAFETY: this arm is for strings.
             let s: JsString = unsafe { out.cast()? };
             Ok(Some(s.into_utf8()?.into_owned()?))
         }
@@ -418,6 +486,7 @@ pub fn id_arg(env: &Env, func: &str, path: &str, v: &Unknown) -> Result<String> 
     let s = string_arg(env, func, path, v)?;
     if s.contains('\u{FFFD}') {
         // Only then can a lone surrogate have been folded: look at the UTF-16 units.
+        // SAFETY: checked to be a string above.
         let js: JsString = unsafe { v.cast()? };
         let units = js.into_utf16()?;
         if input::has_lone_surrogate(units.as_slice()) {
@@ -431,6 +500,7 @@ pub fn id_arg(env: &Env, func: &str, path: &str, v: &Unknown) -> Result<String> 
 pub fn string_arg(env: &Env, func: &str, path: &str, v: &Unknown) -> Result<String> {
     match v.get_type()? {
         ValueType::String => {
+            // SAFETY: this arm is for strings.
             let s: JsString = unsafe { v.cast()? };
             Ok(s.into_utf8()?.into_owned()?)
         }
@@ -461,6 +531,7 @@ pub fn budget_arg(
             &InputError::type_error(path, format!("expected a number, got {}", describe(v))),
         ));
     }
+    // SAFETY: checked to be a number above.
     let n: f64 = unsafe { v.cast()? };
     input::budget_tokens(n, path).map_err(|e| throw(env, func, &e))
 }

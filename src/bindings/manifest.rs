@@ -26,9 +26,11 @@ pub const ATTACHMENT_MANIFEST_KEY: &str = crate::manifest::ATTACHMENT_MANIFEST_K
 /// The `entries` object of a manifest argument, or a `TypeError`.
 fn entries<'e>(env: &Env, func: &str, manifest: &Unknown<'e>) -> Result<Object<'e>> {
     expect_object(env, func, "manifest", manifest)?;
+    // SAFETY: checked to be an object by `expect_object` above.
     let m: Object = unsafe { manifest.cast()? };
     let entries: Unknown = m.get_named_property("entries")?;
     expect_object(env, func, "manifest.entries", &entries)?;
+    // SAFETY: checked to be an object by `expect_object` above.
     unsafe { entries.cast() }
 }
 
@@ -36,6 +38,7 @@ fn string_value(v: &Unknown) -> Result<Option<String>> {
     if v.get_type()? != ValueType::String {
         return Ok(None);
     }
+    // SAFETY: checked to be a string above.
     let s: JsString = unsafe { v.cast()? };
     Ok(Some(s.into_utf8()?.into_owned()?))
 }
@@ -54,6 +57,7 @@ fn records<'e>(entries: &Object<'e>) -> Result<Vec<Unknown<'e>>> {
         if key.get_type()? != ValueType::String {
             continue;
         }
+        // SAFETY: checked to be a string above.
         let key: JsString = unsafe { key.cast()? };
         out.push(entries.get_property(key)?);
     }
@@ -65,6 +69,7 @@ fn record_field(record: &Unknown, name: &str) -> Result<Option<String>> {
     if record.get_type()? != ValueType::Object {
         return Ok(None);
     }
+    // SAFETY: checked to be an object above.
     let o: Object = unsafe { record.cast()? };
     let v: Unknown = o.get_named_property(name)?;
     string_value(&v)
@@ -203,6 +208,7 @@ pub fn check_attachment<'e>(
             const F: &str = "checkAttachment";
             let entries = entries(env, F, &manifest)?;
             expect_object(env, F, "candidate", &candidate)?;
+            // SAFETY: checked to be an object by `expect_object` above.
             let c: Object = unsafe { candidate.cast()? };
             let id = id_arg(
                 env,
@@ -288,6 +294,7 @@ fn entry_data(env: &Env, entry: Unknown) -> Result<Option<String>> {
     if entry.get_type()? != ValueType::Object {
         return Ok(None);
     }
+    // SAFETY: checked to be an object above.
     let o: Object = unsafe { entry.cast()? };
     if record_field(&entry, "type")?.as_deref() != Some("custom")
         || record_field(&entry, "customType")?.as_deref()
@@ -307,6 +314,7 @@ fn newest_manifest(env: &Env, entries: &Unknown) -> Result<Manifest> {
     if !entries.is_array()? {
         return Ok(Manifest::default());
     }
+    // SAFETY: checked to be an array above.
     let list: Object = unsafe { entries.cast()? };
     let n = list.get_array_length()?;
     for i in (0..n).rev() {

@@ -2,10 +2,10 @@
 //! nothing else. One module per concern; each export's doc comment is its TypeScript doc.
 
 mod context;
-mod hash;
 mod js;
 mod manifest;
 mod runtime;
+mod sha256;
 mod store;
 mod tools;
 mod types;

@@ -7,7 +7,6 @@ use super::js::{
     clear_exception, describe, expect_array, expect_object, from_js, from_js_opt, is_nullish,
     json_value, shallow_copy_except, string_arg, throw, to_js,
 };
-use crate::hash::sha256_hex;
 use crate::input::InputError;
 use crate::manifest::{parse_manifest_data, Manifest};
 use crate::runtime::error::ErrorInfo;
@@ -18,6 +17,7 @@ use crate::runtime::media::{MediaItem, MediaMode, MEDIA_FILE_IDS_KEY as FILE_IDS
 use crate::runtime::metrics::Labels;
 use crate::runtime::overflow::{classify_overflow, decide_overflow, fingerprint, OverflowAttempt};
 use crate::runtime::strip::{strip_thread_context, StripOutcome};
+use crate::sha256::sha256_hex;
 use crate::tools::media::base64;
 use napi::bindgen_prelude::*;
 use napi::{Env, JsString, ValueType};
@@ -93,9 +93,11 @@ fn strip_options(env: &Env, func: &str, v: Option<Unknown>) -> Result<StripOptio
         return Err(missing());
     };
     expect_object(env, func, "options", &v)?;
+    // SAFETY: checked to be an object by `expect_object` above.
     let o: Object = unsafe { v.cast()? };
     let r: Unknown = o.get_named_property("resumed")?;
     let resumed = match r.get_type()? {
+        // SAFETY: this arm is for booleans.
         ValueType::Boolean => unsafe { r.cast::<bool>()? },
         ValueType::Undefined => return Err(missing()),
         _ => {
@@ -149,10 +151,12 @@ pub fn strip_thread_context_js<'e>(
 fn error_value(env: &Env, v: &Unknown) -> Result<Value> {
     match v.get_type()? {
         ValueType::String => {
+            // SAFETY: this arm is for strings.
             let s: JsString = unsafe { v.cast()? };
             Ok(Value::String(s.into_utf8()?.into_owned()?))
         }
         ValueType::Object => {
+            // SAFETY: this arm is for objects.
             let o: Object = unsafe { v.cast()? };
             let mut m = serde_json::Map::new();
             for key in [
@@ -172,10 +176,12 @@ fn error_value(env: &Env, v: &Unknown) -> Result<Value> {
                 };
                 let value = match p.get_type()? {
                     ValueType::String => {
+                        // SAFETY: this arm is for strings.
                         let s: JsString = unsafe { p.cast()? };
                         Value::String(s.into_utf8()?.into_owned()?)
                     }
                     ValueType::Number => {
+                        // SAFETY: this arm is for numbers.
                         let n: f64 = unsafe { p.cast()? };
                         if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
                             Value::from(n as i64)
@@ -259,6 +265,7 @@ pub fn repair_orphan_turn<'e>(env: &'e Env, entries: Unknown<'e>) -> Result<Unkn
         let e: Unknown = arr.get_element(i)?;
         match repair.reparent.iter().find(|(j, _, _)| *j == i as usize) {
             Some((_, key, parent)) => {
+                // SAFETY: only entries `repairOrphanTurn` read as objects are reparented.
                 let src: Object = unsafe { e.cast()? };
                 let (mut copy, _) = shallow_copy_except(env, &src, None)?;
                 match parent {
@@ -271,6 +278,7 @@ pub fn repair_orphan_turn<'e>(env: &'e Env, entries: Unknown<'e>) -> Result<Unkn
         }
     }
     let info = to_js(env, &Value::Object(orphan_js(&repair)))?;
+    // SAFETY: `to_js` of a JSON object returns an object.
     let mut obj: Object = unsafe { info.cast()? };
     obj.set_named_property("entries", out)?;
     Ok(obj.to_unknown())
@@ -370,6 +378,7 @@ pub fn decide_overflow_retry<'e>(
         let path = format!("attempts[{i}]");
         let a: Unknown = arr.get_element(i)?;
         expect_object(env, F, &path, &a)?;
+        // SAFETY: checked to be an object by `expect_object` above.
         let obj: Object = unsafe { a.cast()? };
         let err: Unknown = obj.get_named_property("error")?;
         let e = error_arg(env, F, &format!("{path}.error"), &err)?;
@@ -377,6 +386,7 @@ pub fn decide_overflow_retry<'e>(
             let v: Unknown = obj.get_named_property(name)?;
             match v.get_type()? {
                 ValueType::Undefined | ValueType::Null => Ok(false),
+                // SAFETY: this arm is for booleans.
                 ValueType::Boolean => unsafe { v.cast::<bool>() },
                 _ => Err(throw(
                     env,
@@ -426,6 +436,7 @@ fn sdk_message(env: &Env, m: &Unknown) -> Result<Value> {
     if m.get_type()? != ValueType::Object {
         return Ok(Value::Null);
     }
+    // SAFETY: checked to be an object above.
     let o: Object = unsafe { m.cast()? };
     let Some(t) = string_prop(&o, "type")? else {
         return Ok(Value::Null);
@@ -442,6 +453,7 @@ fn string_prop(o: &Object, key: &str) -> Result<Option<String>> {
     if v.get_type()? != ValueType::String {
         return Ok(None);
     }
+    // SAFETY: checked to be a string above.
     let s: JsString = unsafe { v.cast()? };
     Ok(Some(s.into_utf8()?.into_owned()?))
 }
@@ -755,6 +767,7 @@ impl RuntimeGuard {
             let path = format!("items[{i}]");
             let it: Unknown = arr.get_element(i)?;
             expect_object(env, F, &path, &it)?;
+            // SAFETY: checked to be an object by `expect_object` above.
             let src: Object = unsafe { it.cast()? };
             // Everything but `data` goes through JSON; the bytes are read in place (not
             // copied: they are only encoded if the plan is inline).
@@ -762,6 +775,7 @@ impl RuntimeGuard {
             let bytes = match data_value.filter(|v| !is_nullish(v)) {
                 None => None,
                 Some(value) if value.is_typedarray()? || value.is_buffer()? => {
+                    // SAFETY: the guard of this arm checked it is a typed array or a Buffer (a Uint8Array).
                     Some(unsafe { value.cast::<Uint8Array>()? })
                 }
                 Some(value) => {
@@ -814,6 +828,7 @@ impl RuntimeGuard {
             })?;
         let out = to_js(env, &plans)?;
         // Inline bytes are set on the built objects, not passed through JSON.
+        // SAFETY: `to_js` of a JSON array returns an array, which is an object.
         let arr: Object = unsafe { out.cast()? };
         for (i, (p, bytes)) in plans.iter().zip(data).enumerate() {
             let (MediaMode::Inline, Some(b)) = (p.mode, bytes) else {
@@ -939,6 +954,7 @@ impl RuntimeGuard {
             let read = || -> Result<Value> {
                 let e: Unknown = arr.get_element(i)?;
                 let ours = e.get_type()? == ValueType::Object && {
+                    // SAFETY: this arm is for objects.
                     let o: Object = unsafe { e.cast()? };
                     string_prop(&o, "type")?.as_deref() == Some("custom")
                         && string_prop(&o, "customType")?.as_deref() == Some(FILE_IDS_KEY)

@@ -2,17 +2,14 @@
 //! search and answers are in `crate::tools`; fetches go through the store's fetch
 //! runtime (`js/store.js`), like `buildContext`'s.
 
-use super::js::{clear_exception, describe, id_arg, is_nullish, rejected, stringify, throw, to_js};
-use super::store::{
-    call_runtime, failures_from_js, failures_json, fetcher_name, media_need, need_js, runtime_fn,
-    ChannelStore, NeedJs,
+use super::js::{
+    bytes_of, call_method, clear_exception, describe, id_arg, is_nullish, rejected, stringify,
+    throw, to_js,
 };
-use crate::hash::sha256_hex;
-use crate::input::InputError;
-use crate::store::context::Failure;
-use crate::store::MediaItem;
+use super::store::{failures_from, ChannelStore};
+use crate::input::{whole_number, InputError};
 use crate::tools::input::{context_input, messages_input, MessagesInput};
-use crate::tools::messages::{build, media_plan, plan, MediaPlan, MediaResult};
+use crate::tools::messages::{build, start, MediaResult, Start};
 use crate::tools::{definitions, unknown_tool, Tool, ToolError, DEFAULT_MAX_MEDIA_BYTES};
 use napi::bindgen_prelude::*;
 use napi::{Env, JsValue, ValueType};
@@ -71,17 +68,8 @@ impl ChannelStore {
         };
         let max_media_bytes = match opts.max_media_bytes {
             None => DEFAULT_MAX_MEDIA_BYTES,
-            Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= 9e15 => n as u64,
-            Some(n) => {
-                return Err(throw(
-                    &env,
-                    "tools",
-                    &InputError::range_error(
-                        "options.maxMediaBytes",
-                        format!("expected a non-negative whole number of bytes, got {n}"),
-                    ),
-                ))
-            }
+            Some(n) => whole_number(n, "options.maxMediaBytes", "bytes")
+                .map_err(|e| throw(&env, "tools", &e))?,
         };
         Ok(ChannelTools {
             store: reference,
@@ -202,65 +190,37 @@ impl ChannelTools {
         now: u64,
     ) -> Result<Unknown<'e>> {
         let mut core = store.core()?;
-        let rate = core.config.rate_limit.clone();
-        let mut failures: Vec<Failure> = Vec::new();
-        let mut needs: Vec<NeedJs> = Vec::new();
-        for n in plan(&mut core, &self.channel, &input, &[], now) {
-            let f = fetcher_name(&n);
-            if store.has_fetcher(f) {
-                needs.push(need_js(&n, &rate));
-            } else {
-                failures.push(Failure {
-                    need: n,
-                    reason: format!("no {f} in the fetcher"),
-                });
-            }
-        }
-        let mut media = MediaResult::None;
-        let mut media_fetch = None;
-        if let Some(aid) = &input.media_artifact_id {
-            match media_plan(&mut core, &self.channel, aid, self.max_media_bytes) {
-                MediaPlan::Fetch(loc) if store.has_fetcher("fetchMedia") => {
-                    media_fetch = Some(media_need(aid, &loc, &rate));
-                }
-                MediaPlan::Fetch(_) => {
-                    media = MediaResult::Failed("no fetchMedia in the fetcher".to_string());
-                }
-                MediaPlan::Cached | MediaPlan::NotFound | MediaPlan::TooLarge(_) => {}
-            }
-        }
-        if needs.is_empty() && media_fetch.is_none() {
-            let out = build(
-                &mut core,
-                &self.channel,
-                &input,
-                &failures,
-                media,
-                self.max_media_bytes,
-                now,
-            );
-            drop(core);
-            return resolved(env, out);
-        }
+        let started = start(
+            &mut core,
+            &self.channel,
+            &input,
+            store.fetchers(),
+            self.max_media_bytes,
+            now,
+        );
         drop(core);
+        let fetch = match started {
+            Start::Answer(out) => return resolved(env, out),
+            Start::Fetch(f) => f,
+        };
         let payload = json!({
-            "needs": needs,
-            "failures": failures_json(&failures, &rate),
-            "media": media_fetch,
-            "input": input_json(&input),
+            "needs": fetch.jobs,
+            "failures": fetch.failures,
+            "media": fetch.media,
+            "input": serde_json::to_string(&input).unwrap_or_default(),
         });
-        let run = runtime_fn(env, "toolMessages")?;
         let store_obj = self.store.clone(*env)?;
+        // SAFETY: a live reference to the store object, turned into a handle of this
+        // scope on the JS thread.
         let store_obj: Object = unsafe {
             Object::from_napi_value(env.raw(), Reference::to_napi_value(env.raw(), store_obj)?)?
         };
         let payload = to_js(env, &payload)?;
-        let undef = ().into_unknown(env)?;
-        call_runtime(
+        call_method(
             env,
-            &run,
-            store_obj,
-            [this.object.to_unknown(), payload, undef, undef],
+            &store_obj,
+            "_runToolMessages",
+            &[this.object.to_unknown(), payload],
         )
     }
 
@@ -277,36 +237,18 @@ impl ChannelTools {
         let value: Value = serde_json::from_str(&input)
             .map_err(|e| Error::from_reason(format!("tools: bad runtime input: {e}")))?;
         let input = messages_input(&value).map_err(|e| Error::from_reason(e.message))?;
-        let failures = failures_from_js(env, failures)?;
+        let failures = failures_from(env, "tools", failures)?;
         let store: &ChannelStore = &self.store;
         let now = store.now(env)?;
         let media = match (media_data, media_failure) {
             (_, Some(reason)) => MediaResult::Failed(reason),
             (Some(data), None) if !is_nullish(&data) => match bytes_of(&data)? {
                 Some(bytes) => {
-                    let mut core = store.core()?;
                     let aid = input.media_artifact_id.clone().unwrap_or_default();
-                    let loc = core.file_in(&self.channel, &aid).cloned();
-                    let item = MediaItem {
-                        channel: self.channel.clone(),
-                        content_hash: sha256_hex(&bytes),
-                        artifact_id: aid,
-                        media_type: loc
-                            .as_ref()
-                            .map_or("application/octet-stream".to_string(), |l| {
-                                l.media.media_type.clone()
-                            }),
-                        filename: loc.and_then(|l| l.media.filename),
-                        bytes,
-                        fetched_at: now,
-                    };
-                    core.put_media(item.clone());
+                    let (item, _) = store.core()?.keep_download(&self.channel, &aid, bytes, now);
                     MediaResult::Bytes(Some(item))
                 }
-                None => MediaResult::Failed(format!(
-                    "fetchMedia returned {} instead of bytes (a Uint8Array, Buffer or ArrayBuffer)",
-                    describe(&data)
-                )),
+                None => MediaResult::Failed(store.core()?.not_bytes(describe(&data))),
             },
             _ => MediaResult::None,
         };
@@ -321,36 +263,6 @@ impl ChannelTools {
             now,
         ))
     }
-}
-
-fn input_json(i: &MessagesInput) -> String {
-    let mut v = serde_json::Map::new();
-    if let Some(t) = &i.thread_id {
-        v.insert("thread_id".into(), json!(t));
-    }
-    if !i.message_ids.is_empty() {
-        v.insert("message_ids".into(), json!(i.message_ids));
-    }
-    if let Some(a) = &i.media_artifact_id {
-        v.insert("media_artifact_id".into(), json!(a));
-    }
-    v.insert("max_replies".into(), json!(i.max_replies));
-    Value::Object(v).to_string()
-}
-
-fn bytes_of(data: &Unknown) -> Result<Option<Vec<u8>>> {
-    Ok(if data.is_typedarray()? {
-        let a: Uint8Array = unsafe { data.cast()? };
-        Some(a.to_vec())
-    } else if data.is_buffer()? {
-        let b: Buffer = unsafe { data.cast()? };
-        Some(b.to_vec())
-    } else if data.is_arraybuffer()? {
-        let ab: ArrayBuffer = unsafe { data.cast()? };
-        Some(ab.to_vec())
-    } else {
-        None
-    })
 }
 
 /// The tool input as JSON: an object, or a string holding one.
@@ -373,8 +285,8 @@ fn read_input(env: &Env, input: Unknown) -> std::result::Result<Value, ToolError
     if input.get_type().ok() == Some(ValueType::String) {
         let text = input
             .coerce_to_string()
-            .and_then(|s| s.into_utf8())
-            .and_then(|s| s.into_owned())
+            .and_then(napi::JsString::into_utf8)
+            .and_then(napi::JsStringUtf8::into_owned)
             .map_err(|e| ToolError::invalid("", e.reason))?;
         return parse_input(text);
     }

@@ -467,55 +467,6 @@ pub struct PromptSectionOptions {
 
 // ------------------------------------------------------------------ ChannelStore
 
-/// A size- and time-bounded cache (names as in `lru-cache`).
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct TtlCacheOptions {
-    /// Most entries held; least recently used are evicted.
-    pub max: Option<f64>,
-    /// Milliseconds an entry stays fresh after it was written.
-    pub ttl: Option<f64>,
-}
-
-/// The media cache's bound.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct MediaCacheOptions {
-    /// Most bytes held (default 52,428,800 = 50 MB); a larger item is never cached.
-    pub max_size: Option<f64>,
-}
-
-/// Rate limiting per workspace and per API method, over a rolling 60-second window.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct RateLimitOptions {
-    /// `"default"` (40 calls/min per method, 200 objects per page) or
-    /// `"slack-non-marketplace"`: Slack's limit since 2025 for apps outside its
-    /// Marketplace, 1 call/min for `conversations.history` and `conversations.replies`
-    /// and 15 objects per page. Other fields override the preset.
-    #[napi(ts_type = "'default' | 'slack-non-marketplace'")]
-    pub preset: Option<String>,
-    /// Calls per minute per method without its own entry (default 40).
-    pub max_calls_per_min: Option<f64>,
-    /// Calls per minute by method (`conversations.replies`, `conversations.history`,
-    /// `files.download`).
-    #[napi(ts_type = "Record<string, number>")]
-    pub per_method: Option<std::collections::HashMap<String, f64>>,
-    /// `"queue"` (default): wait for a slot, within `maxQueue` and `queueTimeout`.
-    /// `"degrade"`: never wait; serve stale cache (within `staleServeTtl`) or nothing,
-    /// with a note.
-    #[napi(ts_type = "'queue' | 'degrade'")]
-    pub overflow_strategy: Option<String>,
-    /// Calls that may wait per method (default 100).
-    pub max_queue: Option<f64>,
-    /// Longest wait for a slot in ms (default 30,000).
-    pub queue_timeout: Option<f64>,
-    /// How old cached data may be and still be served when a fetch fails, in ms
-    /// (default 3,600,000).
-    pub stale_serve_ttl: Option<f64>,
-    /// Objects per page asked of paginated methods.
-    pub page_size: Option<f64>,
-    /// Pages followed for one thread (default 10).
-    pub max_pages: Option<f64>,
-}
-
 /// What `fetchThread` is asked for: one page of a thread (`conversations.replies`).
 #[napi(object, object_to_js = false, object_from_js = false)]
 pub struct FetchThreadRequest {
@@ -599,35 +550,6 @@ pub struct ChannelFetcher {
     pub fetch_media: Option<()>,
 }
 
-/// `new ChannelStore(options)`. Every default is the seed's number.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct ChannelStoreOptions {
-    /// Channel messages kept per channel (default 1,000; oldest dropped first).
-    pub window_size: Option<f64>,
-    /// Thread replies cache: `max` 500 threads, `ttl` 300,000 ms (5 minutes).
-    pub thread_replies: Option<TtlCacheOptions>,
-    /// Thread starter cache: `max` 2,000 entries, `ttl` 21,600,000 ms (6 hours).
-    pub thread_starters: Option<TtlCacheOptions>,
-    /// Media content cache: `maxSize` 52,428,800 bytes.
-    pub media: Option<MediaCacheOptions>,
-    pub rate_limit: Option<RateLimitOptions>,
-    /// Workspace of channels that `setChannel` or a payload's `team_id` did not assign
-    /// (default `"default"`); rate limits are per workspace.
-    pub workspace_id: Option<String>,
-    /// Milliseconds one fetcher call may take (default 5,000). A call that has not
-    /// settled by then counts as a failed fetch: the turn goes on with what the store
-    /// holds and a note, and later calls for the same data are no longer held up by it.
-    pub fetch_timeout: Option<f64>,
-    /// Replies held per thread, newest kept (default 2,000, what 10 pages of 200 fetch).
-    /// A thread past it is no longer complete; `stats().repliesDropped` counts the rest.
-    pub max_replies_per_thread: Option<f64>,
-    pub fetcher: Option<ChannelFetcher>,
-    /// Epoch milliseconds now (default: the system clock). Inject one to test TTLs and
-    /// rate-limit windows exactly.
-    #[napi(ts_type = "() => number")]
-    pub clock: Option<()>,
-}
-
 /// A neutral channel event (platform adapters produce these; Slack payloads can go
 /// straight to `ingestSlackEvent`).
 #[napi(object, object_to_js = false, object_from_js = false)]
@@ -653,25 +575,6 @@ pub struct ChannelEvent {
     pub reaction: Option<String>,
     /// Reactions: who reacted.
     pub user_id: Option<String>,
-}
-
-/// `buildContext` options.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct BuildContextOptions {
-    /// The anchor's thread when known (Slack `thread_ts`): lets a reply the store does
-    /// not hold be fetched with one `conversations.replies` call.
-    pub thread_id: Option<String>,
-    /// Adjacent messages in the snapshot (default 20), nearest to the anchor first.
-    pub adjacent: Option<f64>,
-    /// ThreadContext budget in tokens (default 8,000).
-    pub budget_tokens: Option<f64>,
-    /// Prompt section for a direct message (no channel-search guidance).
-    pub direct_message: Option<bool>,
-    /// How the guidance names the tools: `"api"` (the default, matching
-    /// `store.tools(channelId).definitions()`) or `"dotted"`.
-    #[napi(ts_type = "'dotted' | 'api'")]
-    pub tool_names: Option<String>,
-    pub pretty: Option<bool>,
 }
 
 /// `BuiltContext` as a plain object (`ctx.toJSON()`).
@@ -711,120 +614,6 @@ pub struct MediaContent {
     /// Why `data` is null.
     #[napi(ts_type = "string | null")]
     pub note: Option<String>,
-}
-
-/// A message as the store holds it (`getMessage`).
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct StoredMessageView {
-    #[napi(js_name = "message_id")]
-    pub message_id: String,
-    /// Platform ts.
-    pub ts: String,
-    pub author: Author,
-    pub text: String,
-    #[napi(js_name = "thread_id", ts_type = "string | null")]
-    pub thread_id: Option<String>,
-    #[napi(js_name = "reply_count")]
-    pub reply_count: f64,
-    #[napi(js_name = "latest_reply", ts_type = "string | null")]
-    pub latest_reply: Option<String>,
-    #[napi(ts_type = "Array<{ name: string; count: number; users: string[] }>")]
-    pub reactions: Vec<()>,
-    pub media: Vec<MediaRef>,
-    pub edited: bool,
-    pub broadcast: bool,
-}
-
-/// Thread activity computed from what the store holds.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct ThreadSummary {
-    #[napi(js_name = "reply_count")]
-    pub reply_count: f64,
-    #[napi(js_name = "replies_last_1h")]
-    pub replies_last_1h: f64,
-    #[napi(js_name = "last_reply_ts", ts_type = "string | null")]
-    pub last_reply_ts: Option<String>,
-    #[napi(js_name = "participant_names")]
-    pub participant_names: Vec<String>,
-}
-
-/// Hit / miss / eviction / expiration counters of a TTL cache.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct TtlCacheStats {
-    pub hits: f64,
-    pub misses: f64,
-    pub evictions: f64,
-    pub expirations: f64,
-    /// Entries held.
-    pub size: f64,
-    pub max: f64,
-}
-
-/// Counters of the media cache.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct MediaCacheStats {
-    pub hits: f64,
-    pub misses: f64,
-    pub evictions: f64,
-    /// Items held.
-    pub size: f64,
-    /// Bytes held.
-    pub bytes: f64,
-    pub max_size: f64,
-}
-
-/// The store's caches.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct StoreCacheStats {
-    pub thread_replies: TtlCacheStats,
-    pub thread_starters: TtlCacheStats,
-    pub media: MediaCacheStats,
-}
-
-/// `stats()`.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct StoreStats {
-    /// Fetcher calls made, by API method.
-    #[napi(ts_type = "Record<string, number>")]
-    pub calls: (),
-    pub caches: StoreCacheStats,
-    pub channels: f64,
-    /// Messages held in channel windows.
-    pub messages: f64,
-    /// Approximate heap bytes of held messages (windows and threads).
-    pub message_bytes: f64,
-    /// Calls waiting for a rate-limit slot.
-    pub queued_calls: f64,
-    /// Builds that served a thread past its TTL because a fetch failed.
-    pub stale_serves: f64,
-    pub failed_fetches: f64,
-    /// Fetches refused by the rate limiter (queue full, wait too long, degrade, paused).
-    pub rate_limited: f64,
-    /// Fetcher calls that did not settle within `fetchTimeout` (also in `failedFetches`).
-    pub timed_out_fetches: f64,
-    /// Retry-After values longer than one hour, cut to one hour.
-    pub retry_after_capped: f64,
-    /// Replies dropped: a thread past `maxRepliesPerThread`, or a fetched page holding
-    /// more than was asked for.
-    pub replies_dropped: f64,
-    pub ingested_events: f64,
-    pub ignored_events: f64,
-    /// The channels' search indexes, summed.
-    pub search: SearchIndexStats,
-}
-
-/// Sizes of the search indexes.
-#[napi(object, object_to_js = false, object_from_js = false)]
-pub struct SearchIndexStats {
-    /// Messages indexed (held in windows and threads).
-    pub documents: f64,
-    /// Distinct terms.
-    pub terms: f64,
-    /// Posting entries, dead ones (of removed messages, until compaction) included.
-    pub postings: f64,
-    pub dead_postings: f64,
-    /// Approximate heap bytes of the indexes.
-    pub index_bytes: f64,
 }
 
 /// Options of `store.tools(channelId, options)`.

@@ -214,7 +214,7 @@ impl RuntimeGuard {
             match p.mode {
                 super::media::MediaMode::Inline => {
                     self.metrics
-                        .add(Counter::InlineBytesSent, labels, item.byte_length)
+                        .add(Counter::InlineBytesSent, labels, item.byte_length);
                 }
                 super::media::MediaMode::File => self.metrics.add(Counter::FileRefUsed, labels, 1),
                 _ => {}

@@ -12,7 +12,7 @@
 //! a fingerprint and a compaction that shrank the prompt changes it.
 
 use super::error::{numbers, ErrorInfo};
-use crate::hash::sha256_hex;
+use crate::sha256::sha256_hex;
 use serde::Serialize;
 
 /// Attempts per turn before an overflow is final, whatever the signals.

@@ -17,7 +17,7 @@
 //! with N the live documents, df(t) the live documents containing t, |d| the document's
 //! term count and avgdl the mean over live documents.
 
-use super::hash::WordHash;
+use super::hasher::WordHash;
 use super::tokenize::Tokenizer;
 use crate::time::TsKey;
 use std::collections::{BTreeMap, HashMap};

@@ -342,7 +342,7 @@ mod tests {
     fn source_words_are_reported_before_stemming() {
         let mut seen = Vec::new();
         Tokenizer::new().terms("Deploying デプロイ", |t, w| {
-            seen.push((t.to_string(), w.to_string()))
+            seen.push((t.to_string(), w.to_string()));
         });
         assert_eq!(seen[0], ("deploy".to_string(), "deploying".to_string()));
         assert_eq!(seen[1].1, "デプロイ");

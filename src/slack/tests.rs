@@ -287,7 +287,7 @@ fn last_page_has_no_cursor_and_errors_carry_slacks_code() {
     let bad = json!({ "ok": true, "messages": [{ "text": "no ts" }] });
     match response_page(&bad, "response", &no_dir) {
         Err(ResponseError::Malformed(e)) => {
-            assert_eq!(e.to_string(), "response.messages[0].ts: is required")
+            assert_eq!(e.to_string(), "response.messages[0].ts: is required");
         }
         other => panic!("{other:?}"),
     }

@@ -2,8 +2,10 @@
 //! and the ChannelSnapshot, ThreadContext and prompt section once they are done
 //! (`build`), degrading to stale data or nothing, with notes, when a fetch failed.
 
+use super::fetch::{Failure, Need};
 use super::message::StoredMessage;
 use super::render::render_thread;
+use super::request::ContextRequest;
 use super::{thread_key, Store, ThreadEntry};
 use crate::cache::Lookup;
 use crate::model::Truncation;
@@ -12,16 +14,13 @@ use crate::model::{
     ThreadTelemetry, SCHEMA_VERSION,
 };
 use crate::prompt::{
-    guidance_text, section_json, PromptOptions, SNAPSHOT_CLOSE, SNAPSHOT_OPEN, THREAD_CLOSE,
-    THREAD_OPEN,
+    guidance_text, section_json, SNAPSHOT_CLOSE, SNAPSHOT_OPEN, THREAD_CLOSE, THREAD_OPEN,
 };
 use crate::snapshot::reaction_label;
-use crate::text::{tokens_for_units, utf16_len, THREAD_BUDGET_TOKENS};
+use crate::text::{tokens_for_units, utf16_len};
 use crate::time::{key_millis, to_iso, TsKey};
 use serde::Serialize;
 
-/// Adjacent messages in a snapshot unless the caller asks otherwise.
-pub const DEFAULT_ADJACENT: usize = 20;
 /// "Recent" for `replies_last_1h`.
 pub const RECENT_REPLY_WINDOW_MS: u64 = 3_600_000;
 /// Platform of channels nobody described.
@@ -43,95 +42,6 @@ impl MessageView for StoredMessage {
     fn media_refs(&self) -> Vec<MediaRef> {
         self.files.iter().map(|f| f.media.clone()).collect()
     }
-}
-
-/// What one `buildContext` asks for.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ContextRequest {
-    pub channel: String,
-    pub anchor_id: String,
-    /// The anchor's thread when the caller knows it (Slack's `thread_ts`).
-    pub thread_hint: Option<String>,
-    pub adjacent: usize,
-    pub budget_tokens: u64,
-    pub prompt: PromptOptions,
-}
-
-impl ContextRequest {
-    pub fn new(channel: &str, anchor_id: &str) -> Self {
-        ContextRequest {
-            channel: channel.to_string(),
-            anchor_id: anchor_id.to_string(),
-            thread_hint: None,
-            adjacent: DEFAULT_ADJACENT,
-            budget_tokens: u64::from(THREAD_BUDGET_TOKENS),
-            prompt: PromptOptions::default(),
-        }
-    }
-}
-
-/// The key of one fetch (its kind, then the ids), as a JSON array: no id, whatever
-/// characters it holds, can make two different fetches share a key.
-pub fn fetch_key(parts: &[&str]) -> String {
-    serde_json::to_string(parts).unwrap_or_default()
-}
-
-/// A fetch the store needs before it can build.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Need {
-    /// The newest page of the channel's history (`conversations.history`).
-    History { channel: String },
-    /// A whole thread (`conversations.replies`, following pages).
-    Thread { channel: String, thread: String },
-    /// Specific messages by id.
-    Messages { channel: String, ids: Vec<String> },
-}
-
-impl Need {
-    /// The platform API method the fetch counts against.
-    pub fn method(&self) -> &'static str {
-        match self {
-            Need::History { .. } | Need::Messages { .. } => "conversations.history",
-            Need::Thread { .. } => "conversations.replies",
-        }
-    }
-
-    pub fn channel(&self) -> &str {
-        match self {
-            Need::History { channel }
-            | Need::Thread { channel, .. }
-            | Need::Messages { channel, .. } => channel,
-        }
-    }
-
-    /// Identifies the fetch, so concurrent requests for the same data share one call
-    /// (see [`fetch_key`]).
-    pub fn key(&self) -> String {
-        match self {
-            Need::History { channel } => fetch_key(&["history", channel]),
-            Need::Thread { channel, thread } => fetch_key(&["thread", channel, thread]),
-            Need::Messages { channel, ids } => {
-                let mut v = vec!["messages", channel.as_str()];
-                v.extend(ids.iter().map(String::as_str));
-                fetch_key(&v)
-            }
-        }
-    }
-
-    pub fn what(&self) -> String {
-        match self {
-            Need::History { .. } => "channel history".to_string(),
-            Need::Thread { thread, .. } => format!("thread {thread}"),
-            Need::Messages { ids, .. } => format!("messages {}", ids.join(", ")),
-        }
-    }
-}
-
-/// A fetch that did not happen or failed, and why.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Failure {
-    pub need: Need,
-    pub reason: String,
 }
 
 /// Token estimates of the prompt section's parts.
@@ -834,7 +744,9 @@ impl Store {
             self.counters.stale_serves += 1;
         }
         // Tags and newlines are ASCII: bytes are units.
-        let thread_bytes = thread_range.as_ref().map_or(0, |r| r.len());
+        let thread_bytes = thread_range
+            .as_ref()
+            .map_or(0, std::iter::ExactSizeIterator::len);
         let frame = prompt.len() - guidance.len() - snapshot_range.len() - thread_bytes;
         let tokens = Tokens {
             guidance: tokens_for_units(g_units),

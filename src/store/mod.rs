@@ -10,32 +10,32 @@
 //! Nothing here reads a clock or calls anything: time is passed in (`now`, epoch ms) and
 //! fetching is planned by [`context`] and carried out by the caller.
 
+pub mod config;
 pub mod context;
+pub mod fetch;
+mod intake;
 pub mod message;
 pub mod recent;
 pub mod render;
+pub mod request;
+pub mod stats;
+pub mod views;
 
-use crate::cache::{ByteCache, ByteSized, CacheCounters, TtlCache};
+use crate::cache::{ByteCache, ByteSized, Lookup, TtlCache};
 use crate::model::MediaRef;
-use crate::ratelimit::{RateLimitConfig, RateLimiter};
+use crate::ratelimit::RateLimiter;
 use crate::search::index::SearchIndex;
+use crate::slack::users::UserDirectory;
 use crate::time::TsKey;
+pub use config::{
+    StoreConfig, DEFAULT_FETCH_TIMEOUT_MS, DEFAULT_MAX_THREAD_REPLIES, DEFAULT_MEDIA_MAX_SIZE,
+    DEFAULT_REPLIES_MAX, DEFAULT_REPLIES_TTL_MS, DEFAULT_STARTERS_MAX, DEFAULT_STARTERS_TTL_MS,
+    DEFAULT_WINDOW_SIZE, DEFAULT_WORKSPACE,
+};
 use message::{Event, StoredMessage};
 use recent::Recent;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
-/// Messages kept per channel.
-pub const DEFAULT_WINDOW_SIZE: usize = 1_000;
-/// Threads in the replies cache.
-pub const DEFAULT_REPLIES_MAX: usize = 500;
-/// Replies cache TTL: 5 minutes (replies change more than starters).
-pub const DEFAULT_REPLIES_TTL_MS: u64 = 5 * 60_000;
-/// Entries in the thread starter cache.
-pub const DEFAULT_STARTERS_MAX: usize = 2_000;
-/// Thread starter cache TTL: 6 hours.
-pub const DEFAULT_STARTERS_TTL_MS: u64 = 6 * 3_600_000;
-/// Media cache bound: ~50 MB of content bytes.
-pub const DEFAULT_MEDIA_MAX_SIZE: u64 = 50 * 1024 * 1024;
 /// Deleted message ids remembered per channel. Past that, the oldest deletion is
 /// forgotten and the channel's deletion horizon moves up to its message's time: a
 /// fetched copy of a message at or before the horizon that the store does not hold is
@@ -47,47 +47,6 @@ pub const DELETED_REMEMBERED: usize = 10_000;
 pub const ORPHAN_REPLIES_REMEMBERED: usize = 1_000;
 /// File locations remembered (artifact id -> where to download it).
 pub const FILES_REMEMBERED: usize = 50_000;
-/// Workspace of channels nobody assigned one.
-pub const DEFAULT_WORKSPACE: &str = "default";
-/// How long one fetcher call may take before it counts as failed: 5 seconds.
-pub const DEFAULT_FETCH_TIMEOUT_MS: u64 = 5_000;
-/// Replies held per thread (the newest are kept): 2,000, the most the default paging
-/// (10 pages of 200) fetches.
-pub const DEFAULT_MAX_THREAD_REPLIES: usize = 2_000;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoreConfig {
-    pub window_size: usize,
-    pub replies_max: usize,
-    pub replies_ttl_ms: u64,
-    pub starters_max: usize,
-    pub starters_ttl_ms: u64,
-    pub media_max_size: u64,
-    pub rate_limit: RateLimitConfig,
-    /// Workspace of channels nobody assigned one.
-    pub default_workspace: String,
-    /// Milliseconds one fetcher call may take before it counts as failed.
-    pub fetch_timeout_ms: u64,
-    /// Replies held per thread; older ones are dropped first.
-    pub max_thread_replies: usize,
-}
-
-impl Default for StoreConfig {
-    fn default() -> Self {
-        StoreConfig {
-            window_size: DEFAULT_WINDOW_SIZE,
-            replies_max: DEFAULT_REPLIES_MAX,
-            replies_ttl_ms: DEFAULT_REPLIES_TTL_MS,
-            starters_max: DEFAULT_STARTERS_MAX,
-            starters_ttl_ms: DEFAULT_STARTERS_TTL_MS,
-            media_max_size: DEFAULT_MEDIA_MAX_SIZE,
-            rate_limit: RateLimitConfig::default(),
-            default_workspace: DEFAULT_WORKSPACE.to_string(),
-            fetch_timeout_ms: DEFAULT_FETCH_TIMEOUT_MS,
-            max_thread_replies: DEFAULT_MAX_THREAD_REPLIES,
-        }
-    }
-}
 
 /// The replies of one thread, as held.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -118,7 +77,7 @@ impl ThreadEntry {
 
 /// Downloaded media bytes, held for the channel that asked for them.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MediaItem {
+pub struct CachedMedia {
     /// The channel whose message references the file: bytes are served to that channel
     /// only (Slack shares one file id across channels; access follows the asker).
     pub channel: String,
@@ -131,7 +90,7 @@ pub struct MediaItem {
     pub fetched_at: u64,
 }
 
-impl ByteSized for MediaItem {
+impl ByteSized for CachedMedia {
     fn byte_size(&self) -> u64 {
         self.bytes.len() as u64
     }
@@ -264,19 +223,24 @@ pub fn thread_key(channel: &str, thread: &str) -> ThreadKey {
     (channel.to_string(), thread.to_string())
 }
 
+/// Everything the store holds. Its fields are private: state changes through the
+/// methods here and in the submodules, which keep the caches, the search index and the
+/// counters in step.
 #[derive(Debug)]
 pub struct Store {
-    pub config: StoreConfig,
-    pub channels: HashMap<String, ChannelState>,
-    pub replies: TtlCache<ThreadKey, ThreadEntry>,
-    pub starters: TtlCache<ThreadKey, StoredMessage>,
-    pub media: ByteCache<FileKey, MediaItem>,
-    pub limiter: RateLimiter,
-    pub files: HashMap<FileKey, FileLocation>,
+    config: StoreConfig,
+    channels: HashMap<String, ChannelState>,
+    replies: TtlCache<ThreadKey, ThreadEntry>,
+    starters: TtlCache<ThreadKey, StoredMessage>,
+    media: ByteCache<FileKey, CachedMedia>,
+    limiter: RateLimiter,
+    files: HashMap<FileKey, FileLocation>,
     files_order: VecDeque<FileKey>,
-    pub counters: StoreCounters,
+    counters: StoreCounters,
+    /// Display names by user id, for payloads that carry only ids.
+    users: UserDirectory,
     /// Event numbering and what events changed while fetches are in flight.
-    pub recent: Recent,
+    recent: Recent,
     /// While a fetched page is ingested: the event number its fetch began at. Messages
     /// touched by later events keep what those events made of them.
     fetch_since: Option<u64>,
@@ -293,10 +257,56 @@ impl Store {
             files: HashMap::new(),
             files_order: VecDeque::new(),
             counters: StoreCounters::default(),
+            users: UserDirectory::default(),
             recent: Recent::default(),
             fetch_since: None,
             config,
         }
+    }
+
+    /// The configuration the store runs on.
+    pub fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    /// One channel's state, when the store holds anything of it.
+    pub fn channel(&self, id: &str) -> Option<&ChannelState> {
+        self.channels.get(id)
+    }
+
+    /// One channel's search index, to run a query (scoring keeps its scratch space there).
+    pub fn search_index_mut(&mut self, channel: &str) -> Option<&mut SearchIndex> {
+        self.channels.get_mut(channel).map(|c| &mut c.index)
+    }
+
+    /// The held replies of `thread` in `channel`, fresh or not (not counted as a cache
+    /// hit or miss).
+    pub fn held_replies(&self, channel: &str, thread: &str) -> Option<&ThreadEntry> {
+        self.replies
+            .peek(&thread_key(channel, thread))
+            .map(|e| &e.value)
+    }
+
+    /// The replies cache holds `thread` within its TTL at `now` (counted as a hit or miss).
+    pub fn replies_fresh(&mut self, channel: &str, thread: &str, now: u64) -> bool {
+        matches!(
+            self.replies.lookup(&thread_key(channel, thread), now),
+            Lookup::Fresh(_)
+        )
+    }
+
+    /// The starter cache holds the root of `thread` within its TTL at `now` (counted as a
+    /// hit or miss).
+    pub fn starter_fresh(&mut self, channel: &str, thread: &str, now: u64) -> bool {
+        matches!(
+            self.starters.lookup(&thread_key(channel, thread), now),
+            Lookup::Fresh(_)
+        )
+    }
+
+    /// Counts an answer that served data past its TTL because a fetch failed.
+    pub fn count_stale_serve(&mut self) {
+        self.counters.stale_serves += 1;
     }
 
     /// Runs `f` (which ingests a fetched page) with the rule that events are newer than
@@ -425,7 +435,7 @@ impl Store {
                 user,
                 added,
             } => self.for_each_copy(&channel, &message_id, |m| {
-                m.react(&name, user.as_deref(), added)
+                m.react(&name, user.as_deref(), added);
             }),
             Event::Ignored { .. } => {
                 self.counters.ingested_events -= 1;
@@ -983,7 +993,7 @@ impl Store {
 
     /// Caches downloaded media unless it alone exceeds the bound; returns whether it
     /// is held.
-    pub fn put_media(&mut self, item: MediaItem) -> bool {
+    pub fn put_media(&mut self, item: CachedMedia) -> bool {
         self.media
             .insert((item.channel.clone(), item.artifact_id.clone()), item)
     }
@@ -1006,14 +1016,9 @@ impl Store {
     }
 
     /// Cached bytes of `artifact_id` downloaded for `channel`.
-    pub fn cached_media(&mut self, channel: &str, artifact_id: &str) -> Option<&MediaItem> {
+    pub fn cached_media(&mut self, channel: &str, artifact_id: &str) -> Option<&CachedMedia> {
         self.media
             .get(&(channel.to_string(), artifact_id.to_string()))
-    }
-
-    /// Counts one call to `method`.
-    pub fn count_call(&mut self, method: &str) {
-        *self.counters.calls.entry(method.to_string()).or_insert(0) += 1;
     }
 
     /// Approximate heap bytes held by messages (window and caches), for the memory
@@ -1038,14 +1043,6 @@ impl Store {
     pub fn window_messages(&self) -> usize {
         self.channels.values().map(|c| c.window.len()).sum()
     }
-}
-
-/// Cache counters and sizes, as `stats()` reports them.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CacheStats {
-    pub counters: CacheCounters,
-    pub entries: u64,
-    pub max: u64,
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-use super::context::{ContextRequest, Failure, Need};
+use super::fetch::{Failure, Need};
 use super::message::{Event, StoredMessage};
+use super::request::ContextRequest;
 use super::*;
 use crate::model::Author;
 use crate::time::ts_key;
@@ -107,7 +108,10 @@ fn a_deletion_of_a_message_never_seen_is_bounded_by_its_time() {
         );
     }
     // The forgotten one had no ts: the deletion's own time bounds it.
-    let h = s.channels.get(C).and_then(|c| c.deleted_horizon());
+    let h = s
+        .channels
+        .get(C)
+        .and_then(super::ChannelState::deleted_horizon);
     assert_eq!(h, Some(((T0 / 1000) as i64, u32::MAX)));
     s.put_history(
         C,
@@ -333,7 +337,7 @@ fn reactions_are_counted_per_user_and_removed_at_zero() {
                 added,
             },
             T0,
-        )
+        );
     };
     react(&mut s, "U1", true);
     react(&mut s, "U1", true); // a repeat changes nothing
@@ -453,7 +457,7 @@ fn media_over_the_bound_is_never_cached() {
         media_max_size: 10,
         ..StoreConfig::default()
     });
-    let item = |id: &str, n: usize| MediaItem {
+    let item = |id: &str, n: usize| CachedMedia {
         channel: C.into(),
         artifact_id: id.into(),
         media_type: "image/png".into(),
@@ -536,7 +540,7 @@ proptest! {
                 }
                 Op::Advance { ms } => now += ms,
                 Op::Media { id, size } => {
-                    s.put_media(MediaItem {
+                    s.put_media(CachedMedia {
                         channel: C.into(),
                         artifact_id: format!("F{id}"),
                         media_type: "image/png".into(),

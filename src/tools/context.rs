@@ -6,7 +6,7 @@ use crate::model::Author;
 use crate::search::index::{Match, Query, SearchIndex};
 use crate::search::{max_boost, rank, Candidate, Ranked, Signals};
 use crate::store::message::StoredMessage;
-use crate::store::{thread_key, Store};
+use crate::store::Store;
 use crate::time::{iso_from_epoch, key_millis, ts_key, TsKey};
 use serde::Serialize;
 
@@ -92,14 +92,13 @@ fn held<'a>(
 ) -> Option<&'a StoredMessage> {
     if let Some(t) = thread {
         let reply = store
-            .replies
-            .peek(&thread_key(channel, t))
-            .and_then(|e| e.value.replies.get(&key));
+            .held_replies(channel, t)
+            .and_then(|e| e.replies.get(&key));
         if reply.is_some() {
             return reply;
         }
     }
-    store.channels.get(channel)?.window.get(&key)
+    store.channel(channel)?.window.get(&key)
 }
 
 /// The thread a message belongs to (a reply's thread, or the thread a root starts)
@@ -133,17 +132,17 @@ fn thread_of<'a>(
         }
         None => {
             // A held reply whose root is not held: summarize what is held.
-            let e = store.replies.peek(&thread_key(channel, tid))?;
+            let e = store.held_replies(channel, tid)?;
             let mut names: Vec<String> = Vec::new();
-            for r in e.value.replies.values() {
+            for r in e.replies.values() {
                 if !names.contains(&r.author.display_name) {
                     names.push(r.author.display_name.clone());
                 }
             }
-            let last = e.value.replies.values().next_back()?;
+            let last = e.replies.values().next_back()?;
             (
                 ThreadSummary {
-                    reply_count: e.value.replies.len() as u64,
+                    reply_count: e.replies.len() as u64,
                     last_reply_ts: Some(last.iso_ts().to_string()),
                     participant_names: names,
                 },
@@ -168,9 +167,9 @@ fn signals(store: &Store, channel: &str, m: &StoredMessage) -> Signals {
                 .thread_stats(channel, root)
                 .map(|t| (t.reply_count, t.latest.map_or(0, |(k, _)| key_millis(k)))),
             // A held reply whose root is not held: what is held of its thread.
-            None => store.replies.peek(&thread_key(channel, t)).and_then(|e| {
-                let last = e.value.replies.keys().next_back()?;
-                Some((e.value.replies.len() as u64, key_millis(*last)))
+            None => store.held_replies(channel, t).and_then(|e| {
+                let last = e.replies.keys().next_back()?;
+                Some((e.replies.len() as u64, key_millis(*last)))
             }),
         },
     };
@@ -215,7 +214,7 @@ fn rank_held(
     reference: TsKey,
     k: usize,
 ) -> Vec<Ranked> {
-    let Some(ch) = store.channels.get(channel) else {
+    let Some(ch) = store.channel(channel) else {
         return Vec::new();
     };
     let index = &ch.index;
@@ -229,7 +228,7 @@ fn rank_held(
 /// Runs a `channel_context` search in `channel` at `now`; returns the result JSON.
 pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> String {
     let mut notes = Vec::new();
-    let Some(ch) = store.channels.get_mut(channel) else {
+    let Some(index) = store.search_index_mut(channel) else {
         notes.push("No messages are held for this channel yet.".to_string());
         return out_json(&Output {
             results: Vec::new(),
@@ -240,7 +239,6 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
             notes,
         });
     };
-    let index = &mut ch.index;
     let mut named: Vec<u32> = Vec::new();
     let mut matched_names: Vec<(String, Vec<u32>)> = Vec::new();
     for a in &input.authors {
@@ -316,14 +314,14 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
     // (see `SearchIndex::score_with_cut`); otherwise rank every match.
     let cut = kth.is_finite();
     if cut && (ranked.len() < k || ranked.last().is_some_and(|w| w.score < kth)) {
-        if let Some(ch) = store.channels.get_mut(channel) {
-            let (all, _) = ch.index.score_with_cut(&query, input.since, None);
-            let candidates = candidates_of(&ch.index, &all, &named);
+        if let Some(index) = store.search_index_mut(channel) {
+            let (all, _) = index.score_with_cut(&query, input.since, None);
+            let candidates = candidates_of(index, &all, &named);
             ranked = rank_held(store, channel, candidates, reference, k);
         }
     }
     let store: &Store = store;
-    let Some(ch) = store.channels.get(channel) else {
+    let Some(ch) = store.channel(channel) else {
         return out_json(&Output {
             results: Vec::new(),
             coverage: Coverage {

@@ -14,11 +14,15 @@ pub struct ContextInput {
     pub max_results: usize,
 }
 
-/// A validated `channel_messages` input.
-#[derive(Debug, Clone, PartialEq)]
+/// A validated `channel_messages` input (serialized as the tool's own input, so the
+/// fetch runtime can hand it back after the fetches).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MessagesInput {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_id: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub message_ids: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub media_artifact_id: Option<String>,
     pub max_replies: usize,
 }
@@ -140,14 +144,11 @@ fn opt_count(map: &Map<String, Value>, field: &str, clamp: u64) -> Result<Option
 /// Validates a `channel_context` input; `now_ms` resolves a duration in `since`.
 pub fn context_input(input: &Value, now_ms: u64) -> Result<ContextInput, ToolError> {
     let map = object(input, &["intent", "since", "authors", "max_results"])?;
-    let intent = match opt_str(map, "intent")? {
-        Some(s) => s,
-        None => {
-            return Err(ToolError::invalid(
-                "intent",
-                "intent is required: describe what you are looking for.",
-            ))
-        }
+    let Some(intent) = opt_str(map, "intent")? else {
+        return Err(ToolError::invalid(
+            "intent",
+            "intent is required: describe what you are looking for.",
+        ));
     };
     if intent.chars().count() > MAX_INTENT_CHARS {
         return Err(ToolError::invalid(

@@ -7,19 +7,20 @@
 
 use super::input::MessagesInput;
 use super::media::{content_block, too_large};
-use crate::cache::Lookup;
 use crate::model::{Author, MediaRef, MessageView};
-use crate::store::context::{Failure, Need};
+use crate::store::fetch::{
+    failures_out, missing_fetcher, Failure, FetchFailure, FetchJob, FetcherFn, Fetchers, Need,
+};
 use crate::store::message::StoredMessage;
 use crate::store::render::render_thread;
-use crate::store::{thread_key, FileLocation, MediaItem, Store};
+use crate::store::{CachedMedia, FileLocation, Store};
 use crate::text::THREAD_BUDGET_TOKENS;
 use serde::Serialize;
 use serde_json::{json, Value};
 
 /// A media artifact the call asks for, as far as the store knows it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum MediaPlan {
+pub enum MediaLookup {
     /// Not referenced by any message held for this channel.
     NotFound,
     /// Declared larger than the limit: answered with a text reference, not fetched.
@@ -33,8 +34,7 @@ pub enum MediaPlan {
 /// The thread a `thread_id` means: itself, or the thread of a held reply.
 fn thread_for(store: &Store, channel: &str, id: &str) -> String {
     store
-        .channels
-        .get(channel)
+        .channel(channel)
         .and_then(|c| c.reply_threads.get(id))
         .cloned()
         .unwrap_or_else(|| id.to_string())
@@ -54,17 +54,15 @@ pub fn plan(
     if let Some(id) = &input.thread_id {
         let thread = thread_for(store, channel, id);
         let deleted = store
-            .channels
-            .get(channel)
+            .channel(channel)
             .is_some_and(|c| c.was_deleted(&thread));
-        let key = thread_key(channel, &thread);
-        let replies_fresh = matches!(store.replies.lookup(&key, now), Lookup::Fresh(_));
-        let root = store.channels.get(channel).and_then(|c| c.get(&thread));
+        let replies_fresh = store.replies_fresh(channel, &thread, now);
+        let root = store.channel(channel).and_then(|c| c.get(&thread));
         // A root known to have no replies is a whole thread already.
-        let no_replies =
-            root.is_some_and(|r| r.reply_count == 0) && store.replies.peek(&key).is_none();
-        let root_fresh =
-            root.is_some() || matches!(store.starters.lookup(&key, now), Lookup::Fresh(_));
+        let no_replies = root.is_some_and(|r| r.reply_count == 0)
+            && store.held_replies(channel, &thread).is_none();
+        let root_held = root.is_some();
+        let root_fresh = root_held || store.starter_fresh(channel, &thread, now);
         let need = Need::Thread {
             channel: channel.to_string(),
             thread,
@@ -78,10 +76,7 @@ pub fn plan(
         .iter()
         .filter(|id| {
             store.find(channel, id).is_none()
-                && !store
-                    .channels
-                    .get(channel)
-                    .is_some_and(|c| c.was_deleted(id))
+                && !store.channel(channel).is_some_and(|c| c.was_deleted(id))
         })
         .cloned()
         .collect();
@@ -98,22 +93,22 @@ pub fn plan(
 }
 
 /// What the store can do about `media_artifact_id` (only files of this channel).
-pub fn media_plan(
+pub fn media_lookup(
     store: &mut Store,
     channel: &str,
     artifact_id: &str,
     max_bytes: u64,
-) -> MediaPlan {
+) -> MediaLookup {
     let Some(loc) = store.file_in(channel, artifact_id).cloned() else {
-        return MediaPlan::NotFound;
+        return MediaLookup::NotFound;
     };
     if store.cached_media(channel, artifact_id).is_some() {
-        return MediaPlan::Cached;
+        return MediaLookup::Cached;
     }
     if loc.media.byte_length > max_bytes {
-        return MediaPlan::TooLarge(loc);
+        return MediaLookup::TooLarge(loc);
     }
-    MediaPlan::Fetch(loc)
+    MediaLookup::Fetch(loc)
 }
 
 #[derive(Serialize)]
@@ -132,9 +127,72 @@ pub enum MediaResult {
     /// Not asked for.
     None,
     /// Downloaded bytes (when the media cache could not keep them) or the cache.
-    Bytes(Option<MediaItem>),
+    Bytes(Option<CachedMedia>),
     /// The download failed or was refused.
     Failed(String),
+}
+
+/// The fetches a `channel_messages` call waits for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolFetch {
+    pub jobs: Vec<FetchJob>,
+    /// Fetches that cannot be made (no fetcher function for them).
+    pub failures: Vec<FetchFailure>,
+    /// The media download, when the call asks for a file that is not cached.
+    pub media: Option<FetchJob>,
+}
+
+/// How a `channel_messages` call goes on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Start {
+    /// Everything is held (or cannot be fetched): the answer.
+    Answer(String),
+    /// The caller's fetcher has work to do first; then [`build`] answers.
+    Fetch(Box<ToolFetch>),
+}
+
+/// Starts a `channel_messages` call at `now`: what to fetch with the caller's
+/// `fetchers`, or, when nothing can be fetched, the answer from what the store holds.
+pub fn start(
+    store: &mut Store,
+    channel: &str,
+    input: &MessagesInput,
+    fetchers: Fetchers,
+    max_media_bytes: u64,
+    now: u64,
+) -> Start {
+    let mut failures = Vec::new();
+    let needs = plan(store, channel, input, &[], now);
+    let needs = fetchers.fetchable(needs, &mut failures);
+    let rate = &store.config().rate_limit;
+    let jobs: Vec<FetchJob> = needs.iter().map(|n| FetchJob::for_need(n, rate)).collect();
+    let mut media = MediaResult::None;
+    let mut download = None;
+    if let Some(aid) = &input.media_artifact_id {
+        match media_lookup(store, channel, aid, max_media_bytes) {
+            MediaLookup::Fetch(loc) if fetchers.has(FetcherFn::Media) => {
+                download = Some(FetchJob::for_media(aid, &loc, &store.config().rate_limit));
+            }
+            MediaLookup::Fetch(_) => media = MediaResult::Failed(missing_fetcher(FetcherFn::Media)),
+            MediaLookup::Cached | MediaLookup::NotFound | MediaLookup::TooLarge(_) => {}
+        }
+    }
+    if jobs.is_empty() && download.is_none() {
+        return Start::Answer(build(
+            store,
+            channel,
+            input,
+            &failures,
+            media,
+            max_media_bytes,
+            now,
+        ));
+    }
+    Start::Fetch(Box::new(ToolFetch {
+        jobs,
+        failures: failures_out(&failures, &store.config().rate_limit),
+        media: download,
+    }))
 }
 
 /// Builds the result JSON from what the store holds at `now`.
@@ -160,8 +218,7 @@ pub fn build(
         let (held, was_stale) = store.held_thread(channel, &thread, now, &mut notes);
         stale = was_stale;
         let root_only = store
-            .channels
-            .get(channel)
+            .channel(channel)
             .and_then(|c| c.get(&thread))
             .filter(|r| r.reply_count == 0 && !r.is_reply());
         let mut json = String::new();
@@ -217,7 +274,7 @@ pub fn build(
         }
     }
     if stale {
-        store.counters.stale_serves += 1;
+        store.count_stale_serve();
     }
     if !not_found.is_empty() {
         push_field(&mut out, "not_found", &json!(not_found).to_string());

@@ -1,11 +1,11 @@
 //! The tools over a store: scope, search quality cases, fetch planning and answers.
 
 use super::input::{context_input, messages_input};
-use super::messages::{build, media_plan, plan, MediaPlan, MediaResult};
+use super::messages::{build, media_lookup, plan, MediaLookup, MediaResult};
 use crate::model::{Author, MediaRef};
-use crate::store::context::Need;
+use crate::store::fetch::Need;
 use crate::store::message::{Event, StoredFile, StoredMessage};
-use crate::store::{MediaItem, Store, StoreConfig};
+use crate::store::{CachedMedia, Store, StoreConfig};
 use crate::time::ts_key;
 use serde_json::{json, Value};
 
@@ -332,16 +332,16 @@ fn media_only_for_files_of_this_channel_with_a_size_guard() {
     };
     m.files = vec![file("F1", 3), file("F2", 10_000)];
     post(&mut s, "C1", m);
-    assert_eq!(media_plan(&mut s, "C2", "F1", 100), MediaPlan::NotFound);
+    assert_eq!(media_lookup(&mut s, "C2", "F1", 100), MediaLookup::NotFound);
     assert!(matches!(
-        media_plan(&mut s, "C1", "F1", 100),
-        MediaPlan::Fetch(_)
+        media_lookup(&mut s, "C1", "F1", 100),
+        MediaLookup::Fetch(_)
     ));
     assert!(matches!(
-        media_plan(&mut s, "C1", "F2", 100),
-        MediaPlan::TooLarge(_)
+        media_lookup(&mut s, "C1", "F2", 100),
+        MediaLookup::TooLarge(_)
     ));
-    s.put_media(MediaItem {
+    s.put_media(CachedMedia {
         channel: "C1".into(),
         artifact_id: "F1".into(),
         media_type: "image/png".into(),
@@ -350,7 +350,7 @@ fn media_only_for_files_of_this_channel_with_a_size_guard() {
         content_hash: "h".into(),
         fetched_at: T0,
     });
-    assert_eq!(media_plan(&mut s, "C1", "F1", 100), MediaPlan::Cached);
+    assert_eq!(media_lookup(&mut s, "C1", "F1", 100), MediaLookup::Cached);
     let input =
         messages_input(&json!({"media_artifact_id": "F1"})).unwrap_or_else(|e| panic!("{e:?}"));
     let out: Value = serde_json::from_str(&build(

@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
     let mut out = String::with_capacity(64);
-    for b in digest.iter() {
+    for b in &digest {
         out.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
         out.push(char::from(b"0123456789abcdef"[usize::from(b & 0x0f)]));
     }

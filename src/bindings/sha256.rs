@@ -1,8 +1,8 @@
 //! SHA-256 exports: synchronous for small inputs, off the JS thread for large ones.
 
 use super::js::{describe, throw};
-use crate::hash::sha256_hex;
 use crate::input::InputError;
+use crate::sha256::sha256_hex;
 use napi::bindgen_prelude::*;
 use napi::{Env, JsString, JsValue, Task, ValueType};
 use napi_derive::napi;
@@ -35,10 +35,12 @@ fn is_uint8_array(v: &Unknown) -> Result<bool> {
 pub fn sha256_hex_export(env: &Env, data: Unknown) -> Result<String> {
     const F: &str = "sha256Hex";
     if data.get_type()? == ValueType::String {
+        // SAFETY: this arm is for strings.
         let s: JsString = unsafe { data.cast()? };
         return Ok(sha256_hex(s.into_utf8()?.as_slice()));
     }
     if is_uint8_array(&data)? {
+        // SAFETY: checked to be a Uint8Array by `is_uint8_array` above.
         if let Ok(bytes) = unsafe { data.cast::<Uint8ArraySlice>() } {
             return Ok(sha256_hex(&bytes));
         }
@@ -82,11 +84,13 @@ impl Task for HashTask {
 pub fn sha256_hex_async(env: &Env, data: Unknown) -> Result<AsyncTask<HashTask>> {
     const F: &str = "sha256HexAsync";
     if data.get_type()? == ValueType::String {
+        // SAFETY: this arm is for strings.
         let s: JsString = unsafe { data.cast()? };
         let bytes = s.into_utf8()?.as_slice().to_vec();
         return Ok(AsyncTask::new(HashTask(HashInput::Text(bytes))));
     }
     if is_uint8_array(&data)? {
+        // SAFETY: checked to be a Uint8Array by `is_uint8_array` above.
         if let Ok(bytes) = unsafe { data.cast::<Uint8Array>() } {
             return Ok(AsyncTask::new(HashTask(HashInput::Bytes(bytes))));
         }

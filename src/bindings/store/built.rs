@@ -1,0 +1,182 @@
+//! What `buildContext` resolves to (`BuiltContext`) and what `getMedia` resolves to.
+
+use crate::bindings::js::{parse_json, to_js};
+use crate::store::context::Built;
+use crate::store::CachedMedia;
+use napi::bindgen_prelude::*;
+use napi::{Env, JsString};
+use napi_derive::napi;
+use serde_json::json;
+
+/// The `MediaContent` object of a file: its bytes and hash, or `data: null` and the note
+/// saying why.
+pub(super) fn media_content<'e>(
+    env: &'e Env,
+    item: Option<&CachedMedia>,
+    id: &str,
+    note: Option<&str>,
+    cached: bool,
+    api_calls: u32,
+) -> Result<Unknown<'e>> {
+    let mut obj = Object::new(env)?;
+    obj.set_named_property("artifactId", id)?;
+    obj.set_named_property("apiCalls", api_calls)?;
+    obj.set_named_property("cached", cached)?;
+    match item {
+        Some(m) => {
+            obj.set_named_property("mediaType", m.media_type.as_str())?;
+            obj.set_named_property("filename", m.filename.as_deref())?;
+            obj.set_named_property("byteLength", m.bytes.len() as f64)?;
+            obj.set_named_property("contentHash", m.content_hash.as_str())?;
+            obj.set_named_property("data", BufferSlice::from_data(env, m.bytes.clone())?)?;
+            obj.set_named_property("note", Null)?;
+        }
+        None => {
+            obj.set_named_property("mediaType", Null)?;
+            obj.set_named_property("filename", Null)?;
+            obj.set_named_property("byteLength", 0)?;
+            obj.set_named_property("contentHash", Null)?;
+            obj.set_named_property("data", Null)?;
+            obj.set_named_property("note", note)?;
+        }
+    }
+    Ok(obj.to_unknown())
+}
+
+/// What `buildContext` resolves to. The documents are converted to JS objects when
+/// read (each read converts anew: keep the value rather than reading it in a loop).
+#[napi(custom_finalize)]
+pub struct BuiltContext {
+    built: Built,
+    api_calls: u32,
+    /// Bytes reported to V8 as external memory, so its GC sees what results hold.
+    external: i64,
+}
+
+impl BuiltContext {
+    pub(super) fn new(env: &Env, built: Built, api_calls: u32) -> Self {
+        let external = i64::try_from(built.heap_bytes()).unwrap_or(i64::MAX);
+        // Best effort: failing to report changes nothing but GC timing.
+        let external = env.adjust_external_memory(external).map_or(0, |_| external);
+        BuiltContext {
+            built,
+            api_calls,
+            external,
+        }
+    }
+}
+
+impl ObjectFinalize for BuiltContext {
+    fn finalize(self, env: Env) -> Result<()> {
+        if self.external > 0 {
+            env.adjust_external_memory(-self.external)?;
+        }
+        Ok(())
+    }
+}
+
+#[napi]
+impl BuiltContext {
+    /// The ChannelSnapshot (seed schema, snake_case).
+    #[napi(getter, ts_return_type = "ChannelSnapshot")]
+    pub fn snapshot<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
+        parse_json(env, self.built.snapshot_json())
+    }
+
+    /// The ThreadContext, or null when the anchor is neither in a thread nor has replies
+    /// (or the thread could not be fetched; see `notes`).
+    #[napi(getter, ts_return_type = "ThreadContext | null")]
+    pub fn thread<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
+        match self.built.thread_json() {
+            Some(t) => parse_json(env, t),
+            None => Null.into_unknown(env),
+        }
+    }
+
+    /// The system-prompt section: guidance, then both documents as JSON between tags.
+    #[napi(getter, ts_return_type = "string")]
+    pub fn prompt_section<'e>(&self, env: &'e Env) -> Result<JsString<'e>> {
+        let p = &self.built.prompt;
+        if p.is_ascii() {
+            env.create_string_latin1(p.as_bytes())
+        } else {
+            env.create_string_utf16(crate::text::to_utf16(p))
+        }
+    }
+
+    /// Estimated tokens (`ceil(UTF-16 length / 4)`) of the guidance, each document and
+    /// the whole section.
+    #[napi(getter)]
+    pub fn tokens(&self) -> ContextTokens {
+        let t = self.built.tokens;
+        ContextTokens {
+            guidance: t.guidance as f64,
+            snapshot: t.snapshot as f64,
+            thread: t.thread as f64,
+            total: t.total as f64,
+        }
+    }
+
+    /// How the thread budget was used (null without a thread).
+    #[napi(getter, ts_return_type = "ThreadTelemetry | null")]
+    pub fn telemetry<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
+        match &self.built.telemetry {
+            Some(t) => to_js(env, t),
+            None => Null.into_unknown(env),
+        }
+    }
+
+    /// Fetcher calls made for this request (0 in the steady state).
+    #[napi(getter)]
+    pub fn api_calls(&self) -> u32 {
+        self.api_calls
+    }
+
+    /// Part of the context was served from cache past its TTL because a fetch failed.
+    #[napi(getter)]
+    pub fn stale(&self) -> bool {
+        self.built.stale
+    }
+
+    /// Why something is stale or missing, one sentence each (empty when complete).
+    #[napi(getter)]
+    pub fn notes(&self) -> Vec<String> {
+        self.built.notes.clone()
+    }
+
+    /// A plain object with every field (what `JSON.stringify` writes).
+    #[napi(js_name = "toJSON", ts_return_type = "BuiltContextJson")]
+    pub fn to_json<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
+        let b = &self.built;
+        let thread = b.thread_json().unwrap_or("null");
+        let telemetry = match &b.telemetry {
+            Some(t) => serde_json::to_string(t).unwrap_or_else(|_| "null".into()),
+            None => "null".into(),
+        };
+        let rest = json!({
+            "promptSection": b.prompt,
+            "tokens": { "guidance": b.tokens.guidance, "snapshot": b.tokens.snapshot, "thread": b.tokens.thread, "total": b.tokens.total },
+            "apiCalls": self.api_calls,
+            "stale": b.stale,
+            "notes": b.notes,
+        });
+        let rest = rest.to_string();
+        let text = format!(
+            "{{\"snapshot\":{},\"thread\":{},\"telemetry\":{},{}",
+            b.snapshot_json(),
+            thread,
+            telemetry,
+            rest.strip_prefix('{').unwrap_or(&rest)
+        );
+        parse_json(env, &text)
+    }
+}
+
+/// Token estimates per part of the prompt section.
+#[napi(object)]
+pub struct ContextTokens {
+    pub guidance: f64,
+    pub snapshot: f64,
+    pub thread: f64,
+    pub total: f64,
+}

@@ -1,0 +1,384 @@
+//! The fetch protocol between the store and its JS subclass (`js/store.js`), which owns
+//! the one thing Rust cannot do: await the caller's async fetcher.
+//!
+//! `buildContext` and `getMedia` resolve at once when nothing needs fetching (the steady
+//! state). Otherwise they hand a job to the subclass's `_runBuild` / `_runMedia`, which
+//! asks `_acquire` for rate-limit slots, calls the fetcher, and feeds the answers back
+//! through the other `_`-prefixed methods here; each only translates for
+//! [`crate::store::fetch`], where the decisions are.
+
+use super::built::{media_content, BuiltContext};
+use super::ChannelStore;
+use crate::bindings::js::{
+    bytes_of, call_method, describe, from_js, from_js_opt, id_arg, is_nullish, rejected, stringify,
+    throw, to_js,
+};
+use crate::input;
+use crate::store::context::BuildError;
+use crate::store::fetch::{failures_in, failures_out, FetchFailure, FetchJob, FetcherFn};
+use crate::store::request::{BuildContextOptions, ContextRequest};
+use napi::bindgen_prelude::*;
+use napi::Env;
+use napi_derive::napi;
+use serde_json::json;
+
+/// The request of a `buildContext` call, checked.
+fn request(
+    env: &Env,
+    channel: String,
+    anchor: String,
+    options: Option<Unknown>,
+) -> Result<ContextRequest> {
+    const F: &str = "buildContext";
+    let opts: BuildContextOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
+    ContextRequest::with_options(channel, anchor, opts).map_err(|e| throw(env, F, &e))
+}
+
+/// The failures the fetch runtime hands back, as the store reads them.
+pub(crate) fn failures_from(
+    env: &Env,
+    func: &str,
+    v: Unknown,
+) -> Result<Vec<crate::store::fetch::Failure>> {
+    if is_nullish(&v) {
+        return Ok(Vec::new());
+    }
+    let Some(text) = stringify(env, v)? else {
+        return Ok(Vec::new());
+    };
+    let list: Vec<FetchFailure> =
+        input::parse(&text, "failures").map_err(|e| throw(env, func, &e))?;
+    Ok(failures_in(list))
+}
+
+/// The error a `buildContext` promise rejects with when its anchor cannot be found.
+fn anchor_error<'e>(env: &'e Env, e: &BuildError) -> Result<Unknown<'e>> {
+    let mut obj = env.create_error(Error::new(Status::GenericFailure, e.to_string()))?;
+    obj.set_named_property("code", "ANCHOR_NOT_FOUND")?;
+    Ok(obj.to_unknown())
+}
+
+#[napi]
+impl ChannelStore {
+    /// Builds the context for answering `anchorMessageId` in `channelId`: the
+    /// ChannelSnapshot, the ThreadContext (when the anchor is in a thread or has
+    /// replies), the prompt section and token counts. Fetches what the store does not
+    /// hold through the fetcher and the rate limiter; a fetch that fails or is rate
+    /// limited degrades (stale data or nothing, with a note in `notes`) and never
+    /// rejects the call. Rejects only when the anchor message itself cannot be found.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "channelId: string, anchorMessageId: string, options?: BuildContextOptions",
+        ts_return_type = "Promise<BuiltContext>"
+    )]
+    pub fn build_context<'e>(
+        &self,
+        env: &'e Env,
+        this: This<'e>,
+        channel_id: Unknown<'e>,
+        anchor_message_id: Unknown<'e>,
+        options: Option<Unknown<'e>>,
+    ) -> Result<Unknown<'e>> {
+        self.start_build(env, this, channel_id, anchor_message_id, options)
+            .or_else(|e| rejected(env, e))
+    }
+
+    fn start_build<'e>(
+        &self,
+        env: &'e Env,
+        this: This<'e>,
+        channel_id: Unknown<'e>,
+        anchor_message_id: Unknown<'e>,
+        options: Option<Unknown<'e>>,
+    ) -> Result<Unknown<'e>> {
+        const F: &str = "buildContext";
+        let channel = id_arg(env, F, "channelId", &channel_id)?;
+        let anchor = id_arg(env, F, "anchorMessageId", &anchor_message_id)?;
+        let req = request(env, channel, anchor, options)?;
+        let now = self.now(env)?;
+        let mut failures = Vec::new();
+        let mut core = self.core()?;
+        let jobs = core.plan_fetches(&req, &mut failures, self.fetchers(), now);
+        if jobs.is_empty() {
+            let built = core.build(&req, &failures, now);
+            drop(core);
+            return match built {
+                Ok(b) => {
+                    PromiseRaw::resolve(env, BuiltContext::new(env, b, 0)).map(|p| p.to_unknown())
+                }
+                Err(e) => {
+                    PromiseRaw::<()>::reject(env, anchor_error(env, &e)?).map(|p| p.to_unknown())
+                }
+            };
+        }
+        let failures = failures_out(&failures, &core.config().rate_limit);
+        drop(core);
+        let mut job = Object::new(env)?;
+        job.set_named_property("channelId", channel_id)?;
+        job.set_named_property("anchorId", anchor_message_id)?;
+        job.set_named_property("options", options.unwrap_or(().into_unknown(env)?))?;
+        job.set_named_property("needs", to_js(env, &jobs)?)?;
+        job.set_named_property("failures", to_js(env, &failures)?)?;
+        call_method(env, &this.object, "_runBuild", &[job.to_unknown()])
+    }
+
+    /// Internal (fetch runtime): the fetches still needed after `failures`, and the
+    /// failures planning added.
+    #[napi(js_name = "_plan", skip_typescript)]
+    pub fn plan_js<'e>(
+        &self,
+        env: &'e Env,
+        channel_id: String,
+        anchor: String,
+        options: Option<Unknown>,
+        failures: Unknown,
+    ) -> Result<Unknown<'e>> {
+        let req = request(env, channel_id, anchor, options)?;
+        let mut failures = failures_from(env, "buildContext", failures)?;
+        let known = failures.len();
+        let now = self.now(env)?;
+        let mut core = self.core()?;
+        let jobs = core.plan_fetches(&req, &mut failures, self.fetchers(), now);
+        let added = failures_out(&failures[known..], &core.config().rate_limit);
+        drop(core);
+        to_js(env, &json!({ "needs": jobs, "failures": added }))
+    }
+
+    /// Internal (fetch runtime): builds the result after the fetches.
+    #[napi(js_name = "_build", skip_typescript)]
+    pub fn build_js(
+        &self,
+        env: &Env,
+        channel_id: String,
+        anchor: String,
+        options: Option<Unknown>,
+        failures: Unknown,
+        api_calls: u32,
+    ) -> Result<BuiltContext> {
+        let req = request(env, channel_id, anchor, options)?;
+        let failures = failures_from(env, "buildContext", failures)?;
+        let now = self.now(env)?;
+        let built = self.core()?.build(&req, &failures, now);
+        match built {
+            Ok(b) => Ok(BuiltContext::new(env, b, api_calls)),
+            Err(e) => {
+                env.throw(anchor_error(env, &e)?)?;
+                Err(Error::from_status(Status::PendingException))
+            }
+        }
+    }
+
+    /// Internal (fetch runtime): asks the rate limiter for a slot for one call:
+    /// `{ wait: ms }` (0 = now) or `{ refused: reason }`.
+    #[napi(js_name = "_acquire", skip_typescript)]
+    pub fn acquire_js<'e>(
+        &self,
+        env: &'e Env,
+        method: String,
+        channel_id: String,
+    ) -> Result<Unknown<'e>> {
+        let now = self.now(env)?;
+        let slot = self.core()?.acquire_slot(&method, &channel_id, now);
+        to_js(env, &slot)
+    }
+
+    /// Internal (fetch runtime): after a queued wait, whether a Retry-After pause now
+    /// forbids the call (the reason), or null.
+    #[napi(js_name = "_pausedReason", skip_typescript)]
+    pub fn paused_reason(
+        &self,
+        env: &Env,
+        method: String,
+        channel_id: String,
+    ) -> Result<Option<String>> {
+        let now = self.now(env)?;
+        Ok(self.core()?.paused_reason(&method, &channel_id, now))
+    }
+
+    /// Internal (fetch runtime): counts a call about to be made.
+    #[napi(js_name = "_countCall", skip_typescript)]
+    pub fn count_call(&self, method: String) -> Result<()> {
+        self.core()?.count_call(&method);
+        Ok(())
+    }
+
+    /// Internal (fetch runtime): a fetch failed. Counts it, applies a Retry-After pause
+    /// (`retryAfterMs`), and returns the reason to report.
+    #[napi(js_name = "_fetchFailed", skip_typescript)]
+    pub fn fetch_failed(
+        &self,
+        env: &Env,
+        method: String,
+        channel_id: String,
+        message: String,
+        retry_after_ms: Option<f64>,
+        timed_out: Option<bool>,
+    ) -> Result<String> {
+        let now = self.now(env)?;
+        let timed_out = timed_out == Some(true);
+        Ok(self.core()?.fetch_failed(
+            &method,
+            &channel_id,
+            &message,
+            retry_after_ms,
+            timed_out,
+            now,
+        ))
+    }
+
+    /// Internal (fetch runtime): a fetch begins; returns the event number it began at,
+    /// to pass to `_ingestPage`.
+    #[napi(js_name = "_fetchBegin", skip_typescript)]
+    pub fn fetch_begin(&self) -> Result<f64> {
+        Ok(self.core()?.begin_fetch() as f64)
+    }
+
+    /// Internal (fetch runtime): a fetch that `_fetchBegin` started has ended.
+    #[napi(js_name = "_fetchEnd", skip_typescript)]
+    pub fn fetch_end(&self) -> Result<()> {
+        self.core()?.end_fetch();
+        Ok(())
+    }
+
+    /// Internal (fetch runtime): milliseconds one fetcher call may take.
+    #[napi(js_name = "_fetchTimeout", skip_typescript)]
+    pub fn fetch_timeout(&self) -> Result<f64> {
+        Ok(self.core()?.config().fetch_timeout_ms as f64)
+    }
+
+    /// Internal (fetch runtime): ingests one page of a fetch result. Returns
+    /// `{ nextCursor }` or `{ error }` (a malformed body or `ok: false`, counted as a
+    /// failed fetch).
+    #[napi(js_name = "_ingestPage", skip_typescript)]
+    pub fn ingest_page<'e>(
+        &self,
+        env: &'e Env,
+        job: Unknown,
+        body: Unknown,
+        first_page: bool,
+        since: Option<f64>,
+    ) -> Result<Unknown<'e>> {
+        let job: FetchJob = from_js(env, "buildContext", "need", job)?;
+        // The event number the fetch began at: events after it are newer than the page.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let since = since
+            .filter(|n| n.is_finite() && *n >= 0.0)
+            .map(|n| n as u64);
+        // Whatever the fetcher resolved with is data: a value JSON cannot hold makes the
+        // page unusable (reported by the store), never an exception.
+        let json = stringify(env, body).unwrap_or_else(|_| {
+            crate::bindings::js::clear_exception(env);
+            None
+        });
+        let now = self.now(env)?;
+        let out = self
+            .core()?
+            .ingest_fetched(&job, json, first_page, since, now);
+        match out {
+            Ok(next) => to_js(env, &json!({ "nextCursor": next })),
+            Err(error) => to_js(env, &json!({ "error": error })),
+        }
+    }
+
+    /// Downloaded media by artifact id (a Slack file id), from the media cache or, on a
+    /// miss, through `fetcher.fetchMedia` (rate limited as `files.download`). With
+    /// `channelId`, only a file that a message of that channel references is served
+    /// (bytes are cached per channel); without it, the channel that referenced the file
+    /// most recently. Resolves with the bytes, their SHA-256 and `note: null`, or with
+    /// `data: null` and a note saying why when the file is unknown or the download failed.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "artifactId: string, channelId?: string",
+        ts_return_type = "Promise<MediaContent>"
+    )]
+    pub fn get_media<'e>(
+        &self,
+        env: &'e Env,
+        this: This<'e>,
+        artifact_id: Unknown<'e>,
+        channel_id: Option<Unknown<'e>>,
+    ) -> Result<Unknown<'e>> {
+        self.start_media(env, this, artifact_id, channel_id)
+            .or_else(|e| rejected(env, e))
+    }
+
+    fn start_media<'e>(
+        &self,
+        env: &'e Env,
+        this: This<'e>,
+        artifact_id: Unknown<'e>,
+        channel_id: Option<Unknown<'e>>,
+    ) -> Result<Unknown<'e>> {
+        const F: &str = "getMedia";
+        let id = id_arg(env, F, "artifactId", &artifact_id)?;
+        let channel = match channel_id {
+            Some(c) if !is_nullish(&c) => Some(id_arg(env, F, "channelId", &c)?),
+            _ => None,
+        };
+        let mut core = self.core()?;
+        let loc = match &channel {
+            Some(c) => core.file_in(c, &id).cloned(),
+            None => core.newest_file(&id).cloned(),
+        };
+        if let Some(loc) = &loc {
+            if let Some(item) = core.cached_media(&loc.channel, &id).cloned() {
+                drop(core);
+                let v = media_content(env, Some(&item), &id, None, true, 0)?;
+                return PromiseRaw::resolve(env, v).map(|p| p.to_unknown());
+            }
+        }
+        let job = match (&loc, self.fetchers().has(FetcherFn::Media)) {
+            (Some(loc), true) => Ok(FetchJob::for_media(&id, loc, &core.config().rate_limit)),
+            (Some(_), false) => Err(crate::store::fetch::missing_fetcher(FetcherFn::Media)),
+            (None, _) => Err(match &channel {
+                Some(c) => format!(
+                    "File {id} is not referenced by any message the store holds for channel {c}."
+                ),
+                None => format!("File {id} is not referenced by any message the store holds."),
+            }),
+        };
+        drop(core);
+        match job {
+            Ok(job) => {
+                let job = to_js(env, &job)?;
+                call_method(env, &this.object, "_runMedia", &[artifact_id, job])
+            }
+            Err(note) => {
+                let v = media_content(env, None, &id, Some(&note), false, 0)?;
+                PromiseRaw::resolve(env, v).map(|p| p.to_unknown())
+            }
+        }
+    }
+
+    /// Internal (fetch runtime): caches downloaded bytes and returns the MediaContent.
+    #[napi(js_name = "_putMedia", skip_typescript)]
+    pub fn put_media<'e>(
+        &self,
+        env: &'e Env,
+        job: Unknown,
+        data: Unknown,
+        api_calls: u32,
+    ) -> Result<Unknown<'e>> {
+        let job: FetchJob = from_js(env, "getMedia", "need", job)?;
+        let id = job.artifact_id.clone().unwrap_or_default();
+        let Some(bytes) = bytes_of(&data)? else {
+            let note = self.core()?.not_bytes(describe(&data));
+            return media_content(env, None, &id, Some(&note), false, api_calls);
+        };
+        let now = self.now(env)?;
+        let (item, held) = self.core()?.keep_download(&job.channel_id, &id, bytes, now);
+        media_content(env, Some(&item), &id, None, held, api_calls)
+    }
+
+    /// Internal (fetch runtime): a media download that failed or was refused.
+    #[napi(js_name = "_mediaFailed", skip_typescript)]
+    pub fn media_failed<'e>(
+        &self,
+        env: &'e Env,
+        artifact_id: String,
+        reason: String,
+        api_calls: u32,
+    ) -> Result<Unknown<'e>> {
+        media_content(env, None, &artifact_id, Some(&reason), false, api_calls)
+    }
+}

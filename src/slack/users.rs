@@ -1,0 +1,122 @@
+//! The user directory: display names and bot flags by user id. Slack events carry only a
+//! user id; names come from `setUsers` or from the `user_profile` objects that payloads
+//! and Web API responses carry, remembered here for the messages that follow.
+
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// Users remembered. Past it, known users are still updated but new ones are not added.
+pub const USERS_REMEMBERED: usize = 100_000;
+
+/// Display name and bot flag by user id, bounded by [`USERS_REMEMBERED`].
+#[derive(Debug, Default)]
+pub struct UserDirectory {
+    users: HashMap<String, (String, bool)>,
+}
+
+impl UserDirectory {
+    /// The display name and bot flag of `id`, when known.
+    pub fn lookup(&self, id: &str) -> Option<(String, bool)> {
+        self.users.get(id).cloned()
+    }
+
+    /// Sets (or updates) a user; a new user past the bound is not remembered.
+    pub fn set(&mut self, id: &str, display_name: &str, is_bot: bool) {
+        if let Some(entry) = self.users.get_mut(id) {
+            *entry = (display_name.to_string(), is_bot);
+        } else if self.users.len() < USERS_REMEMBERED {
+            self.users
+                .insert(id.to_string(), (display_name.to_string(), is_bot));
+        }
+    }
+
+    /// Users known.
+    pub fn len(&self) -> usize {
+        self.users.len()
+    }
+
+    /// No user is known.
+    pub fn is_empty(&self) -> bool {
+        self.users.is_empty()
+    }
+
+    /// Learns the names that a payload or response body carries: the `user_profile` of
+    /// an event, of the message an edit wraps, of the body itself and of each message of
+    /// a Web API response.
+    pub fn learn(&mut self, body: &Value) {
+        if let Some(e) = body.get("event") {
+            self.learn_message(e);
+            if let Some(m) = e.get("message") {
+                self.learn_message(m);
+            }
+        }
+        self.learn_message(body);
+        if let Some(Value::Array(messages)) = body.get("messages") {
+            for m in messages {
+                self.learn_message(m);
+            }
+        }
+    }
+
+    fn learn_message(&mut self, m: &Value) {
+        let (Some(id), Some(profile)) =
+            (m.get("user").and_then(Value::as_str), m.get("user_profile"))
+        else {
+            return;
+        };
+        let named = |key: &str| {
+            profile
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+        };
+        if let Some(name) = named("display_name").or_else(|| named("real_name")) {
+            let is_bot = profile
+                .get("is_bot")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            self.set(id, name, is_bot);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn learns_display_names_then_real_names_from_every_place_a_body_carries_them() {
+        let mut d = UserDirectory::default();
+        d.learn(&json!({
+            "event": {
+                "user": "U1", "user_profile": { "display_name": "ana" },
+                "message": { "user": "U2", "user_profile": { "display_name": "", "real_name": "Bo Real" } }
+            },
+            "messages": [ { "user": "U3", "user_profile": { "real_name": "Cy", "is_bot": true } } ]
+        }));
+        assert_eq!(d.lookup("U1"), Some(("ana".into(), false)));
+        assert_eq!(d.lookup("U2"), Some(("Bo Real".into(), false)));
+        assert_eq!(d.lookup("U3"), Some(("Cy".into(), true)));
+        assert_eq!(d.lookup("U4"), None);
+    }
+
+    #[test]
+    fn a_profile_without_a_name_teaches_nothing() {
+        let mut d = UserDirectory::default();
+        d.learn(&json!({ "user": "U1", "user_profile": { "display_name": "" } }));
+        assert!(d.is_empty());
+    }
+
+    #[test]
+    fn holds_at_most_the_bound_but_keeps_updating_known_users() {
+        let mut d = UserDirectory::default();
+        for i in 0..USERS_REMEMBERED + 5 {
+            d.set(&format!("U{i}"), "n", false);
+        }
+        assert_eq!(d.len(), USERS_REMEMBERED);
+        d.set("U0", "renamed", true);
+        assert_eq!(d.lookup("U0"), Some(("renamed".into(), true)));
+        assert_eq!(d.lookup(&format!("U{}", USERS_REMEMBERED + 1)), None);
+    }
+}

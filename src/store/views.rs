@@ -1,0 +1,111 @@
+//! What the store shows of one held message: the message as held (`getMessage`) and
+//! its thread's activity (`threadActivity`).
+
+use super::message::StoredMessage;
+use super::{thread_key, Store};
+use crate::model::{Author, MediaRef};
+use napi_derive::napi;
+use serde::Serialize;
+
+/// A reaction on a held message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReactionView {
+    pub name: String,
+    pub count: u64,
+    pub users: Vec<String>,
+}
+
+/// A message as the store holds it (`getMessage`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredMessageView {
+    #[napi(js_name = "message_id")]
+    pub message_id: String,
+    /// Platform ts.
+    pub ts: String,
+    pub author: Author,
+    pub text: String,
+    #[napi(js_name = "thread_id", ts_type = "string | null")]
+    pub thread_id: Option<String>,
+    #[napi(js_name = "reply_count", ts_type = "number")]
+    pub reply_count: u64,
+    #[napi(js_name = "latest_reply", ts_type = "string | null")]
+    pub latest_reply: Option<String>,
+    #[napi(ts_type = "Array<{ name: string; count: number; users: string[] }>")]
+    pub reactions: Vec<ReactionView>,
+    pub media: Vec<MediaRef>,
+    pub edited: bool,
+    pub broadcast: bool,
+}
+
+impl From<&StoredMessage> for StoredMessageView {
+    fn from(m: &StoredMessage) -> Self {
+        StoredMessageView {
+            message_id: m.id.clone(),
+            ts: m.ts.clone(),
+            author: m.author.clone(),
+            text: m.text.clone(),
+            thread_id: m.thread_id.clone(),
+            reply_count: m.reply_count,
+            latest_reply: m.latest_reply.clone(),
+            reactions: m
+                .reactions
+                .iter()
+                .map(|r| ReactionView {
+                    name: r.name.clone(),
+                    count: r.count,
+                    users: r.users.clone(),
+                })
+                .collect(),
+            media: m.files.iter().map(|f| f.media.clone()).collect(),
+            edited: m.edited,
+            broadcast: m.broadcast,
+        }
+    }
+}
+
+/// Thread activity computed from what the store holds.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadSummary {
+    #[napi(js_name = "reply_count", ts_type = "number")]
+    pub reply_count: u64,
+    #[napi(js_name = "replies_last_1h", ts_type = "number")]
+    pub replies_last_1h: u64,
+    #[napi(js_name = "last_reply_ts", ts_type = "string | null")]
+    pub last_reply_ts: Option<String>,
+    #[napi(js_name = "participant_names")]
+    pub participant_names: Vec<String>,
+}
+
+impl Store {
+    /// The first held copy of message `id` in `channel` (window, held thread or starter
+    /// cache); deleted messages are never shown.
+    pub fn message_view(&mut self, channel: &str, id: &str) -> Option<StoredMessageView> {
+        let mut found = None;
+        self.for_each_copy(channel, id, |m| {
+            if found.is_none() {
+                found = Some(StoredMessageView::from(&*m));
+            }
+        });
+        found
+    }
+
+    /// The activity of the thread that held message `id` starts, at `now`; `None` when
+    /// it has no replies or is not held.
+    pub fn thread_summary(&self, channel: &str, id: &str, now: u64) -> Option<ThreadSummary> {
+        let held = self.channels.get(channel).and_then(|c| c.get(id));
+        let msg = held.or_else(|| {
+            self.starters
+                .peek(&thread_key(channel, id))
+                .map(|e| &e.value)
+        })?;
+        let a = self.activity(channel, msg, now)?;
+        Some(ThreadSummary {
+            reply_count: a.reply_count,
+            replies_last_1h: a.replies_last_1h,
+            last_reply_ts: a.last_reply_ts.as_deref().map(crate::time::to_iso),
+            participant_names: a.participant_names,
+        })
+    }
+}
