@@ -121,7 +121,7 @@ export interface RunnerChannelTool {
 export declare function buildChannelTools(input: StructuredContextInput & { fetcher: RunnerChannelFetcher }): [RunnerChannelTool, RunnerChannelTool]
 export declare function buildChannelTools(input: ChannelToolsInput): [ChannelTool, ChannelTool]
 
-// ---- Runtime hardening (seed 001) ----
+// ---- Runtime hardening ----
 
 /** What `stripThreadContext` did. */
 export interface StripResult {
@@ -141,7 +141,7 @@ export interface StripResult {
   detail: string | null
 }
 
-/** The diagnostic labels of seed 001 G; every one optional. */
+/** The labels a runner puts on its diagnostics; every one optional. */
 export interface RuntimeLabels {
   runId?: string
   sessionId?: string
@@ -160,7 +160,7 @@ export interface OrphanRepair {
   reason: string | null
 }
 
-/** The stale-resume plan of seed 001 D.2. */
+/** What to do after a resume failed because its session id went stale. */
 export interface ResumePlan {
   class: 'session_not_found' | 'invalid_session' | 'other'
   action: 'recover' | 'fail' | 'propagate'
@@ -281,7 +281,7 @@ export interface MediaLoadReport {
 }
 
 export interface RuntimeMetricsSnapshot {
-  /** Totals by seed name (`claude_sdk.media.inline_bytes_sent`, ...), evicted series included. */
+  /** Totals by counter name (`claude_sdk.media.inline_bytes_sent`, ...), evicted series included. */
   totals: Record<string, number>
   series: Array<{ name: string; labels: RuntimeLabels; value: number }>
   evictedSeries: number
@@ -292,7 +292,7 @@ export interface RuntimeMetricsSnapshot {
  * read (each read converts anew: keep the value rather than reading it in a loop).
  */
 export declare class BuiltContext {
-  /** The ChannelSnapshot (seed schema, snake_case). */
+  /** The ChannelSnapshot (snake_case, `schema_version: "1.0"`). */
   get snapshot(): ChannelSnapshot
   /**
    * The ThreadContext, or null when the anchor is neither in a thread nor has replies
@@ -319,7 +319,7 @@ export declare class BuiltContext {
 }
 
 /**
- * Rust-owned channel state fed by events, with the seed's caches (thread replies: 5 min,
+ * Rust-owned channel state fed by events, with bounded caches (thread replies: 5 min,
  * 500 threads; thread starters: 6 h, 2,000 entries; media: 50 MB LRU), per-workspace,
  * per-method rate limiting (40 calls/min by default) and an async fetcher supplied from
  * JS for what the store does not hold.
@@ -332,7 +332,7 @@ export declare class BuiltContext {
  * ```
  */
 export declare class ChannelStore {
-  /** Creates an empty store. Every option is optional; defaults are the seed's numbers. */
+  /** Creates an empty store. Every option is optional; each default is documented with its option. */
   constructor(options?: ChannelStoreOptions)
   /** The store's time in epoch milliseconds: the `clock` option, or the system clock. */
   now(): number
@@ -441,7 +441,7 @@ export declare class ChannelTools {
 /**
  * Runtime state for a Claude SDK runner: the media file-id map (per provider and
  * session), each run's attempt signals, overflow history and resume recoveries, and
- * the seed's counters. One per gateway process; every method takes the diagnostic
+ * the runtime counters. One per gateway process; every method takes the diagnostic
  * labels (`runId`, `sessionId`, `sessionKey`, `provider`, `model`, `attempt`).
  *
  * ```ts
@@ -515,7 +515,7 @@ export declare class RuntimeGuard {
    */
   loadMedia(entries: unknown[]): MediaLoadReport
   /**
-   * Every counter: `totals` by seed name, live `series` with their labels, and
+   * Every counter: `totals` by counter name, live `series` with their labels, and
    * `evictedSeries`.
    */
   metrics(): RuntimeMetricsSnapshot
@@ -590,7 +590,7 @@ export interface AttachmentManifest {
   entries: Record<string, AttachmentRecord>
 }
 
-/** One media item already sent to the conversation (the seed's schema). */
+/** One media item already sent to the conversation (snake_case, as sessions persist it). */
 export interface AttachmentRecord {
   artifact_id: string
   /** Human-readable name used when presenting the item to Claude. */
@@ -605,7 +605,7 @@ export interface AttachmentRecord {
 }
 
 /**
- * A record to add with `recordAttachment`: the seed's snake_case `AttachmentRecord`, or
+ * A record to add with `recordAttachment`: the snake_case `AttachmentRecord`, or
  * the same fields in camelCase, the turn as `includedAtTurn` or, as the runner's
  * `recordAttachment` params name it, `turn`.
  */
@@ -795,7 +795,7 @@ export interface ChannelSnapshotInput {
   adjacentMessages: Array<MessageInput>
 }
 
-/** `new ChannelStore(options)`. Every default is the seed's number. */
+/** `new ChannelStore(options)`. Each default is documented with its option. */
 export interface ChannelStoreOptions {
   /** Channel messages kept per channel (default 1,000; oldest dropped first). */
   windowSize?: number
@@ -834,7 +834,7 @@ export interface ChannelStoreOptions {
 export interface ChannelToolsOptions {
   /**
    * Names in `definitions()`: `"api"` (`channel_context`, `channel_messages`; the
-   * default, valid Messages API tool names) or `"dotted"` (the seed's
+   * default, valid Messages API tool names) or `"dotted"` (the drop-in
    * `channel.context`, `channel.messages`). `execute` accepts both either way.
    */
   toolNames?: 'api' | 'dotted'
@@ -1060,7 +1060,7 @@ export interface MessageInput {
 
 /**
  * Classifies a failed resume (`session_not_found`, `invalid_session`, `other`) and
- * returns the plan of seed 001 D.2: for a stale id, `recover` with the steps
+ * returns the recovery plan: for a stale id, `recover` with the steps
  * `clear_resume_marker`, `start_fresh_session`, `retry_once`, `emit_diagnostic`; when a
  * recovery already ran for this turn (`previousRecoveries` > 0), `fail` (terminal);
  * for any other error, `propagate`.
@@ -1143,7 +1143,7 @@ export declare function readSdkSignals(messages: unknown[]): AttemptSignals
 
 /**
  * Adds (or replaces) the record for its artifact id, mutating `manifest` in place (the
- * record is stored in the seed's snake_case schema: read it as
+ * record is stored in snake_case: read it as
  * `manifest.entries[artifactId]`). Returns nothing, as the runner's module did. Accepts
  * the record in snake_case, or camelCase with the turn as `turn` (the runner's params)
  * or `includedAtTurn`.

@@ -121,7 +121,7 @@ export interface RunnerChannelTool {
 export declare function buildChannelTools(input: StructuredContextInput & { fetcher: RunnerChannelFetcher }): [RunnerChannelTool, RunnerChannelTool]
 export declare function buildChannelTools(input: ChannelToolsInput): [ChannelTool, ChannelTool]
 
-// ---- Runtime hardening (seed 001) ----
+// ---- Runtime hardening ----
 
 /** What `stripThreadContext` did. */
 export interface StripResult {
@@ -141,7 +141,7 @@ export interface StripResult {
   detail: string | null
 }
 
-/** The diagnostic labels of seed 001 G; every one optional. */
+/** The labels a runner puts on its diagnostics; every one optional. */
 export interface RuntimeLabels {
   runId?: string
   sessionId?: string
@@ -160,7 +160,7 @@ export interface OrphanRepair {
   reason: string | null
 }
 
-/** The stale-resume plan of seed 001 D.2. */
+/** What to do after a resume failed because its session id went stale. */
 export interface ResumePlan {
   class: 'session_not_found' | 'invalid_session' | 'other'
   action: 'recover' | 'fail' | 'propagate'
@@ -281,7 +281,7 @@ export interface MediaLoadReport {
 }
 
 export interface RuntimeMetricsSnapshot {
-  /** Totals by seed name (`claude_sdk.media.inline_bytes_sent`, ...), evicted series included. */
+  /** Totals by counter name (`claude_sdk.media.inline_bytes_sent`, ...), evicted series included. */
   totals: Record<string, number>
   series: Array<{ name: string; labels: RuntimeLabels; value: number }>
   evictedSeries: number

@@ -16,9 +16,11 @@ use crate::model::{
 };
 use crate::text::{estimate_tokens, truncate_reply, truncate_snippet};
 use crate::thread::STRATEGY_MOST_RECENT;
+use napi_derive::napi;
 use serde::Deserialize;
 
-/// A file as the runner's input carries it.
+/// A file in the runner's input.
+#[napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FileInput {
@@ -26,10 +28,17 @@ pub struct FileInput {
     pub mime_type: String,
     #[serde(default)]
     pub filename: Option<String>,
+    #[napi(ts_type = "number")]
     pub byte_length: u64,
 }
 
-/// The message being answered.
+/// The message being answered, in the runner's input.
+#[napi(
+    object,
+    object_to_js = false,
+    object_from_js = false,
+    js_name = "StructuredAnchorInput"
+)]
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AnchorInput {
@@ -40,12 +49,19 @@ pub struct AnchorInput {
     pub author_is_bot: bool,
     pub text: String,
     #[serde(default)]
+    #[napi(ts_type = "string | null")]
     pub thread_id: Option<String>,
     #[serde(default)]
     pub files: Option<Vec<FileInput>>,
 }
 
-/// A message around the anchor, as the channel history holds it.
+/// A message around the anchor, in the runner's input.
+#[napi(
+    object,
+    object_to_js = false,
+    object_from_js = false,
+    js_name = "StructuredAdjacentInput"
+)]
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AdjacentInput {
@@ -56,13 +72,22 @@ pub struct AdjacentInput {
     pub author_is_bot: bool,
     pub text: String,
     #[serde(default)]
+    #[napi(ts_type = "string | null")]
     pub thread_id: Option<String>,
+    #[napi(ts_type = "number")]
     pub reply_count: u64,
     pub has_media: bool,
+    /// Labels as the snapshot shows them (`":white_check_mark: 3"`).
     pub reactions: Vec<String>,
 }
 
-/// A thread reply.
+/// A thread reply, in the runner's input.
+#[napi(
+    object,
+    object_to_js = false,
+    object_from_js = false,
+    js_name = "ThreadReplyInput"
+)]
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReplyInput {
@@ -76,7 +101,8 @@ pub struct ReplyInput {
     pub files: Option<Vec<FileInput>>,
 }
 
-/// The thread the anchor is in or starts.
+/// The thread of the runner's input (`buildThreadContext`'s argument in the runner).
+#[napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ThreadDataInput {
@@ -88,24 +114,34 @@ pub struct ThreadDataInput {
     pub root_text: String,
     #[serde(default)]
     pub root_files: Option<Vec<FileInput>>,
+    /// Oldest first.
+    #[napi(ts_type = "Array<ThreadReplyInput>")]
     pub replies: Vec<ReplyInput>,
+    /// Replies the thread has on the platform (shown as `total_replies`).
+    #[napi(ts_type = "number")]
     pub total_reply_count: u64,
 }
 
-/// The runner's whole input for one turn.
+/// The Claude SDK runner's input for one turn, as its context modules take it.
+#[napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StructuredContextInput {
     pub platform: String,
     pub channel_id: String,
     pub channel_name: String,
+    #[napi(ts_type = "'direct' | 'group'")]
     pub channel_type: ChannelType,
+    #[napi(ts_type = "StructuredAnchorInput")]
     pub anchor: AnchorInput,
+    #[napi(ts_type = "Array<StructuredAdjacentInput>")]
     pub adjacent_messages: Vec<AdjacentInput>,
     #[serde(default)]
+    #[napi(ts_type = "ThreadDataInput | null")]
     pub thread: Option<ThreadDataInput>,
-    /// Functions do not survive JSON; the fetcher is the tools' business.
+    /// The runner's fetcher; not used by `buildChannelSnapshot`.
     #[serde(default)]
+    #[napi(ts_type = "unknown")]
     pub fetcher: Option<serde_json::Value>,
 }
 

@@ -8,6 +8,7 @@
 //! fail validation are dropped one at a time.
 
 use crate::input::{self, InputError};
+use napi_derive::napi;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -16,23 +17,38 @@ use std::fmt;
 /// The custom-entry type under which the manifest is persisted.
 pub const ATTACHMENT_MANIFEST_KEY: &str = "openclaw:claude-sdk-attachment-manifest";
 
-/// One media item that has been attached to the conversation.
+/// One media item already sent to the conversation (snake_case, as sessions persist it).
+#[napi(
+    object,
+    object_to_js = false,
+    object_from_js = false,
+    use_nullable = true
+)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttachmentRecord {
     #[serde(alias = "artifactId")]
+    #[napi(js_name = "artifact_id")]
     pub artifact_id: String,
+    /// Human-readable name used when presenting the item to Claude.
     #[serde(alias = "displayName")]
+    #[napi(js_name = "display_name")]
     pub display_name: String,
     #[serde(alias = "mediaType")]
+    #[napi(js_name = "media_type")]
     pub media_type: String,
+    /// SHA-256 of the content bytes, lowercase hex.
     #[serde(alias = "contentHash")]
+    #[napi(js_name = "content_hash")]
     pub content_hash: String,
     #[serde(alias = "sourceMessageId")]
+    #[napi(js_name = "source_message_id")]
     pub source_message_id: String,
+    /// `null` for a top-level channel message.
     #[serde(alias = "sourceThreadId", default)]
+    #[napi(js_name = "source_thread_id")]
     pub source_thread_id: Option<String>,
-    /// The runner's `recordAttachment` params call it `turn`.
     #[serde(alias = "includedAtTurn", alias = "turn")]
+    #[napi(js_name = "included_at_turn", ts_type = "number")]
     pub included_at_turn: u64,
 }
 

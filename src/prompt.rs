@@ -10,13 +10,14 @@
 //! original text.
 
 use crate::model::{ChannelSnapshot, ThreadContext};
+use napi_derive::napi;
 use serde::{Deserialize, Serialize};
 
 /// How the two tools are named in the guidance text. The default is the names the
 /// Messages API accepts, the ones `store.tools(...).definitions()` gives the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ToolNames {
-    /// `channel.context` / `channel.messages`, as the seed names them (for tools
+    /// `channel.context` / `channel.messages`, as the original runner names them (for tools
     /// registered under those names, as the drop-in `buildChannelTools` does).
     Dotted,
     /// `channel_context` / `channel_messages`, valid Messages API tool names.
@@ -50,12 +51,14 @@ pub struct PromptOptions {
     pub pretty: bool,
 }
 
-/// What the section is built from, as callers pass it (`{ snapshot, threadContext? }`).
+/// `buildContextPromptSection`'s input.
+#[napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PromptSectionInput {
     pub snapshot: ChannelSnapshot,
     #[serde(default)]
+    #[napi(ts_type = "ThreadContext | null")]
     pub thread_context: Option<ThreadContext>,
 }
 
@@ -68,14 +71,27 @@ pub enum ToolNamesInput {
     Api,
 }
 
-/// Rendering options as callers pass them; every field optional.
+/// How to render the prompt section.
+#[napi(
+    object,
+    object_to_js = false,
+    object_from_js = false,
+    js_name = "PromptSectionOptions"
+)]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PromptOptionsInput {
+    /// A direct message: guidance without channel search. Default `false`.
     #[serde(default)]
     pub direct_message: Option<bool>,
+    /// How the guidance names the tools: `"api"` (the default: `channel_context` /
+    /// `channel_messages`, the names the Messages API accepts and `store.tools(...)`
+    /// defines) or `"dotted"` (`channel.context` / `channel.messages`, the names the
+    /// drop-in `buildChannelTools` registers).
     #[serde(default)]
+    #[napi(ts_type = "'dotted' | 'api'")]
     pub tool_names: Option<ToolNamesInput>,
+    /// Indent the JSON sections (more readable, more tokens). Default `false`.
     #[serde(default)]
     pub pretty: Option<bool>,
 }

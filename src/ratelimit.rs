@@ -15,7 +15,8 @@ use std::collections::{HashMap, VecDeque};
 
 /// Slack's window: limits are per minute.
 pub const WINDOW_MS: u64 = 60_000;
-/// The seed's default: 40 calls per minute per workspace.
+/// The default: 40 calls per minute per workspace (Slack's Tier 3 is 50+; this leaves
+/// headroom for the gateway's own calls).
 pub const DEFAULT_CALLS_PER_MIN: u32 = 40;
 /// Slack's limit for `conversations.history` / `conversations.replies` for apps outside
 /// the Marketplace (since 2025): 1 call per minute.

@@ -8,7 +8,7 @@ use crate::model::{
 use crate::text::truncate_snippet;
 use crate::time::to_iso;
 
-/// `":name: count"`, the seed's reaction label.
+/// `":name: count"`, the reaction label the snapshot shows.
 pub fn reaction_label(name: &str, count: u64) -> String {
     format!(":{}: {}", name.trim_matches(':'), count)
 }

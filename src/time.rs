@@ -1,7 +1,7 @@
 //! Timestamps: Slack's `"seconds.micros"` message ts to ISO 8601.
 //!
 //! Slack identifies a message by its `ts` (`"1775853170.228819"`: epoch seconds and
-//! microseconds). The seed's schema wants ISO 8601 in `ts` fields, so a platform ts is
+//! microseconds). The context schema wants ISO 8601 in `ts` fields, so a platform ts is
 //! converted to `"2026-04-10T20:32:50.228819Z"` (UTC, the fraction digits kept as given).
 //! Any other string is taken to be ISO 8601 already and passed through unchanged.
 

@@ -6,6 +6,7 @@ use super::js::{budget_arg, describe, expect_object, from_js, from_js_opt, throw
 use crate::budget::most_recent_within;
 use crate::dropin::{self, StructuredContextInput, ThreadDataInput};
 use crate::input::InputError;
+use crate::model::ThreadContext;
 use crate::model::{ChannelSnapshotInput, ThreadInput, ThreadTelemetry};
 use crate::prompt::{build_prompt_section, PromptOptionsInput, PromptSectionInput};
 use crate::snapshot::build_channel_snapshot;
@@ -329,4 +330,31 @@ pub fn build_context_prompt_section(
         input.thread_context.as_ref(),
         opts,
     ))
+}
+
+// ------------------------------------------------------------------ typings
+//
+// Shapes this file reads or builds by hand, declared for the typings only (no
+// conversion code is generated for them).
+
+#[allow(dead_code)]
+mod typings {
+    use super::{ThreadContext, ThreadTelemetry};
+    use napi_derive::napi;
+
+    /// `buildThreadContextWithTelemetry`'s result, as the runner's module returned it.
+    #[napi(object, object_to_js = false, object_from_js = false)]
+    pub struct ThreadContextWithTelemetry {
+        #[napi(ts_type = "ThreadContext | null")]
+        pub thread_context: ThreadContext,
+        /// How the budget was used; absent without a thread.
+        pub budget_utilization: Option<ThreadTelemetry>,
+    }
+
+    /// The least a reply needs for `applyThreadBudget`.
+    #[napi(object, object_to_js = false, object_from_js = false)]
+    pub struct BudgetReply {
+        pub ts: String,
+        pub text: String,
+    }
 }

@@ -109,7 +109,7 @@ pub fn is_already_attached(
 }
 
 /// Adds (or replaces) the record for its artifact id, mutating `manifest` in place (the
-/// record is stored in the seed's snake_case schema: read it as
+/// record is stored in snake_case: read it as
 /// `manifest.entries[artifactId]`). Returns nothing, as the runner's module did. Accepts
 /// the record in snake_case, or camelCase with the turn as `turn` (the runner's params)
 /// or `includedAtTurn`.
@@ -353,5 +353,73 @@ pub fn load_manifest_from_entries<'e>(env: &'e Env, entries: Unknown<'e>) -> Res
     match serde_json::to_string(&manifest) {
         Ok(text) => parse_json(env, &text),
         Err(_) => parse_json(env, "{\"entries\":{}}"),
+    }
+}
+
+// ------------------------------------------------------------------ typings
+//
+// Shapes this file reads or builds by hand, declared for the typings only (no
+// conversion code is generated for them).
+
+#[allow(dead_code)]
+mod typings {
+    use super::AttachmentRecord;
+    use napi_derive::napi;
+
+    /// Media already sent to a conversation, keyed by artifact id. A plain object:
+    /// `JSON.stringify(manifest)` is its persisted form.
+    #[napi(object, object_to_js = false, object_from_js = false)]
+    pub struct AttachmentManifest {
+        #[napi(ts_type = "Record<string, AttachmentRecord>")]
+        pub entries: String,
+    }
+
+    /// `checkAttachment`'s result: the kind of match and the record matched (`null` for none).
+    #[napi(object, object_to_js = false, object_from_js = false)]
+    pub struct AttachmentCheck {
+        /// `"artifact_id"` (same id recorded), `"content_hash"` (same bytes re-uploaded under
+        /// a new id) or `"none"`.
+        #[napi(js_name = "match", ts_type = "'artifact_id' | 'content_hash' | 'none'")]
+        pub match_kind: String,
+        #[napi(ts_type = "AttachmentRecord | null")]
+        pub record: AttachmentRecord,
+    }
+
+    /// A session log entry as `loadManifestFromEntries` reads it; entries of other types are
+    /// skipped. `data` is the manifest's JSON text (or the manifest object itself).
+    #[napi(object, object_to_js = false, object_from_js = false)]
+    pub struct SessionEntry {
+        #[napi(js_name = "type")]
+        pub kind: String,
+        pub custom_type: Option<String>,
+        #[napi(ts_type = "unknown")]
+        pub data: Option<String>,
+    }
+
+    /// A record to add with `recordAttachment`: the snake_case `AttachmentRecord`, or
+    /// the same fields in camelCase, the turn as `includedAtTurn` or, as the runner's
+    /// `recordAttachment` params name it, `turn`.
+    #[napi(object, object_to_js = false, object_from_js = false)]
+    pub struct AttachmentRecordInput {
+        pub artifact_id: String,
+        pub display_name: String,
+        pub media_type: String,
+        pub content_hash: String,
+        pub source_message_id: String,
+        #[napi(ts_type = "string | null")]
+        pub source_thread_id: Option<String>,
+        #[napi(ts_type = "number")]
+        pub included_at_turn: Option<f64>,
+        /// The runner's name for `includedAtTurn`; give one of the two.
+        pub turn: Option<f64>,
+    }
+
+    /// A candidate for `checkAttachment`.
+    #[napi(object, object_to_js = false, object_from_js = false)]
+    pub struct AttachmentCandidate {
+        pub artifact_id: String,
+        /// SHA-256 hex of the bytes, when known; enables re-upload detection.
+        #[napi(ts_type = "string | null")]
+        pub content_hash: Option<String>,
     }
 }

@@ -8,4 +8,3 @@ mod runtime;
 mod sha256;
 mod store;
 mod tools;
-mod types;

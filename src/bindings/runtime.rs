@@ -1,4 +1,4 @@
-//! Runtime hardening exports (seed 001): the pure decisions as functions, and
+//! Runtime hardening exports: the pure decisions as functions, and
 //! `RuntimeGuard`, which keeps state between them and counts what they did. The
 //! decisions live in `crate::runtime`; this module only translates.
 
@@ -309,7 +309,7 @@ struct ResumeOptions {
 }
 
 /// Classifies a failed resume (`session_not_found`, `invalid_session`, `other`) and
-/// returns the plan of seed 001 D.2: for a stale id, `recover` with the steps
+/// returns the recovery plan: for a stale id, `recover` with the steps
 /// `clear_resume_marker`, `start_fresh_session`, `retry_once`, `emit_diagnostic`; when a
 /// recovery already ran for this turn (`previousRecoveries` > 0), `fail` (terminal);
 /// for any other error, `propagate`.
@@ -488,7 +488,7 @@ fn bytes_option(v: Option<f64>, path: &str) -> std::result::Result<Option<u64>, 
 
 /// Runtime state for a Claude SDK runner: the media file-id map (per provider and
 /// session), each run's attempt signals, overflow history and resume recoveries, and
-/// the seed's counters. One per gateway process; every method takes the diagnostic
+/// the runtime counters. One per gateway process; every method takes the diagnostic
 /// labels (`runId`, `sessionId`, `sessionKey`, `provider`, `model`, `attempt`).
 ///
 /// ```ts
@@ -974,7 +974,7 @@ impl RuntimeGuard {
         to_js(env, &report)
     }
 
-    /// Every counter: `totals` by seed name, live `series` with their labels, and
+    /// Every counter: `totals` by counter name, live `series` with their labels, and
     /// `evictedSeries`.
     #[napi(catch_unwind, ts_return_type = "RuntimeMetricsSnapshot")]
     pub fn metrics<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {

@@ -17,11 +17,24 @@ use napi_derive::napi;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+/// Options of `store.tools(channelId, options)`.
+#[napi(
+    object,
+    object_to_js = false,
+    object_from_js = false,
+    js_name = "ChannelToolsOptions"
+)]
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ToolsOptions {
-    tool_names: Option<String>,
-    max_media_bytes: Option<f64>,
+pub struct ToolsOptions {
+    /// Names in `definitions()`: `"api"` (`channel_context`, `channel_messages`; the
+    /// default, valid Messages API tool names) or `"dotted"` (the drop-in
+    /// `channel.context`, `channel.messages`). `execute` accepts both either way.
+    #[napi(ts_type = "'api' | 'dotted'")]
+    pub tool_names: Option<String>,
+    /// Media larger than this many bytes are returned as a text reference instead of a
+    /// content block (default 5 MB, 5242880).
+    pub max_media_bytes: Option<f64>,
 }
 
 #[napi]

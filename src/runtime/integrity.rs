@@ -323,7 +323,7 @@ pub enum ResumeAction {
     Propagate,
 }
 
-/// The recovery steps of seed 001 D.2, in order.
+/// The steps that recover a session whose resume id went stale, in order.
 pub const RECOVERY_STEPS: [&str; 4] = [
     "clear_resume_marker",
     "start_fresh_session",

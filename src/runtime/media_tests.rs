@@ -41,7 +41,7 @@ fn limits_are_the_documented_numbers() {
     assert_eq!(backoff(40), 3_600_000.0);
 }
 
-// B.6.1: the same image across turns: inline first, the persisted id afterwards.
+// The same image across turns: inline first, the persisted id afterwards.
 #[test]
 fn reused_media_goes_inline_once_then_by_file_id() {
     let mut m = MediaState::default();
@@ -68,7 +68,7 @@ fn reused_media_goes_inline_once_then_by_file_id() {
     assert_eq!(p[0].transcript["file_id"], "file_abc");
 }
 
-// B.6.2: persistence failure: inline fallback with a marker and a backoff.
+// Persistence failure: inline fallback with a marker and a backoff.
 #[test]
 fn a_persistence_failure_falls_back_inline_with_a_marker() {
     let mut m = MediaState::default();
@@ -108,7 +108,7 @@ fn a_persistence_failure_falls_back_inline_with_a_marker() {
     assert_eq!(p[0].retry_at, Some(100_000.0));
 }
 
-// B.6.3: no provider/session leakage of file ids.
+// No provider/session leakage of file ids.
 #[test]
 fn file_ids_stay_in_their_provider_and_session() {
     let mut m = MediaState::default();

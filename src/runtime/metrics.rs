@@ -1,4 +1,4 @@
-//! G. The runtime counters of seed 001, with the labels its diagnostics carry, as a
+//! The runtime counters of a Claude SDK runner, with the labels its diagnostics carry, as a
 //! snapshot and in the Prometheus text exposition format (version 0.0.4).
 //!
 //! Series (one counter, one label set) are bounded: past `max_series` the least recently
@@ -46,7 +46,7 @@ impl Counter {
         Counter::ResumeStaleRecovered,
     ];
 
-    /// The seed's dotted name.
+    /// The counter's dotted name, as dashboards know it.
     pub fn name(self) -> &'static str {
         match self {
             Counter::ThreadContextStripped => "claude_sdk.prompt.thread_context_stripped",
@@ -85,7 +85,7 @@ impl Counter {
     }
 }
 
-/// The labels seed 001 puts on diagnostics. Every field is optional; absent labels are
+/// The labels a runner puts on its diagnostics. Every field is optional; absent labels are
 /// left out of a series.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -134,7 +134,7 @@ pub struct Series {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Snapshot {
-    /// Total per counter (seed names), including series since evicted.
+    /// Total per counter (by dotted name), including series since evicted.
     pub totals: serde_json::Map<String, serde_json::Value>,
     /// Live series, ordered by counter then labels.
     pub series: Vec<Series>,

@@ -1,4 +1,4 @@
-//! Runtime hardening for a Claude SDK runner (seed 001): thread-context stripping on
+//! Runtime hardening for a Claude SDK runner: thread-context stripping on
 //! resumed turns, media attachment planning, turn integrity (orphan repair, stale-resume
 //! recovery), the overflow retry policy, the SDK event adapter and the metrics they feed.
 //!

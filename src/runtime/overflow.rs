@@ -289,7 +289,7 @@ mod tests {
         assert_ne!(fingerprint(&e, OverflowKind::PromptTooLong), a);
     }
 
-    // E.3 acceptance: hard-size overflow repeating without compaction ends early.
+    // A hard-size overflow repeating without compaction ends early.
     #[test]
     fn hard_size_without_compaction_fails_fast() {
         let d = decide_overflow(&[attempt(TOO_LONG, false)], DEFAULT_MAX_ATTEMPTS);
@@ -309,7 +309,7 @@ mod tests {
         );
     }
 
-    // E.3 acceptance: compaction observed and the retry improves.
+    // Compaction observed and the retry improves.
     #[test]
     fn compaction_observed_retries_and_a_smaller_error_is_new() {
         let first = attempt(TOO_LONG, true);

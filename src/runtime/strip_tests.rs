@@ -21,7 +21,7 @@ fn strip(p: &str) -> StripOutcome<'_> {
     strip_thread_context(p, true)
 }
 
-// A.3 acceptance cases.
+// The cases a runner must strip, keep or refuse.
 
 #[test]
 fn resumed_with_hook_prepend_removes_only_the_thread_section() {
@@ -76,7 +76,7 @@ fn malformed_delimiters_are_a_safe_no_op() {
     assert_eq!(out.text, p);
 }
 
-// Beyond A.3.
+// Beyond those: entries that span paragraphs, and entries that run into other lines.
 
 #[test]
 fn multi_line_entries_with_paragraphs_are_one_entry() {

@@ -119,7 +119,7 @@ pub struct RateLimitOptions {
     pub max_pages: Option<f64>,
 }
 
-/// `new ChannelStore(options)`. Every default is the seed's number.
+/// `new ChannelStore(options)`. Each default is documented with its option.
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

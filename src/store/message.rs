@@ -3,6 +3,7 @@
 use crate::input::InputError;
 use crate::model::{Author, MediaRef, MessageInput};
 use crate::time::{ts_key, TsKey};
+use napi_derive::napi;
 use serde::Deserialize;
 
 /// A reaction with its count and, when known, who reacted.
@@ -183,28 +184,57 @@ impl StoredMessage {
     }
 }
 
-/// A neutral event as callers pass it to `ingest` (camelCase, `type` tells the kind).
-/// Unknown kinds are counted and ignored; known kinds are validated field by field.
+/// A field every applied event kind needs: `Option` to serde, so that an event of an
+/// unknown kind without it is ignored rather than refused, and required in the typings
+/// (an alias, which the typings generator does not read as optional).
+pub type NeededByKnownKinds<T> = Option<T>;
+
+/// A neutral channel event (platform adapters produce these; Slack payloads can go
+/// straight to `ingestSlackEvent`).
+#[napi(
+    object,
+    object_to_js = false,
+    object_from_js = false,
+    js_name = "ChannelEvent"
+)]
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventInput {
+    /// `message` (new message or thread reply), `message_changed` (new `text`),
+    /// `message_deleted`, `reaction_added`, `reaction_removed`. Other kinds are counted
+    /// and ignored.
     #[serde(rename = "type")]
+    #[napi(
+        js_name = "type",
+        ts_type = "'message' | 'message_changed' | 'message_deleted' | 'reaction_added' | 'reaction_removed' | (string & {})"
+    )]
     pub kind: String,
+    // Required in the typings (every kind the store applies needs it, and `validate`
+    // says so); optional to serde, so an ignored kind without one is still just ignored.
     #[serde(default)]
-    pub channel_id: Option<String>,
-    /// Workspace (Slack team) the channel belongs to; rate limits are per workspace.
+    #[napi(ts_type = "string")]
+    pub channel_id: NeededByKnownKinds<String>,
+    /// Workspace (Slack team) of the channel, when known.
     #[serde(default)]
     pub workspace_id: Option<String>,
+    /// `message`: the message (a reply has `threadId` = its root's id).
     #[serde(default)]
     pub message: Option<MessageInput>,
+    /// Edits, deletions, reactions: the message concerned.
     #[serde(default)]
     pub message_id: Option<String>,
+    // Accepted (Slack's `thread_ts` on edits and deletions) but not documented: the
+    // store finds a message's thread itself.
     #[serde(default)]
+    #[napi(skip)]
     pub thread_id: Option<String>,
+    /// `message_changed`: the new text.
     #[serde(default)]
     pub text: Option<String>,
+    /// Reactions: the emoji name.
     #[serde(default)]
     pub reaction: Option<String>,
+    /// Reactions: who reacted.
     #[serde(default)]
     pub user_id: Option<String>,
 }

@@ -1,4 +1,4 @@
-//! The two channel-scoped tools of the seed, over the store: `channel_context` (ranked
+//! The two channel-scoped tools, over the store: `channel_context` (ranked
 //! search) and `channel_messages` (a thread, messages or a media artifact by id).
 //!
 //! A tool set is created for one channel and no input names a channel, so a tool can
@@ -11,6 +11,7 @@ pub mod input;
 pub mod media;
 pub mod messages;
 
+use napi_derive::napi;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -18,7 +19,7 @@ use serde_json::{json, Value};
 pub const CONTEXT_TOOL: &str = "channel_context";
 /// Fetch tool name, valid for the Messages API.
 pub const MESSAGES_TOOL: &str = "channel_messages";
-/// The seed's dotted names, accepted as aliases by `execute`.
+/// The dotted names of the original runner, accepted as aliases by `execute`.
 pub const CONTEXT_TOOL_DOTTED: &str = "channel.context";
 pub const MESSAGES_TOOL_DOTTED: &str = "channel.messages";
 
@@ -66,10 +67,17 @@ impl Tool {
 }
 
 /// A tool as the Messages API `tools` parameter takes it.
+#[napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolDefinition {
     pub name: String,
     pub description: String,
+    /// JSON Schema of the input (`type: "object"`, `additionalProperties: false`); the
+    /// whole definition is assignable to `@anthropic-ai/sdk`'s `Tool`.
+    #[napi(
+        js_name = "input_schema",
+        ts_type = "{ type: 'object'; properties: Record<string, unknown>; required?: string[]; [key: string]: unknown }"
+    )]
     pub input_schema: Value,
 }
 
@@ -116,7 +124,7 @@ pub fn unknown_tool(name: &str) -> String {
     .to_json(name)
 }
 
-/// Name, description and JSON Schema of each tool. `dotted` uses the seed's names
+/// Name, description and JSON Schema of each tool. `dotted` uses the runner's dotted names
 /// (`channel.context`), which the Messages API does not accept as tool names.
 pub fn definitions(dotted: bool) -> Vec<ToolDefinition> {
     let (context, messages) = if dotted {

@@ -1,6 +1,7 @@
 //! What `buildContext` resolves to (`BuiltContext`) and what `getMedia` resolves to.
 
 use crate::bindings::js::{parse_json, to_js};
+use crate::model::{ChannelSnapshot, ThreadContext, ThreadTelemetry};
 use crate::store::context::Built;
 use crate::store::CachedMedia;
 use napi::bindgen_prelude::*;
@@ -77,7 +78,7 @@ impl ObjectFinalize for BuiltContext {
 
 #[napi]
 impl BuiltContext {
-    /// The ChannelSnapshot (seed schema, snake_case).
+    /// The ChannelSnapshot (snake_case, `schema_version: "1.0"`).
     #[napi(getter, ts_return_type = "ChannelSnapshot")]
     pub fn snapshot<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
         parse_json(env, self.built.snapshot_json())
@@ -179,4 +180,54 @@ pub struct ContextTokens {
     pub snapshot: f64,
     pub thread: f64,
     pub total: f64,
+}
+
+// ------------------------------------------------------------------ typings
+//
+// Shapes this file reads or builds by hand, declared for the typings only (no
+// conversion code is generated for them).
+
+#[allow(dead_code)]
+mod typings {
+    use super::{ChannelSnapshot, ThreadContext, ThreadTelemetry};
+    use napi_derive::napi;
+
+    /// `BuiltContext` as a plain object (`ctx.toJSON()`).
+    #[napi(object, object_to_js = false, object_from_js = false)]
+    pub struct BuiltContextJson {
+        pub snapshot: ChannelSnapshot,
+        #[napi(ts_type = "ThreadContext | null")]
+        pub thread: Option<ThreadContext>,
+        #[napi(ts_type = "ThreadTelemetry | null")]
+        pub telemetry: Option<ThreadTelemetry>,
+        pub prompt_section: String,
+        #[napi(ts_type = "ContextTokens")]
+        pub tokens: (),
+        pub api_calls: f64,
+        pub stale: bool,
+        pub notes: Vec<String>,
+    }
+
+    /// Bytes of a file, or why there are none.
+    #[napi(object, object_to_js = false, object_from_js = false)]
+    pub struct MediaContent {
+        pub artifact_id: String,
+        #[napi(ts_type = "string | null")]
+        pub media_type: Option<String>,
+        #[napi(ts_type = "string | null")]
+        pub filename: Option<String>,
+        pub byte_length: f64,
+        /// SHA-256 of the bytes (lowercase hex): the manifest's `content_hash`.
+        #[napi(ts_type = "string | null")]
+        pub content_hash: Option<String>,
+        #[napi(ts_type = "Buffer | null")]
+        pub data: Option<()>,
+        /// The bytes are held by the media cache (false for items over its bound).
+        pub cached: bool,
+        /// Fetcher calls made for this request.
+        pub api_calls: f64,
+        /// Why `data` is null.
+        #[napi(ts_type = "string | null")]
+        pub note: Option<String>,
+    }
 }

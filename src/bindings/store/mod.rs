@@ -26,7 +26,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::cell::RefCell;
 
-/// Rust-owned channel state fed by events, with the seed's caches (thread replies: 5 min,
+/// Rust-owned channel state fed by events, with bounded caches (thread replies: 5 min,
 /// 500 threads; thread starters: 6 h, 2,000 entries; media: 50 MB LRU), per-workspace,
 /// per-method rate limiting (40 calls/min by default) and an async fetcher supplied from
 /// JS for what the store does not hold.
@@ -97,7 +97,7 @@ fn functions_of(env: &Env, o: &Unknown) -> Result<(Option<FunctionRef<(), f64>>,
 
 #[napi]
 impl ChannelStore {
-    /// Creates an empty store. Every option is optional; defaults are the seed's numbers.
+    /// Creates an empty store. Every option is optional; each default is documented with its option.
     #[napi(
         constructor,
         catch_unwind,
