@@ -5,11 +5,9 @@
 //! place, as the module they replace did. Loading and strict serialization go through the
 //! pure functions of [`crate::manifest`].
 
-use super::js::named;
-use super::js::{
-    clear_exception, expect_object, from_js, id_arg, is_nullish, parse_json, string_arg, throw,
-    to_js,
-};
+use super::errors::named;
+use super::errors::{clear_exception, throw};
+use super::js::{expect_object, from_js, id_arg, is_nullish, parse_json, string_arg, to_js};
 use crate::input::InputError;
 use crate::manifest::{
     parse_manifest_data, validate_manifest_json, AttachmentRecord, Manifest, MatchKind,

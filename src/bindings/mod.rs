@@ -1,7 +1,8 @@
 //! The napi binding layer: translates JS values to the domain types and back, and
 //! nothing else. One module per concern; each export's doc comment is its TypeScript doc.
 
-mod context;
+mod dropin;
+mod errors;
 mod js;
 mod manifest;
 mod runtime;

@@ -1,6 +1,7 @@
 //! SHA-256 exports: synchronous for small inputs, off the JS thread for large ones.
 
-use super::js::{describe, throw};
+use super::errors::throw;
+use super::js::describe;
 use crate::input::InputError;
 use crate::sha256::sha256_hex;
 use napi::bindgen_prelude::*;

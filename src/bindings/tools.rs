@@ -2,14 +2,12 @@
 //! search and answers are in `crate::tools`; fetches go through the store's fetch
 //! runtime (`js/store.js`), like `buildContext`'s.
 
-use super::js::{
-    bytes_of, call_method, clear_exception, describe, id_arg, is_nullish, rejected, stringify,
-    throw, to_js,
-};
+use super::errors::{clear_exception, rejected, throw};
+use super::js::{bytes_of, call_method, describe, id_arg, is_nullish, stringify, to_js};
 use super::store::{failures_from, ChannelStore};
 use crate::input::{whole_number, InputError};
+use crate::tools::channel_messages::{build, start, MediaResult, Start};
 use crate::tools::input::{context_input, messages_input, MessagesInput};
-use crate::tools::messages::{build, start, MediaResult, Start};
 use crate::tools::{definitions, unknown_tool, Tool, ToolError, DEFAULT_MAX_MEDIA_BYTES};
 use napi::bindgen_prelude::*;
 use napi::{Env, JsValue, ValueType};
@@ -177,9 +175,12 @@ impl ChannelTools {
         match tool {
             Tool::Context => {
                 let out = match context_input(&value, now) {
-                    Ok(i) => {
-                        crate::tools::context::run(&mut *store.core()?, &self.channel, &i, now)
-                    }
+                    Ok(i) => crate::tools::channel_context::run(
+                        &mut *store.core()?,
+                        &self.channel,
+                        &i,
+                        now,
+                    ),
                     Err(e) => e.to_json(&name_text),
                 };
                 resolved(env, out)

@@ -74,16 +74,16 @@ pub struct WithDiagnostic<T> {
 
 /// See the module docs.
 #[derive(Debug)]
-pub struct RuntimeGuard {
+pub struct Guard {
     pub options: GuardOptions,
     pub metrics: Metrics,
     pub media: MediaState,
     runs: LruCache<String, RunState>,
 }
 
-impl Default for RuntimeGuard {
+impl Default for Guard {
     fn default() -> Self {
-        RuntimeGuard::new(GuardOptions::default())
+        Guard::new(GuardOptions::default())
     }
 }
 
@@ -117,9 +117,9 @@ pub fn scope_of(labels: &Labels, fallback_session: Option<&str>) -> Option<Scope
     })
 }
 
-impl RuntimeGuard {
+impl Guard {
     pub fn new(options: GuardOptions) -> Self {
-        RuntimeGuard {
+        Guard {
             metrics: Metrics::new(options.max_series),
             media: MediaState::default(),
             runs: LruCache::new(NonZeroUsize::new(MAX_RUNS).unwrap_or(NonZeroUsize::MIN)),
@@ -325,7 +325,7 @@ mod tests {
 
     #[test]
     fn an_overflow_after_compaction_retries_and_a_repeat_fails_fast() {
-        let mut g = RuntimeGuard::default();
+        let mut g = Guard::default();
         let l1 = labels("r1", 1);
         g.observe(&json!({"type": "system", "subtype": "compact_boundary", "compact_metadata": {"trigger": "auto", "pre_tokens": 210000}}), &l1, 0.0);
         let d = g.decide_overflow(&too_long(215_000), &l1, None);
@@ -350,7 +350,7 @@ mod tests {
 
     #[test]
     fn files_persisted_feeds_the_planner_and_the_metrics() {
-        let mut g = RuntimeGuard::default();
+        let mut g = Guard::default();
         let l = labels("r1", 1);
         let item = MediaItem {
             artifact_id: None,
@@ -382,7 +382,7 @@ mod tests {
 
     #[test]
     fn resume_recovery_once_per_run_and_stripping_counts() {
-        let mut g = RuntimeGuard::default();
+        let mut g = Guard::default();
         let l = labels("r1", 1);
         let stale = ErrorInfo {
             message: "No conversation found with session ID: x".into(),

@@ -17,7 +17,9 @@
 //! (`{ type: "custom", customType: MEDIA_FILE_IDS_KEY, data }`) and reloads from the
 //! newest usable one, dropping malformed records one at a time.
 
+use crate::input::InputError;
 use crate::manifest::{Manifest, MatchKind};
+use crate::sha256::sha256_hex;
 use lru::LruCache;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -65,6 +67,33 @@ pub struct MediaItem {
     /// Set by the binding when bytes were passed.
     #[serde(skip)]
     pub has_data: bool,
+}
+
+impl MediaItem {
+    /// Completes an item a caller described: with its bytes, their hash (unless given)
+    /// and length; without them, the content hash must be given. Every item names its
+    /// media type. `path` names the item in errors.
+    pub fn complete(&mut self, bytes: Option<&[u8]>, path: &str) -> Result<(), InputError> {
+        if let Some(b) = bytes {
+            if self.content_hash.is_empty() {
+                self.content_hash = sha256_hex(b);
+            }
+            self.byte_length = b.len() as u64;
+            self.has_data = true;
+        } else if self.content_hash.is_empty() {
+            return Err(InputError::type_error(
+                format!("{path}.contentHash"),
+                "required when data is not given",
+            ));
+        }
+        if self.media_type.is_empty() {
+            return Err(InputError::range_error(
+                format!("{path}.mediaType"),
+                "must be a non-empty string",
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl MediaItem {

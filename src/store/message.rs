@@ -43,7 +43,7 @@ pub struct StoredMessage {
     pub files: Vec<StoredFile>,
     pub edited: bool,
     /// Cached renderings (reply JSON, snippet), dropped on edit.
-    pub cache: super::render::RenderCache,
+    pub cache: super::render_cache::RenderCache,
 }
 
 impl StoredMessage {

@@ -10,13 +10,14 @@
 //! Nothing here reads a clock or calls anything: time is passed in (`now`, epoch ms) and
 //! fetching is planned by [`context`] and carried out by the caller.
 
+pub mod build;
 pub mod config;
-pub mod context;
 pub mod fetch;
 mod intake;
 pub mod message;
 pub mod recent;
 pub mod render;
+mod render_cache;
 pub mod request;
 pub mod stats;
 pub mod views;

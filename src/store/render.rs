@@ -4,49 +4,16 @@
 //! reply's JSON object), not over bare text, so the thread section fits its budget.
 
 use super::message::StoredMessage;
+use super::render_cache::{Fragment, RenderCache, Renderings};
 use crate::model::{ThreadRoot, ThreadTelemetry, Truncation, SCHEMA_VERSION};
 use crate::prompt::section_json;
 use crate::text::{tokens_for_units, truncate_snippet, utf16_len};
 use crate::thread::{thread_reply, thread_root, STRATEGY_MOST_RECENT};
 use crate::time::to_iso;
-use std::cell::OnceCell;
-
-/// A JSON rendering and its length in UTF-16 units.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fragment {
-    pub json: String,
-    pub units: usize,
-    /// The reply was cut to 300 tokens.
-    pub truncated: bool,
-}
-
-impl Fragment {
-    fn new(json: String, truncated: bool) -> Self {
-        Fragment {
-            units: utf16_len(&json),
-            json,
-            truncated,
-        }
-    }
-}
-
-/// Renderings cached on a message; dropped when its text changes. Boxed on first use,
-/// so a message that is never rendered carries one pointer.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RenderCache(OnceCell<Box<Renderings>>);
-
-#[derive(Debug, Clone, Default, PartialEq)]
-struct Renderings {
-    reply: OnceCell<Fragment>,
-    root: OnceCell<Fragment>,
-    snippet: OnceCell<String>,
-    iso: OnceCell<String>,
-    adjacent: OnceCell<String>,
-}
 
 impl StoredMessage {
     fn rc(&self) -> &Renderings {
-        self.cache.0.get_or_init(Box::default)
+        self.cache.get()
     }
 
     /// This message as a ThreadContext reply (escaped JSON object).

@@ -6,10 +6,10 @@
 //! against the schema the definitions publish; a bad call from the model becomes a JSON
 //! error it can read and correct, never an exception.
 
-pub mod context;
+pub mod channel_context;
+pub mod channel_messages;
 pub mod input;
 pub mod media;
-pub mod messages;
 
 use napi_derive::napi;
 use serde::Serialize;

@@ -1,7 +1,7 @@
 //! The tools over a store: scope, search quality cases, fetch planning and answers.
 
+use super::channel_messages::{build, media_lookup, plan, MediaLookup, MediaResult};
 use super::input::{context_input, messages_input};
-use super::messages::{build, media_lookup, plan, MediaLookup, MediaResult};
 use crate::model::{Author, MediaRef};
 use crate::store::fetch::Need;
 use crate::store::message::{Event, StoredFile, StoredMessage};
@@ -51,7 +51,7 @@ fn post(s: &mut Store, channel: &str, m: StoredMessage) {
 
 fn search(s: &mut Store, channel: &str, input: Value) -> Value {
     let i = context_input(&input, T0).unwrap_or_else(|e| panic!("{e:?}"));
-    let out = super::context::run(s, channel, &i, T0 + 3_600_000);
+    let out = super::channel_context::run(s, channel, &i, T0 + 3_600_000);
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 

@@ -2,7 +2,7 @@
 
 use crate::bindings::js::{parse_json, to_js};
 use crate::model::{ChannelSnapshot, ThreadContext, ThreadTelemetry};
-use crate::store::context::Built;
+use crate::store::build::Built;
 use crate::store::CachedMedia;
 use napi::bindgen_prelude::*;
 use napi::{Env, JsString};

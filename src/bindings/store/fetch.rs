@@ -9,12 +9,12 @@
 
 use super::built::{media_content, BuiltContext};
 use super::ChannelStore;
+use crate::bindings::errors::{rejected, throw};
 use crate::bindings::js::{
-    bytes_of, call_method, describe, from_js, from_js_opt, id_arg, is_nullish, rejected, stringify,
-    throw, to_js,
+    bytes_of, call_method, describe, from_js, from_js_opt, id_arg, is_nullish, stringify, to_js,
 };
 use crate::input;
-use crate::store::context::BuildError;
+use crate::store::build::BuildError;
 use crate::store::fetch::{failures_in, failures_out, FetchFailure, FetchJob, FetcherFn};
 use crate::store::request::{BuildContextOptions, ContextRequest};
 use napi::bindgen_prelude::*;
@@ -267,7 +267,7 @@ impl ChannelStore {
         // Whatever the fetcher resolved with is data: a value JSON cannot hold makes the
         // page unusable (reported by the store), never an exception.
         let json = stringify(env, body).unwrap_or_else(|_| {
-            crate::bindings::js::clear_exception(env);
+            crate::bindings::errors::clear_exception(env);
             None
         });
         let now = self.now(env)?;

@@ -9,9 +9,10 @@ mod built;
 
 pub(crate) use fetch::failures_from;
 
+use super::errors::{named, throw};
 use super::js::{
-    call_js, describe, expect_object, from_js, from_js_opt, id_arg, input_json, is_nullish, named,
-    stringify, throw, to_js,
+    call_js, describe, expect_object, from_js, from_js_opt, id_arg, input_json, is_nullish,
+    stringify, to_js,
 };
 use crate::input::{self, InputError};
 use crate::slack::ResponseError;

@@ -1,8 +1,9 @@
 //! Drop-in exports of the context modules: token estimate, snippets, thread budget,
 //! ChannelSnapshot, ThreadContext and the prompt section.
 
-use super::js::named;
-use super::js::{budget_arg, describe, expect_object, from_js, from_js_opt, throw, to_js};
+use super::errors::named;
+use super::errors::throw;
+use super::js::{budget_arg, describe, expect_object, from_js, from_js_opt, to_js};
 use crate::budget::most_recent_within;
 use crate::dropin::{self, StructuredContextInput, ThreadDataInput};
 use crate::input::InputError;

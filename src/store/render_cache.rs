@@ -1,0 +1,46 @@
+//! The cache of renderings a held message carries. It knows nothing of messages or the
+//! store (which fill it, in `render`), so `message` can hold one without a cycle.
+
+use crate::text::utf16_len;
+use std::cell::OnceCell;
+
+/// A JSON rendering and its length in UTF-16 units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fragment {
+    pub json: String,
+    pub units: usize,
+    /// The reply was cut to 300 tokens.
+    pub truncated: bool,
+}
+
+impl Fragment {
+    pub(super) fn new(json: String, truncated: bool) -> Self {
+        Fragment {
+            units: utf16_len(&json),
+            json,
+            truncated,
+        }
+    }
+}
+
+/// Renderings cached on a message; dropped when its text changes. Boxed on first use,
+/// so a message that is never rendered carries one pointer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RenderCache(OnceCell<Box<Renderings>>);
+
+/// What a message's renderings are; each is computed on first use.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Renderings {
+    pub(super) reply: OnceCell<Fragment>,
+    pub(super) root: OnceCell<Fragment>,
+    pub(super) snippet: OnceCell<String>,
+    pub(super) iso: OnceCell<String>,
+    pub(super) adjacent: OnceCell<String>,
+}
+
+impl RenderCache {
+    /// The renderings, allocated on first use.
+    pub(super) fn get(&self) -> &Renderings {
+        self.0.get_or_init(Box::default)
+    }
+}
