@@ -100,4 +100,16 @@ describe('buildChannelTools', () => {
     expect(thrown(() => buildChannelTools({ channel, messages: [], maxMediaBytes: -1 }))).toBeInstanceOf(RangeError)
     expect(thrown(() => buildChannelTools({ channel, messages: [], maxMediaBytes: -1 })).message).toMatch(/^buildChannelTools: maxMediaBytes/)
   })
+
+  it('names a bad message field by its index in the input, even when replies go in after their roots', () => {
+    // The reply comes first in the input but is ingested after its root: the error must
+    // still point at messages[0], the caller's own index, with code and path to match.
+    const reply = { ...msg(ts(90), 'a reply', { threadId: ts(0) }), author: { userId: 'U1', displayName: 7 } }
+    const err = thrown(() => buildChannelTools({ channel, messages: [reply as never, msg(ts(0), 'root', { replyCount: 1 })] }))
+    expect(err).toBeInstanceOf(TypeError)
+    expect(err.message).toMatch(/^buildChannelTools: messages\[0\]\.author\.displayName: /)
+    expect(err).toMatchObject({ code: 'ERR_INVALID_ARG_TYPE', path: 'messages[0].author.displayName' })
+    const opt = thrown(() => buildChannelTools({ channel, messages: [], maxMediaBytes: 1.5 }))
+    expect(opt).toMatchObject({ code: 'ERR_OUT_OF_RANGE', path: 'maxMediaBytes' })
+  })
 })

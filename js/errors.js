@@ -26,4 +26,21 @@ function unreadable(name, path, err) {
   return out
 }
 
-module.exports = { inputError, unreadable }
+/**
+ * The same input error as export `name` reports it: `err` was thrown by export `from`
+ * (its message is `${from}: ${err.path}: detail`, as every coded error of this package
+ * is), and the caller knows the field as `mapPath(err.path)`. Code, kind and cause are
+ * kept. Anything else (an uncoded error, another export's) is returned unchanged.
+ */
+function asExport(err, from, name, mapPath = (path) => path) {
+  if (!(err instanceof TypeError || err instanceof RangeError)) return err
+  if (typeof err.code !== 'string' || typeof err.path !== 'string') return err
+  const prefix = `${from}: ${err.path}: `
+  const message = String(err.message)
+  if (!message.startsWith(prefix)) return err
+  const out = inputError(err.constructor, name, mapPath(err.path), message.slice(prefix.length), err.code)
+  if (err.cause !== undefined) out.cause = err.cause
+  return out
+}
+
+module.exports = { asExport, inputError, unreadable }

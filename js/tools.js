@@ -6,7 +6,7 @@
 // the input does not hold (through the store's rate limiter and caches).
 'use strict'
 
-const { inputError, unreadable } = require('./errors.js')
+const { asExport, inputError, unreadable } = require('./errors.js')
 
 const DEFAULT_WINDOW = 1000
 const DEFAULT_THREADS = 500
@@ -19,15 +19,6 @@ function typeName(v) {
 
 function fail(Kind, path, message) {
   return inputError(Kind, 'buildChannelTools', path, message)
-}
-
-// The same error under this export's name, keeping its code and path.
-function renamed(err, message) {
-  const out = new err.constructor(message)
-  if (err.code !== undefined) out.code = err.code
-  if (err.path !== undefined) out.path = err.path
-  if (err.cause !== undefined) out.cause = err.cause
-  return out
 }
 
 // What a drop-in fetcher may resolve to, as the store reads it: an array of messages,
@@ -51,16 +42,14 @@ function adaptFetcher(fetcher) {
   return out
 }
 
-// Runs an internal call; its TypeError / RangeError names this export, not the inner
-// one (`setChannel: ...` becomes `buildChannelTools: channel...`).
-function asOurs(run) {
+// Runs a call of internal export `from`; its input errors name this export and the
+// field as the caller gave it (`options.fetcher.x` is the input's `fetcher.x`).
+const withoutOptions = (path) => path.replace(/^options\./, '')
+function asOurs(from, run) {
   try {
     return run()
   } catch (err) {
-    if ((err instanceof TypeError || err instanceof RangeError) && /^[A-Za-z]+: /.test(String(err.message))) {
-      throw renamed(err, String(err.message).replace(/^[A-Za-z]+: (options\.)?/, 'buildChannelTools: '))
-    }
-    throw err
+    throw asExport(err, from, 'buildChannelTools', withoutOptions)
   }
 }
 
@@ -85,14 +74,7 @@ module.exports = function toolsLayer(ChannelStore, binding) {
     if (typeName(input) !== 'object') throw fail(TypeError, 'input', `expected an object, got ${typeName(input)}`)
     // The Claude SDK runner's own input (flat channelId): its tools, its answers.
     if ('channelId' in input) {
-      try {
-        return buildRunnerTools(input)
-      } catch (err) {
-        if ((err instanceof TypeError || err instanceof RangeError) && /^buildChannelSnapshot: /.test(String(err.message))) {
-          throw renamed(err, String(err.message).replace(/^buildChannelSnapshot: /, 'buildChannelTools: '))
-        }
-        throw err
-      }
+      return asOurs('buildChannelSnapshot', () => buildRunnerTools(input))
     }
     const known = new Set(['channel', 'messages', 'fetcher', 'maxMediaBytes'])
     for (const key of Object.keys(input)) {
@@ -120,7 +102,7 @@ module.exports = function toolsLayer(ChannelStore, binding) {
       if (m.threadId != null && m.threadId !== own) threads.add(m.threadId)
       else channelMessages++
     }
-    const store = asOurs(() =>
+    const store = asOurs('ChannelStore', () =>
       new ChannelStore({
         windowSize: Math.max(DEFAULT_WINDOW, channelMessages),
         threadReplies: { max: Math.max(DEFAULT_THREADS, threads.size) },
@@ -128,7 +110,7 @@ module.exports = function toolsLayer(ChannelStore, binding) {
       }),
     )
     if (typeof channelName === 'string' || typeof platform === 'string') {
-      asOurs(() =>
+      asOurs('setChannel', () =>
         store.setChannel({
           id: channelId,
           ...(typeof channelName === 'string' ? { name: channelName } : {}),
@@ -151,30 +133,22 @@ module.exports = function toolsLayer(ChannelStore, binding) {
       const message = replies && typeof m.replyCount === 'number' ? { ...m, replyCount: Math.max(0, m.replyCount - replies) } : m
       return { type: 'message', channelId, message }
     }
+    // ingestMany names `events[i].message.<field>`; the caller gave `messages[j].<field>`.
+    const messagePath = (path) => {
+      const m = /^events\[(\d+)\]\.message(.*)$/.exec(path)
+      return m ? `messages[${order[Number(m[1])]}]${m[2]}` : path
+    }
     try {
       store.ingestMany(order.map(event))
     } catch (err) {
-      // ingestMany names `events[i].message.<field>`; the caller gave `messages[i].<field>`.
-      if (err instanceof TypeError || err instanceof RangeError) {
-        const fix = (s) => String(s).replace(/events\[(\d+)\]\.message/g, (_, i) => `messages[${order[Number(i)]}]`)
-        const out = renamed(err, fix(String(err.message).replace(/^ingestMany: /, 'buildChannelTools: ')))
-        if (typeof out.path === 'string') out.path = fix(out.path)
-        throw out
-      }
-      throw err
+      throw asExport(err, 'ingestMany', 'buildChannelTools', messagePath)
     }
-    let tools
-    try {
-      tools = store.tools(channelId, {
+    const tools = asOurs('tools', () =>
+      store.tools(channelId, {
         toolNames: 'dotted',
         ...(maxMediaBytes !== undefined ? { maxMediaBytes } : {}),
-      })
-    } catch (err) {
-      if (err instanceof TypeError || err instanceof RangeError) {
-        throw renamed(err, String(err.message).replace(/^tools: (options\.)?/, 'buildChannelTools: '))
-      }
-      throw err
-    }
+      }),
+    )
     return tools.definitions().map((def) => ({
       name: def.name,
       description: def.description,
