@@ -2,7 +2,7 @@
 // or throws an Error the caller can catch.
 import { describe, expect, it } from 'vitest'
 import * as engine from '@openclaw/context-engine'
-import { msg, snapshotInput, threadInput, ts } from './helpers'
+import { msg, snapshotInput, threadInput, thrown, ts } from './helpers'
 
 const TEN_MB = 10 * 1024 * 1024
 
@@ -180,11 +180,18 @@ describe('malformed input', () => {
   })
 
   it('reports deep nesting as an error, not a crash', () => {
+    // However deep it goes, a field the message does not have is refused by name.
     const input = snapshotInput(1)
     ;(input.anchor as unknown as Record<string, unknown>).extra = deep(3_000)
-    const e = survives(() => engine.buildChannelSnapshot(input))
-    // Unknown fields are ignored when they can be read; too deep to read is a clear error.
-    if (e instanceof Error) expect(e.message).toMatch(/buildChannelSnapshot|call stack|recursion/i)
+    expect(thrown(() => engine.buildChannelSnapshot(input))).toMatchObject({
+      name: 'TypeError',
+      code: 'ERR_INVALID_ARG_TYPE',
+      path: 'anchor.extra',
+    })
+    // Too deep for JavaScript to serialize at all: the RangeError it throws, catchable.
+    const tooDeep = thrown(() => engine.buildChannelSnapshot({ ...snapshotInput(1), adjacentMessages: deepArray(100_000) } as never))
+    expect(tooDeep).toBeInstanceOf(RangeError)
+    expect(tooDeep.message).toMatch(/Maximum call stack size exceeded/)
   })
 
   it('leaves the process usable afterwards', () => {

@@ -20,7 +20,7 @@ try {
   const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: root, encoding: 'utf8' }))[0]
   const names = packed.files.map((f) => f.path)
   if (!names.includes('LICENSE')) fail('the tarball has no LICENSE')
-  const tests = names.filter((n) => /(^|\/)tests\.rs$|_tests\.rs$/.test(n))
+  const tests = names.filter((n) => /(^|\/)tests(\.rs$|\/)/.test(n))
   if (tests.length > 0) fail(`the tarball carries Rust test files: ${tests.join(', ')}`)
   const consumer = join(work, 'consumer')
   execFileSync('mkdir', ['-p', consumer])

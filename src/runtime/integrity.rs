@@ -386,5 +386,4 @@ pub fn plan_resume(e: &ErrorInfo, previous_recoveries: u32) -> ResumePlan {
 }
 
 #[cfg(test)]
-#[path = "integrity_tests.rs"]
 mod tests;

@@ -603,5 +603,4 @@ fn plan_one(
 }
 
 #[cfg(test)]
-#[path = "media_tests.rs"]
 mod tests;

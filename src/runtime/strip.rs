@@ -463,5 +463,4 @@ pub fn strip_thread_context(prompt: &str, resumed: bool) -> StripOutcome<'_> {
 }
 
 #[cfg(test)]
-#[path = "strip_tests.rs"]
 mod tests;

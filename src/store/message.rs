@@ -85,6 +85,26 @@ impl StoredMessage {
                 .sum::<usize>()
     }
 
+    /// A plain top-level message posted at `ts` (also its id) by `author`: no thread,
+    /// replies, reactions, files or edit. `None` when `ts` is not a platform timestamp.
+    pub fn new(ts: &str, author: Author, text: &str) -> Option<StoredMessage> {
+        Some(StoredMessage {
+            id: ts.to_string(),
+            key: ts_key(ts)?,
+            ts: ts.to_string(),
+            author,
+            text: text.to_string(),
+            thread_id: None,
+            broadcast: false,
+            reply_count: 0,
+            latest_reply: None,
+            reactions: Vec::new(),
+            files: Vec::new(),
+            edited: false,
+            cache: Default::default(),
+        })
+    }
+
     /// Validates a neutral message (`path` names it in errors) and converts it.
     pub fn from_input(m: MessageInput, path: &str) -> Result<StoredMessage, InputError> {
         let key = ts_key(&m.ts).ok_or_else(|| {

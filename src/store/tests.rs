@@ -15,26 +15,14 @@ fn ts(sec_offset: u64) -> String {
 }
 
 fn msg(sec: u64, text: &str, thread: Option<u64>) -> StoredMessage {
-    let t = ts(sec);
-    StoredMessage {
-        id: t.clone(),
-        key: ts_key(&t).unwrap_or_else(|| panic!("ts")),
-        ts: t,
-        author: Author {
-            user_id: format!("U{}", sec % 3),
-            display_name: format!("user{}", sec % 3),
-            is_bot: false,
-        },
-        text: text.to_string(),
-        thread_id: thread.map(ts),
-        broadcast: false,
-        reply_count: 0,
-        latest_reply: None,
-        reactions: Vec::new(),
-        files: Vec::new(),
-        edited: false,
-        cache: Default::default(),
-    }
+    let author = Author {
+        user_id: format!("U{}", sec % 3),
+        display_name: format!("user{}", sec % 3),
+        is_bot: false,
+    };
+    let mut m = StoredMessage::new(&ts(sec), author, text).unwrap_or_else(|| panic!("ts"));
+    m.thread_id = thread.map(ts);
+    m
 }
 
 fn live(store: &mut Store, m: StoredMessage, now: u64) {
@@ -643,86 +631,6 @@ fn index_matches_held(s: &mut Store) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-#[test]
-#[ignore]
-fn timing_build_context() {
-    let mut s = warm();
-    let words = [
-        "deploy",
-        "rollout",
-        "canary",
-        "latency",
-        "p99",
-        "checkout",
-        "service",
-        "migration",
-    ];
-    let text = |i: u64| {
-        let mut t = String::new();
-        let mut k = i;
-        while t.len() < 200 {
-            t.push_str(words[(k % 8) as usize]);
-            t.push(' ');
-            k = k
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407)
-                >> 3;
-        }
-        t
-    };
-    for i in 0..1000 {
-        live(&mut s, msg(i, &text(i), None), T0);
-    }
-    for j in 0..200 {
-        let mut m = msg(1000 + j, &text(j), Some(900));
-        m.author.display_name = format!("user{}", j % 20);
-        live(&mut s, m, T0);
-    }
-    let mut r = ContextRequest::new(C, &ts(1199));
-    r.adjacent = 50;
-    let now = T0 + 1_000;
-    let start = std::time::Instant::now();
-    let n = 2000;
-    let mut len = 0;
-    for _ in 0..n {
-        let b = s.build(&r, &[], now).unwrap_or_else(|e| panic!("{e}"));
-        len += b.prompt.len();
-    }
-    eprintln!(
-        "build: {:?} per call, prompt {} bytes",
-        start.elapsed() / n,
-        len / n as usize
-    );
-    let start = std::time::Instant::now();
-    for _ in 0..n {
-        let _ = s.plan(&r, &[], now);
-    }
-    eprintln!("plan: {:?} per call", start.elapsed() / n);
-}
-
-#[test]
-#[ignore]
-fn timing_ingest() {
-    let mut s = Store::new(StoreConfig::default());
-    let text = "deploy rollout canary latency p99 checkout service migration ".repeat(4);
-    let events: Vec<Event> = (0..100_000u64)
-        .map(|k| {
-            let mut m = msg(k, &text, None);
-            m.author.display_name = format!("user{}", k % 20);
-            Event::Message {
-                channel: format!("C{}", k % 10),
-                workspace: None,
-                message: Box::new(m),
-            }
-        })
-        .collect();
-    let start = std::time::Instant::now();
-    for e in events {
-        s.apply(e, T0);
-    }
-    eprintln!("apply: {:?} per event", start.elapsed() / 100_000);
 }
 
 #[test]

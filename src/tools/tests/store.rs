@@ -1,12 +1,11 @@
 //! The tools over a store: scope, search quality cases, fetch planning and answers.
 
-use super::channel_messages::{build, media_lookup, plan, MediaLookup, MediaResult};
-use super::input::{context_input, messages_input};
 use crate::model::{Author, MediaRef};
 use crate::store::fetch::Need;
 use crate::store::message::{Event, StoredFile, StoredMessage};
 use crate::store::{CachedMedia, Store, StoreConfig};
-use crate::time::ts_key;
+use crate::tools::channel_messages::{build, media_lookup, plan, MediaLookup, MediaResult};
+use crate::tools::input::{context_input, messages_input};
 use serde_json::{json, Value};
 
 const T0: u64 = 1_775_835_600_000;
@@ -16,26 +15,14 @@ fn ts(sec: u64) -> String {
 }
 
 fn msg(sec: u64, user: &str, text: &str, thread: Option<u64>) -> StoredMessage {
-    let t = ts(sec);
-    StoredMessage {
-        id: t.clone(),
-        key: ts_key(&t).unwrap_or_else(|| panic!("ts")),
-        ts: t,
-        author: Author {
-            user_id: format!("U_{user}"),
-            display_name: user.to_string(),
-            is_bot: false,
-        },
-        text: text.to_string(),
-        thread_id: thread.map(ts),
-        broadcast: false,
-        reply_count: 0,
-        latest_reply: None,
-        reactions: Vec::new(),
-        files: Vec::new(),
-        edited: false,
-        cache: Default::default(),
-    }
+    let author = Author {
+        user_id: format!("U_{user}"),
+        display_name: user.to_string(),
+        is_bot: false,
+    };
+    let mut m = StoredMessage::new(&ts(sec), author, text).unwrap_or_else(|| panic!("ts"));
+    m.thread_id = thread.map(ts);
+    m
 }
 
 fn post(s: &mut Store, channel: &str, m: StoredMessage) {
@@ -51,7 +38,7 @@ fn post(s: &mut Store, channel: &str, m: StoredMessage) {
 
 fn search(s: &mut Store, channel: &str, input: Value) -> Value {
     let i = context_input(&input, T0).unwrap_or_else(|e| panic!("{e:?}"));
-    let out = super::channel_context::run(s, channel, &i, T0 + 3_600_000);
+    let out = crate::tools::channel_context::run(s, channel, &i, T0 + 3_600_000);
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 

@@ -1,0 +1,134 @@
+use super::*;
+use crate::model::ChannelSnapshotInput;
+
+fn err(json: &str) -> InputError {
+    match parse::<ChannelSnapshotInput>(json, "") {
+        Ok(_) => panic!("expected an error for {json}"),
+        Err(e) => e,
+    }
+}
+
+const OK_MSG: &str = r#"{"ts":"1.1","author":{"userId":"U","displayName":"S"},"text":"t"}"#;
+
+#[test]
+fn wrong_type_names_the_path() {
+    let bad = r#"{"ts":3,"author":{"userId":"U","displayName":"S"},"text":"t"}"#;
+    let json = format!(
+        r#"{{"channel":{{"id":"C","name":"n","platform":"slack"}},"anchor":{OK_MSG},"adjacentMessages":[{OK_MSG},{OK_MSG},{OK_MSG},{bad}]}}"#
+    );
+    let e = err(&json);
+    assert_eq!(e.kind, ErrorKind::Type);
+    assert_eq!(e.path, "adjacentMessages[3].ts");
+    assert_eq!(e.message, "expected a string, got integer `3`");
+}
+
+#[test]
+fn missing_field_names_the_field() {
+    let e = err(r#"{"channel":{"id":"C","name":"n"},"anchor":{}}"#);
+    assert_eq!(e.kind, ErrorKind::Type);
+    assert_eq!(e.path, "channel.platform");
+    assert_eq!(e.message, "is required");
+    let e = err(r#"{"channel":{"id":"C","name":"n","platform":"p"}}"#);
+    assert_eq!(e.path, "anchor");
+}
+
+#[test]
+fn negative_count_is_a_range_error() {
+    let bad = r#"{"ts":"1","author":{"userId":"U","displayName":"S"},"text":"t","replyCount":-2}"#;
+    let json =
+        format!(r#"{{"channel":{{"id":"C","name":"n","platform":"slack"}},"anchor":{bad}}}"#);
+    let e = err(&json);
+    assert_eq!(e.kind, ErrorKind::Range);
+    assert_eq!(e.path, "anchor.replyCount");
+}
+
+#[test]
+fn root_prefixes_paths() {
+    let e = parse::<ChannelSnapshotInput>("[]", "input").err();
+    assert_eq!(
+        e.map(|e| (e.path, e.kind)),
+        Some(("input".to_string(), ErrorKind::Type))
+    );
+}
+
+#[test]
+fn lone_surrogates_are_repaired_pairs_kept() {
+    let mut s = r#"["a\ud800b","\udc00","\ud83d\ude00","\\ud800"]"#.to_string();
+    assert_eq!(repair_lone_surrogates(&mut s), vec![3, 13]);
+    assert_eq!(s, r#"["a\uFFFDb","\uFFFD","\ud83d\ude00","\\ud800"]"#);
+    let v: Vec<String> = serde_json::from_str(&s).unwrap_or_default();
+    assert_eq!(v, vec!["a\u{FFFD}b", "\u{FFFD}", "😀", "\\ud800"]);
+}
+
+#[test]
+fn lone_surrogates_are_traced_to_their_id_field() {
+    let find = |json: &str| {
+        let mut s = json.to_string();
+        let fixes = repair_lone_surrogates(&mut s);
+        id_with_lone_surrogate(&s, &fixes).map(|(_, k)| k.to_string())
+    };
+    assert_eq!(
+        find(r#"{"channelId":"C\ud800","text":"x"}"#).as_deref(),
+        Some("channelId")
+    );
+    assert_eq!(find(r#"{"channelId":"C","text":"x\ud800"}"#), None);
+    assert_eq!(
+        find(r#"{"a":{"text":"ok","ts":"1.2\udc00"}}"#).as_deref(),
+        Some("ts")
+    );
+    assert_eq!(
+        find(r#"{"message_ids":["1.1","2\\\"\ud800"]}"#).as_deref(),
+        Some("message_ids")
+    );
+    assert_eq!(find(r#"{"tags":["\ud800"]}"#), None);
+    assert_eq!(find(r#"{"k\ud800":"v"}"#), None);
+    assert_eq!(find(r#"{"text":"\"channelId\":\"\ud800"}"#), None);
+    assert!(has_lone_surrogate(&[0x43, 0xD800]));
+    assert!(has_lone_surrogate(&[0xDC00, 0x43]));
+    assert!(!has_lone_surrogate(&[0xD83D, 0xDE00]));
+}
+
+#[test]
+fn nulls_that_may_hide_a_nan_are_told_from_ordinary_ones() {
+    assert!(!may_hide_non_finite(
+        r#"{"threadId":null,"media":null,"text":"null"}"#
+    ));
+    assert!(may_hide_non_finite(
+        r#"{"threadId":null,"windowSize":null}"#
+    ));
+    assert!(may_hide_non_finite(r#"{"a":[1,null]}"#));
+    assert!(!may_hide_non_finite(r#"{"text":"[1,null]"}"#));
+    assert!(!may_hide_non_finite(r#"{"a":1}"#));
+}
+
+#[test]
+fn paths_are_found_by_position() {
+    let j = r#"{"a":1,"events":[{"x":"1"},{"message":{"ts":"TARGET","k":[1,2]}}]}"#;
+    let at = j.find("TARGET").unwrap_or(0);
+    assert_eq!(path_at(j, at, ""), "events[1].message.ts");
+    assert_eq!(path_at(j, at, "input"), "input.events[1].message.ts");
+    let j = r#"{"ids":["a","b\"c","TARGET"]}"#;
+    assert_eq!(path_at(j, j.find("TARGET").unwrap_or(0), "x"), "x.ids[2]");
+    let j = r#"{"options":{"windowSize":"\u0000non-finite:NaN"}}"#;
+    let e = non_finite_error(j, "");
+    assert_eq!(
+        e.map(|e| (e.kind, e.path, e.message)),
+        Some((
+            ErrorKind::Range,
+            "options.windowSize".to_string(),
+            "expected a finite number, got NaN".to_string()
+        ))
+    );
+}
+
+#[test]
+fn budgets_reject_nan_infinity_and_negatives() {
+    assert_eq!(budget_tokens(8000.0, "b"), Ok(8000));
+    assert_eq!(budget_tokens(10.9, "b"), Ok(10));
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -1.0] {
+        assert_eq!(
+            budget_tokens(bad, "b").map_err(|e| e.kind),
+            Err(ErrorKind::Range)
+        );
+    }
+}

@@ -1,0 +1,135 @@
+use super::*;
+
+fn k(s: i64) -> TsKey {
+    (s, 0)
+}
+
+fn index(texts: &[&str]) -> SearchIndex {
+    let mut ix = SearchIndex::new();
+    for (i, t) in texts.iter().enumerate() {
+        ix.add(k(i as i64 + 1), None, "U1", "Sam", &[t]);
+    }
+    ix
+}
+
+fn ranked(ix: &mut SearchIndex, q: &str) -> Vec<TsKey> {
+    let q = ix.query(q);
+    let mut m = ix.score(&q, None, None);
+    m.sort_by(|a, b| b.bm25.total_cmp(&a.bm25).then(a.slot.cmp(&b.slot)));
+    m.iter().map(|m| ix.docs[m.slot as usize].key).collect()
+}
+
+#[test]
+fn bm25_matches_the_formula() {
+    let mut ix = index(&["alpha beta", "alpha alpha gamma delta", "epsilon"]);
+    let q = ix.query("alpha");
+    let m = ix.score(&q, None, None);
+    assert_eq!(m.len(), 2);
+    let (n, df, avgdl) = (3.0f64, 2.0f64, 7.0f64 / 3.0);
+    let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+    let s = |tf: f64, dl: f64| idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / avgdl));
+    assert!((m[0].bm25 - s(1.0, 2.0)).abs() < 1e-5, "{m:?}");
+    assert!((m[1].bm25 - s(2.0, 4.0)).abs() < 1e-5, "{m:?}");
+}
+
+#[test]
+fn rarer_terms_weigh_more() {
+    let mut ix = index(&["deploy deploy", "deploy rollback", "deploy", "deploy"]);
+    assert_eq!(ranked(&mut ix, "deploy rollback")[0], k(2));
+}
+
+#[test]
+fn removed_and_replaced_documents_are_never_found() {
+    let mut ix = index(&["the rollout plan", "payments migration"]);
+    assert!(ix.remove(k(1)));
+    assert!(!ix.remove(k(1)));
+    assert!(ranked(&mut ix, "rollout").is_empty());
+    ix.add(k(2), None, "U1", "Sam", &["edited text"]);
+    assert!(ranked(&mut ix, "migration").is_empty());
+    assert_eq!(ranked(&mut ix, "edited"), [k(2)]);
+    assert_eq!(ix.len(), 1);
+}
+
+#[test]
+fn compaction_keeps_results_and_frees_dead_postings() {
+    let mut ix = SearchIndex::new();
+    for i in 0..10_000 {
+        ix.add(
+            k(i),
+            None,
+            "U1",
+            "Sam",
+            &[&format!("word{} common", i % 100)],
+        );
+    }
+    for i in 0..9_000 {
+        ix.remove(k(i));
+    }
+    let s = ix.stats();
+    assert!(s.dead_postings < s.postings, "{s:?}");
+    assert_eq!(s.documents, 1_000);
+    let hits = ranked(&mut ix, "word7");
+    assert_eq!(hits.len(), 10);
+    assert!(hits.iter().all(|h| h.0 >= 9_000 && h.0 % 100 == 7));
+    // Fully compacted: only live postings remain.
+    ix.compact();
+    assert_eq!(ix.stats().postings, 2_000);
+    assert_eq!(ranked(&mut ix, "common").len(), 1_000);
+}
+
+#[test]
+fn since_filters_but_idf_counts_every_live_document() {
+    let mut ix = index(&["deploy a", "deploy b", "deploy c"]);
+    let q = ix.query("deploy");
+    let all = ix.score(&q, None, None);
+    let recent = ix.score(&q, Some(k(3)), None);
+    assert_eq!(recent.len(), 1);
+    assert_eq!(recent[0].bm25, all[2].bm25);
+}
+
+#[test]
+fn the_cut_keeps_every_match_that_could_reach_the_top() {
+    let texts: Vec<String> = (0..200)
+        .map(|i| format!("deploy {}", "filler ".repeat(i % 17)))
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut ix = index(&refs);
+    let q = ix.query("deploy");
+    let all = ix.score(&q, None, None);
+    let mut best: Vec<f64> = all.iter().map(|m| m.bm25).collect();
+    best.sort_by(|a, b| b.total_cmp(a));
+    let kth = best[7];
+    let cut = ix.score(&q, None, Some((8, 1.6)));
+    assert!(cut.len() < all.len());
+    let expect: Vec<Match> = all
+        .iter()
+        .copied()
+        .filter(|m| m.bm25 * 1.6 >= kth)
+        .collect();
+    assert_eq!(cut, expect);
+    // Few matches: nothing is cut.
+    assert_eq!(ix.score(&q, None, Some((100, 1.6))), all);
+}
+
+#[test]
+fn query_words_map_to_their_terms() {
+    let mut ix = index(&["we deployed it"]);
+    let q = ix.query("Deploying the deployment unknownword");
+    assert_eq!(
+        q.words.iter().map(|w| w.word.as_str()).collect::<Vec<_>>(),
+        ["deploying", "deployment", "unknownword"]
+    );
+    assert_eq!(q.unknown_terms, 1);
+    let m = ix.score(&q, None, None);
+    assert_eq!(m[0].words, 0b011);
+}
+
+#[test]
+fn scratch_is_reset_between_queries() {
+    let mut ix = index(&["alpha", "beta"]);
+    let qa = ix.query("alpha");
+    let a1 = ix.score(&qa, None, None);
+    let qb = ix.query("beta");
+    let _ = ix.score(&qb, None, None);
+    assert_eq!(ix.score(&qa, None, None), a1);
+}
