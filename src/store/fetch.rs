@@ -547,3 +547,6 @@ impl Store {
         (item, held)
     }
 }
+
+#[cfg(test)]
+mod tests;
