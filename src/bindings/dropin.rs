@@ -79,7 +79,7 @@ pub fn apply_thread_budget<'e>(env: &'e Env, input: Unknown<'e>) -> Result<Objec
         env,
         "applyThreadBudget",
         "input",
-        (|| -> Result<Object<'e>> {
+        || -> Result<Object<'e>> {
             const F: &str = "applyThreadBudget";
             expect_object(env, F, "input", &input)?;
             // SAFETY: checked to be an object by `expect_object` above.
@@ -138,7 +138,7 @@ pub fn apply_thread_budget<'e>(env: &'e Env, input: Unknown<'e>) -> Result<Objec
             out.set_named_property("included", included)?;
             out.set_named_property("truncation", truncation)?;
             Ok(out)
-        })(),
+        },
     )
 }
 

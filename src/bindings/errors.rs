@@ -69,13 +69,13 @@ pub(super) fn throw_coded(
     }
 }
 
-/// Names a failure of export `func`. When `r` failed with a JavaScript exception pending
-/// that this package did not throw (a caller's getter or Proxy trap, V8's own message
+/// Runs `read` (which reads a caller's input for export `func`) and names its failure:
+/// when it failed with a JavaScript exception pending that this package did not throw (a caller's getter or Proxy trap, V8's own message
 /// for a cycle, a BigInt or a revoked Proxy), that exception is replaced by a
 /// `TypeError` `"{func}: {path}: cannot be read (...)"` whose `cause` is the original.
 /// Errors already naming `func`, and running out of stack, pass unchanged.
-pub fn named<T>(env: &Env, func: &str, path: &str, r: Result<T>) -> Result<T> {
-    r.map_err(|e| unreadable(env, func, path, "cannot be read", e))
+pub fn named<T>(env: &Env, func: &str, path: &str, read: impl FnOnce() -> Result<T>) -> Result<T> {
+    read().map_err(|e| unreadable(env, func, path, "cannot be read", e))
 }
 
 /// The error for a value of export `func` at `path` whose reading failed with `e`: the

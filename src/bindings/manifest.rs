@@ -93,17 +93,12 @@ pub fn is_already_attached(
     artifact_id: Unknown,
     _content_hash: Option<Unknown>,
 ) -> Result<bool> {
-    named(
-        env,
-        "isAlreadyAttached",
-        "manifest",
-        (|| -> Result<bool> {
-            const F: &str = "isAlreadyAttached";
-            let entries = entries(env, F, &manifest)?;
-            let id = id_arg(env, F, "artifactId", &artifact_id)?;
-            entries.has_own_property(&id)
-        })(),
-    )
+    named(env, "isAlreadyAttached", "manifest", || -> Result<bool> {
+        const F: &str = "isAlreadyAttached";
+        let entries = entries(env, F, &manifest)?;
+        let id = id_arg(env, F, "artifactId", &artifact_id)?;
+        entries.has_own_property(&id)
+    })
 }
 
 /// Adds (or replaces) the record for its artifact id, mutating `manifest` in place (the
@@ -121,31 +116,26 @@ pub fn record_attachment<'e>(
     manifest: Unknown<'e>,
     record: Unknown<'e>,
 ) -> Result<()> {
-    named(
-        env,
-        "recordAttachment",
-        "manifest",
-        (|| -> Result<()> {
-            const F: &str = "recordAttachment";
-            let mut entries = entries(env, F, &manifest)?;
-            let parsed: AttachmentRecord = from_js(env, F, "record", record)?;
-            parsed
-                .check()
-                .map_err(|msg| throw(env, F, &InputError::range_error("record", msg)))?;
-            if parsed.artifact_id == "__proto__" {
-                // Assigning it would replace the entries object's prototype, not add a record.
-                return Err(throw(
-                    env,
-                    F,
-                    &InputError::range_error("record.artifact_id", "cannot be \"__proto__\""),
-                ));
-            }
-            let value = to_js(env, &parsed)?;
-            // A JS string key: ids may hold any character, NUL included.
-            entries.set_property(env.create_string(&parsed.artifact_id)?, value)?;
-            Ok(())
-        })(),
-    )
+    named(env, "recordAttachment", "manifest", || -> Result<()> {
+        const F: &str = "recordAttachment";
+        let mut entries = entries(env, F, &manifest)?;
+        let parsed: AttachmentRecord = from_js(env, F, "record", record)?;
+        parsed
+            .check()
+            .map_err(|msg| throw(env, F, &InputError::range_error("record", msg)))?;
+        if parsed.artifact_id == "__proto__" {
+            // Assigning it would replace the entries object's prototype, not add a record.
+            return Err(throw(
+                env,
+                F,
+                &InputError::range_error("record.artifact_id", "cannot be \"__proto__\""),
+            ));
+        }
+        let value = to_js(env, &parsed)?;
+        // A JS string key: ids may hold any character, NUL included.
+        entries.set_property(env.create_string(&parsed.artifact_id)?, value)?;
+        Ok(())
+    })
 }
 
 /// Records attached from one thread (`source_thread_id === threadId`; `null` selects
@@ -164,7 +154,7 @@ pub fn get_thread_attachments<'e>(
         env,
         "getThreadAttachments",
         "manifest",
-        (|| -> Result<Array<'e>> {
+        || -> Result<Array<'e>> {
             const F: &str = "getThreadAttachments";
             let entries = entries(env, F, &manifest)?;
             let wanted = match thread_id {
@@ -181,7 +171,7 @@ pub fn get_thread_attachments<'e>(
                 }
             }
             Ok(out)
-        })(),
+        },
     )
 }
 
@@ -198,57 +188,52 @@ pub fn check_attachment<'e>(
     manifest: Unknown<'e>,
     candidate: Unknown<'e>,
 ) -> Result<Object<'e>> {
-    named(
-        env,
-        "checkAttachment",
-        "input",
-        (|| -> Result<Object<'e>> {
-            const F: &str = "checkAttachment";
-            let entries = entries(env, F, &manifest)?;
-            expect_object(env, F, "candidate", &candidate)?;
-            // SAFETY: checked to be an object by `expect_object` above.
-            let c: Object = unsafe { candidate.cast()? };
-            let id = id_arg(
-                env,
-                F,
-                "candidate.artifactId",
-                &c.get_named_property("artifactId")?,
-            )?;
-            let hash_value: Unknown = c.get_named_property("contentHash")?;
-            let hash = if is_nullish(&hash_value) {
-                None
-            } else {
-                Some(string_arg(env, F, "candidate.contentHash", &hash_value)?)
-            };
+    named(env, "checkAttachment", "input", || -> Result<Object<'e>> {
+        const F: &str = "checkAttachment";
+        let entries = entries(env, F, &manifest)?;
+        expect_object(env, F, "candidate", &candidate)?;
+        // SAFETY: checked to be an object by `expect_object` above.
+        let c: Object = unsafe { candidate.cast()? };
+        let id = id_arg(
+            env,
+            F,
+            "candidate.artifactId",
+            &c.get_named_property("artifactId")?,
+        )?;
+        let hash_value: Unknown = c.get_named_property("contentHash")?;
+        let hash = if is_nullish(&hash_value) {
+            None
+        } else {
+            Some(string_arg(env, F, "candidate.contentHash", &hash_value)?)
+        };
 
-            let mut found: Option<(MatchKind, Unknown)> = None;
-            if entries.has_own_property(&id)? {
-                found = Some((
-                    MatchKind::ArtifactId,
-                    entries.get_property(env.create_string(&id)?)?,
-                ));
-            } else if let Some(h) = hash.filter(|h| !h.is_empty()) {
-                for record in records(&entries)? {
-                    if record_field(&record, "content_hash")?.as_deref() == Some(h.as_str()) {
-                        found = Some((MatchKind::ContentHash, record));
-                        break;
-                    }
+        let mut found: Option<(MatchKind, Unknown)> = None;
+        if entries.has_own_property(&id)? {
+            found = Some((
+                MatchKind::ArtifactId,
+                entries.get_property(env.create_string(&id)?)?,
+            ));
+        } else if let Some(h) = hash.filter(|h| !h.is_empty()) {
+            for record in records(&entries)? {
+                if record_field(&record, "content_hash")?.as_deref() == Some(h.as_str()) {
+                    found = Some((MatchKind::ContentHash, record));
+                    break;
                 }
             }
-            let mut out = Object::new(env)?;
-            match found {
-                Some((kind, record)) => {
-                    out.set_named_property("match", kind.as_str())?;
-                    out.set_named_property("record", record)?;
-                }
-                None => {
-                    out.set_named_property("match", MatchKind::None.as_str())?;
-                    out.set_named_property("record", Null)?;
-                }
+        }
+        let mut out = Object::new(env)?;
+        match found {
+            Some((kind, record)) => {
+                out.set_named_property("match", kind.as_str())?;
+                out.set_named_property("record", record)?;
             }
-            Ok(out)
-        })(),
-    )
+            None => {
+                out.set_named_property("match", MatchKind::None.as_str())?;
+                out.set_named_property("record", Null)?;
+            }
+        }
+        Ok(out)
+    })
 }
 
 /// The persisted form of a manifest (its JSON text), after checking every record: a
@@ -264,7 +249,7 @@ pub fn serialize_manifest<'e>(env: &'e Env, manifest: Unknown<'e>) -> Result<JsS
         env,
         "serializeManifest",
         "manifest",
-        (|| -> Result<JsString<'e>> {
+        || -> Result<JsString<'e>> {
             const F: &str = "serializeManifest";
             expect_object(env, F, "manifest", &manifest)?;
             let Some((js_text, text)) = super::js::stringify_keep(env, manifest)? else {
@@ -283,7 +268,7 @@ pub fn serialize_manifest<'e>(env: &'e Env, manifest: Unknown<'e>) -> Result<JsS
                 return Ok(js_text);
             }
             env.create_string(&canonical)
-        })(),
+        },
     )
 }
 

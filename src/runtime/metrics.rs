@@ -265,4 +265,4 @@ fn escape_label(v: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

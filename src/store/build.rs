@@ -705,34 +705,28 @@ impl Store {
             prompt.push_str(THREAD_OPEN);
             prompt.push('\n');
             let start = prompt.len();
-            let r = if req.prompt.pretty {
-                // Budgeted on the compact JSON; shown indented.
-                let mut compact = String::new();
-                let r = render_thread(
-                    &tid,
-                    root,
-                    &replies,
-                    total,
-                    req.budget_tokens,
-                    usize::MAX,
-                    &mut compact,
-                );
+            // Budgeted on the compact JSON; shown indented when asked.
+            let mut compact = String::new();
+            let out = if req.prompt.pretty {
+                &mut compact
+            } else {
+                &mut prompt
+            };
+            let r = render_thread(
+                &tid,
+                root,
+                &replies,
+                total,
+                req.budget_tokens,
+                usize::MAX,
+                out,
+            );
+            if req.prompt.pretty {
                 let pretty = serde_json::from_str::<serde_json::Value>(&compact)
                     .map(|v| section_json(&v, true))
                     .unwrap_or(compact);
                 prompt.push_str(&pretty);
-                r
-            } else {
-                render_thread(
-                    &tid,
-                    root,
-                    &replies,
-                    total,
-                    req.budget_tokens,
-                    usize::MAX,
-                    &mut prompt,
-                )
-            };
+            }
             t_units = utf16_len(&prompt[start..]);
             thread_range = Some(start..prompt.len());
             prompt.push('\n');

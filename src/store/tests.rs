@@ -36,6 +36,24 @@ fn live(store: &mut Store, m: StoredMessage, now: u64) {
     );
 }
 
+/// The fetch of thread `sec` in channel `C`.
+fn thread_need(sec: u64) -> Need {
+    Need::Thread {
+        channel: C.into(),
+        thread: ts(sec),
+    }
+}
+
+/// The ids of the adjacent messages of a built snapshot, in order.
+fn adjacent_ids(b: &build::Built) -> Vec<String> {
+    b.snapshot()
+        .unwrap_or_else(|| panic!("snapshot"))
+        .adjacent
+        .iter()
+        .map(|m| m.message_id.clone())
+        .collect()
+}
+
 fn held(store: &mut Store, id: &str) -> Vec<StoredMessage> {
     let mut out = Vec::new();
     store.for_each_copy(C, id, |m| out.push(m.clone()));
@@ -174,10 +192,7 @@ fn replies_cache_entry_is_fresh_until_exactly_five_minutes_then_refetched() {
     let mut s = warm();
     live(&mut s, msg(1, "root", None), T0);
     live(&mut s, msg(2, "r1", Some(1)), T0);
-    let thread_need = Need::Thread {
-        channel: C.into(),
-        thread: ts(1),
-    };
+    let thread_need = thread_need(1);
     assert!(s.plan(&req(&ts(2)), &[], T0 + 299_999).is_empty());
     assert_eq!(s.plan(&req(&ts(2)), &[], T0 + 300_000), vec![thread_need]);
 }
@@ -189,13 +204,7 @@ fn a_reply_to_a_thread_the_store_does_not_hold_asks_for_a_fetch() {
     root.reply_count = 7; // known from history: replies exist that the store never saw
     s.put_history(C, vec![root], T0);
     live(&mut s, msg(9, "late reply", Some(1)), T0);
-    assert_eq!(
-        s.plan(&req(&ts(1)), &[], T0),
-        vec![Need::Thread {
-            channel: C.into(),
-            thread: ts(1)
-        }]
-    );
+    assert_eq!(s.plan(&req(&ts(1)), &[], T0), vec![thread_need(1)]);
     assert_eq!(s.channels[C].get(&ts(1)).map(|r| r.reply_count), Some(8));
 }
 
@@ -370,23 +379,11 @@ fn adjacent_messages_are_the_nearest_with_earlier_winning_ties() {
     let mut r = req(&ts(5));
     r.adjacent = 3;
     let b = s.build(&r, &[], T0).unwrap_or_else(|e| panic!("{e}"));
-    let ids: Vec<String> = b
-        .snapshot()
-        .unwrap_or_else(|| panic!("snapshot"))
-        .adjacent
-        .iter()
-        .map(|m| m.message_id.clone())
-        .collect();
+    let ids = adjacent_ids(&b);
     assert_eq!(ids, vec![ts(3), ts(4), ts(6)]);
     r.anchor_id = ts(9);
     let b = s.build(&r, &[], T0).unwrap_or_else(|e| panic!("{e}"));
-    let ids: Vec<String> = b
-        .snapshot()
-        .unwrap_or_else(|| panic!("snapshot"))
-        .adjacent
-        .iter()
-        .map(|m| m.message_id.clone())
-        .collect();
+    let ids = adjacent_ids(&b);
     assert_eq!(ids, vec![ts(6), ts(7), ts(8)]);
 }
 
@@ -396,10 +393,7 @@ fn a_failed_fetch_serves_the_expired_thread_stale_within_the_stale_limit_then_no
     live(&mut s, msg(1, "root", None), T0);
     live(&mut s, msg(2, "r", Some(1)), T0);
     let failed = [Failure {
-        need: Need::Thread {
-            channel: C.into(),
-            thread: ts(1),
-        },
+        need: thread_need(1),
         reason: "conversations.replies failed: ratelimited".into(),
     }];
     let now = T0 + 600_000;
@@ -759,12 +753,6 @@ fn a_replys_snapshot_is_centred_on_its_root_and_shows_it() {
     let mut r = req(&ts(10));
     r.adjacent = 3;
     let b = s.build(&r, &[], T0).unwrap_or_else(|e| panic!("{e}"));
-    let ids: Vec<String> = b
-        .snapshot()
-        .unwrap_or_else(|| panic!("snapshot"))
-        .adjacent
-        .iter()
-        .map(|m| m.message_id.clone())
-        .collect();
+    let ids = adjacent_ids(&b);
     assert_eq!(ids, vec![ts(2), ts(3), ts(4)]);
 }

@@ -225,19 +225,24 @@ fn rank_held(
     })
 }
 
+/// The answer when the store holds nothing of the channel: no results, the notes.
+fn nothing_held(notes: Vec<String>) -> String {
+    out_json(&Output {
+        results: Vec::new(),
+        coverage: Coverage {
+            messages_scanned: 0,
+            time_range: None,
+        },
+        notes,
+    })
+}
+
 /// Runs a `channel_context` search in `channel` at `now`; returns the result JSON.
 pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> String {
     let mut notes = Vec::new();
     let Some(index) = store.search_index_mut(channel) else {
         notes.push("No messages are held for this channel yet.".to_string());
-        return out_json(&Output {
-            results: Vec::new(),
-            coverage: Coverage {
-                messages_scanned: 0,
-                time_range: None,
-            },
-            notes,
-        });
+        return nothing_held(notes);
     };
     let mut named: Vec<u32> = Vec::new();
     let mut matched_names: Vec<(String, Vec<u32>)> = Vec::new();
@@ -322,14 +327,7 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
     }
     let store: &Store = store;
     let Some(ch) = store.channel(channel) else {
-        return out_json(&Output {
-            results: Vec::new(),
-            coverage: Coverage {
-                messages_scanned: 0,
-                time_range: None,
-            },
-            notes,
-        });
+        return nothing_held(notes);
     };
     let index = &ch.index;
     let mut results = Vec::with_capacity(ranked.len());

@@ -2,10 +2,9 @@
 
 use super::error_arg::error_arg;
 use super::media::{media_items, set_inline_data};
-use super::{now_ms, sdk_message, string_prop, strip_js, strip_options};
-use crate::bindings::errors::named;
+use super::{now_ms, sdk_message, string_prop, strip_args, strip_js};
 use crate::bindings::errors::{clear_exception, throw};
-use crate::bindings::js::{expect_array, from_js_opt, json_value, string_arg, to_js};
+use crate::bindings::js::{expect_array, from_js_opt, json_value, to_js};
 use crate::input::{whole_number, InputError};
 use crate::manifest::{parse_manifest_data, Manifest};
 use crate::runtime::guard::{Guard, GuardOptions, WithDiagnostic};
@@ -183,21 +182,13 @@ impl RuntimeGuard {
         prompt: Unknown<'e>,
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
-        named(
-            env,
-            "stripThreadContext",
-            "options",
-            (|| -> Result<Unknown<'e>> {
-                const F: &str = "stripThreadContext";
-                let text = string_arg(env, F, "prompt", &prompt)?;
-                let o = strip_options(env, F, options)?;
-                let out =
-                    self.core
-                        .borrow_mut()
-                        .strip(&text, o.resumed, &o.labels.unwrap_or_default());
-                strip_js(env, &out, prompt)
-            })(),
-        )
+        let args = strip_args(env, &prompt, options)?;
+        let labels = args.labels.unwrap_or_default();
+        let out = self
+            .core
+            .borrow_mut()
+            .strip(&args.text, args.resumed, &labels);
+        strip_js(env, &out, prompt)
     }
 
     /// Reads one SDK message into the run's attempt signals (`labels.runId`; a new

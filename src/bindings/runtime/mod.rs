@@ -78,14 +78,34 @@ pub(super) fn strip_js<'e>(
     Ok(o.to_unknown())
 }
 
-/// `stripThreadContext` options as read.
-pub(super) struct StripOptions {
+/// `stripThreadContext`'s arguments as read: the prompt's text and the options.
+pub(super) struct StripArgs {
+    pub(super) text: String,
     pub(super) resumed: bool,
     pub(super) labels: Option<Labels>,
 }
 
+/// Reads `stripThreadContext(prompt, options)`'s arguments (the free export's and the
+/// guard method's), naming what a caller's own code threw while they were read.
+pub(super) fn strip_args(
+    env: &Env,
+    prompt: &Unknown,
+    options: Option<Unknown>,
+) -> Result<StripArgs> {
+    const F: &str = "stripThreadContext";
+    named(env, F, "options", || {
+        let text = string_arg(env, F, "prompt", prompt)?;
+        let (resumed, labels) = strip_options(env, F, options)?;
+        Ok(StripArgs {
+            text,
+            resumed,
+            labels,
+        })
+    })
+}
+
 /// Reads `{ resumed, labels? }` property by property (no JSON round trip per turn).
-pub(super) fn strip_options(env: &Env, func: &str, v: Option<Unknown>) -> Result<StripOptions> {
+fn strip_options(env: &Env, func: &str, v: Option<Unknown>) -> Result<(bool, Option<Labels>)> {
     let missing = || {
         throw(
             env,
@@ -120,7 +140,7 @@ pub(super) fn strip_options(env: &Env, func: &str, v: Option<Unknown>) -> Result
     };
     let l: Unknown = o.get_named_property("labels")?;
     let labels = from_js_opt(env, func, "options.labels", Some(l))?;
-    Ok(StripOptions { resumed, labels })
+    Ok((resumed, labels))
 }
 
 /// Removes the thread-context section (`[Thread history - for context]` or
@@ -139,17 +159,8 @@ pub fn strip_thread_context_js<'e>(
     prompt: Unknown<'e>,
     options: Option<Unknown<'e>>,
 ) -> Result<Unknown<'e>> {
-    named(
-        env,
-        "stripThreadContext",
-        "options",
-        (|| -> Result<Unknown<'e>> {
-            const F: &str = "stripThreadContext";
-            let text = string_arg(env, F, "prompt", &prompt)?;
-            let opts = strip_options(env, F, options)?;
-            strip_js(env, &strip_thread_context(&text, opts.resumed), prompt)
-        })(),
-    )
+    let args = strip_args(env, &prompt, options)?;
+    strip_js(env, &strip_thread_context(&args.text, args.resumed), prompt)
 }
 
 fn orphan_js(r: &OrphanRepair) -> serde_json::Map<String, Value> {

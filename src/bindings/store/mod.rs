@@ -106,7 +106,7 @@ impl ChannelStore {
     )]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
         const F: &str = "ChannelStore";
-        let made = (|| -> Result<Self> {
+        let made = || -> Result<Self> {
             let (clock, fetchers) = match options.as_ref().filter(|o| !is_nullish(o)) {
                 Some(o) => functions_of(&env, o)?,
                 None => (None, Fetchers::default()),
@@ -119,7 +119,7 @@ impl ChannelStore {
                 clock,
                 fetchers,
             })
-        })();
+        };
         named(&env, F, "options", made)
     }
 
@@ -293,7 +293,7 @@ impl ChannelStore {
             #[serde(default)]
             is_bot: bool,
         }
-        let read = (|| -> Result<()> {
+        let read = || -> Result<()> {
             if !users.is_array()? {
                 let why = format!("expected an array, got {}", describe(&users));
                 return Err(throw(env, F, &InputError::type_error("users", why)));
@@ -307,7 +307,7 @@ impl ChannelStore {
                 core.users_mut().set(&u.user_id, &u.display_name, u.is_bot);
             }
             Ok(())
-        })();
+        };
         named(env, F, "users", read)
     }
 

@@ -1,15 +1,6 @@
 use super::*;
 use crate::runtime::media::MediaMode;
-
-fn labels(run: &str, attempt: u32) -> Labels {
-    Labels {
-        run_id: Some(run.into()),
-        session_id: Some("s1".into()),
-        provider: Some("anthropic".into()),
-        attempt: Some(attempt),
-        ..Labels::default()
-    }
-}
+use crate::runtime::metrics::tests::labels;
 
 fn too_long(n: u64) -> ErrorInfo {
     ErrorInfo {

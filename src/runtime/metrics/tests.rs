@@ -1,6 +1,7 @@
 use super::*;
 
-fn labels(run: &str, attempt: u32) -> Labels {
+/// Labels of attempt `attempt` of run `run` in session `s1` (shared with the guard tests).
+pub(crate) fn labels(run: &str, attempt: u32) -> Labels {
     Labels {
         run_id: Some(run.into()),
         session_id: Some("s1".into()),

@@ -25,6 +25,22 @@ fn msg(sec: u64, user: &str, text: &str, thread: Option<u64>) -> StoredMessage {
     m
 }
 
+/// `channel_messages`' answer from what `s` holds, media allowed up to 100 bytes.
+fn answer(s: &mut Store, channel: &str, input: &crate::tools::input::MessagesInput) -> Value {
+    answer_at(s, channel, input, T0)
+}
+
+/// [`answer`] at `now`.
+fn answer_at(
+    s: &mut Store,
+    channel: &str,
+    input: &crate::tools::input::MessagesInput,
+    now: u64,
+) -> Value {
+    serde_json::from_str(&build(s, channel, input, &[], MediaResult::None, 100, now))
+        .unwrap_or_default()
+}
+
 fn post(s: &mut Store, channel: &str, m: StoredMessage) {
     s.apply(
         Event::Message {
@@ -236,16 +252,7 @@ fn messages_come_from_the_store_and_other_channels_ids_are_not_found() {
             ids: vec![ts(99)]
         }]
     );
-    let out: Value = serde_json::from_str(&build(
-        &mut s,
-        "C1",
-        &input,
-        &[],
-        MediaResult::None,
-        100,
-        T0 + 3_600_000,
-    ))
-    .unwrap_or_default();
+    let out: Value = answer_at(&mut s, "C1", &input, T0 + 3_600_000);
     assert_eq!(out["thread"]["replies"][0]["text"], "first");
     assert_eq!(
         out["messages"][0]["text"],
@@ -253,16 +260,7 @@ fn messages_come_from_the_store_and_other_channels_ids_are_not_found() {
     );
     assert_eq!(out["not_found"], json!([ts(99)]));
     // The same ids in C2: C2's message, and C1's thread is unknown there.
-    let out: Value = serde_json::from_str(&build(
-        &mut s,
-        "C2",
-        &input,
-        &[],
-        MediaResult::None,
-        100,
-        T0 + 3_600_000,
-    ))
-    .unwrap_or_default();
+    let out: Value = answer_at(&mut s, "C2", &input, T0 + 3_600_000);
     assert_eq!(out["messages"][0]["author"]["display_name"], "Omar");
     assert_eq!(out["not_found"], json!([ts(10), ts(99)]));
 }
@@ -288,16 +286,7 @@ fn an_unheld_thread_is_fetched_and_max_replies_keeps_the_newest() {
     page.extend((21..24).map(|i| msg(i, "Priya", &format!("reply {i}"), Some(20))));
     s.put_thread_page("C1", &ts(20), page, true, true, T0);
     assert!(plan(&mut s, "C1", &input, &[], T0).is_empty());
-    let out: Value = serde_json::from_str(&build(
-        &mut s,
-        "C1",
-        &input,
-        &[],
-        MediaResult::None,
-        100,
-        T0,
-    ))
-    .unwrap_or_default();
+    let out: Value = answer(&mut s, "C1", &input);
     assert_eq!(out["thread"]["replies"].as_array().map(Vec::len), Some(2));
     assert_eq!(out["thread"]["replies"][1]["text"], "reply 23");
     assert_eq!(out["thread"]["truncation"]["total_replies"], 3);
@@ -340,41 +329,14 @@ fn media_only_for_files_of_this_channel_with_a_size_guard() {
     assert_eq!(media_lookup(&mut s, "C1", "F1", 100), MediaLookup::Cached);
     let input =
         messages_input(&json!({"media_artifact_id": "F1"})).unwrap_or_else(|e| panic!("{e:?}"));
-    let out: Value = serde_json::from_str(&build(
-        &mut s,
-        "C1",
-        &input,
-        &[],
-        MediaResult::None,
-        100,
-        T0,
-    ))
-    .unwrap_or_default();
+    let out: Value = answer(&mut s, "C1", &input);
     assert_eq!(out["media"]["content"]["type"], "image");
     assert_eq!(out["media"]["content"]["source"]["data"], "cG5n");
-    let out: Value = serde_json::from_str(&build(
-        &mut s,
-        "C2",
-        &input,
-        &[],
-        MediaResult::None,
-        100,
-        T0,
-    ))
-    .unwrap_or_default();
+    let out: Value = answer(&mut s, "C2", &input);
     assert_eq!(out["not_found"], json!(["F1"]));
     let input =
         messages_input(&json!({"media_artifact_id": "F2"})).unwrap_or_else(|e| panic!("{e:?}"));
-    let out: Value = serde_json::from_str(&build(
-        &mut s,
-        "C1",
-        &input,
-        &[],
-        MediaResult::None,
-        100,
-        T0,
-    ))
-    .unwrap_or_default();
+    let out: Value = answer(&mut s, "C1", &input);
     assert_eq!(out["media"]["inline"], false);
     assert!(out["media"]["content"]["text"]
         .as_str()
