@@ -1,7 +1,10 @@
 //! `@openclaw/context-engine`: the context a Claude agent gets when it answers in a chat
 //! channel, assembled deterministically within a token budget.
 //!
-//! The domain modules are plain Rust over serde types; only [`bindings`] knows napi.
+//! The domain modules are plain Rust over serde types. A struct that crosses to
+//! JavaScript carries a typings-only `#[napi(object, object_to_js = false,
+//! object_from_js = false)]`, so its TypeScript shape is declared where it is read and
+//! written; only [`bindings`] converts values and defines exports (see ARCHITECTURE.md).
 
 pub mod budget;
 pub mod cache;
