@@ -202,16 +202,32 @@ pub struct ThreadTelemetry {
 
 // ---------------------------------------------------------------- inputs
 
-/// Who wrote a message, as channel intake gives it.
-#[napi(object, object_to_js = false, object_from_js = false)]
+/// Who wrote a message, as channel intake gives it. Its typings are declared apart, in
+/// `typings::AuthorInput` below: `isBot` is optional there, which napi derives only from an
+/// `Option` field, while here it is a `bool` defaulting to `false`; as `Option<bool>` the
+/// drop-in `buildChannelSnapshot` measured 4% slower (bench/run.js, interleaved runs).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AuthorInput {
     pub user_id: String,
     pub display_name: String,
-    /// Defaults to `false`.
     #[serde(default)]
-    pub is_bot: Option<bool>,
+    pub is_bot: bool,
+}
+
+/// The typings of [`AuthorInput`] (see there for why they are apart).
+#[allow(dead_code)]
+mod typings {
+    use napi_derive::napi;
+
+    /// Who wrote a message, as channel intake gives it.
+    #[napi(object, object_to_js = false, object_from_js = false)]
+    pub struct AuthorInput {
+        pub user_id: String,
+        pub display_name: String,
+        /// Defaults to `false`.
+        pub is_bot: Option<bool>,
+    }
 }
 
 /// A media item on a message.
@@ -342,7 +358,7 @@ impl From<&AuthorInput> for Author {
         Author {
             user_id: a.user_id.clone(),
             display_name: a.display_name.clone(),
-            is_bot: a.is_bot.unwrap_or(false),
+            is_bot: a.is_bot,
         }
     }
 }
