@@ -88,12 +88,22 @@ impl StoredMessage {
     /// A plain top-level message posted at `ts` (also its id) by `author`: no thread,
     /// replies, reactions, files or edit. `None` when `ts` is not a platform timestamp.
     pub fn new(ts: &str, author: Author, text: &str) -> Option<StoredMessage> {
-        Some(StoredMessage {
-            id: ts.to_string(),
-            key: ts_key(ts)?,
-            ts: ts.to_string(),
+        Some(StoredMessage::plain(
+            ts.to_string(),
+            ts_key(ts)?,
             author,
-            text: text.to_string(),
+            text.to_string(),
+        ))
+    }
+
+    /// [`StoredMessage::new`] for a caller that already parsed `ts` into `key`.
+    pub fn plain(ts: String, key: TsKey, author: Author, text: String) -> StoredMessage {
+        StoredMessage {
+            id: ts.clone(),
+            key,
+            ts,
+            author,
+            text,
             thread_id: None,
             broadcast: false,
             reply_count: 0,
@@ -102,7 +112,7 @@ impl StoredMessage {
             files: Vec::new(),
             edited: false,
             cache: Default::default(),
-        })
+        }
     }
 
     /// Validates a neutral message (`path` names it in errors) and converts it.
@@ -425,28 +435,17 @@ pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Ev
             )
         })?;
         let thread_id = (!thread.is_empty() && thread != ts).then_some(thread);
+        let author = Author {
+            user_id,
+            display_name,
+            is_bot: kind == PACKED_BOT_MESSAGE,
+        };
+        let mut message = StoredMessage::plain(ts, key, author, text);
+        message.thread_id = thread_id;
         out.push(Event::Message {
             channel,
             workspace: None,
-            message: Box::new(StoredMessage {
-                id: ts.clone(),
-                key,
-                author: Author {
-                    user_id,
-                    display_name,
-                    is_bot: kind == PACKED_BOT_MESSAGE,
-                },
-                text,
-                thread_id,
-                broadcast: false,
-                reply_count: 0,
-                latest_reply: None,
-                reactions: Vec::new(),
-                files: Vec::new(),
-                edited: false,
-                cache: Default::default(),
-                ts,
-            }),
+            message: Box::new(message),
         });
     }
     Ok(out)
