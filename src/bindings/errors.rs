@@ -151,6 +151,15 @@ pub(super) fn unreadable(env: &Env, func: &str, path: &str, what: &str, e: Error
     err
 }
 
+/// For an async export: runs `start` (which returns the export's promise) and turns its
+/// error, thrown or returned, into a rejected promise, so callers see one failure channel.
+pub fn promised<'e>(
+    env: &'e Env,
+    start: impl FnOnce() -> Result<Unknown<'e>>,
+) -> Result<Unknown<'e>> {
+    start().or_else(|e| rejected(env, e))
+}
+
 /// For an async export: turns an error (thrown JS exception or Rust error) into a
 /// rejected promise, so callers see one failure channel.
 pub fn rejected<'e>(env: &'e Env, err: Error) -> Result<Unknown<'e>> {

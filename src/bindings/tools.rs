@@ -137,62 +137,53 @@ impl ChannelTools {
         name: Unknown<'e>,
         input: Unknown<'e>,
     ) -> Result<Unknown<'e>> {
-        match self.execute_inner(env, this, name, input) {
-            Ok(v) => Ok(v),
-            Err(e) => {
-                clear_exception(env);
-                let msg = ToolError {
-                    code: "internal",
-                    field: None,
-                    message: e.reason.clone(),
+        let run = || -> Result<Unknown<'e>> {
+            let name_text = match name.get_type()? {
+                ValueType::String => name.coerce_to_string()?.into_utf8()?.into_owned()?,
+                _ => return resolved(env, unknown_tool(&format!("({})", describe(&name)))),
+            };
+            let Some(tool) = Tool::resolve(&name_text) else {
+                return resolved(env, unknown_tool(&name_text));
+            };
+            let value = match read_input(env, input) {
+                Ok(v) => v,
+                Err(e) => return resolved(env, e.to_json(&name_text)),
+            };
+            let store: &ChannelStore = &self.store;
+            let now = store.now(env)?;
+            match tool {
+                Tool::Context => {
+                    let out = match context_input(&value, now) {
+                        Ok(i) => crate::tools::channel_context::run(
+                            &mut *store.core()?,
+                            &self.channel,
+                            &i,
+                            now,
+                        ),
+                        Err(e) => e.to_json(&name_text),
+                    };
+                    resolved(env, out)
                 }
-                .to_json("");
-                resolved(env, msg).or_else(|e| rejected(env, e))
+                Tool::Messages => {
+                    let input = match messages_input(&value) {
+                        Ok(i) => i,
+                        Err(e) => return resolved(env, e.to_json(&name_text)),
+                    };
+                    self.messages(env, this, store, input, now)
+                }
             }
-        }
-    }
-
-    fn execute_inner<'e>(
-        &self,
-        env: &'e Env,
-        this: This<'e>,
-        name: Unknown<'e>,
-        input: Unknown<'e>,
-    ) -> Result<Unknown<'e>> {
-        let name_text = match name.get_type()? {
-            ValueType::String => name.coerce_to_string()?.into_utf8()?.into_owned()?,
-            _ => return resolved(env, unknown_tool(&format!("({})", describe(&name)))),
         };
-        let Some(tool) = Tool::resolve(&name_text) else {
-            return resolved(env, unknown_tool(&name_text));
-        };
-        let value = match read_input(env, input) {
-            Ok(v) => v,
-            Err(e) => return resolved(env, e.to_json(&name_text)),
-        };
-        let store: &ChannelStore = &self.store;
-        let now = store.now(env)?;
-        match tool {
-            Tool::Context => {
-                let out = match context_input(&value, now) {
-                    Ok(i) => crate::tools::channel_context::run(
-                        &mut *store.core()?,
-                        &self.channel,
-                        &i,
-                        now,
-                    ),
-                    Err(e) => e.to_json(&name_text),
-                };
-                resolved(env, out)
+        run().or_else(|e| {
+            // A fault of the store or the runtime is an answer too, never a rejection.
+            clear_exception(env);
+            let msg = ToolError {
+                code: "internal",
+                field: None,
+                message: e.reason.clone(),
             }
-            Tool::Messages => {
-                let input = match messages_input(&value) {
-                    Ok(i) => i,
-                    Err(e) => return resolved(env, e.to_json(&name_text)),
-                };
-                self.messages(env, this, store, input, now)
-            }
-        }
+            .to_json("");
+            resolved(env, msg).or_else(|e| rejected(env, e))
+        })
     }
 
     fn messages<'e>(

@@ -141,6 +141,13 @@ fn warm() -> Store {
     s
 }
 
+/// A warm store holding a thread root, message 1.
+fn warm_with_root() -> Store {
+    let mut s = warm();
+    live(&mut s, msg(1, "root", None), T0);
+    s
+}
+
 #[test]
 fn defaults_are_the_seeds_numbers() {
     let c = StoreConfig::default();
@@ -173,8 +180,7 @@ fn window_keeps_the_newest_messages_in_ts_order() {
 
 #[test]
 fn a_new_thread_is_held_complete_from_its_first_reply_and_needs_no_fetch() {
-    let mut s = warm();
-    live(&mut s, msg(1, "root", None), T0);
+    let mut s = warm_with_root();
     live(&mut s, msg(2, "r1", Some(1)), T0 + 1_000);
     live(&mut s, msg(3, "r2", Some(1)), T0 + 2_000);
     assert!(s.plan(&req(&ts(3)), &[], T0 + 3_000).is_empty());
@@ -189,8 +195,7 @@ fn a_new_thread_is_held_complete_from_its_first_reply_and_needs_no_fetch() {
 
 #[test]
 fn replies_cache_entry_is_fresh_until_exactly_five_minutes_then_refetched() {
-    let mut s = warm();
-    live(&mut s, msg(1, "root", None), T0);
+    let mut s = warm_with_root();
     live(&mut s, msg(2, "r1", Some(1)), T0);
     let thread_need = thread_need(1);
     assert!(s.plan(&req(&ts(2)), &[], T0 + 299_999).is_empty());
@@ -210,8 +215,7 @@ fn a_reply_to_a_thread_the_store_does_not_hold_asks_for_a_fetch() {
 
 #[test]
 fn a_fetched_thread_keeps_replies_that_arrived_by_event_after_the_page() {
-    let mut s = warm();
-    live(&mut s, msg(1, "root", None), T0);
+    let mut s = warm_with_root();
     live(&mut s, msg(5, "by event", Some(1)), T0);
     let mut root = msg(1, "root", None);
     root.reply_count = 2;
@@ -389,8 +393,7 @@ fn adjacent_messages_are_the_nearest_with_earlier_winning_ties() {
 
 #[test]
 fn a_failed_fetch_serves_the_expired_thread_stale_within_the_stale_limit_then_nothing() {
-    let mut s = warm();
-    live(&mut s, msg(1, "root", None), T0);
+    let mut s = warm_with_root();
     live(&mut s, msg(2, "r", Some(1)), T0);
     let failed = [Failure {
         need: thread_need(1),

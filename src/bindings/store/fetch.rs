@@ -9,7 +9,7 @@
 
 use super::built::{media_content, BuiltContext};
 use super::ChannelStore;
-use crate::bindings::errors::{rejected, throw};
+use crate::bindings::errors::{promised, throw};
 use crate::bindings::js::{
     bytes_of, call_method, describe, from_js, from_js_opt, id_arg, is_nullish, stringify, to_js,
 };
@@ -79,47 +79,35 @@ impl ChannelStore {
         anchor_message_id: Unknown<'e>,
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
-        self.start_build(env, this, channel_id, anchor_message_id, options)
-            .or_else(|e| rejected(env, e))
-    }
-
-    fn start_build<'e>(
-        &self,
-        env: &'e Env,
-        this: This<'e>,
-        channel_id: Unknown<'e>,
-        anchor_message_id: Unknown<'e>,
-        options: Option<Unknown<'e>>,
-    ) -> Result<Unknown<'e>> {
-        const F: &str = "buildContext";
-        let channel = id_arg(env, F, "channelId", &channel_id)?;
-        let anchor = id_arg(env, F, "anchorMessageId", &anchor_message_id)?;
-        let req = request(env, channel, anchor, options)?;
-        let now = self.now(env)?;
-        let mut failures = Vec::new();
-        let mut core = self.core()?;
-        let jobs = core.plan_fetches(&req, &mut failures, self.fetchers(), now);
-        if jobs.is_empty() {
-            let built = core.build(&req, &failures, now);
+        promised(env, || {
+            const F: &str = "buildContext";
+            let channel = id_arg(env, F, "channelId", &channel_id)?;
+            let anchor = id_arg(env, F, "anchorMessageId", &anchor_message_id)?;
+            let req = request(env, channel, anchor, options)?;
+            let now = self.now(env)?;
+            let mut failures = Vec::new();
+            let mut core = self.core()?;
+            let jobs = core.plan_fetches(&req, &mut failures, self.fetchers(), now);
+            if jobs.is_empty() {
+                let built = core.build(&req, &failures, now);
+                drop(core);
+                return match built {
+                    Ok(b) => PromiseRaw::resolve(env, BuiltContext::new(env, b, 0))
+                        .map(|p| p.to_unknown()),
+                    Err(e) => PromiseRaw::<()>::reject(env, anchor_error(env, &e)?)
+                        .map(|p| p.to_unknown()),
+                };
+            }
+            let failures = failures_out(&failures, &core.config().rate_limit);
             drop(core);
-            return match built {
-                Ok(b) => {
-                    PromiseRaw::resolve(env, BuiltContext::new(env, b, 0)).map(|p| p.to_unknown())
-                }
-                Err(e) => {
-                    PromiseRaw::<()>::reject(env, anchor_error(env, &e)?).map(|p| p.to_unknown())
-                }
-            };
-        }
-        let failures = failures_out(&failures, &core.config().rate_limit);
-        drop(core);
-        let mut job = Object::new(env)?;
-        job.set_named_property("channelId", channel_id)?;
-        job.set_named_property("anchorId", anchor_message_id)?;
-        job.set_named_property("options", options.unwrap_or(().into_unknown(env)?))?;
-        job.set_named_property("needs", to_js(env, &jobs)?)?;
-        job.set_named_property("failures", to_js(env, &failures)?)?;
-        call_method(env, &this.object, "_runBuild", &[job.to_unknown()])
+            let mut job = Object::new(env)?;
+            job.set_named_property("channelId", channel_id)?;
+            job.set_named_property("anchorId", anchor_message_id)?;
+            job.set_named_property("options", options.unwrap_or(().into_unknown(env)?))?;
+            job.set_named_property("needs", to_js(env, &jobs)?)?;
+            job.set_named_property("failures", to_js(env, &failures)?)?;
+            call_method(env, &this.object, "_runBuild", &[job.to_unknown()])
+        })
     }
 
     /// Internal (fetch runtime): the fetches still needed after `failures`, and the
@@ -298,56 +286,47 @@ impl ChannelStore {
         artifact_id: Unknown<'e>,
         channel_id: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
-        self.start_media(env, this, artifact_id, channel_id)
-            .or_else(|e| rejected(env, e))
-    }
-
-    fn start_media<'e>(
-        &self,
-        env: &'e Env,
-        this: This<'e>,
-        artifact_id: Unknown<'e>,
-        channel_id: Option<Unknown<'e>>,
-    ) -> Result<Unknown<'e>> {
-        const F: &str = "getMedia";
-        let id = id_arg(env, F, "artifactId", &artifact_id)?;
-        let channel = match channel_id {
-            Some(c) if !is_nullish(&c) => Some(id_arg(env, F, "channelId", &c)?),
-            _ => None,
-        };
-        let mut core = self.core()?;
-        let loc = match &channel {
-            Some(c) => core.file_in(c, &id).cloned(),
-            None => core.newest_file(&id).cloned(),
-        };
-        if let Some(loc) = &loc {
-            if let Some(item) = core.cached_media(&loc.channel, &id).cloned() {
-                drop(core);
-                let v = media_content(env, Some(&item), &id, None, true, 0)?;
-                return PromiseRaw::resolve(env, v).map(|p| p.to_unknown());
+        promised(env, || {
+            const F: &str = "getMedia";
+            let id = id_arg(env, F, "artifactId", &artifact_id)?;
+            let channel = match channel_id {
+                Some(c) if !is_nullish(&c) => Some(id_arg(env, F, "channelId", &c)?),
+                _ => None,
+            };
+            let mut core = self.core()?;
+            let loc = match &channel {
+                Some(c) => core.file_in(c, &id).cloned(),
+                None => core.newest_file(&id).cloned(),
+            };
+            if let Some(loc) = &loc {
+                if let Some(item) = core.cached_media(&loc.channel, &id).cloned() {
+                    drop(core);
+                    let v = media_content(env, Some(&item), &id, None, true, 0)?;
+                    return PromiseRaw::resolve(env, v).map(|p| p.to_unknown());
+                }
             }
-        }
-        let job = match (&loc, self.fetchers().has(FetcherFn::Media)) {
-            (Some(loc), true) => Ok(FetchJob::for_media(&id, loc, &core.config().rate_limit)),
-            (Some(_), false) => Err(crate::store::fetch::missing_fetcher(FetcherFn::Media)),
-            (None, _) => Err(match &channel {
-                Some(c) => format!(
-                    "File {id} is not referenced by any message the store holds for channel {c}."
-                ),
-                None => format!("File {id} is not referenced by any message the store holds."),
-            }),
-        };
-        drop(core);
-        match job {
-            Ok(job) => {
-                let job = to_js(env, &job)?;
-                call_method(env, &this.object, "_runMedia", &[artifact_id, job])
+            let job = match (&loc, self.fetchers().has(FetcherFn::Media)) {
+                (Some(loc), true) => Ok(FetchJob::for_media(&id, loc, &core.config().rate_limit)),
+                (Some(_), false) => Err(crate::store::fetch::missing_fetcher(FetcherFn::Media)),
+                (None, _) => Err(match &channel {
+                    Some(c) => format!(
+                        "File {id} is not referenced by any message the store holds for channel {c}."
+                    ),
+                    None => format!("File {id} is not referenced by any message the store holds."),
+                }),
+            };
+            drop(core);
+            match job {
+                Ok(job) => {
+                    let job = to_js(env, &job)?;
+                    call_method(env, &this.object, "_runMedia", &[artifact_id, job])
+                }
+                Err(note) => {
+                    let v = media_content(env, None, &id, Some(&note), false, 0)?;
+                    PromiseRaw::resolve(env, v).map(|p| p.to_unknown())
+                }
             }
-            Err(note) => {
-                let v = media_content(env, None, &id, Some(&note), false, 0)?;
-                PromiseRaw::resolve(env, v).map(|p| p.to_unknown())
-            }
-        }
+        })
     }
 
     /// Internal (fetch runtime): caches downloaded bytes and returns the MediaContent.
