@@ -34,7 +34,7 @@ pub use config::{
     DEFAULT_WINDOW_SIZE, DEFAULT_WORKSPACE,
 };
 use message::{Event, StoredMessage};
-use recent::Recent;
+use recent::{Patch, Recent};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 /// Deleted message ids remembered per channel. Past that, the oldest deletion is
@@ -342,7 +342,7 @@ impl Store {
         }
         let mut m = m;
         for p in self.recent.patches_after(channel, &m.id, since) {
-            p.apply(&mut m);
+            let _ = p.apply(&mut m);
         }
         m
     }
@@ -378,6 +378,16 @@ impl Store {
         }
     }
 
+    /// Applies an edit or a reaction to every held copy of message `id`; an edit that
+    /// changes the text re-indexes it.
+    fn patch(&mut self, channel: &str, id: &str, patch: &Patch) {
+        let mut changed = false;
+        self.for_each_copy(channel, id, |m| changed |= patch.apply(m));
+        if changed {
+            self.reindex(channel, id);
+        }
+    }
+
     /// The workspace rate limits of `channel` are counted against.
     pub fn workspace_of(&self, channel: &str) -> String {
         self.channels
@@ -406,38 +416,15 @@ impl Store {
                 }
                 self.put_message(&channel, *message, true, now);
             }
-            Event::Edit {
-                channel,
-                message_id,
-                text,
-                edited,
-            } => {
-                let mut changed = false;
-                self.for_each_copy(&channel, &message_id, |m| {
-                    if m.text != text {
-                        m.text.clone_from(&text);
-                        m.invalidate();
-                        changed = true;
-                    }
-                    m.edited |= edited;
-                });
-                if changed {
-                    self.reindex(&channel, &message_id);
-                }
-            }
             Event::Delete {
                 channel,
                 message_id,
             } => self.delete(&channel, &message_id, now),
-            Event::Reaction {
-                channel,
-                message_id,
-                name,
-                user,
-                added,
-            } => self.for_each_copy(&channel, &message_id, |m| {
-                m.react(&name, user.as_deref(), added);
-            }),
+            event @ (Event::Edit { .. } | Event::Reaction { .. }) => {
+                if let Some((channel, id, Some(patch))) = recent::touched_by(&event) {
+                    self.patch(channel, id, &patch);
+                }
+            }
             Event::Ignored { .. } => {
                 self.counters.ingested_events -= 1;
                 self.counters.ignored_events += 1;

@@ -34,16 +34,23 @@ pub enum Patch {
 }
 
 impl Patch {
-    pub fn apply(&self, m: &mut StoredMessage) {
+    /// Applies the change to a copy of the message. Returns whether the message's text
+    /// changed (its search entry is then stale).
+    pub fn apply(&self, m: &mut StoredMessage) -> bool {
         match self {
             Patch::Edit { text, edited } => {
-                if m.text != *text {
+                let changed = m.text != *text;
+                if changed {
                     m.text.clone_from(text);
                     m.invalidate();
                 }
                 m.edited |= *edited;
+                changed
             }
-            Patch::Reaction { name, user, added } => m.react(name, user.as_deref(), *added),
+            Patch::Reaction { name, user, added } => {
+                m.react(name, user.as_deref(), *added);
+                false
+            }
         }
     }
 }

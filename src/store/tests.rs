@@ -141,6 +141,12 @@ fn warm() -> Store {
     s
 }
 
+/// Thread 1 fetched whole, as one page: `root` and replies 2 ("a") and 3 ("b").
+fn put_whole_thread(s: &mut Store, root: StoredMessage) {
+    let page = vec![root, msg(2, "a", Some(1)), msg(3, "b", Some(1))];
+    s.put_thread_page(C, &ts(1), page, true, true, T0);
+}
+
 /// A warm store holding a thread root, message 1.
 fn warm_with_root() -> Store {
     let mut s = warm();
@@ -219,14 +225,7 @@ fn a_fetched_thread_keeps_replies_that_arrived_by_event_after_the_page() {
     live(&mut s, msg(5, "by event", Some(1)), T0);
     let mut root = msg(1, "root", None);
     root.reply_count = 2;
-    s.put_thread_page(
-        C,
-        &ts(1),
-        vec![root, msg(2, "a", Some(1)), msg(3, "b", Some(1))],
-        true,
-        true,
-        T0,
-    );
+    put_whole_thread(&mut s, root);
     let e = s
         .replies
         .peek(&thread_key(C, &ts(1)))
@@ -298,14 +297,7 @@ fn a_deletion_removes_every_copy_and_a_late_fetch_cannot_bring_it_back() {
     assert!(held(&mut s, &ts(2)).is_empty());
     assert_eq!(s.channels[C].get(&ts(1)).map(|r| r.reply_count), Some(1));
     // A fetch that started before the deletion returns the old thread.
-    s.put_thread_page(
-        C,
-        &ts(1),
-        vec![root, msg(2, "a", Some(1)), msg(3, "b", Some(1))],
-        true,
-        true,
-        T0,
-    );
+    put_whole_thread(&mut s, root);
     assert!(held(&mut s, &ts(2)).is_empty());
     let b = s
         .build(&req(&ts(3)), &[], T0)
