@@ -33,12 +33,7 @@ pub struct FileInput {
 }
 
 /// The message being answered, in the runner's input.
-#[napi(
-    object,
-    object_to_js = false,
-    object_from_js = false,
-    js_name = "StructuredAnchorInput"
-)]
+#[napi(object, object_to_js = false, object_from_js = false, js_name = "StructuredAnchorInput")]
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AnchorInput {
@@ -56,12 +51,7 @@ pub struct AnchorInput {
 }
 
 /// A message around the anchor, in the runner's input.
-#[napi(
-    object,
-    object_to_js = false,
-    object_from_js = false,
-    js_name = "StructuredAdjacentInput"
-)]
+#[napi(object, object_to_js = false, object_from_js = false, js_name = "StructuredAdjacentInput")]
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AdjacentInput {
@@ -82,12 +72,7 @@ pub struct AdjacentInput {
 }
 
 /// A thread reply, in the runner's input.
-#[napi(
-    object,
-    object_to_js = false,
-    object_from_js = false,
-    js_name = "ThreadReplyInput"
-)]
+#[napi(object, object_to_js = false, object_from_js = false, js_name = "ThreadReplyInput")]
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReplyInput {

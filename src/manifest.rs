@@ -18,12 +18,7 @@ use std::fmt;
 pub const ATTACHMENT_MANIFEST_KEY: &str = "openclaw:claude-sdk-attachment-manifest";
 
 /// One media item already sent to the conversation (snake_case, as sessions persist it).
-#[napi(
-    object,
-    object_to_js = false,
-    object_from_js = false,
-    use_nullable = true
-)]
+#[napi(object, object_to_js = false, object_from_js = false, use_nullable = true)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttachmentRecord {
     #[serde(alias = "artifactId")]

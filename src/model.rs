@@ -22,12 +22,7 @@ pub struct Author {
 }
 
 /// A media attachment, by reference: the model asks for its bytes through a tool.
-#[napi(
-    object,
-    object_to_js = false,
-    object_from_js = false,
-    use_nullable = true
-)]
+#[napi(object, object_to_js = false, object_from_js = false, use_nullable = true)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MediaRef {
     #[napi(js_name = "artifact_id")]
@@ -50,12 +45,7 @@ pub struct Channel {
 }
 
 /// The message being answered, in full.
-#[napi(
-    object,
-    object_to_js = false,
-    object_from_js = false,
-    use_nullable = true
-)]
+#[napi(object, object_to_js = false, object_from_js = false, use_nullable = true)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Anchor {
     #[napi(js_name = "message_id")]
@@ -70,12 +60,7 @@ pub struct Anchor {
 }
 
 /// Reply activity of a message that starts a thread.
-#[napi(
-    object,
-    object_to_js = false,
-    object_from_js = false,
-    use_nullable = true
-)]
+#[napi(object, object_to_js = false, object_from_js = false, use_nullable = true)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadActivity {
     #[napi(js_name = "reply_count", ts_type = "number")]
@@ -87,12 +72,7 @@ pub struct ThreadActivity {
 }
 
 /// A message near the anchor, in compact form.
-#[napi(
-    object,
-    object_to_js = false,
-    object_from_js = false,
-    use_nullable = true
-)]
+#[napi(object, object_to_js = false, object_from_js = false, use_nullable = true)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AdjacentMessage {
     #[napi(js_name = "message_id")]
@@ -149,12 +129,7 @@ pub struct ThreadReply {
 }
 
 /// What the budget left out of a thread.
-#[napi(
-    object,
-    object_to_js = false,
-    object_from_js = false,
-    use_nullable = true
-)]
+#[napi(object, object_to_js = false, object_from_js = false, use_nullable = true)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Truncation {
     /// Replies the thread has (the caller's `totalReplyCount` when larger than those given).

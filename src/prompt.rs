@@ -72,12 +72,7 @@ pub enum ToolNamesInput {
 }
 
 /// How to render the prompt section.
-#[napi(
-    object,
-    object_to_js = false,
-    object_from_js = false,
-    js_name = "PromptSectionOptions"
-)]
+#[napi(object, object_to_js = false, object_from_js = false, js_name = "PromptSectionOptions")]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PromptOptionsInput {

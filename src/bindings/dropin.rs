@@ -147,10 +147,7 @@ pub fn apply_thread_budget<'e>(env: &'e Env, input: Unknown<'e>) -> Result<Objec
 /// filling newest-first within `budgetTokens` (default 8000). Replies from that index on
 /// fit; the newest is always kept. For callers that keep replies elsewhere and want one
 /// native call instead of one per reply.
-#[napi(
-    catch_unwind,
-    ts_args_type = "textLengths: Uint32Array, budgetTokens?: number | null"
-)]
+#[napi(catch_unwind, ts_args_type = "textLengths: Uint32Array, budgetTokens?: number | null")]
 pub fn thread_budget_cut(
     env: &Env,
     text_lengths: Unknown,

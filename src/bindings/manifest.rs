@@ -239,11 +239,7 @@ pub fn check_attachment<'e>(
 /// The persisted form of a manifest (its JSON text), after checking every record: a
 /// record with a missing or mistyped field, or keyed by another id, is an error naming it
 /// (`entries.F123.content_hash`) rather than a corrupt session entry.
-#[napi(
-    catch_unwind,
-    ts_args_type = "manifest: AttachmentManifest",
-    ts_return_type = "string"
-)]
+#[napi(catch_unwind, ts_args_type = "manifest: AttachmentManifest", ts_return_type = "string")]
 pub fn serialize_manifest<'e>(env: &'e Env, manifest: Unknown<'e>) -> Result<JsString<'e>> {
     named(
         env,

@@ -28,11 +28,7 @@ fn is_uint8_array(v: &Unknown) -> Result<bool> {
 
 /// SHA-256 of a string (its UTF-8 bytes, as `Buffer.from(text)` gives them) or of the
 /// bytes of a Buffer / Uint8Array, as lowercase hex.
-#[napi(
-    catch_unwind,
-    js_name = "sha256Hex",
-    ts_args_type = "data: string | Uint8Array"
-)]
+#[napi(catch_unwind, js_name = "sha256Hex", ts_args_type = "data: string | Uint8Array")]
 pub fn sha256_hex_export(env: &Env, data: Unknown) -> Result<String> {
     const F: &str = "sha256Hex";
     if data.get_type()? == ValueType::String {

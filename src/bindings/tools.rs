@@ -16,12 +16,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// Options of `store.tools(channelId, options)`.
-#[napi(
-    object,
-    object_to_js = false,
-    object_from_js = false,
-    js_name = "ChannelToolsOptions"
-)]
+#[napi(object, object_to_js = false, object_from_js = false, js_name = "ChannelToolsOptions")]
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolsOptions {
@@ -40,10 +35,7 @@ impl ChannelStore {
     /// The tools for one channel: `channel_context` (ranked search) and
     /// `channel_messages` (a thread, messages or a media artifact by id). The channel
     /// is fixed here; no tool input names one, so a tool cannot reach another channel.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "channelId: string, options?: ChannelToolsOptions"
-    )]
+    #[napi(catch_unwind, ts_args_type = "channelId: string, options?: ChannelToolsOptions")]
     pub fn tools(
         &self,
         reference: Reference<ChannelStore>,

@@ -221,12 +221,7 @@ pub type NeededByKnownKinds<T> = Option<T>;
 
 /// A neutral channel event (platform adapters produce these; Slack payloads can go
 /// straight to `ingestSlackEvent`).
-#[napi(
-    object,
-    object_to_js = false,
-    object_from_js = false,
-    js_name = "ChannelEvent"
-)]
+#[napi(object, object_to_js = false, object_from_js = false, js_name = "ChannelEvent")]
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventInput {

@@ -120,11 +120,7 @@ impl RuntimeGuard {
     /// `inlineMaxBytes` (default 262,144), `maxAttempts` per turn for overflows (3),
     /// `maxSeries` of metrics (10,000), `fileRefs`: the provider takes Files API
     /// references (true).
-    #[napi(
-        constructor,
-        catch_unwind,
-        ts_args_type = "options?: RuntimeGuardOptions"
-    )]
+    #[napi(constructor, catch_unwind, ts_args_type = "options?: RuntimeGuardOptions")]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
         const F: &str = "RuntimeGuard";
         let o: GuardOptionsJs = from_js_opt(&env, F, "options", options)?.unwrap_or_default();
@@ -395,11 +391,7 @@ impl RuntimeGuard {
     /// Loads the media map from a session's entries (oldest first): the newest usable
     /// `MEDIA_FILE_IDS_KEY` entry wins; malformed entries and records are skipped and
     /// listed in `dropped`. Never throws on entry contents.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "entries: unknown[]",
-        ts_return_type = "MediaLoadReport"
-    )]
+    #[napi(catch_unwind, ts_args_type = "entries: unknown[]", ts_return_type = "MediaLoadReport")]
     pub fn load_media<'e>(&self, env: &'e Env, entries: Unknown<'e>) -> Result<Unknown<'e>> {
         const F: &str = "loadMedia";
         let Some(_busy) = Busy::enter(&self.busy) else {

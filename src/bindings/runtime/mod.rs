@@ -358,11 +358,7 @@ pub fn decide_overflow_retry<'e>(
 /// Folds SDK messages (`status`, `compact_boundary`, `files_persisted`,
 /// `rate_limit_event`, `auth_status`; others are counted and ignored) into the signals
 /// of one attempt.
-#[napi(
-    catch_unwind,
-    ts_args_type = "messages: unknown[]",
-    ts_return_type = "AttemptSignals"
-)]
+#[napi(catch_unwind, ts_args_type = "messages: unknown[]", ts_return_type = "AttemptSignals")]
 pub fn read_sdk_signals<'e>(env: &'e Env, messages: Unknown<'e>) -> Result<Unknown<'e>> {
     const F: &str = "readSdkSignals";
     let arr = expect_array(env, F, "messages", &messages)?;

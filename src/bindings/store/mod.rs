@@ -99,11 +99,7 @@ fn functions_of(env: &Env, o: &Unknown) -> Result<(Option<FunctionRef<(), f64>>,
 #[napi]
 impl ChannelStore {
     /// Creates an empty store. Every option is optional; each default is documented with its option.
-    #[napi(
-        constructor,
-        catch_unwind,
-        ts_args_type = "options?: ChannelStoreOptions"
-    )]
+    #[napi(constructor, catch_unwind, ts_args_type = "options?: ChannelStoreOptions")]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
         const F: &str = "ChannelStore";
         let made = || -> Result<Self> {
