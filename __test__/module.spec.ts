@@ -158,9 +158,10 @@ describe('loader', () => {
     expect(r.stderr).toContain(`no native addon could be loaded for ${platformId}`)
     expect(r.stderr).toContain(`@openclaw/context-engine-${platformId}: not installed`)
     expect(r.stderr).toContain('not found')
-    // What a consumer can do: install Rust and rebuild the package, or get the optional
-    // prebuilt package; never `npm run build`, which only works in this repository.
-    expect(r.stderr).toContain('npm rebuild @openclaw/context-engine')
+    // What a consumer can do: install Rust and build the addon with the package's own
+    // command, or get the optional prebuilt package; never `npm run build`, which only
+    // works in this repository.
+    expect(r.stderr).toContain('npx context-engine build')
     expect(r.stderr).not.toContain('npm run build')
     expect(r.stderr).toContain('--include=optional')
     expect(r.stderr).toContain('https://rustup.rs')

@@ -80,8 +80,8 @@ function loadBinding() {
       failures.join('\\n') +
       \`\\nIf ${pkg} publishes \${prebuilt} for your platform, make sure optional dependencies\` +
       ' were not skipped (npm install --include=optional). Otherwise build it from source:' +
-      ' install Rust (https://rustup.rs), then run' +
-      \` \\\`npm rebuild ${pkg}\\\` (its install step compiles the addon when no prebuilt binary loads).\`,
+      ' install Rust (https://rustup.rs), then run \`npx context-engine build\`' +
+      ' in your project (it compiles the addon and places it where this loader finds it).',
   )
   error.code = 'ERR_CONTEXT_ENGINE_NATIVE_MISSING'
   throw error

@@ -1,5 +1,10 @@
 #!/usr/bin/env node
-// Install step: makes sure a native addon exists for this machine.
+// Source build: makes sure a native addon exists for this machine.
+//
+// Runs as the checkout's `prepare` step (so `npm install` in a clone builds the addon), as
+// `npm test`'s pretest, and as `npx context-engine build` for a user whose platform has no
+// prebuilt package. The published package has no install script: a consumer with a
+// prebuilt binary runs nothing at install time.
 //
 // With a prebuilt platform package (or a local build) that loads, there is nothing to do.
 // Otherwise the addon is compiled from source with cargo and copied next to index.js as
@@ -50,7 +55,7 @@ if (cargo.status !== 0) {
   console.error(
     `@openclaw/context-engine: no prebuilt binary loads for ${platformId()} (package ${prebuilt}), and cargo was not found to build one.\n` +
       'If that package exists for your platform, make sure optional dependencies were not skipped (npm install --include=optional).\n' +
-      'Otherwise install Rust (https://rustup.rs), then run `npm rebuild @openclaw/context-engine`.',
+      'Otherwise install Rust (https://rustup.rs), then run `npx context-engine build`.',
   )
   process.exit(1)
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// Installs the packed package into a fresh consumer project as a user would (`npm pack`,
-// then `npm install <tarball>`), with no prebuilt binary, so its install step builds the
-// addon from source. Checks that the build left no cargo `target/` inside the consumer's
-// node_modules, that the tarball holds a LICENSE and no Rust test files, and that both
-// `require` and native ESM `import` of every export work there. Run by .ci/run.
+// Installs the packed package into a fresh consumer project as a user on a platform without
+// a prebuilt binary would (`npm pack`, `npm install <tarball>`, then `npx context-engine
+// build`). Checks that installing runs no build (the package has no install script), that
+// the source build left no cargo `target/` inside the consumer's node_modules, that the
+// tarball holds a LICENSE and no Rust test files, and that both `require` and native ESM
+// `import` of every export work there. Run by .ci/run.
 'use strict'
 const { execFileSync, spawnSync } = require('node:child_process')
 const { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } = require('node:fs')
@@ -32,6 +33,10 @@ try {
   })
   if (install.status !== 0) fail('npm install of the tarball failed')
   const installed = join(consumer, 'node_modules', '@openclaw', 'context-engine')
+  const builtAtInstall = readdirSync(installed).filter((f) => f.endsWith('.node'))
+  if (builtAtInstall.length > 0) fail(`installing built an addon (${builtAtInstall.join(', ')}): the package must have no install step`)
+  const build = spawnSync('npx', ['--no-install', 'context-engine', 'build'], { cwd: consumer, encoding: 'utf8', stdio: ['ignore', 'inherit', 'inherit'] })
+  if (build.status !== 0) fail('npx context-engine build failed')
   if (existsSync(join(installed, 'target'))) fail(`the source build left ${join(installed, 'target')} behind`)
   const nodeFiles = readdirSync(installed).filter((f) => f.endsWith('.node'))
   if (nodeFiles.length !== 1) fail(`expected one built addon in the installed package, found ${nodeFiles.join(', ') || 'none'}`)
