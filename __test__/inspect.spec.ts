@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { beforeAll, describe, expect, it } from 'vitest'
 
 const root = join(__dirname, '..')
@@ -128,21 +129,23 @@ describe('context-engine inspect', () => {
     expect(html).not.toMatch(/\s(src|href)=/)
     // Chat text is escaped: the prompt's tags appear as text, not as elements.
     expect(html).toContain('&lt;channel_snapshot format=&quot;json&quot;&gt;')
-    const chromium = ['chromium', 'chromium-browser', 'google-chrome'].find((c) => spawnSync('which', [c]).status === 0)
+    // CHROME_PATH names the browser (the release workflow sets it on macOS and Windows);
+    // else the first Chromium or Chrome on the PATH.
+    const chromium = process.env.CHROME_PATH || ['chromium', 'chromium-browser', 'google-chrome'].find((c) => spawnSync('which', [c]).status === 0)
     if (!chromium) {
       // CI installs Debian's chromium; on a machine without it this check cannot run.
-      expect(process.env.CI, 'headless Chromium is required when CI is set').toBeFalsy()
+      expect(process.env.CI, 'headless Chromium is required when CI is set (or set CHROME_PATH)').toBeFalsy()
       console.warn('inspect.spec: no chromium on this machine; the rendering check did not run')
       return
     }
     const shot = join(dir, 'report.png')
-    const dom = spawnSync(chromium, ['--headless', '--no-sandbox', '--disable-gpu', '--dump-dom', `file://${page}`], { encoding: 'utf8', timeout: 60_000 })
+    const dom = spawnSync(chromium, ['--headless', '--no-sandbox', '--disable-gpu', '--dump-dom', pathToFileURL(page).href], { encoding: 'utf8', timeout: 60_000 })
     expect(dom.status, dom.stderr).toBe(0)
     expect(dom.stdout).toContain('id="budget"')
     expect((dom.stdout.match(/class="row"/g) ?? []).length).toBe(3)
     expect((dom.stdout.match(/<details>/g) ?? []).length).toBe(3)
     expect(dom.stdout).toContain(`anchor ${lastReply} by Priya`)
-    const png = spawnSync(chromium, ['--headless', '--no-sandbox', '--disable-gpu', '--window-size=1000,800', `--screenshot=${shot}`, `file://${page}`], { encoding: 'utf8', timeout: 60_000 })
+    const png = spawnSync(chromium, ['--headless', '--no-sandbox', '--disable-gpu', '--window-size=1000,800', `--screenshot=${shot}`, pathToFileURL(page).href], { encoding: 'utf8', timeout: 60_000 })
     expect(png.status, png.stderr).toBe(0)
     expect(existsSync(shot)).toBe(true)
     // A rendered page is not a blank one: the PNG of a white page compresses to almost nothing.
