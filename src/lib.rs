@@ -11,6 +11,7 @@ pub mod cache;
 pub mod dropin;
 pub mod input;
 pub mod manifest;
+pub mod memory;
 pub mod model;
 pub mod prompt;
 pub mod ratelimit;

@@ -1,0 +1,129 @@
+//! The SQLite file: opening it (WAL, a busy timeout) and its schema, versioned in
+//! `PRAGMA user_version` and brought forward by the migrations below, each applied once,
+//! in a transaction, in order.
+
+use rusqlite::Connection;
+use std::time::Duration;
+
+/// How long a write waits for another connection's lock before it fails.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The schema, one step per version: step `i` takes the file from version `i` to `i + 1`.
+const MIGRATIONS: [&str; 1] = [r"
+CREATE TABLE messages (
+    seq        INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    thread_key TEXT NOT NULL,
+    role       TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+    text       TEXT NOT NULL,
+    ts_ms      INTEGER NOT NULL,
+    reply_to   TEXT,
+    UNIQUE (session_id, message_id)
+);
+CREATE INDEX messages_by_lane ON messages (session_id, thread_key, seq);
+
+CREATE TABLE records (
+    id              INTEGER PRIMARY KEY,
+    session_id      TEXT NOT NULL,
+    kind            TEXT NOT NULL CHECK (kind IN (
+                        'thread_summary', 'session_summary', 'thread_state',
+                        'fact', 'preference', 'outcome')),
+    thread_key      TEXT NOT NULL DEFAULT '',
+    body            TEXT NOT NULL,
+    summary_version INTEGER NOT NULL DEFAULT 0,
+    updated_at_ms   INTEGER NOT NULL,
+    range_from      TEXT,
+    range_to        TEXT
+);
+CREATE UNIQUE INDEX records_one_per_lane ON records (session_id, kind, thread_key)
+    WHERE kind IN ('thread_summary', 'session_summary', 'thread_state');
+CREATE INDEX records_by_session ON records (session_id, kind);
+
+-- Word index and trigram index (CJK and other unsegmented text) over record bodies.
+CREATE VIRTUAL TABLE records_words USING fts5 (
+    body, content = 'records', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE records_trigrams USING fts5 (
+    body, content = 'records', content_rowid = 'id', tokenize = 'trigram');
+CREATE TRIGGER records_ai AFTER INSERT ON records BEGIN
+    INSERT INTO records_words (rowid, body) VALUES (new.id, new.body);
+    INSERT INTO records_trigrams (rowid, body) VALUES (new.id, new.body);
+END;
+CREATE TRIGGER records_ad AFTER DELETE ON records BEGIN
+    INSERT INTO records_words (records_words, rowid, body) VALUES ('delete', old.id, old.body);
+    INSERT INTO records_trigrams (records_trigrams, rowid, body) VALUES ('delete', old.id, old.body);
+END;
+CREATE TRIGGER records_au AFTER UPDATE OF body ON records BEGIN
+    INSERT INTO records_words (records_words, rowid, body) VALUES ('delete', old.id, old.body);
+    INSERT INTO records_trigrams (records_trigrams, rowid, body) VALUES ('delete', old.id, old.body);
+    INSERT INTO records_words (rowid, body) VALUES (new.id, new.body);
+    INSERT INTO records_trigrams (rowid, body) VALUES (new.id, new.body);
+END;
+"];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Why the store could not do what was asked.
+#[derive(Debug)]
+pub enum MemoryError {
+    /// The file is not a database, is corrupt, or SQLite failed otherwise.
+    Sqlite(rusqlite::Error),
+    /// The file was written by a newer version of this package.
+    NewerSchema { found: i64, supported: i64 },
+}
+
+impl std::fmt::Display for MemoryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MemoryError::Sqlite(e) => write!(f, "SQLite: {e}"),
+            MemoryError::NewerSchema { found, supported } => write!(
+                f,
+                "the memory file has schema version {found}; this version reads up to {supported}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MemoryError {}
+
+impl From<rusqlite::Error> for MemoryError {
+    fn from(e: rusqlite::Error) -> Self {
+        MemoryError::Sqlite(e)
+    }
+}
+
+/// Opens (creating it when missing) the SQLite file at `path` (`:memory:` for a private
+/// in-memory database) and brings its schema to [`SCHEMA_VERSION`].
+pub fn open(path: &str) -> Result<Connection, MemoryError> {
+    let mut conn = Connection::open(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // WAL lets readers run beside the writer; an in-memory database stays in its own mode.
+    let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    migrate(&mut conn)?;
+    Ok(conn)
+}
+
+/// Applies the migrations the file has not seen yet.
+pub fn migrate(conn: &mut Connection) -> Result<(), MemoryError> {
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found > SCHEMA_VERSION {
+        return Err(MemoryError::NewerSchema {
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    for (i, step) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .skip(usize::try_from(found).unwrap_or(0))
+    {
+        let tx = conn.transaction()?;
+        tx.execute_batch(step)?;
+        tx.pragma_update(None, "user_version", i as i64 + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,8 @@
+//! Conversation memory: every chat message kept verbatim in SQLite, organised by session
+//! and thread key, with typed memory records (summaries, thread state, facts) and full-text
+//! retrieval over them. SQLite is the source of truth.
+
+pub mod db;
+pub mod keys;
+pub mod secrets;
+pub mod store;

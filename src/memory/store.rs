@@ -1,0 +1,562 @@
+//! The memory store: chat messages kept verbatim by session and thread key, the focus
+//! anchor of a new message, typed memory records, and retrieval over them.
+
+use super::db::{self, MemoryError};
+use super::keys::{thread_key, Placement};
+use super::secrets::redact;
+use crate::text::{tokens_for_units, utf16_len};
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+impl Role {
+    fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+
+    fn parse(s: &str) -> Role {
+        if s == "assistant" {
+            Role::Assistant
+        } else {
+            Role::User
+        }
+    }
+}
+
+/// A chat message as the gateway hands it over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewMessage<'a> {
+    pub session_id: &'a str,
+    pub chat_id: &'a str,
+    pub message_id: &'a str,
+    pub role: Role,
+    pub text: &'a str,
+    pub ts_ms: i64,
+    pub topic_id: Option<&'a str>,
+    pub reply_to: Option<&'a str>,
+}
+
+/// A message as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatMessage {
+    pub message_id: String,
+    pub thread_key: String,
+    pub role: Role,
+    pub text: String,
+    pub ts_ms: i64,
+    pub reply_to: Option<String>,
+}
+
+/// The kinds of memory record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordKind {
+    /// The rolling summary of one thread key (one per session and thread key).
+    ThreadSummary,
+    /// The rolling summary of a whole session (one per session).
+    SessionSummary,
+    /// A thread's state: a pending slot request, last anchors (one per thread key).
+    ThreadState,
+    Fact,
+    Preference,
+    Outcome,
+}
+
+impl RecordKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            RecordKind::ThreadSummary => "thread_summary",
+            RecordKind::SessionSummary => "session_summary",
+            RecordKind::ThreadState => "thread_state",
+            RecordKind::Fact => "fact",
+            RecordKind::Preference => "preference",
+            RecordKind::Outcome => "outcome",
+        }
+    }
+
+    fn parse(s: &str) -> Option<RecordKind> {
+        Some(match s {
+            "thread_summary" => RecordKind::ThreadSummary,
+            "session_summary" => RecordKind::SessionSummary,
+            "thread_state" => RecordKind::ThreadState,
+            "fact" => RecordKind::Fact,
+            "preference" => RecordKind::Preference,
+            "outcome" => RecordKind::Outcome,
+            _ => return None,
+        })
+    }
+
+    /// At most one record of this kind per session and thread key (written by upsert).
+    fn single(self) -> bool {
+        matches!(
+            self,
+            RecordKind::ThreadSummary | RecordKind::SessionSummary | RecordKind::ThreadState
+        )
+    }
+}
+
+/// A memory record as stored. Its body never holds what looks like a credential.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub id: i64,
+    pub session_id: String,
+    pub kind: RecordKind,
+    /// Empty for records that belong to the session, not to one lane.
+    pub thread_key: String,
+    pub body: String,
+    pub summary_version: i64,
+    pub updated_at_ms: i64,
+    /// The first and last message ids a summary covers.
+    pub message_range: Option<(String, String)>,
+}
+
+/// A record to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewRecord<'a> {
+    pub session_id: &'a str,
+    pub kind: RecordKind,
+    pub thread_key: &'a str,
+    pub body: &'a str,
+    pub summary_version: i64,
+    pub updated_at_ms: i64,
+    pub message_range: Option<(&'a str, &'a str)>,
+}
+
+/// A question the assistant asked and is waiting for, kept in the lane's `thread_state`
+/// record as `{"pending":{"questionId":"...","expects":"..."}}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingSlot {
+    pub question_id: String,
+    pub expects: SlotType,
+}
+
+/// What answer a pending slot waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotType {
+    /// yes / no and their common forms.
+    YesNo,
+    /// A number (digits, optionally signed, with a decimal point).
+    Number,
+    /// A date: `YYYY-MM-DD`, a weekday, today, tomorrow.
+    Date,
+    /// An email address.
+    Email,
+}
+
+impl SlotType {
+    pub fn parse(s: &str) -> Option<SlotType> {
+        Some(match s {
+            "yes_no" => SlotType::YesNo,
+            "number" => SlotType::Number,
+            "date" => SlotType::Date,
+            "email" => SlotType::Email,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SlotType::YesNo => "yes_no",
+            SlotType::Number => "number",
+            SlotType::Date => "date",
+            SlotType::Email => "email",
+        }
+    }
+
+    /// Whether `text` is an answer of this type (the whole message, not a mention inside a
+    /// longer one: "no" answers a yes/no question, "no idea what the deploy did" does not).
+    pub fn matches(self, text: &str) -> bool {
+        let t = text
+            .trim()
+            .trim_end_matches(['.', '!'])
+            .trim()
+            .to_lowercase();
+        match self {
+            SlotType::YesNo => matches!(
+                t.as_str(),
+                "yes" | "y" | "yeah" | "yep" | "sure" | "ok" | "okay" | "no" | "n" | "nope" | "nah"
+            ),
+            SlotType::Number => {
+                let digits = t.strip_prefix(['-', '+']).unwrap_or(&t);
+                !digits.is_empty()
+                    && digits
+                        .chars()
+                        .all(|c| c.is_ascii_digit() || c == '.' || c == ',')
+                    && digits.chars().any(|c| c.is_ascii_digit())
+            }
+            SlotType::Date => {
+                const WORDS: [&str; 9] = [
+                    "today",
+                    "tomorrow",
+                    "monday",
+                    "tuesday",
+                    "wednesday",
+                    "thursday",
+                    "friday",
+                    "saturday",
+                    "sunday",
+                ];
+                let b = t.as_bytes();
+                let iso = b.len() == 10
+                    && b.iter().enumerate().all(|(i, c)| {
+                        if i == 4 || i == 7 {
+                            *c == b'-'
+                        } else {
+                            c.is_ascii_digit()
+                        }
+                    });
+                iso || WORDS.contains(&t.as_str())
+            }
+            SlotType::Email => {
+                let mut parts = t.split('@');
+                matches!((parts.next(), parts.next(), parts.next()), (Some(a), Some(d), None)
+                    if !a.is_empty() && d.contains('.') && !t.contains(char::is_whitespace))
+            }
+        }
+    }
+}
+
+/// What the user's new message most likely refers to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Focus {
+    /// The message it replies to.
+    ReplyTarget(String),
+    /// The newest assistant message of its lane.
+    LastAssistant(String),
+    /// The lane's pending question, which the message answers.
+    PendingSlot(PendingSlot),
+}
+
+/// The store over one SQLite file.
+#[derive(Debug)]
+pub struct MemoryStore {
+    conn: Connection,
+}
+
+fn chat_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
+    Ok(ChatMessage {
+        message_id: r.get(0)?,
+        thread_key: r.get(1)?,
+        role: Role::parse(&r.get::<_, String>(2)?),
+        text: r.get(3)?,
+        ts_ms: r.get(4)?,
+        reply_to: r.get(5)?,
+    })
+}
+
+fn record_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
+    let kind: String = r.get(2)?;
+    let from: Option<String> = r.get(7)?;
+    let to: Option<String> = r.get(8)?;
+    Ok(Record {
+        id: r.get(0)?,
+        session_id: r.get(1)?,
+        kind: RecordKind::parse(&kind).unwrap_or(RecordKind::Fact),
+        thread_key: r.get(3)?,
+        body: r.get(4)?,
+        summary_version: r.get(5)?,
+        updated_at_ms: r.get(6)?,
+        message_range: from.zip(to),
+    })
+}
+
+const RECORD_COLUMNS: &str =
+    "id, session_id, kind, thread_key, body, summary_version, updated_at_ms, range_from, range_to";
+
+impl MemoryStore {
+    /// Opens the store at `path` (`:memory:` for a private in-memory one).
+    pub fn open(path: &str) -> Result<Self, MemoryError> {
+        Ok(MemoryStore {
+            conn: db::open(path)?,
+        })
+    }
+
+    /// Stores a message verbatim and returns its thread key. Storing the same message id of
+    /// a session again changes nothing and returns the key it was stored under.
+    pub fn ingest(&mut self, m: &NewMessage<'_>) -> Result<String, MemoryError> {
+        if let Some(key) = self.lane_of(m.session_id, m.message_id)? {
+            return Ok(key);
+        }
+        let placement = Placement {
+            chat_id: m.chat_id,
+            topic_id: m.topic_id,
+            reply_to: m.reply_to,
+        };
+        let key = thread_key(&placement, |id| {
+            self.lane_of(m.session_id, id).ok().flatten()
+        });
+        self.conn.execute(
+            "INSERT INTO messages (session_id, message_id, thread_key, role, text, ts_ms, reply_to)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                m.session_id,
+                m.message_id,
+                key,
+                m.role.as_str(),
+                m.text,
+                m.ts_ms,
+                m.reply_to
+            ],
+        )?;
+        Ok(key)
+    }
+
+    /// The thread key a stored message of `session` was filed under.
+    pub fn lane_of(&self, session: &str, message_id: &str) -> Result<Option<String>, MemoryError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT thread_key FROM messages WHERE session_id = ?1 AND message_id = ?2",
+                params![session, message_id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// The newest `n` messages of a lane, oldest first.
+    pub fn recent(
+        &self,
+        session: &str,
+        lane: &str,
+        n: usize,
+    ) -> Result<Vec<ChatMessage>, MemoryError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT message_id, thread_key, role, text, ts_ms, reply_to FROM messages
+             WHERE session_id = ?1 AND thread_key = ?2 ORDER BY seq DESC LIMIT ?3",
+        )?;
+        let limit = i64::try_from(n).unwrap_or(i64::MAX);
+        let mut out = stmt
+            .query_map(params![session, lane, limit], chat_row)?
+            .collect::<Result<Vec<_>, _>>()?;
+        out.reverse();
+        Ok(out)
+    }
+
+    /// What `m` most likely refers to, in this order: the message it replies to; else the
+    /// newest assistant message of its lane `lane`, unless the lane has a pending question
+    /// that `m` answers, which then wins; a pending question never captures a message that
+    /// does not answer it.
+    pub fn focus_anchor(
+        &self,
+        m: &NewMessage<'_>,
+        lane: &str,
+    ) -> Result<Option<Focus>, MemoryError> {
+        if let Some(target) = m.reply_to.filter(|r| !r.is_empty()) {
+            return Ok(Some(Focus::ReplyTarget(target.to_string())));
+        }
+        if let Some(slot) = self.pending_slot(m.session_id, lane)? {
+            if slot.expects.matches(m.text) {
+                return Ok(Some(Focus::PendingSlot(slot)));
+            }
+        }
+        let last: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT message_id FROM messages
+                 WHERE session_id = ?1 AND thread_key = ?2 AND role = 'assistant' AND message_id != ?3
+                 ORDER BY seq DESC LIMIT 1",
+                params![m.session_id, lane, m.message_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(last.map(Focus::LastAssistant))
+    }
+
+    /// The pending question of a lane, from its `thread_state` record.
+    pub fn pending_slot(
+        &self,
+        session: &str,
+        lane: &str,
+    ) -> Result<Option<PendingSlot>, MemoryError> {
+        let Some(state) = self.record(session, RecordKind::ThreadState, lane)? else {
+            return Ok(None);
+        };
+        let v: serde_json::Value = serde_json::from_str(&state.body).unwrap_or_default();
+        let pending = &v["pending"];
+        let (Some(question), Some(expects)) = (
+            pending["questionId"].as_str(),
+            pending["expects"].as_str().and_then(SlotType::parse),
+        ) else {
+            return Ok(None);
+        };
+        Ok(Some(PendingSlot {
+            question_id: question.to_string(),
+            expects,
+        }))
+    }
+
+    /// Writes a record, its body redacted of anything that looks like a credential.
+    /// Summaries and thread state replace the lane's previous one; facts, preferences and
+    /// outcomes are added. Returns the record's id.
+    pub fn put_record(&mut self, r: &NewRecord<'_>) -> Result<i64, MemoryError> {
+        let body = redact(r.body);
+        let (from, to) = r.message_range.unzip();
+        let lane = if r.kind == RecordKind::SessionSummary {
+            ""
+        } else {
+            r.thread_key
+        };
+        if r.kind.single() {
+            self.conn.execute(
+                "INSERT INTO records (session_id, kind, thread_key, body, summary_version, updated_at_ms, range_from, range_to)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT (session_id, kind, thread_key)
+                     WHERE kind IN ('thread_summary', 'session_summary', 'thread_state')
+                 DO UPDATE SET body = excluded.body, summary_version = excluded.summary_version,
+                     updated_at_ms = excluded.updated_at_ms, range_from = excluded.range_from,
+                     range_to = excluded.range_to",
+                params![r.session_id, r.kind.as_str(), lane, body, r.summary_version, r.updated_at_ms, from, to],
+            )?;
+            let id = self
+                .record(r.session_id, r.kind, lane)?
+                .map_or(0, |rec| rec.id);
+            return Ok(id);
+        }
+        self.conn.execute(
+            "INSERT INTO records (session_id, kind, thread_key, body, summary_version, updated_at_ms, range_from, range_to)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![r.session_id, r.kind.as_str(), lane, body, r.summary_version, r.updated_at_ms, from, to],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The one record of a single kind (summary, thread state) for a session and lane.
+    pub fn record(
+        &self,
+        session: &str,
+        kind: RecordKind,
+        lane: &str,
+    ) -> Result<Option<Record>, MemoryError> {
+        let lane = if kind == RecordKind::SessionSummary {
+            ""
+        } else {
+            lane
+        };
+        let sql = format!(
+            "SELECT {RECORD_COLUMNS} FROM records WHERE session_id = ?1 AND kind = ?2 AND thread_key = ?3
+             ORDER BY id DESC LIMIT 1"
+        );
+        Ok(self
+            .conn
+            .query_row(&sql, params![session, kind.as_str(), lane], record_row)
+            .optional()?)
+    }
+
+    /// The records of `session` that match the words of `query`, best first by BM25, for
+    /// the message's lane `lane`: long-term facts, preferences and outcomes of the session
+    /// and the lane's own summary (never other lanes' summaries or state). Unsegmented
+    /// text (Chinese, Japanese, ...) is matched through a trigram index. At most `k`
+    /// records, and no more than `max_tokens` estimated tokens of bodies in all.
+    pub fn search(
+        &self,
+        session: &str,
+        query: &str,
+        lane: &str,
+        k: usize,
+        max_tokens: u64,
+    ) -> Result<Vec<Record>, MemoryError> {
+        let (words, grams) = fts_queries(query);
+        let mut hits: Vec<(f64, Record)> = Vec::new();
+        for (table, q) in [("records_words", words), ("records_trigrams", grams)] {
+            let Some(q) = q else { continue };
+            let sql = format!(
+                "SELECT bm25({table}) AS score, {cols} FROM {table} JOIN records r ON r.id = {table}.rowid
+                 WHERE {table} MATCH ?1 AND r.session_id = ?2
+                   AND (r.kind IN ('fact', 'preference', 'outcome')
+                        OR (r.kind = 'thread_summary' AND r.thread_key = ?3))
+                 ORDER BY score LIMIT ?4",
+                cols = RECORD_COLUMNS
+                    .split(", ")
+                    .map(|c| format!("r.{c}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let mut stmt = self.conn.prepare_cached(&sql)?;
+            let limit = i64::try_from(k).unwrap_or(i64::MAX);
+            let rows = stmt.query_map(params![q, session, lane, limit], |r| {
+                let score: f64 = r.get(0)?;
+                let rec = Record {
+                    id: r.get(1)?,
+                    session_id: r.get(2)?,
+                    kind: RecordKind::parse(&r.get::<_, String>(3)?).unwrap_or(RecordKind::Fact),
+                    thread_key: r.get(4)?,
+                    body: r.get(5)?,
+                    summary_version: r.get(6)?,
+                    updated_at_ms: r.get(7)?,
+                    message_range: r
+                        .get::<_, Option<String>>(8)?
+                        .zip(r.get::<_, Option<String>>(9)?),
+                };
+                Ok((score, rec))
+            })?;
+            for row in rows {
+                let (score, rec) = row?;
+                if !hits.iter().any(|(_, h)| h.id == rec.id) {
+                    hits.push((score, rec));
+                }
+            }
+        }
+        // BM25 in FTS5 is negative, lower is better; ties go to the newer record.
+        hits.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.id.cmp(&a.1.id)));
+        let mut out = Vec::new();
+        let mut used = 0u64;
+        for (_, rec) in hits.into_iter().take(k) {
+            let cost = tokens_for_units(utf16_len(&rec.body));
+            if used + cost > max_tokens {
+                break;
+            }
+            used += cost;
+            out.push(rec);
+        }
+        Ok(out)
+    }
+}
+
+/// FTS5 queries for the words of `text`: word terms (two characters or more) for the
+/// word index, and the three-character windows of runs of unsegmented scripts for the
+/// trigram index, each term quoted so no query syntax gets through.
+fn fts_queries(text: &str) -> (Option<String>, Option<String>) {
+    let quote = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+    let mut words: Vec<String> = Vec::new();
+    let mut grams: Vec<String> = Vec::new();
+    for token in text.split(|c: char| !c.is_alphanumeric()) {
+        if token.chars().count() < 2 {
+            continue;
+        }
+        let unsegmented = token.chars().any(is_unsegmented);
+        if unsegmented {
+            // No word boundaries to go by: every three-character window is a term, and
+            // BM25 ranks the records that share the most of them first.
+            let chars: Vec<char> = token.chars().collect();
+            for w in chars.windows(3) {
+                let gram = quote(&w.iter().collect::<String>());
+                if !grams.contains(&gram) {
+                    grams.push(gram);
+                }
+            }
+        } else {
+            let lower = token.to_lowercase();
+            if !words.contains(&lower) {
+                words.push(lower);
+            }
+        }
+    }
+    let join = |v: Vec<String>| (!v.is_empty()).then(|| v.join(" OR "));
+    (join(words.iter().map(|w| quote(w)).collect()), join(grams))
+}
+
+/// Scripts written without spaces between words.
+fn is_unsegmented(c: char) -> bool {
+    matches!(u32::from(c),
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x0E00..=0x0E7F)
+}
+
+#[cfg(test)]
+mod tests;

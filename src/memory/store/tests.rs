@@ -1,0 +1,312 @@
+use super::*;
+
+const S: &str = "telegram:chat:42";
+
+fn msg<'a>(id: &'a str, role: Role, text: &'a str, reply_to: Option<&'a str>) -> NewMessage<'a> {
+    NewMessage {
+        session_id: S,
+        chat_id: "42",
+        message_id: id,
+        role,
+        text,
+        ts_ms: 1_775_835_600_000,
+        topic_id: None,
+        reply_to,
+    }
+}
+
+fn record<'a>(kind: RecordKind, lane: &'a str, body: &'a str) -> NewRecord<'a> {
+    NewRecord {
+        session_id: S,
+        kind,
+        thread_key: lane,
+        body,
+        summary_version: 1,
+        updated_at_ms: 1,
+        message_range: None,
+    }
+}
+
+fn store() -> MemoryStore {
+    MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_reply_chain_is_one_lane_and_the_root_lane_stays_apart() {
+    let mut s = store();
+    let ingest =
+        |s: &mut MemoryStore, m: NewMessage<'_>| s.ingest(&m).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        ingest(&mut s, msg("1", Role::User, "deploy v2.4?", None)),
+        "root:42"
+    );
+    assert_eq!(
+        ingest(
+            &mut s,
+            msg("2", Role::Assistant, "Which region?", Some("1"))
+        ),
+        "reply:42:1"
+    );
+    assert_eq!(
+        ingest(&mut s, msg("3", Role::User, "eu-west", Some("2"))),
+        "reply:42:1"
+    );
+    assert_eq!(
+        ingest(&mut s, msg("4", Role::User, "lunch?", None)),
+        "root:42"
+    );
+    // The same message again: stored once, same lane.
+    assert_eq!(
+        ingest(&mut s, msg("3", Role::User, "eu-west", None)),
+        "reply:42:1"
+    );
+    let lane = s.recent(S, "reply:42:1", 10).unwrap_or_default();
+    let ids: Vec<&str> = lane.iter().map(|m| m.message_id.as_str()).collect();
+    assert_eq!(ids, ["1", "2", "3"][1..]);
+    let root = s.recent(S, "root:42", 10).unwrap_or_default();
+    assert_eq!(
+        root.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
+        ["deploy v2.4?", "lunch?"]
+    );
+    assert_eq!(
+        s.recent(S, "root:42", 1).unwrap_or_default()[0].message_id,
+        "4"
+    );
+}
+
+#[test]
+fn focus_is_the_reply_target_then_the_lanes_last_assistant_message() {
+    let mut s = store();
+    for m in [
+        msg("1", Role::User, "deploy?", None),
+        msg("2", Role::Assistant, "Done.", None),
+        msg("3", Role::Assistant, "Anything else?", None),
+    ] {
+        s.ingest(&m).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let reply = msg("4", Role::User, "what about eu?", Some("2"));
+    assert_eq!(
+        s.focus_anchor(&reply, "reply:42:2").unwrap_or(None),
+        Some(Focus::ReplyTarget("2".into()))
+    );
+    let plain = msg("5", Role::User, "thanks", None);
+    assert_eq!(
+        s.focus_anchor(&plain, "root:42").unwrap_or(None),
+        Some(Focus::LastAssistant("3".into()))
+    );
+    assert_eq!(s.focus_anchor(&plain, "topic:42:9").unwrap_or(None), None);
+}
+
+#[test]
+fn a_pending_question_takes_only_the_answer_it_expects() {
+    let mut s = store();
+    s.ingest(&msg(
+        "1",
+        Role::Assistant,
+        "Which date should the rollout start?",
+        None,
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    s.put_record(&record(
+        RecordKind::ThreadState,
+        "root:42",
+        r#"{"pending":{"questionId":"1","expects":"date"}}"#,
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let answer = msg("2", Role::User, "2026-05-04", None);
+    let slot = PendingSlot {
+        question_id: "1".into(),
+        expects: SlotType::Date,
+    };
+    assert_eq!(
+        s.focus_anchor(&answer, "root:42").unwrap_or(None),
+        Some(Focus::PendingSlot(slot))
+    );
+    // An unrelated message is not captured by the pending question.
+    let unrelated = msg(
+        "3",
+        Role::User,
+        "can you summarize the incident channel?",
+        None,
+    );
+    assert_eq!(
+        s.focus_anchor(&unrelated, "root:42").unwrap_or(None),
+        Some(Focus::LastAssistant("1".into()))
+    );
+    for (t, text, ok) in [
+        (SlotType::YesNo, "Yes!", true),
+        (SlotType::YesNo, "no idea what the deploy did", false),
+        (SlotType::Number, "-12.5", true),
+        (SlotType::Number, "twelve", false),
+        (SlotType::Date, "Tomorrow", true),
+        (SlotType::Date, "2026-13", false),
+        (SlotType::Email, "ops@example.com", true),
+        (SlotType::Email, "mail ops@example.com please", false),
+    ] {
+        assert_eq!(t.matches(text), ok, "{t:?} {text:?}");
+    }
+}
+
+#[test]
+fn summaries_are_one_per_lane_facts_accumulate_and_no_secret_is_stored() {
+    let mut s = store();
+    let first = s
+        .put_record(&record(
+            RecordKind::ThreadSummary,
+            "reply:42:1",
+            "Goal: deploy v2.4",
+        ))
+        .unwrap_or(0);
+    let mut second = record(
+        RecordKind::ThreadSummary,
+        "reply:42:1",
+        "Goal: deploy v2.4 to eu-west",
+    );
+    second.summary_version = 2;
+    second.message_range = Some(("1", "7"));
+    assert_eq!(s.put_record(&second).unwrap_or(0), first);
+    let stored = s
+        .record(S, RecordKind::ThreadSummary, "reply:42:1")
+        .unwrap_or(None);
+    let stored = stored.unwrap_or_else(|| panic!("no summary"));
+    assert_eq!(
+        (stored.summary_version, stored.body.as_str()),
+        (2, "Goal: deploy v2.4 to eu-west")
+    );
+    assert_eq!(stored.message_range, Some(("1".into(), "7".into())));
+    let a = s
+        .put_record(&record(
+            RecordKind::Fact,
+            "",
+            "The API key is sk-ant-api03-0123456789abcdefXYZ",
+        ))
+        .unwrap_or(0);
+    let b = s
+        .put_record(&record(RecordKind::Fact, "", "Prefers metric units"))
+        .unwrap_or(0);
+    assert_ne!(a, b);
+    let found = s
+        .search(S, "API key", "root:42", 5, 1_000)
+        .unwrap_or_default();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].body, "The API key is [redacted]");
+}
+
+#[test]
+fn retrieval_stays_in_the_session_and_the_lane_and_holds_its_limits() {
+    let mut s = store();
+    s.put_record(&record(
+        RecordKind::ThreadSummary,
+        "reply:42:1",
+        "Rollout of checkout service to eu-west",
+    ))
+    .unwrap_or(0);
+    s.put_record(&record(
+        RecordKind::ThreadSummary,
+        "reply:42:9",
+        "Rollout postmortem draft",
+    ))
+    .unwrap_or(0);
+    s.put_record(&record(
+        RecordKind::Outcome,
+        "",
+        "Rollout of v2.3 failed on the database migration",
+    ))
+    .unwrap_or(0);
+    s.put_record(&record(
+        RecordKind::Preference,
+        "",
+        "デプロイは金曜日に行わない",
+    ))
+    .unwrap_or(0);
+    let other = NewRecord {
+        session_id: "telegram:chat:77",
+        ..record(RecordKind::Fact, "", "Rollout secrets of another chat")
+    };
+    s.put_record(&other).unwrap_or(0);
+
+    let found = s
+        .search(S, "how did the rollout go?", "reply:42:1", 10, 10_000)
+        .unwrap_or_default();
+    let bodies: Vec<&str> = found.iter().map(|r| r.body.as_str()).collect();
+    assert!(
+        bodies.contains(&"Rollout of checkout service to eu-west"),
+        "{bodies:?}"
+    );
+    assert!(
+        bodies.contains(&"Rollout of v2.3 failed on the database migration"),
+        "{bodies:?}"
+    );
+    assert!(
+        !bodies.contains(&"Rollout postmortem draft"),
+        "another lane's summary: {bodies:?}"
+    );
+    assert!(
+        !bodies.iter().any(|b| b.contains("another chat")),
+        "another session: {bodies:?}"
+    );
+    // Japanese, without spaces between words, through the trigram index.
+    let cjk = s
+        .search(S, "金曜日のデプロイ", "root:42", 10, 10_000)
+        .unwrap_or_default();
+    assert_eq!(
+        cjk.iter().map(|r| r.body.as_str()).collect::<Vec<_>>(),
+        ["デプロイは金曜日に行わない"]
+    );
+    // k and the token cap.
+    assert_eq!(
+        s.search(S, "rollout", "reply:42:1", 1, 10_000)
+            .unwrap_or_default()
+            .len(),
+        1
+    );
+    assert!(s
+        .search(S, "rollout", "reply:42:1", 10, 5)
+        .unwrap_or_default()
+        .is_empty());
+    // Query syntax in the user's text is data.
+    assert!(s
+        .search(S, "\"rollout\" OR NEAR(x) AND -", "reply:42:1", 10, 10_000)
+        .is_ok());
+}
+
+#[test]
+fn the_file_keeps_everything_across_a_reopen_and_refuses_what_it_cannot_read() {
+    let dir = std::env::temp_dir().join(format!("memory-store-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_default();
+    let path = dir.join("memory.sqlite");
+    let path = path.to_string_lossy().to_string();
+    {
+        let mut s = MemoryStore::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        s.ingest(&msg("1", Role::User, "remember me", None))
+            .unwrap_or_default();
+        s.put_record(&record(RecordKind::Fact, "", "Likes tea"))
+            .unwrap_or(0);
+    }
+    let s = MemoryStore::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        s.recent(S, "root:42", 5).unwrap_or_default()[0].text,
+        "remember me"
+    );
+    assert_eq!(
+        s.search(S, "tea", "root:42", 5, 100)
+            .unwrap_or_default()
+            .len(),
+        1
+    );
+    drop(s);
+    // A newer schema than this build knows.
+    let conn = rusqlite::Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    conn.pragma_update(None, "user_version", 99).unwrap_or(());
+    drop(conn);
+    let err = MemoryStore::open(&path).map(|_| ()).unwrap_err();
+    assert!(err.to_string().contains("schema version 99"), "{err}");
+    // Not a database at all.
+    let junk = dir.join("junk.sqlite");
+    std::fs::write(&junk, vec![b'x'; 8192]).unwrap_or(());
+    let err = MemoryStore::open(&junk.to_string_lossy())
+        .map(|_| ())
+        .unwrap_err();
+    assert!(err.to_string().starts_with("SQLite: "), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap_or(());
+}
