@@ -6,3 +6,4 @@ pub mod db;
 pub mod keys;
 pub mod secrets;
 pub mod store;
+pub mod summary;

@@ -4,6 +4,7 @@
 use super::db::{self, MemoryError};
 use super::keys::{thread_key, Placement};
 use super::secrets::redact;
+use super::summary::{CompactionPolicy, Summary, Trigger};
 use crate::text::{tokens_for_units, utf16_len};
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -234,6 +235,19 @@ pub enum Focus {
     PendingSlot(PendingSlot),
 }
 
+/// What one compaction did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compaction {
+    pub trigger: Trigger,
+    /// Messages folded into the summary.
+    pub folded: usize,
+    pub summary_version: i64,
+    /// Estimated tokens of the lane's context (summary and unsummarized messages) before
+    /// and after.
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+}
+
 /// The store over one SQLite file.
 #[derive(Debug)]
 pub struct MemoryStore {
@@ -367,6 +381,88 @@ impl MemoryStore {
             )
             .optional()?;
         Ok(last.map(Focus::LastAssistant))
+    }
+
+    /// The messages of a lane that its summary does not cover yet, oldest first.
+    pub fn unsummarized(&self, session: &str, lane: &str) -> Result<Vec<ChatMessage>, MemoryError> {
+        let covered_to: Option<i64> = match self.record(session, RecordKind::ThreadSummary, lane)? {
+            Some(Record {
+                message_range: Some((_, to)),
+                ..
+            }) => self
+                .conn
+                .query_row(
+                    "SELECT seq FROM messages WHERE session_id = ?1 AND message_id = ?2",
+                    params![session, to],
+                    |r| r.get(0),
+                )
+                .optional()?,
+            _ => None,
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT message_id, thread_key, role, text, ts_ms, reply_to FROM messages
+             WHERE session_id = ?1 AND thread_key = ?2 AND seq > ?3 ORDER BY seq",
+        )?;
+        let rows = stmt.query_map(params![session, lane, covered_to.unwrap_or(0)], chat_row)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// Compacts a lane when `policy` says it is due at `now_ms`: every unsummarized message
+    /// but the newest `keep_recent` is folded into the lane's thread summary by the
+    /// extractive summarizer, on top of the previous summary, whose version goes up by
+    /// one and whose message range then reaches the last folded message. Messages stay
+    /// stored verbatim. `None` when nothing was due.
+    pub fn compact(
+        &mut self,
+        session: &str,
+        lane: &str,
+        policy: &CompactionPolicy,
+        now_ms: i64,
+    ) -> Result<Option<Compaction>, MemoryError> {
+        let recent = self.unsummarized(session, lane)?;
+        let previous = self.record(session, RecordKind::ThreadSummary, lane)?;
+        let tokens = |text: &str| tokens_for_units(utf16_len(text));
+        let recent_tokens: u64 = recent.iter().map(|m| tokens(&m.text)).sum();
+        let age = previous.as_ref().map(|p| now_ms - p.updated_at_ms);
+        let Some(trigger) = policy.due(recent.len(), recent_tokens, age) else {
+            return Ok(None);
+        };
+        let fold_count = recent.len() - policy.keep_recent;
+        let (folded, kept) = recent.split_at(fold_count);
+        let mut summary = previous
+            .as_ref()
+            .and_then(|p| Summary::parse(&p.body))
+            .unwrap_or_default();
+        summary.fold(
+            folded
+                .iter()
+                .map(|m| (m.role == Role::User, m.text.as_str())),
+        );
+        let body = summary.render();
+        let version = previous.as_ref().map_or(0, |p| p.summary_version) + 1;
+        let first = previous
+            .as_ref()
+            .and_then(|p| p.message_range.as_ref().map(|(from, _)| from.clone()))
+            .unwrap_or_else(|| folded[0].message_id.clone());
+        let last = folded[fold_count - 1].message_id.clone();
+        self.put_record(&NewRecord {
+            session_id: session,
+            kind: RecordKind::ThreadSummary,
+            thread_key: lane,
+            body: &body,
+            summary_version: version,
+            updated_at_ms: now_ms,
+            message_range: Some((&first, &last)),
+        })?;
+        let before = previous.as_ref().map_or(0, |p| tokens(&p.body)) + recent_tokens;
+        let after = tokens(&redact(&body)) + kept.iter().map(|m| tokens(&m.text)).sum::<u64>();
+        Ok(Some(Compaction {
+            trigger,
+            folded: fold_count,
+            summary_version: version,
+            tokens_before: before,
+            tokens_after: after,
+        }))
     }
 
     /// The pending question of a lane, from its `thread_state` record.

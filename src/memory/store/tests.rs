@@ -310,3 +310,82 @@ fn the_file_keeps_everything_across_a_reopen_and_refuses_what_it_cannot_read() {
     assert!(err.to_string().starts_with("SQLite: "), "{err}");
     std::fs::remove_dir_all(&dir).unwrap_or(());
 }
+
+#[test]
+fn compaction_folds_all_but_the_newest_ten_incrementally_and_keeps_every_message() {
+    use crate::memory::summary::{CompactionPolicy, Trigger};
+    let mut s = store();
+    let policy = CompactionPolicy::default();
+    let texts = |range: std::ops::Range<usize>| {
+        range
+            .map(|i| match i % 3 {
+                0 => format!("Can we ship part {i}?"),
+                1 => format!("We decided to ship part {i} behind a flag."),
+                _ => format!("Deployed part {i} to staging."),
+            })
+            .collect::<Vec<_>>()
+    };
+    for (i, t) in texts(0..35).iter().enumerate() {
+        let id = i.to_string();
+        let role = if i % 3 == 1 {
+            Role::Assistant
+        } else {
+            Role::User
+        };
+        s.ingest(&msg(&id, role, t, None)).unwrap_or_default();
+    }
+    let first = s
+        .compact(S, "root:42", &policy, 1_000)
+        .unwrap_or(None)
+        .unwrap_or_else(|| panic!("not due"));
+    assert_eq!(
+        (first.trigger, first.folded, first.summary_version),
+        (Trigger::Messages(35), 25, 1)
+    );
+    let summary = s
+        .record(S, RecordKind::ThreadSummary, "root:42")
+        .unwrap_or(None)
+        .unwrap_or_else(|| panic!("no summary"));
+    assert_eq!(summary.message_range, Some(("0".into(), "24".into())));
+    assert!(
+        summary
+            .body
+            .contains("- We decided to ship part 22 behind a flag."),
+        "{}",
+        summary.body
+    );
+    assert_eq!(s.unsummarized(S, "root:42").unwrap_or_default().len(), 10);
+    // Ten left verbatim: nothing is due until the lane grows again.
+    assert_eq!(
+        s.compact(S, "root:42", &policy, 2_000).unwrap_or(None),
+        None
+    );
+    for (i, t) in texts(35..60).iter().enumerate() {
+        let id = (35 + i).to_string();
+        s.ingest(&msg(&id, Role::User, t, None)).unwrap_or_default();
+    }
+    let second = s
+        .compact(S, "root:42", &policy, 3_000)
+        .unwrap_or(None)
+        .unwrap_or_else(|| panic!("not due"));
+    assert_eq!((second.folded, second.summary_version), (25, 2));
+    // The summary is bounded (8 items per section): twice the history, about the same
+    // context, while sending the history would have doubled.
+    assert!(
+        second.tokens_after.abs_diff(first.tokens_after) <= 25,
+        "{first:?} {second:?}"
+    );
+    assert!(second.tokens_before > second.tokens_after, "{second:?}");
+    let summary = s
+        .record(S, RecordKind::ThreadSummary, "root:42")
+        .unwrap_or(None)
+        .unwrap_or_else(|| panic!("no summary"));
+    assert_eq!(summary.message_range, Some(("0".into(), "49".into())));
+    assert!(
+        summary.body.contains("Deployed part 47 to staging."),
+        "{}",
+        summary.body
+    );
+    // Lossless: every message is still stored.
+    assert_eq!(s.recent(S, "root:42", 1_000).unwrap_or_default().len(), 60);
+}

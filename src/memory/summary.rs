@@ -1,0 +1,258 @@
+//! Rolling thread summaries, deterministic: the structure, when a lane is compacted, and
+//! the extractive summarizer that folds messages into a summary without a model call.
+//!
+//! The extractive rules, per sentence of each folded message (a sentence ends at `.`, `!`
+//! or `?` before a space, at `。！？`, or at a line break; it is kept whole up to 160
+//! characters, then cut with `…`):
+//! - a sentence ending in `?` from the user is an open question;
+//! - one with a decision cue (`decided`, `we'll`, `we will`, `let's go with`, `going with`,
+//!   `agreed`, `approved`) is a decision;
+//! - one with an action cue (`todo`, `action item`, `i'll`, `i will`, `need to`,
+//!   `remind me`, `follow up`) is a pending action;
+//! - one with an outcome cue (`failed`, `succeeded`, `worked`, `fixed`, `rolled back`,
+//!   `deployed`, `broke`, `passed`) is an outcome;
+//! - one with a fact cue (`i prefer`, `prefers`, `always`, `never`, `we use`, `must`,
+//!   `deadline`, `budget`) is an important fact;
+//! - the first rule that matches wins, in the order decision, action, outcome, fact,
+//!   question. Each section keeps its newest [`SECTION_MAX`] items, without repeats.
+//!
+//! A summary is updated incrementally: the previous summary plus the newly folded
+//! messages, never rebuilt from the whole history.
+
+/// Items kept per section of a summary (the newest).
+pub const SECTION_MAX: usize = 8;
+/// Longest sentence kept whole, in characters.
+pub const ITEM_MAX_CHARS: usize = 160;
+
+/// When a lane is compacted, and how much of it stays verbatim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompactionPolicy {
+    /// Compact when the lane has more recent (not yet summarized) messages than this.
+    pub max_recent_messages: usize,
+    /// Compact when the recent messages' estimated tokens exceed this.
+    pub max_recent_tokens: u64,
+    /// Compact when the summary is older than this (ms) and there is something to fold.
+    pub max_summary_age_ms: i64,
+    /// The newest messages left verbatim by a compaction.
+    pub keep_recent: usize,
+}
+
+impl Default for CompactionPolicy {
+    fn default() -> Self {
+        CompactionPolicy {
+            max_recent_messages: 30,
+            max_recent_tokens: 2_500,
+            max_summary_age_ms: 24 * 3_600_000,
+            keep_recent: 10,
+        }
+    }
+}
+
+/// Why a lane is due for compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    Messages(usize),
+    Tokens(u64),
+    Age(i64),
+}
+
+impl CompactionPolicy {
+    /// Whether a lane with `recent` unsummarized messages of `tokens` estimated tokens,
+    /// whose summary was updated `age_ms` ago (`None`: never), is due for compaction.
+    /// Nothing is due when there is nothing beyond the messages kept verbatim.
+    pub fn due(&self, recent: usize, tokens: u64, age_ms: Option<i64>) -> Option<Trigger> {
+        if recent <= self.keep_recent {
+            return None;
+        }
+        if recent > self.max_recent_messages {
+            return Some(Trigger::Messages(recent));
+        }
+        if tokens > self.max_recent_tokens {
+            return Some(Trigger::Tokens(tokens));
+        }
+        match age_ms {
+            Some(age) if age > self.max_summary_age_ms => Some(Trigger::Age(age)),
+            _ => None,
+        }
+    }
+}
+
+/// The structure of a thread summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub goals: Vec<String>,
+    pub decisions: Vec<String>,
+    pub facts: Vec<String>,
+    pub outcomes: Vec<String>,
+    pub pending: Vec<String>,
+}
+
+const HEADINGS: [&str; 5] = [
+    "Current goals / open questions:",
+    "Decisions made:",
+    "Important facts:",
+    "Recent outcomes:",
+    "Pending actions:",
+];
+
+impl Summary {
+    fn sections(&self) -> [&Vec<String>; 5] {
+        [
+            &self.goals,
+            &self.decisions,
+            &self.facts,
+            &self.outcomes,
+            &self.pending,
+        ]
+    }
+
+    fn sections_mut(&mut self) -> [&mut Vec<String>; 5] {
+        [
+            &mut self.goals,
+            &mut self.decisions,
+            &mut self.facts,
+            &mut self.outcomes,
+            &mut self.pending,
+        ]
+    }
+
+    /// The summary as stored: each heading, then its items as `- ` lines (`- (none)` for
+    /// an empty section).
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for (heading, items) in HEADINGS.iter().zip(self.sections()) {
+            out.push_str(heading);
+            out.push('\n');
+            if items.is_empty() {
+                out.push_str("- (none)\n");
+            }
+            for item in items {
+                out.push_str("- ");
+                out.push_str(item);
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    /// Reads a summary [`Summary::render`] wrote; `None` for text of another structure.
+    pub fn parse(text: &str) -> Option<Summary> {
+        let mut s = Summary::default();
+        let mut section: Option<usize> = None;
+        for line in text.lines() {
+            if let Some(i) = HEADINGS.iter().position(|h| line.trim() == *h) {
+                section = Some(i);
+                continue;
+            }
+            let item = line.trim().strip_prefix("- ")?;
+            let i = section?;
+            if item != "(none)" {
+                s.sections_mut()[i].push(item.to_string());
+            }
+        }
+        section.map(|_| s)
+    }
+
+    fn add(list: &mut Vec<String>, item: String) {
+        list.retain(|x| *x != item);
+        list.push(item);
+        if list.len() > SECTION_MAX {
+            let extra = list.len() - SECTION_MAX;
+            list.drain(..extra);
+        }
+    }
+
+    /// Folds messages (`(from_user, text)`, oldest first) into this summary by the
+    /// extractive rules of this module.
+    pub fn fold<'a>(&mut self, messages: impl IntoIterator<Item = (bool, &'a str)>) {
+        for (from_user, text) in messages {
+            for sentence in sentences(text) {
+                let lower = sentence.to_lowercase();
+                let has = |cues: &[&str]| cues.iter().any(|c| lower.contains(c));
+                let item = clip(&sentence);
+                if has(&[
+                    "decided",
+                    "we'll",
+                    "we will",
+                    "let's go with",
+                    "going with",
+                    "agreed",
+                    "approved",
+                ]) {
+                    Summary::add(&mut self.decisions, item);
+                } else if has(&[
+                    "todo",
+                    "action item",
+                    "i'll",
+                    "i will",
+                    "need to",
+                    "remind me",
+                    "follow up",
+                ]) {
+                    Summary::add(&mut self.pending, item);
+                } else if has(&[
+                    "failed",
+                    "succeeded",
+                    "worked",
+                    "fixed",
+                    "rolled back",
+                    "deployed",
+                    "broke",
+                    "passed",
+                ]) {
+                    Summary::add(&mut self.outcomes, item);
+                } else if has(&[
+                    "i prefer", "prefers", "always", "never", "we use", "must", "deadline",
+                    "budget",
+                ]) {
+                    Summary::add(&mut self.facts, item);
+                } else if from_user && sentence.ends_with('?') {
+                    Summary::add(&mut self.goals, item);
+                }
+            }
+        }
+    }
+}
+
+/// The sentences of a message, trimmed, each with its closing punctuation.
+fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\n' {
+            push_sentence(&mut out, &mut cur);
+            continue;
+        }
+        cur.push(c);
+        // `.` `!` `?` end a sentence before a space or the end ("v2.4" does not end one);
+        // the full-width marks always do.
+        let at_break = chars.peek().is_none_or(|n| n.is_whitespace());
+        if matches!(c, '。' | '！' | '？') || (matches!(c, '.' | '!' | '?') && at_break) {
+            push_sentence(&mut out, &mut cur);
+        }
+    }
+    push_sentence(&mut out, &mut cur);
+    out
+}
+
+fn push_sentence(out: &mut Vec<String>, cur: &mut String) {
+    let s = cur.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.chars().any(char::is_alphanumeric) {
+        out.push(s);
+    }
+    cur.clear();
+}
+
+/// At most [`ITEM_MAX_CHARS`] characters, `…` marking a cut.
+fn clip(s: &str) -> String {
+    if s.chars().count() <= ITEM_MAX_CHARS {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(ITEM_MAX_CHARS - 1).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,80 @@
+use super::*;
+
+#[test]
+fn the_seeds_thresholds_are_the_defaults() {
+    let p = CompactionPolicy::default();
+    assert_eq!(
+        (
+            p.max_recent_messages,
+            p.max_recent_tokens,
+            p.max_summary_age_ms,
+            p.keep_recent
+        ),
+        (30, 2_500, 86_400_000, 10)
+    );
+    assert_eq!(p.due(30, 100, None), None);
+    assert_eq!(p.due(31, 100, None), Some(Trigger::Messages(31)));
+    assert_eq!(p.due(12, 2_500, None), None);
+    assert_eq!(p.due(12, 2_501, None), Some(Trigger::Tokens(2_501)));
+    assert_eq!(
+        p.due(12, 100, Some(86_400_001)),
+        Some(Trigger::Age(86_400_001))
+    );
+    // Nothing beyond the ten kept verbatim: nothing to fold, whatever the size.
+    assert_eq!(p.due(10, 99_999, Some(999_999_999)), None);
+}
+
+#[test]
+fn extractive_rules_sort_sentences_into_the_five_sections() {
+    let mut s = Summary::default();
+    s.fold([
+        (true, "Can we ship v2.4 on Thursday? Lunch was great."),
+        (false, "We decided to go behind the new_checkout_pool flag."),
+        (
+            true,
+            "I'll write the runbook. The canary failed on eu-west.",
+        ),
+        (true, "I prefer rollouts before noon UTC."),
+        (false, "What region first?"),
+    ]);
+    assert_eq!(s.goals, ["Can we ship v2.4 on Thursday?"]);
+    assert_eq!(
+        s.decisions,
+        ["We decided to go behind the new_checkout_pool flag."]
+    );
+    assert_eq!(s.pending, ["I'll write the runbook."]);
+    assert_eq!(s.outcomes, ["The canary failed on eu-west."]);
+    assert_eq!(s.facts, ["I prefer rollouts before noon UTC."]);
+}
+
+#[test]
+fn a_summary_reads_back_and_grows_incrementally_within_its_bounds() {
+    let mut s = Summary::default();
+    s.fold([(false, "Agreed: freeze on Friday.")]);
+    let text = s.render();
+    assert!(text.starts_with(
+        "Current goals / open questions:\n- (none)\nDecisions made:\n- Agreed: freeze on Friday.\n"
+    ));
+    let mut back = Summary::parse(&text).unwrap_or_default();
+    assert_eq!(back, s);
+    for i in 0..12 {
+        back.fold([(true, format!("Deployed build {i}.").as_str())]);
+    }
+    back.fold([(true, "Deployed build 11.")]);
+    assert_eq!(back.outcomes.len(), SECTION_MAX);
+    assert_eq!(
+        back.outcomes.last().map(String::as_str),
+        Some("Deployed build 11.")
+    );
+    assert_eq!(
+        back.outcomes.first().map(String::as_str),
+        Some("Deployed build 4.")
+    );
+    assert_eq!(back.decisions, ["Agreed: freeze on Friday."]);
+    assert_eq!(Summary::parse("free text, no structure"), None);
+    let long = format!("We decided {}.", "x".repeat(400));
+    let mut c = Summary::default();
+    c.fold([(false, long.as_str())]);
+    assert_eq!(c.decisions[0].chars().count(), ITEM_MAX_CHARS);
+    assert!(c.decisions[0].ends_with('…'));
+}
