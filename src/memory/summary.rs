@@ -87,6 +87,61 @@ pub struct Summary {
     pub pending: Vec<String>,
 }
 
+/// Section indexes, in the order of [`HEADINGS`].
+const GOALS: usize = 0;
+const DECISIONS: usize = 1;
+const FACTS: usize = 2;
+const OUTCOMES: usize = 3;
+const PENDING: usize = 4;
+
+/// The cue rules, in the order they are tried: a sentence containing one of the cues goes
+/// to the section.
+const RULES: [(&[&str], usize); 4] = [
+    (
+        &[
+            "decided",
+            "we'll",
+            "we will",
+            "let's go with",
+            "going with",
+            "agreed",
+            "approved",
+        ],
+        DECISIONS,
+    ),
+    (
+        &[
+            "todo",
+            "action item",
+            "i'll",
+            "i will",
+            "need to",
+            "remind me",
+            "follow up",
+        ],
+        PENDING,
+    ),
+    (
+        &[
+            "failed",
+            "succeeded",
+            "worked",
+            "fixed",
+            "rolled back",
+            "deployed",
+            "broke",
+            "passed",
+        ],
+        OUTCOMES,
+    ),
+    (
+        &[
+            "i prefer", "prefers", "always", "never", "we use", "must", "deadline", "budget",
+        ],
+        FACTS,
+    ),
+];
+
 const HEADINGS: [&str; 5] = [
     "Current goals / open questions:",
     "Decisions made:",
@@ -168,46 +223,14 @@ impl Summary {
         for (from_user, text) in messages {
             for sentence in sentences(text) {
                 let lower = sentence.to_lowercase();
-                let has = |cues: &[&str]| cues.iter().any(|c| lower.contains(c));
                 let item = clip(&sentence);
-                if has(&[
-                    "decided",
-                    "we'll",
-                    "we will",
-                    "let's go with",
-                    "going with",
-                    "agreed",
-                    "approved",
-                ]) {
-                    Summary::add(&mut self.decisions, item);
-                } else if has(&[
-                    "todo",
-                    "action item",
-                    "i'll",
-                    "i will",
-                    "need to",
-                    "remind me",
-                    "follow up",
-                ]) {
-                    Summary::add(&mut self.pending, item);
-                } else if has(&[
-                    "failed",
-                    "succeeded",
-                    "worked",
-                    "fixed",
-                    "rolled back",
-                    "deployed",
-                    "broke",
-                    "passed",
-                ]) {
-                    Summary::add(&mut self.outcomes, item);
-                } else if has(&[
-                    "i prefer", "prefers", "always", "never", "we use", "must", "deadline",
-                    "budget",
-                ]) {
-                    Summary::add(&mut self.facts, item);
-                } else if from_user && sentence.ends_with('?') {
-                    Summary::add(&mut self.goals, item);
+                let section = RULES
+                    .iter()
+                    .find(|(cues, _)| cues.iter().any(|c| lower.contains(c)))
+                    .map(|&(_, section)| section)
+                    .or_else(|| (from_user && sentence.ends_with('?')).then_some(GOALS));
+                if let Some(section) = section {
+                    Summary::add(self.sections_mut()[section], item);
                 }
             }
         }
