@@ -2,6 +2,7 @@
 //! and thread key, with typed memory records (summaries, thread state, facts) and full-text
 //! retrieval over them. SQLite is the source of truth.
 
+pub mod assemble;
 pub mod db;
 pub mod keys;
 pub mod secrets;
