@@ -13,7 +13,7 @@ const { spawnSync } = require('node:child_process')
 const { existsSync, readdirSync, rmSync, writeFileSync } = require('node:fs')
 const { join } = require('node:path')
 const { check } = require('./check-binary.js')
-const { PLATFORMS, binaryName, root, targets } = require('./targets.js')
+const { PLATFORMS, addonName, binaryName, root, targets } = require('./targets.js')
 
 const dryRun = process.argv.includes('--dry-run')
 const artifacts = join(root, 'artifacts')
@@ -34,7 +34,7 @@ function main() {
   if (dryRun && missing.length > 0) {
     // napi reads the targets from its config: a dry run covers the binaries at hand.
     const file = join(artifacts, 'napi-dry-run.json')
-    writeFileSync(file, JSON.stringify({ binaryName: binaryName(present[0]).split('.')[0], targets: present }))
+    writeFileSync(file, JSON.stringify({ binaryName: addonName, targets: present }))
     config.push('-c', file)
     console.log(`publish: dry run for ${present.join(', ')} (not built here: ${missing.join(', ')})`)
   }

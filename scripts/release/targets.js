@@ -22,7 +22,7 @@ const targets = pkg.napi.targets
 function binaryName(target) {
   const platform = PLATFORMS[target]
   if (!platform) throw new Error(`unknown release target ${target} (known: ${Object.keys(PLATFORMS).join(', ')})`)
-  return `${pkg.napi.binaryName}.${platform}.node`
+  return `${addonName}.${platform}.node`
 }
 
 /** The triple of the machine running this script, for the targets above. */
@@ -34,4 +34,7 @@ function hostTarget() {
   return `${arch}-${platform}`
 }
 
-module.exports = { PLATFORMS, binaryName, hostTarget, root, targets }
+/** The addon's name (package.json napi.binaryName). */
+const addonName = pkg.napi.binaryName
+
+module.exports = { PLATFORMS, addonName, binaryName, hostTarget, root, targets }

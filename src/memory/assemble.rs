@@ -134,15 +134,13 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
     let mut keep_summary = summary.is_some();
     let mut keep_personality = personality.is_some();
     let cost = |m: usize, r: usize, q: bool, s: bool, p: bool| -> LayerTokens {
-        let list = |items: &[String], n: usize, tag: &str| {
-            if n == 0 {
+        // A list section: its tags and the items given.
+        let list = |items: &[String], tag: &str| {
+            if items.is_empty() {
                 0
             } else {
                 tokens(&format!("<{tag}>\n</{tag}>\n"))
-                    + items[items.len() - n..]
-                        .iter()
-                        .map(|i| tokens(i))
-                        .sum::<u64>()
+                    + items.iter().map(|i| tokens(i)).sum::<u64>()
             }
         };
         LayerTokens {
@@ -157,13 +155,8 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
             } else {
                 0
             },
-            memories: if m == 0 {
-                0
-            } else {
-                tokens("<memories>\n</memories>\n")
-                    + memories[..m].iter().map(|i| tokens(i)).sum::<u64>()
-            },
-            recent: list(&recent, r, "recent_messages"),
+            memories: list(&memories[..m], "memories"),
+            recent: list(&recent[recent.len() - r..], "recent_messages"),
             quoted: if q {
                 quoted.as_deref().map_or(0, tokens)
             } else {

@@ -563,7 +563,7 @@ impl MemoryStore {
         for (table, q) in [("records_words", words), ("records_trigrams", grams)] {
             let Some(q) = q else { continue };
             let sql = format!(
-                "SELECT bm25({table}) AS score, {cols} FROM {table} JOIN records r ON r.id = {table}.rowid
+                "SELECT {cols}, bm25({table}) AS score FROM {table} JOIN records r ON r.id = {table}.rowid
                  WHERE {table} MATCH ?1 AND r.session_id = ?2
                    AND (r.kind IN ('fact', 'preference', 'outcome')
                         OR (r.kind = 'thread_summary' AND r.thread_key = ?3))
@@ -576,21 +576,9 @@ impl MemoryStore {
             );
             let mut stmt = self.conn.prepare_cached(&sql)?;
             let limit = i64::try_from(k).unwrap_or(i64::MAX);
+            // The score comes after the record's columns, so `record_row` reads the rest.
             let rows = stmt.query_map(params![q, session, lane, limit], |r| {
-                let score: f64 = r.get(0)?;
-                let rec = Record {
-                    id: r.get(1)?,
-                    session_id: r.get(2)?,
-                    kind: RecordKind::parse(&r.get::<_, String>(3)?).unwrap_or(RecordKind::Fact),
-                    thread_key: r.get(4)?,
-                    body: r.get(5)?,
-                    summary_version: r.get(6)?,
-                    updated_at_ms: r.get(7)?,
-                    message_range: r
-                        .get::<_, Option<String>>(8)?
-                        .zip(r.get::<_, Option<String>>(9)?),
-                };
-                Ok((score, rec))
+                Ok((r.get::<_, f64>(9)?, record_row(r)?))
             })?;
             for row in rows {
                 let (score, rec) = row?;
