@@ -1,6 +1,8 @@
 //! Layered assembly: the context for one user message, from the store, in the seed's
 //! order (policy, personality, thread summary, retrieved memories, recent messages of the
-//! same lane, quoted reply context, user message) within a hard token budget.
+//! same lane, quoted reply context, user message) within a hard token budget. The
+//! memories layer starts with the summaries of other lanes the message names (see
+//! [`MemoryStore::named_lanes`]), then the records retrieved for it.
 //!
 //! When the layers do not fit, they give way in this order until they do: retrieved
 //! memories (the lowest ranked first), then recent messages (the oldest first), then the
@@ -100,18 +102,31 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
     let summary = store
         .record(req.session_id, RecordKind::ThreadSummary, req.thread_key)?
         .map(|r| section("thread_summary", &r.body));
-    let memories: Vec<String> = store
-        .search(
-            req.session_id,
-            req.user_message,
-            req.thread_key,
-            req.memories,
-            req.budget_tokens,
-        )?
-        .into_iter()
-        .filter(|r| r.kind != RecordKind::ThreadSummary)
-        .map(|r| format!("- {}\n", escape(&r.body)))
-        .collect();
+    // Summaries of other lanes the message names, then the retrieved records.
+    let related = store.named_lanes(req.session_id, req.user_message, req.thread_key)?;
+    let mut memories: Vec<String> = Vec::new();
+    for lane in &related {
+        if let Some(r) = store.record(req.session_id, RecordKind::ThreadSummary, lane)? {
+            memories.push(format!(
+                "- summary of {}:\n{}\n",
+                escape(lane),
+                escape(r.body.trim_end())
+            ));
+        }
+    }
+    memories.extend(
+        store
+            .search(
+                req.session_id,
+                req.user_message,
+                req.thread_key,
+                req.memories,
+                req.budget_tokens,
+            )?
+            .into_iter()
+            .filter(|r| r.kind != RecordKind::ThreadSummary)
+            .map(|r| format!("- {}\n", escape(&r.body))),
+    );
     let recent: Vec<String> = store
         .recent(req.session_id, req.thread_key, req.recent)?
         .into_iter()

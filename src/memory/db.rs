@@ -71,6 +71,8 @@ pub enum MemoryError {
     Sqlite(rusqlite::Error),
     /// The file was written by a newer version of this package.
     NewerSchema { found: i64, supported: i64 },
+    /// A lane's summary changed between planning a compaction and writing it.
+    Stale { expected: i64, found: i64 },
 }
 
 impl std::fmt::Display for MemoryError {
@@ -80,6 +82,10 @@ impl std::fmt::Display for MemoryError {
             MemoryError::NewerSchema { found, supported } => write!(
                 f,
                 "the memory file has schema version {found}; this version reads up to {supported}"
+            ),
+            MemoryError::Stale { expected, found } => write!(
+                f,
+                "the thread summary is at version {found}, not {expected} as planned: another compaction wrote it first"
             ),
         }
     }

@@ -235,6 +235,33 @@ pub enum Focus {
     PendingSlot(PendingSlot),
 }
 
+/// A compaction decided and not yet written: which messages of a lane get folded into
+/// which summary, and which stay verbatim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactionPlan {
+    pub session_id: String,
+    pub thread_key: String,
+    pub trigger: Trigger,
+    /// The lane's summary the fold builds on (`None` for the first compaction).
+    pub previous: Option<Record>,
+    /// The messages to fold, oldest first.
+    pub fold: Vec<ChatMessage>,
+    /// The newest messages, left verbatim.
+    pub kept: Vec<ChatMessage>,
+}
+
+/// Who wrote a compaction's summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummarySource {
+    /// The extractive summarizer, as asked.
+    Extractive,
+    /// The caller's summarizer; its text was valid.
+    Caller,
+    /// The extractive summarizer, because the caller's text was not a valid summary
+    /// (the reason).
+    Fallback(&'static str),
+}
+
 /// What one compaction did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Compaction {
@@ -246,6 +273,7 @@ pub struct Compaction {
     /// and after.
     pub tokens_before: u64,
     pub tokens_after: u64,
+    pub source: SummarySource,
 }
 
 /// The store over one SQLite file.
@@ -283,6 +311,11 @@ fn record_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
 
 const RECORD_COLUMNS: &str =
     "id, session_id, kind, thread_key, body, summary_version, updated_at_ms, range_from, range_to";
+
+/// Estimated tokens of a text.
+fn estimate(text: &str) -> u64 {
+    tokens_for_units(utf16_len(text))
+}
 
 impl MemoryStore {
     /// Opens the store at `path` (`:memory:` for a private in-memory one).
@@ -407,11 +440,117 @@ impl MemoryStore {
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
-    /// Compacts a lane when `policy` says it is due at `now_ms`: every unsummarized message
-    /// but the newest `keep_recent` is folded into the lane's thread summary by the
-    /// extractive summarizer, on top of the previous summary, whose version goes up by
-    /// one and whose message range then reaches the last folded message. Messages stay
-    /// stored verbatim. `None` when nothing was due.
+    /// Decides whether a lane is due for compaction at `now_ms` under `policy` (or, with
+    /// `force`, whenever it has more than the messages kept verbatim) and what would be
+    /// folded: every unsummarized message but the newest `keep_recent`. Nothing is
+    /// written; [`MemoryStore::apply_compaction`] does that. `None` when nothing is due.
+    pub fn plan_compaction(
+        &self,
+        session: &str,
+        lane: &str,
+        policy: &CompactionPolicy,
+        now_ms: i64,
+        force: bool,
+    ) -> Result<Option<CompactionPlan>, MemoryError> {
+        let mut recent = self.unsummarized(session, lane)?;
+        let previous = self.record(session, RecordKind::ThreadSummary, lane)?;
+        let recent_tokens: u64 = recent.iter().map(|m| estimate(&m.text)).sum();
+        let age = previous.as_ref().map(|p| now_ms - p.updated_at_ms);
+        let trigger = match policy.due(recent.len(), recent_tokens, age) {
+            Some(t) => t,
+            None if force && recent.len() > policy.keep_recent => Trigger::Forced,
+            None => return Ok(None),
+        };
+        let kept = recent.split_off(recent.len() - policy.keep_recent);
+        Ok(Some(CompactionPlan {
+            session_id: session.to_string(),
+            thread_key: lane.to_string(),
+            trigger,
+            previous,
+            fold: recent,
+            kept,
+        }))
+    }
+
+    /// Writes the compaction `plan` describes: the lane's thread summary becomes `given`
+    /// when it is a valid summary (see [`Summary::validate`]), else the previous summary
+    /// with the folded messages added by the extractive summarizer; its version goes up by
+    /// one and its message range then reaches the last folded message. Messages stay
+    /// stored verbatim. Fails with [`MemoryError::Stale`] when the lane's summary changed
+    /// since the plan was made (another compaction got there first), writing nothing.
+    pub fn apply_compaction(
+        &mut self,
+        plan: &CompactionPlan,
+        given: Option<&str>,
+        now_ms: i64,
+    ) -> Result<Compaction, MemoryError> {
+        let planned = plan.previous.as_ref().map_or(0, |p| p.summary_version);
+        let current = self
+            .record(
+                &plan.session_id,
+                RecordKind::ThreadSummary,
+                &plan.thread_key,
+            )?
+            .map_or(0, |p| p.summary_version);
+        if current != planned {
+            return Err(MemoryError::Stale {
+                expected: planned,
+                found: current,
+            });
+        }
+        let (Some(first_folded), Some(last_folded)) = (plan.fold.first(), plan.fold.last()) else {
+            return Err(MemoryError::Stale {
+                expected: planned,
+                found: current,
+            });
+        };
+        let previous = plan.previous.as_ref();
+        let extractive = || {
+            let mut summary = previous
+                .and_then(|p| Summary::parse(&p.body))
+                .unwrap_or_default();
+            summary.fold(
+                plan.fold
+                    .iter()
+                    .map(|m| (m.role == Role::User, m.text.as_str())),
+            );
+            summary.render()
+        };
+        let (body, source) = match given.map(Summary::validate) {
+            Some(Ok(s)) => (s.render(), SummarySource::Caller),
+            Some(Err(why)) => (extractive(), SummarySource::Fallback(why)),
+            None => (extractive(), SummarySource::Extractive),
+        };
+        let version = planned + 1;
+        let first = previous
+            .and_then(|p| p.message_range.as_ref().map(|(from, _)| from.clone()))
+            .unwrap_or_else(|| first_folded.message_id.clone());
+        self.put_record(&NewRecord {
+            session_id: &plan.session_id,
+            kind: RecordKind::ThreadSummary,
+            thread_key: &plan.thread_key,
+            body: &body,
+            summary_version: version,
+            updated_at_ms: now_ms,
+            message_range: Some((&first, &last_folded.message_id)),
+        })?;
+        let folded_tokens: u64 = plan.fold.iter().map(|m| estimate(&m.text)).sum();
+        let kept_tokens: u64 = plan.kept.iter().map(|m| estimate(&m.text)).sum();
+        let before = previous.map_or(0, |p| estimate(&p.body)) + folded_tokens + kept_tokens;
+        let after = estimate(&redact(&body)) + kept_tokens;
+        Ok(Compaction {
+            trigger: plan.trigger,
+            folded: plan.fold.len(),
+            summary_version: version,
+            tokens_before: before,
+            tokens_after: after,
+            source,
+        })
+    }
+
+    /// [`MemoryStore::plan_compaction`] then [`MemoryStore::apply_compaction`] with the
+    /// extractive summarizer: compacts a lane when `policy` says it is due at `now_ms`.
+    /// `None` when nothing was due.
     pub fn compact(
         &mut self,
         session: &str,
@@ -419,50 +558,10 @@ impl MemoryStore {
         policy: &CompactionPolicy,
         now_ms: i64,
     ) -> Result<Option<Compaction>, MemoryError> {
-        let recent = self.unsummarized(session, lane)?;
-        let previous = self.record(session, RecordKind::ThreadSummary, lane)?;
-        let tokens = |text: &str| tokens_for_units(utf16_len(text));
-        let recent_tokens: u64 = recent.iter().map(|m| tokens(&m.text)).sum();
-        let age = previous.as_ref().map(|p| now_ms - p.updated_at_ms);
-        let Some(trigger) = policy.due(recent.len(), recent_tokens, age) else {
-            return Ok(None);
-        };
-        let fold_count = recent.len() - policy.keep_recent;
-        let (folded, kept) = recent.split_at(fold_count);
-        let mut summary = previous
-            .as_ref()
-            .and_then(|p| Summary::parse(&p.body))
-            .unwrap_or_default();
-        summary.fold(
-            folded
-                .iter()
-                .map(|m| (m.role == Role::User, m.text.as_str())),
-        );
-        let body = summary.render();
-        let version = previous.as_ref().map_or(0, |p| p.summary_version) + 1;
-        let first = previous
-            .as_ref()
-            .and_then(|p| p.message_range.as_ref().map(|(from, _)| from.clone()))
-            .unwrap_or_else(|| folded[0].message_id.clone());
-        let last = folded[fold_count - 1].message_id.clone();
-        self.put_record(&NewRecord {
-            session_id: session,
-            kind: RecordKind::ThreadSummary,
-            thread_key: lane,
-            body: &body,
-            summary_version: version,
-            updated_at_ms: now_ms,
-            message_range: Some((&first, &last)),
-        })?;
-        let before = previous.as_ref().map_or(0, |p| tokens(&p.body)) + recent_tokens;
-        let after = tokens(&redact(&body)) + kept.iter().map(|m| tokens(&m.text)).sum::<u64>();
-        Ok(Some(Compaction {
-            trigger,
-            folded: fold_count,
-            summary_version: version,
-            tokens_before: before,
-            tokens_after: after,
-        }))
+        match self.plan_compaction(session, lane, policy, now_ms, false)? {
+            Some(plan) => self.apply_compaction(&plan, None, now_ms).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// The pending question of a lane, from its `thread_state` record.
@@ -600,6 +699,45 @@ impl MemoryStore {
             out.push(rec);
         }
         Ok(out)
+    }
+
+    /// The other lanes of `session` with a summary that `text` names, in key order. A
+    /// lane is named by its whole key (`topic:42:7`) or by the id its key ends with
+    /// after `#`, `topic ` or `thread ` (`#7`, `topic 7`, `thread 1712.5`, any case).
+    /// Retrieval stays in the message's own lane otherwise.
+    pub fn named_lanes(
+        &self,
+        session: &str,
+        text: &str,
+        own_lane: &str,
+    ) -> Result<Vec<String>, MemoryError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT thread_key FROM records WHERE session_id = ?1 AND kind = 'thread_summary'
+             AND thread_key != ?2 ORDER BY thread_key",
+        )?;
+        let lanes = stmt
+            .query_map(params![session, own_lane], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        let lower = text.to_lowercase();
+        let names_id = |id: &str| {
+            ["#", "topic ", "thread "].iter().any(|p| {
+                let needle = format!("{p}{}", id.to_lowercase());
+                lower.match_indices(&needle).any(|(at, _)| {
+                    let end = at + needle.len();
+                    let before = lower[..at].chars().next_back();
+                    let after = lower[end..].chars().next();
+                    !before.is_some_and(char::is_alphanumeric)
+                        && !after.is_some_and(|c| c.is_alphanumeric() || c == '.')
+                })
+            })
+        };
+        Ok(lanes
+            .into_iter()
+            .filter(|lane| {
+                let id = lane.rsplit(':').next().unwrap_or_default();
+                text.contains(lane.as_str()) || (!id.is_empty() && names_id(id))
+            })
+            .collect())
     }
 }
 

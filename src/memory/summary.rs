@@ -54,6 +54,8 @@ pub enum Trigger {
     Messages(usize),
     Tokens(u64),
     Age(i64),
+    /// Asked for (a forced compaction), though no threshold was passed.
+    Forced,
 }
 
 impl CompactionPolicy {
@@ -206,6 +208,45 @@ impl Summary {
             }
         }
         section.map(|_| s)
+    }
+
+    /// Checks a summary written by someone else (a model) and reads it: all five
+    /// headings, each once and in order, only `- ` items under them, at most
+    /// [`SECTION_MAX`] items per section, each of at most [`ITEM_MAX_CHARS`] characters.
+    /// The error says what was wrong.
+    pub fn validate(text: &str) -> Result<Summary, &'static str> {
+        let mut s = Summary::default();
+        let mut next = 0;
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            if let Some(i) = HEADINGS.iter().position(|h| line == *h) {
+                if i != next {
+                    return Err("sections missing, repeated or out of order");
+                }
+                next += 1;
+                continue;
+            }
+            if next == 0 {
+                return Err("text before the first section");
+            }
+            let Some(item) = line.strip_prefix("- ").or_else(|| line.strip_prefix("* ")) else {
+                return Err("a line that is neither a heading nor a \"- \" item");
+            };
+            if item.chars().count() > ITEM_MAX_CHARS {
+                return Err("an item longer than 160 characters");
+            }
+            let mut sections = s.sections_mut();
+            let list = &mut sections[next - 1];
+            if item != "(none)" {
+                list.push(item.to_string());
+            }
+            if list.len() > SECTION_MAX {
+                return Err("a section with more than 8 items");
+            }
+        }
+        if next != HEADINGS.len() {
+            return Err("sections missing, repeated or out of order");
+        }
+        Ok(s)
     }
 
     fn add(list: &mut Vec<String>, item: String) {

@@ -151,3 +151,40 @@ fn a_tight_budget_drops_layers_in_the_documented_order_and_never_the_policy_or_t
     assert!(tiny.over_budget);
     assert!(tiny.text.starts_with("<policy>") && tiny.text.contains("<user_message>"));
 }
+
+#[test]
+fn another_lanes_summary_comes_in_only_when_the_message_names_that_lane() {
+    let mut s = store();
+    s.put_record(&NewRecord {
+        session_id: S,
+        kind: RecordKind::ThreadSummary,
+        thread_key: "topic:42:7",
+        body: "Decisions made:\n- Budget approved for the offsite",
+        summary_version: 1,
+        updated_at_ms: 1,
+        message_range: None,
+    })
+    .unwrap_or(0);
+    let ask = |s: &MemoryStore, text: &'static str| {
+        let mut r = request(10_000);
+        r.user_message = text;
+        assemble(s, &r).unwrap_or_else(|e| panic!("{e}")).text
+    };
+    // Words of that summary alone do not bring it in: it belongs to another lane.
+    assert!(!ask(&s, "what about the offsite budget").contains("Budget approved"));
+    assert!(!ask(&s, "see #77 and topic 70").contains("Budget approved"));
+    for named in [
+        "like we said in topic 7",
+        "see #7",
+        "as in topic:42:7",
+        "THREAD 7 had it",
+    ] {
+        let text = ask(&s, named);
+        assert!(
+            text.contains(
+                "- summary of topic:42:7:\nDecisions made:\n- Budget approved for the offsite\n"
+            ),
+            "{named}: {text}"
+        );
+    }
+}

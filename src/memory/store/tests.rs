@@ -389,3 +389,93 @@ fn compaction_folds_all_but_the_newest_ten_incrementally_and_keeps_every_message
     // Lossless: every message is still stored.
     assert_eq!(s.recent(S, "root:42", 1_000).unwrap_or_default().len(), 60);
 }
+
+fn ingest_many(s: &mut MemoryStore, n: usize) {
+    for i in 0..n {
+        let id = format!("m{i}");
+        let text = format!("We decided to keep step {i} small.");
+        s.ingest(&msg(&id, Role::User, &text, None))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[test]
+fn a_valid_caller_summary_is_stored_and_an_invalid_one_falls_back_to_the_extractive_one() {
+    use crate::memory::summary::CompactionPolicy;
+    let policy = CompactionPolicy::default();
+    let mut s = store();
+    ingest_many(&mut s, 12);
+    // Below every threshold: nothing is due unless forced, and forcing folds all but ten.
+    assert_eq!(
+        s.plan_compaction(S, "root:42", &policy, 0, false)
+            .unwrap_or_else(|e| panic!("{e}")),
+        None
+    );
+    let plan = s
+        .plan_compaction(S, "root:42", &policy, 0, true)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("not planned"));
+    assert_eq!(
+        (plan.trigger, plan.fold.len(), plan.kept.len()),
+        (Trigger::Forced, 2, 10)
+    );
+    let given = "Current goals / open questions:\n- Keep steps small\nDecisions made:\n- (none)\n\
+                 Important facts:\n- (none)\nRecent outcomes:\n- (none)\nPending actions:\n- (none)\n";
+    let done = s
+        .apply_compaction(&plan, Some(given), 5)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (done.source, done.summary_version),
+        (SummarySource::Caller, 1)
+    );
+    let body = s
+        .record(S, RecordKind::ThreadSummary, "root:42")
+        .unwrap_or(None)
+        .map(|r| r.body)
+        .unwrap_or_default();
+    assert!(body.contains("- Keep steps small"), "{body}");
+    // The same plan again: the summary moved on to version 1, so it is stale, and
+    // nothing is written.
+    let err = s.apply_compaction(&plan, Some(given), 6);
+    assert!(
+        matches!(
+            err,
+            Err(MemoryError::Stale {
+                expected: 0,
+                found: 1
+            })
+        ),
+        "{err:?}"
+    );
+    ingest_many_from(&mut s, 12, 14);
+    let plan = s
+        .plan_compaction(S, "root:42", &policy, 0, true)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("not planned"));
+    let done = s
+        .apply_compaction(&plan, Some("Sure! Here is a summary: all good."), 7)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (done.source, done.summary_version),
+        (SummarySource::Fallback("text before the first section"), 2)
+    );
+    let body = s
+        .record(S, RecordKind::ThreadSummary, "root:42")
+        .unwrap_or(None)
+        .map(|r| r.body)
+        .unwrap_or_default();
+    // The fallback builds on the caller's valid summary of version 1.
+    assert!(body.contains("- Keep steps small"), "{body}");
+    assert!(
+        body.contains("- We decided to keep step 2 small."),
+        "{body}"
+    );
+}
+
+fn ingest_many_from(s: &mut MemoryStore, from: usize, to: usize) {
+    for i in from..to {
+        let id = format!("m{i}");
+        s.ingest(&msg(&id, Role::Assistant, "ok", None))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}

@@ -78,3 +78,46 @@ fn a_summary_reads_back_and_grows_incrementally_within_its_bounds() {
     assert_eq!(c.decisions[0].chars().count(), ITEM_MAX_CHARS);
     assert!(c.decisions[0].ends_with('…'));
 }
+
+#[test]
+fn validate_takes_the_five_sections_in_order_and_says_what_is_wrong() {
+    let ok = Summary {
+        goals: vec!["Ship v2".into()],
+        pending: vec!["Write the notes".into()],
+        ..Summary::default()
+    };
+    assert_eq!(Summary::validate(&ok.render()), Ok(ok.clone()));
+    let cases = [
+        ("", "sections missing, repeated or out of order"),
+        ("Here you go:\n", "text before the first section"),
+        (
+            "Decisions made:\n- x\n",
+            "sections missing, repeated or out of order",
+        ),
+    ];
+    for (text, why) in cases {
+        assert_eq!(Summary::validate(text), Err(why), "{text:?}");
+    }
+    let prose = ok.render().replace("- Ship v2", "We want to ship v2");
+    assert_eq!(
+        Summary::validate(&prose),
+        Err("a line that is neither a heading nor a \"- \" item")
+    );
+    let long = ok
+        .render()
+        .replace("Ship v2", &"x".repeat(ITEM_MAX_CHARS + 1));
+    assert_eq!(
+        Summary::validate(&long),
+        Err("an item longer than 160 characters")
+    );
+    let many = ok.render().replace(
+        "- Ship v2\n",
+        &(0..=SECTION_MAX)
+            .map(|i| format!("- goal {i}\n"))
+            .collect::<String>(),
+    );
+    assert_eq!(
+        Summary::validate(&many),
+        Err("a section with more than 8 items")
+    );
+}
