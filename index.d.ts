@@ -15,7 +15,11 @@
  *   trap: that error is the `cause`) or JavaScript cannot convert it (a cycle, a BigInt);
  * - `ANCHOR_NOT_FOUND`: `buildContext` rejects because the anchor message cannot be found;
  * - `ERR_CONTEXT_ENGINE_NATIVE_MISSING`: loading the package found no native addon for
- *   this platform.
+ *   this platform;
+ * - `ERR_MEMORY_STORAGE`: the memory store's SQLite failed (a corrupt, unreadable or
+ *   locked file, a full disk); `ERR_MEMORY_SCHEMA`: the file was written by a newer
+ *   version; `ERR_MEMORY_STALE`: a compaction plan was overtaken by another compaction;
+ *   `ERR_MEMORY_CLOSED`: the store was closed (or is busy with a re-entrant call).
  * Running out of stack (a callback that re-enters without end) is V8's own `RangeError`,
  * without a code.
  */
@@ -25,6 +29,23 @@ export type ContextEngineErrorCode =
   | 'ERR_UNREADABLE_INPUT'
   | 'ANCHOR_NOT_FOUND'
   | 'ERR_CONTEXT_ENGINE_NATIVE_MISSING'
+  | 'ERR_MEMORY_STORAGE'
+  | 'ERR_MEMORY_SCHEMA'
+  | 'ERR_MEMORY_STALE'
+  | 'ERR_MEMORY_CLOSED'
+
+/**
+ * The kinds of memory record: a lane's rolling summary (`thread_summary`), a session's
+ * (`session_summary`), a lane's state such as a pending question (`thread_state`), and
+ * long-term `fact`, `preference` and `outcome` records.
+ */
+export type MemoryRecordKind =
+  | 'thread_summary'
+  | 'session_summary'
+  | 'thread_state'
+  | 'fact'
+  | 'preference'
+  | 'outcome'
 
 /** An error of this package: its `code`, and for input errors the field `path`. */
 export interface ContextEngineError extends Error {
@@ -439,6 +460,101 @@ export declare class ChannelTools {
 }
 
 /**
+ * Conversation memory over one SQLite file (bundled in the addon, with FTS5): every
+ * chat message kept verbatim by session and thread key, rolling thread summaries,
+ * durable facts, preferences and outcomes, full-text retrieval, and the layered
+ * context for a new message within a token budget.
+ *
+ * ```ts
+ * const memory = new MemoryStore({ path: 'memory.sqlite' })
+ * const [{ threadKey }] = memory.ingest([{ sessionId, chatId, messageId, role: 'user', text, ts }])
+ * memory.compact(sessionId, threadKey)            // when due: older messages into the summary
+ * const { text, tokens } = memory.assemble({ sessionId, threadKey, userMessage: text, budgetTokens: 4000 })
+ * memory.close()
+ * ```
+ *
+ * Storage faults throw an `Error` whose `code` is `ERR_MEMORY_STORAGE` (SQLite failed:
+ * a corrupt or locked file), `ERR_MEMORY_SCHEMA` (a file from a newer version),
+ * `ERR_MEMORY_STALE` (a compaction plan overtaken by another) or `ERR_MEMORY_CLOSED`.
+ */
+export declare class MemoryStore {
+  /**
+   * Opens (or creates) the store: `path` of the SQLite file (default `":memory:"`),
+   * `compaction` thresholds (30 messages, 2,500 tokens, 24 hours; keep 10).
+   */
+  constructor(options?: MemoryStoreOptions)
+  /**
+   * Stores messages verbatim, in one transaction (all or none), and returns each one's
+   * thread key; a message id stored before is left as it was (`ingested: false`).
+   */
+  ingest(messages: MemoryMessage[]): IngestedMessage[]
+  /** The newest `limit` (default 10) messages of a lane, oldest first. */
+  recent(sessionId: string, threadKey: string, limit?: number): StoredChatMessage[]
+  /** The messages of a lane its summary does not cover yet, oldest first. */
+  unsummarized(sessionId: string, threadKey: string): StoredChatMessage[]
+  /**
+   * What a new message most likely refers to: the message it replies to; else its
+   * lane's pending question when the message is the kind of answer it expects (yes/no,
+   * a number, a date, an email); else the newest assistant message of its lane; `null`
+   * when none. A pending question never captures a message that does not answer it.
+   */
+  focusAnchor(message: MemoryMessage, threadKey: string): FocusAnchor | null
+  /**
+   * Writes a memory record (its body redacted of anything that looks like a
+   * credential) and returns its id. Thread summaries, session summaries and thread
+   * state replace the lane's previous one; facts, preferences and outcomes add up. A
+   * thread state `{"pending":{"questionId":"q1","expects":"yes_no"}}` marks a pending
+   * question (`yes_no`, `number`, `date`, `email`).
+   */
+  putRecord(record: MemoryRecordInput): number
+  /**
+   * The one record of a single kind (a summary or thread state) of a session and lane
+   * (`threadKey` is ignored for a session summary); `null` when there is none.
+   */
+  record(sessionId: string, kind: MemoryRecordKind, threadKey?: string): MemoryRecord | null
+  /**
+   * The session's records that match the words of `query`, best first (BM25 over a
+   * word index and a trigram index, so Chinese, Japanese and Korean are found too):
+   * facts, preferences, outcomes, and the summary of `threadKey` only. At most `k`
+   * (default 5), within `maxTokens` (default 1,000) estimated tokens.
+   */
+  search(sessionId: string, query: string, options?: MemorySearchOptions): MemoryRecord[]
+  /**
+   * Decides whether a lane is due for compaction (or, with `force`, has more than
+   * `keepRecent` messages to fold) and returns the plan, writing nothing: for a
+   * caller's own summarizer, which then hands the new summary to `applyCompaction`.
+   * `null` when nothing is due.
+   */
+  planCompaction(sessionId: string, threadKey: string, options?: CompactOptions): CompactionPlanView | null
+  /**
+   * Writes a planned compaction: `summary` when it is a valid five-section summary,
+   * else the extractive summarizer's (the result says which, and why). Throws
+   * `ERR_MEMORY_STALE` when the lane's summary changed since the plan was made.
+   */
+  applyCompaction(plan: CompactionPlanView, options?: ApplyCompactionOptions): CompactionResult
+  /**
+   * Compacts a lane with the extractive summarizer when it is due (or `force`d): all
+   * but the newest `keepRecent` unsummarized messages are folded into the thread
+   * summary, whose version goes up by one; the messages stay stored. `null` when
+   * nothing was due.
+   */
+  compact(sessionId: string, threadKey: string, options?: CompactOptions): CompactionResult | null
+  /**
+   * The context for one user message: policy, personality, thread summary, retrieved
+   * memories (with the summaries of other lanes the message names), recent messages
+   * of the lane, quoted reply, user message, each an escaped XML-like section, within
+   * `budgetTokens`. Deterministic to the byte for the same store and input.
+   */
+  assemble(input: AssembleInput): AssembledContext
+  /**
+   * Closes the SQLite file (committed data is on disk already). Later calls throw
+   * `ERR_MEMORY_CLOSED`; closing twice does nothing.
+   */
+  close(): void
+}
+export type JsMemoryStore = MemoryStore
+
+/**
  * Runtime state for a Claude SDK runner: the media file-id map (per provider and
  * session), each run's attempt signals, overflow history and resume recoveries, and
  * the runtime counters. One per gateway process; every method takes the diagnostic
@@ -551,6 +667,19 @@ export interface Anchor {
   thread_id: string | null
 }
 
+/** `applyCompaction` options. */
+export interface ApplyCompactionOptions {
+  /**
+   * The new summary from the caller's summarizer (a model): used when it has the
+   * five sections in order (`Current goals / open questions:`, `Decisions made:`,
+   * `Important facts:`, `Recent outcomes:`, `Pending actions:`), each with at most 8
+   * `- ` items of at most 160 characters; otherwise the extractive summarizer writes
+   * it, and the result says why.
+   */
+  summary?: string | null
+  now?: number
+}
+
 /**
  * Keeps the most recent replies that fit `budgetTokens` (default 8000), filling from the
  * newest backwards; the newest reply is always kept, even alone over budget. Replies keep
@@ -558,6 +687,52 @@ export interface Anchor {
  * `[oldest omitted ts, newest omitted ts]`, or `null`.
  */
 export declare function applyThreadBudget<T extends BudgetReply>(input: { replies: T[]; budgetTokens?: number | null }): { included: T[]; truncation: Truncation }
+
+/**
+ * An assembled context: the layers as XML-like sections in order, within the budget
+ * (layers give way in the order memories, oldest recent messages, quoted reply,
+ * summary, personality; never the policy or the user message).
+ */
+export interface AssembledContext {
+  text: string
+  tokens: AssembledTokens
+  memoriesIncluded: number
+  recentIncluded: number
+  /** The policy and the user message alone exceed the budget (both still included). */
+  overBudget: boolean
+}
+
+/** Estimated tokens per layer of an assembled context (0 for a layer left out). */
+export interface AssembledTokens {
+  policy: number
+  personality: number
+  summary: number
+  memories: number
+  recent: number
+  quoted: number
+  user: number
+  total: number
+}
+
+/** `assemble`'s input: one user message of one lane. */
+export interface AssembleInput {
+  sessionId: string
+  /** The lane of the user's message (what `ingest` returned for it). */
+  threadKey: string
+  /** The system/developer policy; never dropped. */
+  policy?: string
+  personality?: string
+  /** The user's message; never dropped. */
+  userMessage: string
+  /** The text of the message the user replied to, labelled apart from theirs. */
+  quotedReply?: string | null
+  /** Recent messages of the lane, at most (default 10). */
+  recent?: number
+  /** Retrieved memories, at most (default 5). */
+  memories?: number
+  /** The hard budget of the whole context, in estimated tokens. */
+  budgetTokens: number
+}
 
 /**
  * The session custom-entry type the manifest is persisted under:
@@ -860,6 +1035,65 @@ export declare function checkAttachment(manifest: AttachmentManifest, candidate:
  */
 export declare function classifyOverflowError(error: unknown): { kind: OverflowKind; fingerprint: string; sizes: number[] } | null
 
+/** Compaction thresholds per thread key; a thread is compacted when any one is passed. */
+export interface CompactionOptions {
+  /** More unsummarized messages than this (default 30). */
+  maxRecentMessages?: number
+  /** More estimated tokens of unsummarized messages than this (default 2,500). */
+  maxRecentTokens?: number
+  /** The summary older than this, in ms (default 86,400,000: 24 hours). */
+  maxSummaryAgeMs?: number
+  /** The newest messages a compaction leaves verbatim (default 10). */
+  keepRecent?: number
+}
+
+/**
+ * A compaction decided and not yet written, for a caller's summarizer: the previous
+ * summary and the messages to fold into it. Hand it back to `applyCompaction` with the
+ * new summary.
+ */
+export interface CompactionPlanView {
+  sessionId: string
+  threadKey: string
+  trigger: 'messages' | 'tokens' | 'age' | 'forced'
+  /** The summary the new one builds on (`null` for the first compaction). */
+  previousSummary?: string | null
+  /** Its version (0 when none); the plan is stale once the stored summary moved on. */
+  previousVersion: number
+  /** The messages to fold, oldest first. */
+  messages: Array<StoredChatMessage>
+  /** Messages left verbatim after them. */
+  kept: number
+}
+
+/** What a compaction did. */
+export interface CompactionResult {
+  trigger: 'messages' | 'tokens' | 'age' | 'forced'
+  /** Messages folded into the summary (they stay stored verbatim). */
+  folded: number
+  summaryVersion: number
+  /**
+   * Estimated tokens of the thread's context (summary and unsummarized messages)
+   * before and after.
+   */
+  tokensBefore: number
+  tokensAfter: number
+  /**
+   * Who wrote the summary: `caller`, `extractive`, or `fallback` (the caller's text
+   * was not a valid summary; `fallbackReason` says why).
+   */
+  summarizer: 'caller' | 'extractive' | 'fallback'
+  fallbackReason?: string | null
+}
+
+/** `compact` / `planCompaction` options. */
+export interface CompactOptions {
+  /** Compact even below the thresholds, whenever there is more than `keepRecent` to fold. */
+  force?: boolean
+  /** Epoch milliseconds (default now): the summary's `updatedAt`, and its age. */
+  now?: number
+}
+
 /** Token estimates per part of the prompt section. */
 export interface ContextTokens {
   guidance: number
@@ -953,11 +1187,35 @@ export interface FileInput {
   byteLength: number
 }
 
+/** What the user's new message most likely refers to. */
+export interface FocusAnchor {
+  /**
+   * `reply_target`: the message it replies to; `last_assistant`: the newest assistant
+   * message of its lane; `pending_slot`: the lane's pending question, which it answers.
+   */
+  kind: 'reply_target' | 'last_assistant' | 'pending_slot'
+  /** The message (`reply_target`, `last_assistant`) or question (`pending_slot`) id. */
+  id: string
+  /** What the pending question expects (`pending_slot` only). */
+  expects?: 'yes_no' | 'number' | 'date' | 'email' | null
+}
+
 /**
  * Records attached from one thread (`source_thread_id === threadId`; `null` selects
  * top-level messages), in insertion order. The objects are the manifest's own.
  */
 export declare function getThreadAttachments(manifest: AttachmentManifest, threadId: string | null): AttachmentRecord[]
+
+/** What `ingest` did with one message. */
+export interface IngestedMessage {
+  /**
+   * The thread key it is stored under: `topic:<chatId>:<topicId>`,
+   * `reply:<chatId>:<messageId>` (the lane of a reply chain) or `root:<chatId>`.
+   */
+  threadKey: string
+  /** False when the message was stored before. */
+  ingested: boolean
+}
 
 /**
  * True when the manifest holds a record for `artifactId`. Matches by id only, as the
@@ -1034,6 +1292,79 @@ export interface MediaRefInput {
   url?: string | null
 }
 
+/** A chat message to store. */
+export interface MemoryMessage {
+  /**
+   * The conversation it belongs to, chat-scoped (`telegram:chat:<chatId>`, or a
+   * gateway's session key).
+   */
+  sessionId: string
+  chatId: string
+  /** Unique within the session; storing the same id again changes nothing. */
+  messageId: string
+  role: 'user' | 'assistant'
+  text: string
+  /** Epoch milliseconds. */
+  ts: number
+  /** The forum topic (Telegram `message_thread_id`), when in one. */
+  topicId?: string | null
+  /** The message it replies to, when it is a reply. */
+  replyTo?: string | null
+}
+
+/** A stored memory record. */
+export interface MemoryRecord {
+  id: number
+  sessionId: string
+  kind: MemoryRecordKind
+  /** Empty for session-wide records. */
+  threadKey: string
+  body: string
+  summaryVersion: number
+  updatedAt: number
+  messageRange?: MessageRange | null
+}
+
+/**
+ * A memory record to write. Its body is redacted of anything that looks like a
+ * credential before it is stored.
+ */
+export interface MemoryRecordInput {
+  sessionId: string
+  kind: MemoryRecordKind
+  /**
+   * The lane of a thread summary or thread state; empty or absent for session-wide
+   * records.
+   */
+  threadKey?: string
+  body: string
+  summaryVersion?: number
+  /** Epoch milliseconds (default now). */
+  updatedAt?: number
+  messageRange?: MessageRange | null
+}
+
+/** `search` options. */
+export interface MemorySearchOptions {
+  /** The lane whose own summary may be found (other lanes' summaries never are). */
+  threadKey?: string
+  /** Most records (default 5). */
+  k?: number
+  /** Most estimated tokens of bodies in all (default 1,000). */
+  maxTokens?: number
+}
+
+/** `new MemoryStore(options)`. */
+export interface MemoryStoreOptions {
+  /**
+   * The SQLite file (created when missing; default `":memory:"`, a private database
+   * that ends with the store).
+   */
+  path?: string
+  /** When a thread is compacted and how much of it stays verbatim. */
+  compaction?: CompactionOptions
+}
+
 /** One message as channel intake hands it over. */
 export interface MessageInput {
   /** Platform message id; defaults to `ts` (on Slack the ts is the id). */
@@ -1056,6 +1387,12 @@ export interface MessageInput {
   edited?: boolean | null
   /** A thread reply also posted to the channel (ChannelStore). */
   broadcast?: boolean | null
+}
+
+/** The first and last message a summary covers. */
+export interface MessageRange {
+  from: string
+  to: string
 }
 
 /**
@@ -1217,6 +1554,16 @@ export interface StoreCacheStats {
   threadReplies: TtlCacheStats
   threadStarters: TtlCacheStats
   media: MediaCacheStats
+}
+
+/** A stored chat message. */
+export interface StoredChatMessage {
+  messageId: string
+  threadKey: string
+  role: 'user' | 'assistant'
+  text: string
+  ts: number
+  replyTo?: string | null
 }
 
 /** A message as the store holds it (`getMessage`). */

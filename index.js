@@ -70,6 +70,7 @@ const binding = loadBinding()
 module.exports.BuiltContext = binding.BuiltContext
 module.exports.ChannelStore = binding.ChannelStore
 module.exports.ChannelTools = binding.ChannelTools
+module.exports.MemoryStore = binding.MemoryStore
 module.exports.RuntimeGuard = binding.RuntimeGuard
 module.exports.applyThreadBudget = binding.applyThreadBudget
 module.exports.ATTACHMENT_MANIFEST_KEY = binding.ATTACHMENT_MANIFEST_KEY

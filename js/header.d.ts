@@ -15,7 +15,11 @@
  *   trap: that error is the `cause`) or JavaScript cannot convert it (a cycle, a BigInt);
  * - `ANCHOR_NOT_FOUND`: `buildContext` rejects because the anchor message cannot be found;
  * - `ERR_CONTEXT_ENGINE_NATIVE_MISSING`: loading the package found no native addon for
- *   this platform.
+ *   this platform;
+ * - `ERR_MEMORY_STORAGE`: the memory store's SQLite failed (a corrupt, unreadable or
+ *   locked file, a full disk); `ERR_MEMORY_SCHEMA`: the file was written by a newer
+ *   version; `ERR_MEMORY_STALE`: a compaction plan was overtaken by another compaction;
+ *   `ERR_MEMORY_CLOSED`: the store was closed (or is busy with a re-entrant call).
  * Running out of stack (a callback that re-enters without end) is V8's own `RangeError`,
  * without a code.
  */
@@ -25,6 +29,23 @@ export type ContextEngineErrorCode =
   | 'ERR_UNREADABLE_INPUT'
   | 'ANCHOR_NOT_FOUND'
   | 'ERR_CONTEXT_ENGINE_NATIVE_MISSING'
+  | 'ERR_MEMORY_STORAGE'
+  | 'ERR_MEMORY_SCHEMA'
+  | 'ERR_MEMORY_STALE'
+  | 'ERR_MEMORY_CLOSED'
+
+/**
+ * The kinds of memory record: a lane's rolling summary (`thread_summary`), a session's
+ * (`session_summary`), a lane's state such as a pending question (`thread_state`), and
+ * long-term `fact`, `preference` and `outcome` records.
+ */
+export type MemoryRecordKind =
+  | 'thread_summary'
+  | 'session_summary'
+  | 'thread_state'
+  | 'fact'
+  | 'preference'
+  | 'outcome'
 
 /** An error of this package: its `code`, and for input errors the field `path`. */
 export interface ContextEngineError extends Error {

@@ -7,6 +7,12 @@
 'use strict'
 const m = require('@openclaw/context-engine')
 
+// `new MemoryStore({ path })` with hostile strings creates files: keep them out of the checkout.
+const fs = require('node:fs')
+const scratch = fs.mkdtempSync(require('node:path').join(require('node:os').tmpdir(), 'bad-input-'))
+process.chdir(scratch)
+process.on('exit', () => fs.rmSync(scratch, { recursive: true, force: true }))
+
 process.on('unhandledRejection', () => {})
 
 const ts = (s) => `${1775835600 + s}.000100`
@@ -80,6 +86,10 @@ function entries() {
   store.ingest({ type: 'message', channelId: 'C1', message: message(1) })
   const tools = store.tools('C1')
   const guard = new m.RuntimeGuard()
+  const memory = new m.MemoryStore()
+  const mm = { sessionId: 's', chatId: 'c', messageId: '1', role: 'user', text: 'hi there', ts: 1 }
+  memory.ingest(Array.from({ length: 12 }, (_, i) => ({ ...mm, messageId: String(i + 1) })))
+  const plan = memory.planCompaction('s', 'root:c', { force: true })
   const manifest = () => m.createAttachmentManifest()
   const snapshot = { channel: { id: 'C1', name: 'c', platform: 'slack' }, anchor: message(2), adjacentMessages: [message(1)] }
   const thread = { root: message(1), replies: [{ ...message(2), threadId: ts(1) }], totalReplyCount: 1 }
@@ -137,6 +147,18 @@ function entries() {
     'RuntimeGuard.loadMedia': [(...a) => guard.loadMedia(...a), [[]]],
     'RuntimeGuard.metrics': [(...a) => guard.metrics(...a), []],
     'RuntimeGuard.prometheus': [(...a) => guard.prometheus(...a), []],
+    'new MemoryStore': [(...a) => new m.MemoryStore(...a), [{ path: ':memory:', compaction: { keepRecent: 5 } }]],
+    'MemoryStore.ingest': [(...a) => memory.ingest(...a), [[{ ...mm, messageId: 'x', topicId: '7', replyTo: '1' }]]],
+    'MemoryStore.recent': [(...a) => memory.recent(...a), ['s', 'root:c', 5]],
+    'MemoryStore.unsummarized': [(...a) => memory.unsummarized(...a), ['s', 'root:c']],
+    'MemoryStore.focusAnchor': [(...a) => memory.focusAnchor(...a), [{ ...mm, messageId: '99' }, 'root:c']],
+    'MemoryStore.putRecord': [(...a) => memory.putRecord(...a), [{ sessionId: 's', kind: 'fact', threadKey: '', body: 'b', summaryVersion: 1, updatedAt: 1, messageRange: { from: '1', to: '2' } }]],
+    'MemoryStore.record': [(...a) => memory.record(...a), ['s', 'thread_summary', 'root:c']],
+    'MemoryStore.search': [(...a) => memory.search(...a), ['s', 'hi', { threadKey: 'root:c', k: 3, maxTokens: 100 }]],
+    'MemoryStore.planCompaction': [(...a) => memory.planCompaction(...a), ['s', 'root:c', { force: true, now: 1 }]],
+    'MemoryStore.applyCompaction': [(...a) => memory.applyCompaction(...a), [plan, { summary: 'x', now: 1 }]],
+    'MemoryStore.compact': [(...a) => memory.compact(...a), ['s', 'root:c', { force: false, now: 1 }]],
+    'MemoryStore.assemble': [(...a) => memory.assemble(...a), [{ sessionId: 's', threadKey: 'root:c', policy: 'p', personality: 'q', userMessage: 'hi', quotedReply: null, recent: 3, memories: 2, budgetTokens: 500 }]],
   }
 }
 

@@ -5,6 +5,7 @@ mod dropin;
 mod errors;
 mod js;
 mod manifest;
+mod memory;
 mod runtime;
 mod sha256;
 mod store;

@@ -6,5 +6,6 @@ pub mod assemble;
 pub mod db;
 pub mod keys;
 pub mod secrets;
+pub mod shapes;
 pub mod store;
 pub mod summary;

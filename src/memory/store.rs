@@ -16,7 +16,7 @@ pub enum Role {
 }
 
 impl Role {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Role::User => "user",
             Role::Assistant => "assistant",
@@ -71,7 +71,7 @@ pub enum RecordKind {
 }
 
 impl RecordKind {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             RecordKind::ThreadSummary => "thread_summary",
             RecordKind::SessionSummary => "session_summary",
@@ -82,7 +82,7 @@ impl RecordKind {
         }
     }
 
-    fn parse(s: &str) -> Option<RecordKind> {
+    pub fn parse(s: &str) -> Option<RecordKind> {
         Some(match s {
             "thread_summary" => RecordKind::ThreadSummary,
             "session_summary" => RecordKind::SessionSummary,
@@ -328,8 +328,27 @@ impl MemoryStore {
     /// Stores a message verbatim and returns its thread key. Storing the same message id of
     /// a session again changes nothing and returns the key it was stored under.
     pub fn ingest(&mut self, m: &NewMessage<'_>) -> Result<String, MemoryError> {
+        self.insert(m).map(|(key, _)| key)
+    }
+
+    /// Stores messages in one transaction: all of them or, on an error, none. Returns each
+    /// message's thread key and whether it was new.
+    pub fn ingest_batch(
+        &mut self,
+        messages: &[NewMessage<'_>],
+    ) -> Result<Vec<(String, bool)>, MemoryError> {
+        let tx = self.conn.unchecked_transaction()?;
+        let out = messages
+            .iter()
+            .map(|m| self.insert(m))
+            .collect::<Result<Vec<_>, _>>()?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    fn insert(&self, m: &NewMessage<'_>) -> Result<(String, bool), MemoryError> {
         if let Some(key) = self.lane_of(m.session_id, m.message_id)? {
-            return Ok(key);
+            return Ok((key, false));
         }
         let placement = Placement {
             chat_id: m.chat_id,
@@ -339,10 +358,12 @@ impl MemoryStore {
         let key = thread_key(&placement, |id| {
             self.lane_of(m.session_id, id).ok().flatten()
         });
-        self.conn.execute(
-            "INSERT INTO messages (session_id, message_id, thread_key, role, text, ts_ms, reply_to)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
+        self.conn
+            .prepare_cached(
+                "INSERT INTO messages (session_id, message_id, thread_key, role, text, ts_ms, reply_to)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
                 m.session_id,
                 m.message_id,
                 key,
@@ -350,20 +371,18 @@ impl MemoryStore {
                 m.text,
                 m.ts_ms,
                 m.reply_to
-            ],
-        )?;
-        Ok(key)
+            ])?;
+        Ok((key, true))
     }
 
     /// The thread key a stored message of `session` was filed under.
     pub fn lane_of(&self, session: &str, message_id: &str) -> Result<Option<String>, MemoryError> {
         Ok(self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT thread_key FROM messages WHERE session_id = ?1 AND message_id = ?2",
-                params![session, message_id],
-                |r| r.get(0),
-            )
+            )?
+            .query_row(params![session, message_id], |r| r.get(0))
             .optional()?)
     }
 
@@ -470,6 +489,45 @@ impl MemoryStore {
             fold: recent,
             kept,
         }))
+    }
+
+    /// The plan that folds the lane's unsummarized messages up to and including
+    /// `last_folded`, on top of the summary at `version` (0: none yet), as
+    /// [`MemoryStore::plan_compaction`] made it earlier: how a plan handed out to a
+    /// caller is taken back. Fails with [`MemoryError::Stale`] when the summary moved on
+    /// or `last_folded` is no longer an unsummarized message of the lane.
+    pub fn replan(
+        &self,
+        session: &str,
+        lane: &str,
+        version: i64,
+        last_folded: &str,
+        trigger: Trigger,
+    ) -> Result<CompactionPlan, MemoryError> {
+        let previous = self.record(session, RecordKind::ThreadSummary, lane)?;
+        let found = previous.as_ref().map_or(0, |p| p.summary_version);
+        let mut fold = self.unsummarized(session, lane)?;
+        let Some(at) = fold.iter().position(|m| m.message_id == last_folded) else {
+            return Err(MemoryError::Stale {
+                expected: version,
+                found,
+            });
+        };
+        if found != version {
+            return Err(MemoryError::Stale {
+                expected: version,
+                found,
+            });
+        }
+        let kept = fold.split_off(at + 1);
+        Ok(CompactionPlan {
+            session_id: session.to_string(),
+            thread_key: lane.to_string(),
+            trigger,
+            previous,
+            fold,
+            kept,
+        })
     }
 
     /// Writes the compaction `plan` describes: the lane's thread summary becomes `given`

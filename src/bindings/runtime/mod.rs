@@ -42,7 +42,7 @@ pub const MEDIA_FILE_IDS_KEY: &str = FILE_IDS_KEY;
 #[napi]
 pub const DEFAULT_INLINE_MAX_BYTES: u32 = crate::runtime::media::DEFAULT_INLINE_MAX_BYTES as u32;
 
-pub(super) fn now_ms() -> f64 {
+pub(crate) fn now_ms() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as f64)

@@ -1,0 +1,175 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { MemoryStore, type MemoryMessage } from '@openclaw/context-engine'
+import { thrown } from './helpers'
+
+const dir = mkdtempSync(join(tmpdir(), 'memory-spec-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const S = 'telegram:chat:42'
+const T0 = 1_775_835_600_000
+
+function msg(
+  id: string,
+  text: string,
+  extra: Partial<MemoryMessage> = {},
+): MemoryMessage {
+  return { sessionId: S, chatId: '42', messageId: id, role: 'user', text, ts: T0 + Number(id) * 1000, ...extra }
+}
+
+describe('MemoryStore', () => {
+  it('files messages by thread key: topic, then reply chain, then root', () => {
+    const m = new MemoryStore()
+    const keys = m.ingest([
+      msg('1', 'deploy v2.4?'),
+      msg('2', 'Canary first.', { role: 'assistant', replyTo: '1' }),
+      msg('3', 'and eu-west?', { replyTo: '2' }),
+      msg('4', 'offsite agenda', { topicId: '7' }),
+      msg('5', 'lunch?'),
+    ])
+    expect(keys.map((k) => k.threadKey)).toEqual([
+      'root:42',
+      'reply:42:1',
+      'reply:42:1',
+      'topic:42:7',
+      'root:42',
+    ])
+    expect(keys.every((k) => k.ingested)).toBe(true)
+    // The same ids again: nothing changes.
+    expect(m.ingest([msg('3', 'edited?')])).toEqual([{ threadKey: 'reply:42:1', ingested: false }])
+    expect(m.recent(S, 'reply:42:1').map((r) => r.text)).toEqual(['Canary first.', 'and eu-west?'])
+    expect(m.focusAnchor(msg('6', 'ok', { replyTo: '2' }), 'reply:42:1')).toEqual({
+      kind: 'reply_target',
+      id: '2',
+      expects: null,
+    })
+    m.close()
+  })
+
+  it('keeps a pending question from capturing a message that does not answer it', () => {
+    const m = new MemoryStore()
+    m.ingest([msg('1', 'Shall I restart the server?', { role: 'assistant' })])
+    m.putRecord({
+      sessionId: S,
+      kind: 'thread_state',
+      threadKey: 'root:42',
+      body: JSON.stringify({ pending: { questionId: '1', expects: 'yes_no' } }),
+    })
+    expect(m.focusAnchor(msg('2', 'yes'), 'root:42')).toEqual({ kind: 'pending_slot', id: '1', expects: 'yes_no' })
+    expect(m.focusAnchor(msg('3', 'what is the weather in Oslo'), 'root:42')).toEqual({
+      kind: 'last_assistant',
+      id: '1',
+      expects: null,
+    })
+  })
+
+  it('compacts past 30 messages, keeps 10 verbatim, and takes a valid model summary', () => {
+    const m = new MemoryStore()
+    m.ingest(
+      Array.from({ length: 31 }, (_, i) => msg(String(i + 1), `We decided to ship part ${i + 1}.`)),
+    )
+    expect(m.planCompaction(S, 'root:42', { now: T0 })?.trigger).toBe('messages')
+    const done = m.compact(S, 'root:42', { now: T0 })
+    expect(done).toMatchObject({ trigger: 'messages', folded: 21, summaryVersion: 1, summarizer: 'extractive' })
+    expect(done!.tokensAfter).toBeLessThan(done!.tokensBefore)
+    expect(m.unsummarized(S, 'root:42')).toHaveLength(10)
+    expect(m.compact(S, 'root:42', { now: T0 })).toBeNull()
+    const summary = m.record(S, 'thread_summary', 'root:42')!
+    expect(summary).toMatchObject({ summaryVersion: 1, messageRange: { from: '1', to: '21' } })
+
+    m.ingest([msg('40', 'I prefer Fridays.'), msg('41', 'ok')])
+    const plan = m.planCompaction(S, 'root:42', { force: true, now: T0 })!
+    expect(plan).toMatchObject({ trigger: 'forced', previousVersion: 1, kept: 10 })
+    expect(plan.messages.map((x) => x.messageId)).toEqual(['22', '23'])
+    const model =
+      'Current goals / open questions:\n- (none)\nDecisions made:\n- Ship every part\n' +
+      'Important facts:\n- Prefers Fridays\nRecent outcomes:\n- (none)\nPending actions:\n- (none)\n'
+    expect(m.applyCompaction(plan, { summary: model, now: T0 + 1 })).toMatchObject({
+      summarizer: 'caller',
+      summaryVersion: 2,
+      fallbackReason: null,
+    })
+    // The same plan again was overtaken: nothing is written.
+    const stale = thrown(() => m.applyCompaction(plan, { summary: model }))
+    expect(stale).toMatchObject({ code: 'ERR_MEMORY_STALE' })
+    const next = m.planCompaction(S, 'root:42', { force: true })
+    expect(next).toBeNull()
+  })
+
+  it('falls back to the extractive summary when the model answers prose', () => {
+    const m = new MemoryStore()
+    m.ingest(Array.from({ length: 12 }, (_, i) => msg(String(i + 1), `We decided on step ${i + 1}.`)))
+    const plan = m.planCompaction(S, 'root:42', { force: true })!
+    const r = m.applyCompaction(plan, { summary: 'Sure! The team decided many things.' })
+    expect(r).toMatchObject({ summarizer: 'fallback', fallbackReason: 'text before the first section' })
+    expect(m.record(S, 'thread_summary', 'root:42')!.body).toContain('- We decided on step 2.')
+  })
+
+  it('assembles the layers in order within the budget and never stores a secret', () => {
+    const m = new MemoryStore()
+    m.ingest([msg('1', 'Plan the rollout'), msg('2', 'Canary Tuesday.', { role: 'assistant', replyTo: '1' })])
+    m.putRecord({ sessionId: S, kind: 'outcome', body: 'The rollout failed once. key sk-ant-api03-abcdefghijklmnopqrstuvwx' })
+    const a = m.assemble({
+      sessionId: S,
+      threadKey: 'reply:42:1',
+      policy: 'Be careful.',
+      userMessage: 'how did the rollout go </user_message>',
+      budgetTokens: 2_000,
+    })
+    expect(a.text.indexOf('<policy>')).toBeLessThan(a.text.indexOf('<memories>'))
+    expect(a.text.indexOf('<memories>')).toBeLessThan(a.text.indexOf('<recent_messages>'))
+    expect(a.text).toContain('&lt;/user_message&gt;')
+    expect(a.text).not.toContain('sk-ant-api03')
+    expect(a.tokens.total).toBeLessThanOrEqual(2_000)
+    expect(a).toEqual(
+      m.assemble({
+        sessionId: S,
+        threadKey: 'reply:42:1',
+        policy: 'Be careful.',
+        userMessage: 'how did the rollout go </user_message>',
+        budgetTokens: 2_000,
+      }),
+    )
+    const tight = m.assemble({ sessionId: S, threadKey: 'reply:42:1', userMessage: 'rollout', budgetTokens: 20 })
+    expect(tight.memoriesIncluded).toBe(0)
+  })
+
+  it('keeps everything in its file across a reopen', () => {
+    const path = join(dir, 'reopen.sqlite')
+    const a = new MemoryStore({ path })
+    a.ingest([msg('1', 'remember the blue door')])
+    a.close()
+    const b = new MemoryStore({ path })
+    expect(b.recent(S, 'root:42').map((r) => r.text)).toEqual(['remember the blue door'])
+    b.close()
+    expect(thrown(() => b.recent(S, 'root:42'))).toMatchObject({ code: 'ERR_MEMORY_CLOSED' })
+  })
+
+  it('refuses bad input by name and a file that is not a database with a clear error', () => {
+    const m = new MemoryStore()
+    expect(thrown(() => m.ingest([{ ...msg('1', 'x'), role: 'system' as 'user' }]))).toMatchObject({
+      name: 'TypeError',
+      code: 'ERR_INVALID_ARG_TYPE',
+      path: 'messages[0].role',
+    })
+    expect(thrown(() => m.ingest([{ ...msg('1', 'x'), extra: 1 } as MemoryMessage]))).toMatchObject({
+      code: 'ERR_INVALID_ARG_TYPE',
+    })
+    expect(thrown(() => new MemoryStore({ compaction: { keepRecent: 0 } }))).toMatchObject({
+      name: 'RangeError',
+      path: 'options.compaction.keepRecent',
+    })
+    // A failed batch writes nothing.
+    expect(thrown(() => m.ingest([msg('1', 'a'), { ...msg('2', 'b'), sessionId: '' }]))).toMatchObject({
+      path: 'messages[1].sessionId',
+    })
+    expect(m.recent(S, 'root:42')).toEqual([])
+    const junk = join(dir, 'junk.sqlite')
+    writeFileSync(junk, 'this is not a database, only words '.repeat(200))
+    const e = thrown(() => new MemoryStore({ path: junk }))
+    expect(e).toMatchObject({ code: 'ERR_MEMORY_STORAGE' })
+    expect(String(e)).toMatch(/^Error: MemoryStore: SQLite: file is not a database/)
+  })
+})

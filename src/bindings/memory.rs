@@ -1,0 +1,472 @@
+//! `MemoryStore`: the conversation memory over one SQLite file, behind a JS class. The
+//! decisions live in `crate::memory`; this module only translates.
+
+use super::errors::throw;
+use super::js::{
+    budget_arg, expect_array, from_js, from_js_opt, id_arg, input_json, is_nullish, to_js,
+};
+use super::runtime::now_ms;
+use crate::input::{self, whole_number, InputError};
+use crate::memory::assemble::{assemble, AssembleRequest};
+use crate::memory::db::MemoryError;
+use crate::memory::shapes::{
+    record_kind, trigger_of, ApplyCompactionOptions, AssembleInput, AssembledContext,
+    CompactOptions, CompactionPlanView, CompactionResult, FocusAnchor, IngestedMessage,
+    MemoryMessage, MemoryRecord, MemoryRecordInput, MemorySearchOptions, MemoryStoreOptions,
+    StoredChatMessage, MAX_BATCH,
+};
+use crate::memory::store::MemoryStore as Store;
+use crate::memory::summary::CompactionPolicy;
+use napi::bindgen_prelude::*;
+use napi::Env;
+use napi_derive::napi;
+use std::cell::RefCell;
+
+/// Conversation memory over one SQLite file (bundled in the addon, with FTS5): every
+/// chat message kept verbatim by session and thread key, rolling thread summaries,
+/// durable facts, preferences and outcomes, full-text retrieval, and the layered
+/// context for a new message within a token budget.
+///
+/// ```ts
+/// const memory = new MemoryStore({ path: 'memory.sqlite' })
+/// const [{ threadKey }] = memory.ingest([{ sessionId, chatId, messageId, role: 'user', text, ts }])
+/// memory.compact(sessionId, threadKey)            // when due: older messages into the summary
+/// const { text, tokens } = memory.assemble({ sessionId, threadKey, userMessage: text, budgetTokens: 4000 })
+/// memory.close()
+/// ```
+///
+/// Storage faults throw an `Error` whose `code` is `ERR_MEMORY_STORAGE` (SQLite failed:
+/// a corrupt or locked file), `ERR_MEMORY_SCHEMA` (a file from a newer version),
+/// `ERR_MEMORY_STALE` (a compaction plan overtaken by another) or `ERR_MEMORY_CLOSED`.
+#[napi(js_name = "MemoryStore")]
+pub struct JsMemoryStore {
+    store: RefCell<Option<Store>>,
+    policy: CompactionPolicy,
+}
+
+/// Throws a storage fault as an `Error` with a `code`.
+fn storage_error(env: &Env, func: &str, e: &MemoryError) -> Error {
+    let code = match e {
+        MemoryError::Sqlite(_) => "ERR_MEMORY_STORAGE",
+        MemoryError::NewerSchema { .. } => "ERR_MEMORY_SCHEMA",
+        MemoryError::Stale { .. } => "ERR_MEMORY_STALE",
+    };
+    coded_error(env, func, code, &e.to_string())
+}
+
+fn coded_error(env: &Env, func: &str, code: &str, message: &str) -> Error {
+    match env.throw_error(&format!("{func}: {message}"), Some(code)) {
+        Ok(()) => Error::from_status(Status::PendingException),
+        Err(e) => e,
+    }
+}
+
+fn input_error(env: &Env, func: &str, e: &InputError) -> Error {
+    throw(env, func, e)
+}
+
+fn now_or(env: &Env, func: &str, path: &str, v: Option<f64>) -> Result<i64> {
+    match v {
+        None => {
+            #[allow(clippy::cast_possible_truncation)] // ms since 1970 fit an i64
+            let now = now_ms() as i64;
+            Ok(now)
+        }
+        Some(n) => whole_number(n, path, "time")
+            .map(|n| i64::try_from(n).unwrap_or(i64::MAX))
+            .map_err(|e| input_error(env, func, &e)),
+    }
+}
+
+fn count_or(env: &Env, func: &str, path: &str, v: Option<f64>, default: usize) -> Result<usize> {
+    v.map_or(Ok(default), |n| {
+        whole_number(n, path, "count")
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+            .map_err(|e| input_error(env, func, &e))
+    })
+}
+
+impl JsMemoryStore {
+    /// Runs `f` on the open store, naming `func` in its errors.
+    fn with<T>(
+        &self,
+        env: &Env,
+        func: &str,
+        f: impl FnOnce(&mut Store) -> std::result::Result<T, MemoryError>,
+    ) -> Result<T> {
+        let Ok(mut guard) = self.store.try_borrow_mut() else {
+            return Err(coded_error(
+                env,
+                func,
+                "ERR_MEMORY_CLOSED",
+                "the store is busy with another call (a re-entrant call)",
+            ));
+        };
+        let Some(store) = guard.as_mut() else {
+            return Err(coded_error(
+                env,
+                func,
+                "ERR_MEMORY_CLOSED",
+                "the store is closed",
+            ));
+        };
+        f(store).map_err(|e| storage_error(env, func, &e))
+    }
+}
+
+#[napi]
+impl JsMemoryStore {
+    /// Opens (or creates) the store: `path` of the SQLite file (default `":memory:"`),
+    /// `compaction` thresholds (30 messages, 2,500 tokens, 24 hours; keep 10).
+    #[napi(constructor, catch_unwind, ts_args_type = "options?: MemoryStoreOptions")]
+    pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
+        const F: &str = "MemoryStore";
+        let o: MemoryStoreOptions = from_js_opt(&env, F, "options", options)?.unwrap_or_default();
+        let policy = CompactionPolicy::try_from(o.compaction).map_err(|e| throw(&env, F, &e))?;
+        if policy.keep_recent == 0 {
+            return Err(throw(
+                &env,
+                F,
+                &InputError::range_error("options.compaction.keepRecent", "must be at least 1"),
+            ));
+        }
+        let path = o.path.unwrap_or_else(|| ":memory:".to_string());
+        let store = Store::open(&path).map_err(|e| storage_error(&env, F, &e))?;
+        Ok(JsMemoryStore {
+            store: RefCell::new(Some(store)),
+            policy,
+        })
+    }
+
+    /// Stores messages verbatim, in one transaction (all or none), and returns each one's
+    /// thread key; a message id stored before is left as it was (`ingested: false`).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "messages: MemoryMessage[]",
+        ts_return_type = "IngestedMessage[]"
+    )]
+    pub fn ingest<'e>(&self, env: &'e Env, messages: Unknown<'e>) -> Result<Unknown<'e>> {
+        const F: &str = "MemoryStore.ingest";
+        let arr = expect_array(env, F, "messages", &messages)?;
+        let len = arr.get_array_length()? as usize;
+        if len > MAX_BATCH {
+            return Err(throw(
+                env,
+                F,
+                &InputError::range_error(
+                    "messages",
+                    format!("at most {MAX_BATCH} messages per call, got {len}"),
+                ),
+            ));
+        }
+        let Some(json) = input_json(env, F, "messages", messages)? else {
+            return Err(throw(
+                env,
+                F,
+                &InputError::type_error("messages", "expected an array"),
+            ));
+        };
+        let parsed: Vec<MemoryMessage> =
+            input::parse(&json, "messages").map_err(|e| throw(env, F, &e))?;
+        let news = parsed
+            .iter()
+            .enumerate()
+            .map(|(i, m)| m.to_new(&format!("messages[{i}]")))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| throw(env, F, &e))?;
+        let out = self.with(env, F, |s| s.ingest_batch(&news))?;
+        let out: Vec<IngestedMessage> = out
+            .into_iter()
+            .map(|(thread_key, ingested)| IngestedMessage {
+                thread_key,
+                ingested,
+            })
+            .collect();
+        to_js(env, &out)
+    }
+
+    /// The newest `limit` (default 10) messages of a lane, oldest first.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sessionId: string, threadKey: string, limit?: number",
+        ts_return_type = "StoredChatMessage[]"
+    )]
+    pub fn recent<'e>(
+        &self,
+        env: &'e Env,
+        session_id: Unknown<'e>,
+        thread_key: Unknown<'e>,
+        limit: Option<Unknown<'e>>,
+    ) -> Result<Unknown<'e>> {
+        const F: &str = "MemoryStore.recent";
+        let session = id_arg(env, F, "sessionId", &session_id)?;
+        let lane = id_arg(env, F, "threadKey", &thread_key)?;
+        let n =
+            usize::try_from(budget_arg(env, F, "limit", limit.as_ref(), 10)?).unwrap_or(usize::MAX);
+        let rows = self.with(env, F, |s| s.recent(&session, &lane, n))?;
+        let out: Vec<StoredChatMessage> = rows.iter().map(StoredChatMessage::from).collect();
+        to_js(env, &out)
+    }
+
+    /// The messages of a lane its summary does not cover yet, oldest first.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sessionId: string, threadKey: string",
+        ts_return_type = "StoredChatMessage[]"
+    )]
+    pub fn unsummarized<'e>(
+        &self,
+        env: &'e Env,
+        session_id: Unknown<'e>,
+        thread_key: Unknown<'e>,
+    ) -> Result<Unknown<'e>> {
+        const F: &str = "MemoryStore.unsummarized";
+        let session = id_arg(env, F, "sessionId", &session_id)?;
+        let lane = id_arg(env, F, "threadKey", &thread_key)?;
+        let rows = self.with(env, F, |s| s.unsummarized(&session, &lane))?;
+        let out: Vec<StoredChatMessage> = rows.iter().map(StoredChatMessage::from).collect();
+        to_js(env, &out)
+    }
+
+    /// What a new message most likely refers to: the message it replies to; else its
+    /// lane's pending question when the message is the kind of answer it expects (yes/no,
+    /// a number, a date, an email); else the newest assistant message of its lane; `null`
+    /// when none. A pending question never captures a message that does not answer it.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "message: MemoryMessage, threadKey: string",
+        ts_return_type = "FocusAnchor | null"
+    )]
+    pub fn focus_anchor<'e>(
+        &self,
+        env: &'e Env,
+        message: Unknown<'e>,
+        thread_key: Unknown<'e>,
+    ) -> Result<Unknown<'e>> {
+        const F: &str = "MemoryStore.focusAnchor";
+        let m: MemoryMessage = from_js(env, F, "message", message)?;
+        let lane = id_arg(env, F, "threadKey", &thread_key)?;
+        let new = m.to_new("message").map_err(|e| throw(env, F, &e))?;
+        let focus = self.with(env, F, |s| s.focus_anchor(&new, &lane))?;
+        to_js(env, &focus.map(FocusAnchor::from))
+    }
+
+    /// Writes a memory record (its body redacted of anything that looks like a
+    /// credential) and returns its id. Thread summaries, session summaries and thread
+    /// state replace the lane's previous one; facts, preferences and outcomes add up. A
+    /// thread state `{"pending":{"questionId":"q1","expects":"yes_no"}}` marks a pending
+    /// question (`yes_no`, `number`, `date`, `email`).
+    #[napi(catch_unwind, ts_args_type = "record: MemoryRecordInput")]
+    pub fn put_record(&self, env: &Env, record: Unknown) -> Result<f64> {
+        const F: &str = "MemoryStore.putRecord";
+        let r: MemoryRecordInput = from_js(env, F, "record", record)?;
+        #[allow(clippy::cast_possible_truncation)] // ms since 1970 fit an i64
+        let new = r.to_new(now_ms() as i64).map_err(|e| throw(env, F, &e))?;
+        let id = self.with(env, F, |s| s.put_record(&new))?;
+        #[allow(clippy::cast_precision_loss)] // row ids are far below 2^53
+        Ok(id as f64)
+    }
+
+    /// The one record of a single kind (a summary or thread state) of a session and lane
+    /// (`threadKey` is ignored for a session summary); `null` when there is none.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sessionId: string, kind: MemoryRecordKind, threadKey?: string",
+        ts_return_type = "MemoryRecord | null"
+    )]
+    pub fn record<'e>(
+        &self,
+        env: &'e Env,
+        session_id: Unknown<'e>,
+        kind: Unknown<'e>,
+        thread_key: Option<Unknown<'e>>,
+    ) -> Result<Unknown<'e>> {
+        const F: &str = "MemoryStore.record";
+        let session = id_arg(env, F, "sessionId", &session_id)?;
+        let kind = id_arg(env, F, "kind", &kind)?;
+        let kind = record_kind(&kind, "kind").map_err(|e| throw(env, F, &e))?;
+        let lane = match thread_key.filter(|v| !is_nullish(v)) {
+            Some(v) => id_arg(env, F, "threadKey", &v)?,
+            None => String::new(),
+        };
+        let rec = self.with(env, F, |s| s.record(&session, kind, &lane))?;
+        to_js(env, &rec.as_ref().map(MemoryRecord::from))
+    }
+
+    /// The session's records that match the words of `query`, best first (BM25 over a
+    /// word index and a trigram index, so Chinese, Japanese and Korean are found too):
+    /// facts, preferences, outcomes, and the summary of `threadKey` only. At most `k`
+    /// (default 5), within `maxTokens` (default 1,000) estimated tokens.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sessionId: string, query: string, options?: MemorySearchOptions",
+        ts_return_type = "MemoryRecord[]"
+    )]
+    pub fn search<'e>(
+        &self,
+        env: &'e Env,
+        session_id: Unknown<'e>,
+        query: Unknown<'e>,
+        options: Option<Unknown<'e>>,
+    ) -> Result<Unknown<'e>> {
+        const F: &str = "MemoryStore.search";
+        let session = id_arg(env, F, "sessionId", &session_id)?;
+        let query = super::js::string_arg(env, F, "query", &query)?;
+        let o: MemorySearchOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
+        let k = count_or(env, F, "options.k", o.k, 5)?;
+        let cap = count_or(env, F, "options.maxTokens", o.max_tokens, 1_000)? as u64;
+        let lane = o.thread_key.unwrap_or_default();
+        let hits = self.with(env, F, |s| s.search(&session, &query, &lane, k, cap))?;
+        let out: Vec<MemoryRecord> = hits.iter().map(MemoryRecord::from).collect();
+        to_js(env, &out)
+    }
+
+    /// Decides whether a lane is due for compaction (or, with `force`, has more than
+    /// `keepRecent` messages to fold) and returns the plan, writing nothing: for a
+    /// caller's own summarizer, which then hands the new summary to `applyCompaction`.
+    /// `null` when nothing is due.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sessionId: string, threadKey: string, options?: CompactOptions",
+        ts_return_type = "CompactionPlanView | null"
+    )]
+    pub fn plan_compaction<'e>(
+        &self,
+        env: &'e Env,
+        session_id: Unknown<'e>,
+        thread_key: Unknown<'e>,
+        options: Option<Unknown<'e>>,
+    ) -> Result<Unknown<'e>> {
+        const F: &str = "MemoryStore.planCompaction";
+        let session = id_arg(env, F, "sessionId", &session_id)?;
+        let lane = id_arg(env, F, "threadKey", &thread_key)?;
+        let o: CompactOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
+        let now = now_or(env, F, "options.now", o.now)?;
+        let policy = self.policy;
+        let force = o.force.unwrap_or(false);
+        let plan = self.with(env, F, |s| {
+            s.plan_compaction(&session, &lane, &policy, now, force)
+        })?;
+        to_js(env, &plan.as_ref().map(CompactionPlanView::from))
+    }
+
+    /// Writes a planned compaction: `summary` when it is a valid five-section summary,
+    /// else the extractive summarizer's (the result says which, and why). Throws
+    /// `ERR_MEMORY_STALE` when the lane's summary changed since the plan was made.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "plan: CompactionPlanView, options?: ApplyCompactionOptions",
+        ts_return_type = "CompactionResult"
+    )]
+    pub fn apply_compaction<'e>(
+        &self,
+        env: &'e Env,
+        plan: Unknown<'e>,
+        options: Option<Unknown<'e>>,
+    ) -> Result<Unknown<'e>> {
+        const F: &str = "MemoryStore.applyCompaction";
+        let p: CompactionPlanView = from_js(env, F, "plan", plan)?;
+        let o: ApplyCompactionOptions =
+            from_js_opt(env, F, "options", options)?.unwrap_or_default();
+        let now = now_or(env, F, "options.now", o.now)?;
+        let version = whole_number(p.previous_version, "plan.previousVersion", "version")
+            .map_err(|e| throw(env, F, &e))?;
+        let Some(last) = p.messages.last() else {
+            return Err(throw(
+                env,
+                F,
+                &InputError::type_error("plan.messages", "expected at least one message"),
+            ));
+        };
+        let done = self.with(env, F, |s| {
+            let plan = s.replan(
+                &p.session_id,
+                &p.thread_key,
+                i64::try_from(version).unwrap_or(i64::MAX),
+                &last.message_id,
+                trigger_of(&p.trigger),
+            )?;
+            s.apply_compaction(&plan, o.summary.as_deref(), now)
+        })?;
+        to_js(env, &CompactionResult::from(&done))
+    }
+
+    /// Compacts a lane with the extractive summarizer when it is due (or `force`d): all
+    /// but the newest `keepRecent` unsummarized messages are folded into the thread
+    /// summary, whose version goes up by one; the messages stay stored. `null` when
+    /// nothing was due.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sessionId: string, threadKey: string, options?: CompactOptions",
+        ts_return_type = "CompactionResult | null"
+    )]
+    pub fn compact<'e>(
+        &self,
+        env: &'e Env,
+        session_id: Unknown<'e>,
+        thread_key: Unknown<'e>,
+        options: Option<Unknown<'e>>,
+    ) -> Result<Unknown<'e>> {
+        const F: &str = "MemoryStore.compact";
+        let session = id_arg(env, F, "sessionId", &session_id)?;
+        let lane = id_arg(env, F, "threadKey", &thread_key)?;
+        let o: CompactOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
+        let now = now_or(env, F, "options.now", o.now)?;
+        let policy = self.policy;
+        let force = o.force.unwrap_or(false);
+        let done = self.with(env, F, |s| {
+            match s.plan_compaction(&session, &lane, &policy, now, force)? {
+                Some(plan) => s.apply_compaction(&plan, None, now).map(Some),
+                None => Ok(None),
+            }
+        })?;
+        to_js(env, &done.as_ref().map(CompactionResult::from))
+    }
+
+    /// The context for one user message: policy, personality, thread summary, retrieved
+    /// memories (with the summaries of other lanes the message names), recent messages
+    /// of the lane, quoted reply, user message, each an escaped XML-like section, within
+    /// `budgetTokens`. Deterministic to the byte for the same store and input.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "input: AssembleInput",
+        ts_return_type = "AssembledContext"
+    )]
+    pub fn assemble<'e>(&self, env: &'e Env, input: Unknown<'e>) -> Result<Unknown<'e>> {
+        const F: &str = "MemoryStore.assemble";
+        let i: AssembleInput = from_js(env, F, "input", input)?;
+        let budget = input::budget_tokens(i.budget_tokens, "input.budgetTokens")
+            .map_err(|e| throw(env, F, &e))?;
+        let req = AssembleRequest {
+            session_id: &i.session_id,
+            thread_key: &i.thread_key,
+            policy: i.policy.as_deref().unwrap_or_default(),
+            personality: i.personality.as_deref().unwrap_or_default(),
+            user_message: &i.user_message,
+            quoted_reply: i.quoted_reply.as_deref(),
+            recent: count_or(env, F, "input.recent", i.recent, 10)?,
+            memories: count_or(env, F, "input.memories", i.memories, 5)?,
+            budget_tokens: budget,
+        };
+        let out = self.with(env, F, |s| assemble(s, &req))?;
+        to_js(env, &AssembledContext::from(&out))
+    }
+
+    /// Closes the SQLite file (committed data is on disk already). Later calls throw
+    /// `ERR_MEMORY_CLOSED`; closing twice does nothing.
+    #[napi(catch_unwind)]
+    pub fn close(&self, env: &Env) -> Result<()> {
+        match self.store.try_borrow_mut() {
+            Ok(mut s) => {
+                s.take();
+                Ok(())
+            }
+            Err(_) => Err(coded_error(
+                env,
+                "MemoryStore.close",
+                "ERR_MEMORY_CLOSED",
+                "the store is busy with another call (a re-entrant call)",
+            )),
+        }
+    }
+}

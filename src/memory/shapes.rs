@@ -1,0 +1,546 @@
+//! The memory store's shapes as JavaScript passes and receives them, each read by serde
+//! (unknown fields refused by name) and converted into the domain with `TryFrom`, or
+//! written from the domain. The typings come from these structs.
+
+use super::assemble::{Assembled, LayerTokens};
+use super::store::{
+    ChatMessage, Compaction, CompactionPlan, Focus, NewMessage, NewRecord, Record, RecordKind,
+    Role, SummarySource,
+};
+use super::summary::{CompactionPolicy, Trigger};
+use crate::input::{whole_number, InputError};
+use napi_derive::napi;
+use serde::{Deserialize, Serialize};
+
+/// Largest batch `ingest` takes in one call.
+pub const MAX_BATCH: usize = 100_000;
+
+/// `new MemoryStore(options)`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemoryStoreOptions {
+    /// The SQLite file (created when missing; default `":memory:"`, a private database
+    /// that ends with the store).
+    pub path: Option<String>,
+    /// When a thread is compacted and how much of it stays verbatim.
+    pub compaction: Option<CompactionOptions>,
+}
+
+/// Compaction thresholds per thread key; a thread is compacted when any one is passed.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompactionOptions {
+    /// More unsummarized messages than this (default 30).
+    pub max_recent_messages: Option<f64>,
+    /// More estimated tokens of unsummarized messages than this (default 2,500).
+    pub max_recent_tokens: Option<f64>,
+    /// The summary older than this, in ms (default 86,400,000: 24 hours).
+    pub max_summary_age_ms: Option<f64>,
+    /// The newest messages a compaction leaves verbatim (default 10).
+    pub keep_recent: Option<f64>,
+}
+
+impl TryFrom<Option<CompactionOptions>> for CompactionPolicy {
+    type Error = InputError;
+
+    fn try_from(o: Option<CompactionOptions>) -> Result<Self, InputError> {
+        let mut p = CompactionPolicy::default();
+        let Some(o) = o else { return Ok(p) };
+        let count = |v: Option<f64>, name: &str| {
+            v.map(|n| whole_number(n, &format!("options.compaction.{name}"), "count"))
+                .transpose()
+        };
+        if let Some(n) = count(o.max_recent_messages, "maxRecentMessages")? {
+            p.max_recent_messages = usize::try_from(n).unwrap_or(usize::MAX);
+        }
+        if let Some(n) = count(o.max_recent_tokens, "maxRecentTokens")? {
+            p.max_recent_tokens = n;
+        }
+        if let Some(n) = count(o.max_summary_age_ms, "maxSummaryAgeMs")? {
+            p.max_summary_age_ms = i64::try_from(n).unwrap_or(i64::MAX);
+        }
+        if let Some(n) = count(o.keep_recent, "keepRecent")? {
+            p.keep_recent = usize::try_from(n).unwrap_or(usize::MAX);
+        }
+        Ok(p)
+    }
+}
+
+/// A chat message to store.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemoryMessage {
+    /// The conversation it belongs to, chat-scoped (`telegram:chat:<chatId>`, or a
+    /// gateway's session key).
+    pub session_id: String,
+    pub chat_id: String,
+    /// Unique within the session; storing the same id again changes nothing.
+    pub message_id: String,
+    #[napi(ts_type = "'user' | 'assistant'")]
+    pub role: String,
+    pub text: String,
+    /// Epoch milliseconds.
+    pub ts: f64,
+    /// The forum topic (Telegram `message_thread_id`), when in one.
+    #[napi(ts_type = "string | null")]
+    pub topic_id: Option<String>,
+    /// The message it replies to, when it is a reply.
+    #[napi(ts_type = "string | null")]
+    pub reply_to: Option<String>,
+}
+
+impl MemoryMessage {
+    /// The domain message; `path` names this message in errors.
+    pub fn to_new(&self, path: &str) -> Result<NewMessage<'_>, InputError> {
+        let role = match self.role.as_str() {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            other => {
+                return Err(InputError::type_error(
+                    format!("{path}.role"),
+                    format!("expected 'user' or 'assistant', got {other:?}"),
+                ))
+            }
+        };
+        if !self.ts.is_finite() {
+            return Err(InputError::range_error(
+                format!("{path}.ts"),
+                format!("expected a finite number of ms, got {}", self.ts),
+            ));
+        }
+        for (name, v) in [
+            ("sessionId", &self.session_id),
+            ("chatId", &self.chat_id),
+            ("messageId", &self.message_id),
+        ] {
+            if v.is_empty() {
+                return Err(InputError::type_error(
+                    format!("{path}.{name}"),
+                    "expected a non-empty string",
+                ));
+            }
+        }
+        #[allow(clippy::cast_possible_truncation)] // finite, checked above; saturates
+        let ts_ms = self.ts as i64;
+        Ok(NewMessage {
+            session_id: &self.session_id,
+            chat_id: &self.chat_id,
+            message_id: &self.message_id,
+            role,
+            text: &self.text,
+            ts_ms,
+            topic_id: self.topic_id.as_deref(),
+            reply_to: self.reply_to.as_deref(),
+        })
+    }
+}
+
+/// What `ingest` did with one message.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IngestedMessage {
+    /// The thread key it is stored under: `topic:<chatId>:<topicId>`,
+    /// `reply:<chatId>:<messageId>` (the lane of a reply chain) or `root:<chatId>`.
+    pub thread_key: String,
+    /// False when the message was stored before.
+    pub ingested: bool,
+}
+
+/// A stored chat message.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredChatMessage {
+    pub message_id: String,
+    pub thread_key: String,
+    #[napi(ts_type = "'user' | 'assistant'")]
+    pub role: String,
+    pub text: String,
+    pub ts: f64,
+    #[napi(ts_type = "string | null")]
+    pub reply_to: Option<String>,
+}
+
+impl From<&ChatMessage> for StoredChatMessage {
+    #[allow(clippy::cast_precision_loss)] // ms since 1970 are far below 2^53
+    fn from(m: &ChatMessage) -> Self {
+        StoredChatMessage {
+            message_id: m.message_id.clone(),
+            thread_key: m.thread_key.clone(),
+            role: m.role.as_str().to_string(),
+            text: m.text.clone(),
+            ts: m.ts_ms as f64,
+            reply_to: m.reply_to.clone(),
+        }
+    }
+}
+
+/// The first and last message a summary covers.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageRange {
+    pub from: String,
+    pub to: String,
+}
+
+/// A memory record to write. Its body is redacted of anything that looks like a
+/// credential before it is stored.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemoryRecordInput {
+    pub session_id: String,
+    #[napi(ts_type = "MemoryRecordKind")]
+    pub kind: String,
+    /// The lane of a thread summary or thread state; empty or absent for session-wide
+    /// records.
+    pub thread_key: Option<String>,
+    pub body: String,
+    pub summary_version: Option<f64>,
+    /// Epoch milliseconds (default now).
+    pub updated_at: Option<f64>,
+    #[napi(ts_type = "MessageRange | null")]
+    pub message_range: Option<MessageRange>,
+}
+
+/// Reads a record kind; `path` names it in errors.
+pub fn record_kind(kind: &str, path: &str) -> Result<RecordKind, InputError> {
+    RecordKind::parse(kind).ok_or_else(|| {
+        InputError::type_error(
+            path,
+            format!(
+                "expected one of 'thread_summary', 'session_summary', 'thread_state', 'fact', 'preference', 'outcome', got {kind:?}"
+            ),
+        )
+    })
+}
+
+impl MemoryRecordInput {
+    /// The domain record, `now_ms` standing in for a missing `updatedAt`.
+    pub fn to_new(&self, now_ms: i64) -> Result<NewRecord<'_>, InputError> {
+        let kind = record_kind(&self.kind, "record.kind")?;
+        let version = self
+            .summary_version
+            .map(|n| whole_number(n, "record.summaryVersion", "version"))
+            .transpose()?
+            .unwrap_or(0);
+        let updated = self
+            .updated_at
+            .map(|n| whole_number(n, "record.updatedAt", "time"))
+            .transpose()?
+            .map_or(now_ms, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        Ok(NewRecord {
+            session_id: &self.session_id,
+            kind,
+            thread_key: self.thread_key.as_deref().unwrap_or_default(),
+            body: &self.body,
+            summary_version: i64::try_from(version).unwrap_or(i64::MAX),
+            updated_at_ms: updated,
+            message_range: self
+                .message_range
+                .as_ref()
+                .map(|r| (r.from.as_str(), r.to.as_str())),
+        })
+    }
+}
+
+/// A stored memory record.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryRecord {
+    pub id: f64,
+    pub session_id: String,
+    #[napi(ts_type = "MemoryRecordKind")]
+    pub kind: String,
+    /// Empty for session-wide records.
+    pub thread_key: String,
+    pub body: String,
+    pub summary_version: f64,
+    pub updated_at: f64,
+    #[napi(ts_type = "MessageRange | null")]
+    pub message_range: Option<MessageRange>,
+}
+
+impl From<&Record> for MemoryRecord {
+    #[allow(clippy::cast_precision_loss)] // ids, versions and ms are far below 2^53
+    fn from(r: &Record) -> Self {
+        MemoryRecord {
+            id: r.id as f64,
+            session_id: r.session_id.clone(),
+            kind: r.kind.as_str().to_string(),
+            thread_key: r.thread_key.clone(),
+            body: r.body.clone(),
+            summary_version: r.summary_version as f64,
+            updated_at: r.updated_at_ms as f64,
+            message_range: r.message_range.as_ref().map(|(from, to)| MessageRange {
+                from: from.clone(),
+                to: to.clone(),
+            }),
+        }
+    }
+}
+
+/// `search` options.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemorySearchOptions {
+    /// The lane whose own summary may be found (other lanes' summaries never are).
+    pub thread_key: Option<String>,
+    /// Most records (default 5).
+    pub k: Option<f64>,
+    /// Most estimated tokens of bodies in all (default 1,000).
+    pub max_tokens: Option<f64>,
+}
+
+/// What the user's new message most likely refers to.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FocusAnchor {
+    /// `reply_target`: the message it replies to; `last_assistant`: the newest assistant
+    /// message of its lane; `pending_slot`: the lane's pending question, which it answers.
+    #[napi(ts_type = "'reply_target' | 'last_assistant' | 'pending_slot'")]
+    pub kind: String,
+    /// The message (`reply_target`, `last_assistant`) or question (`pending_slot`) id.
+    pub id: String,
+    /// What the pending question expects (`pending_slot` only).
+    #[napi(ts_type = "'yes_no' | 'number' | 'date' | 'email' | null")]
+    pub expects: Option<String>,
+}
+
+impl From<Focus> for FocusAnchor {
+    fn from(f: Focus) -> Self {
+        let (kind, id, expects) = match f {
+            Focus::ReplyTarget(id) => ("reply_target", id, None),
+            Focus::LastAssistant(id) => ("last_assistant", id, None),
+            Focus::PendingSlot(s) => (
+                "pending_slot",
+                s.question_id,
+                Some(s.expects.as_str().to_string()),
+            ),
+        };
+        FocusAnchor {
+            kind: kind.to_string(),
+            id,
+            expects,
+        }
+    }
+}
+
+/// `compact` / `planCompaction` options.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompactOptions {
+    /// Compact even below the thresholds, whenever there is more than `keepRecent` to fold.
+    pub force: Option<bool>,
+    /// Epoch milliseconds (default now): the summary's `updatedAt`, and its age.
+    pub now: Option<f64>,
+}
+
+/// `applyCompaction` options.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApplyCompactionOptions {
+    /// The new summary from the caller's summarizer (a model): used when it has the
+    /// five sections in order (`Current goals / open questions:`, `Decisions made:`,
+    /// `Important facts:`, `Recent outcomes:`, `Pending actions:`), each with at most 8
+    /// `- ` items of at most 160 characters; otherwise the extractive summarizer writes
+    /// it, and the result says why.
+    #[napi(ts_type = "string | null")]
+    pub summary: Option<String>,
+    pub now: Option<f64>,
+}
+
+/// Why a thread is due for compaction.
+fn trigger_name(t: Trigger) -> &'static str {
+    match t {
+        Trigger::Messages(_) => "messages",
+        Trigger::Tokens(_) => "tokens",
+        Trigger::Age(_) => "age",
+        Trigger::Forced => "forced",
+    }
+}
+
+/// Reads a trigger name back (`forced` for anything else: a plan's trigger is only
+/// reported, never acted on).
+pub fn trigger_of(name: &str) -> Trigger {
+    match name {
+        "messages" => Trigger::Messages(0),
+        "tokens" => Trigger::Tokens(0),
+        "age" => Trigger::Age(0),
+        _ => Trigger::Forced,
+    }
+}
+
+/// A compaction decided and not yet written, for a caller's summarizer: the previous
+/// summary and the messages to fold into it. Hand it back to `applyCompaction` with the
+/// new summary.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionPlanView {
+    pub session_id: String,
+    pub thread_key: String,
+    #[napi(ts_type = "'messages' | 'tokens' | 'age' | 'forced'")]
+    pub trigger: String,
+    /// The summary the new one builds on (`null` for the first compaction).
+    #[napi(ts_type = "string | null")]
+    pub previous_summary: Option<String>,
+    /// Its version (0 when none); the plan is stale once the stored summary moved on.
+    pub previous_version: f64,
+    /// The messages to fold, oldest first.
+    pub messages: Vec<StoredChatMessage>,
+    /// Messages left verbatim after them.
+    pub kept: f64,
+}
+
+impl From<&CompactionPlan> for CompactionPlanView {
+    #[allow(clippy::cast_precision_loss)] // versions and counts are far below 2^53
+    fn from(p: &CompactionPlan) -> Self {
+        CompactionPlanView {
+            session_id: p.session_id.clone(),
+            thread_key: p.thread_key.clone(),
+            trigger: trigger_name(p.trigger).to_string(),
+            previous_summary: p.previous.as_ref().map(|r| r.body.clone()),
+            previous_version: p
+                .previous
+                .as_ref()
+                .map_or(0.0, |r| r.summary_version as f64),
+            messages: p.fold.iter().map(StoredChatMessage::from).collect(),
+            kept: p.kept.len() as f64,
+        }
+    }
+}
+
+/// What a compaction did.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionResult {
+    #[napi(ts_type = "'messages' | 'tokens' | 'age' | 'forced'")]
+    pub trigger: String,
+    /// Messages folded into the summary (they stay stored verbatim).
+    pub folded: f64,
+    pub summary_version: f64,
+    /// Estimated tokens of the thread's context (summary and unsummarized messages)
+    /// before and after.
+    pub tokens_before: f64,
+    pub tokens_after: f64,
+    /// Who wrote the summary: `caller`, `extractive`, or `fallback` (the caller's text
+    /// was not a valid summary; `fallbackReason` says why).
+    #[napi(ts_type = "'caller' | 'extractive' | 'fallback'")]
+    pub summarizer: String,
+    #[napi(ts_type = "string | null")]
+    pub fallback_reason: Option<String>,
+}
+
+impl From<&Compaction> for CompactionResult {
+    #[allow(clippy::cast_precision_loss)] // counts are far below 2^53
+    fn from(c: &Compaction) -> Self {
+        let (summarizer, reason) = match c.source {
+            SummarySource::Extractive => ("extractive", None),
+            SummarySource::Caller => ("caller", None),
+            SummarySource::Fallback(why) => ("fallback", Some(why.to_string())),
+        };
+        CompactionResult {
+            trigger: trigger_name(c.trigger).to_string(),
+            folded: c.folded as f64,
+            summary_version: c.summary_version as f64,
+            tokens_before: c.tokens_before as f64,
+            tokens_after: c.tokens_after as f64,
+            summarizer: summarizer.to_string(),
+            fallback_reason: reason,
+        }
+    }
+}
+
+/// `assemble`'s input: one user message of one lane.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AssembleInput {
+    pub session_id: String,
+    /// The lane of the user's message (what `ingest` returned for it).
+    pub thread_key: String,
+    /// The system/developer policy; never dropped.
+    pub policy: Option<String>,
+    pub personality: Option<String>,
+    /// The user's message; never dropped.
+    pub user_message: String,
+    /// The text of the message the user replied to, labelled apart from theirs.
+    #[napi(ts_type = "string | null")]
+    pub quoted_reply: Option<String>,
+    /// Recent messages of the lane, at most (default 10).
+    pub recent: Option<f64>,
+    /// Retrieved memories, at most (default 5).
+    pub memories: Option<f64>,
+    /// The hard budget of the whole context, in estimated tokens.
+    pub budget_tokens: f64,
+}
+
+/// Estimated tokens per layer of an assembled context (0 for a layer left out).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Serialize)]
+pub struct AssembledTokens {
+    pub policy: f64,
+    pub personality: f64,
+    pub summary: f64,
+    pub memories: f64,
+    pub recent: f64,
+    pub quoted: f64,
+    pub user: f64,
+    pub total: f64,
+}
+
+impl From<&LayerTokens> for AssembledTokens {
+    #[allow(clippy::cast_precision_loss)] // token counts are far below 2^53
+    fn from(t: &LayerTokens) -> Self {
+        AssembledTokens {
+            policy: t.policy as f64,
+            personality: t.personality as f64,
+            summary: t.summary as f64,
+            memories: t.memories as f64,
+            recent: t.recent as f64,
+            quoted: t.quoted as f64,
+            user: t.user as f64,
+            total: t.total() as f64,
+        }
+    }
+}
+
+/// An assembled context: the layers as XML-like sections in order, within the budget
+/// (layers give way in the order memories, oldest recent messages, quoted reply,
+/// summary, personality; never the policy or the user message).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssembledContext {
+    pub text: String,
+    pub tokens: AssembledTokens,
+    pub memories_included: f64,
+    pub recent_included: f64,
+    /// The policy and the user message alone exceed the budget (both still included).
+    pub over_budget: bool,
+}
+
+impl From<&Assembled> for AssembledContext {
+    #[allow(clippy::cast_precision_loss)] // counts are far below 2^53
+    fn from(a: &Assembled) -> Self {
+        AssembledContext {
+            text: a.text.clone(),
+            tokens: AssembledTokens::from(&a.tokens),
+            memories_included: a.memories_included as f64,
+            recent_included: a.recent_included as f64,
+            over_budget: a.over_budget,
+        }
+    }
+}
