@@ -719,11 +719,16 @@ export interface AssembleInput {
   sessionId: string
   /** The lane of the user's message (what `ingest` returned for it). */
   threadKey: string
-  /** The system/developer policy; never dropped. */
+  /** The system/developer policy; never dropped. Empty or absent: no section. */
   policy?: string
   personality?: string
-  /** The user's message; never dropped. */
+  /**
+   * The user's message; never dropped. Empty: no section (a gateway that sends the
+   * message itself assembles the layers around it).
+   */
   userMessage: string
+  /** The text retrieval and lane naming go by (default: the user message). */
+  query?: string | null
   /** The text of the message the user replied to, labelled apart from theirs. */
   quotedReply?: string | null
   /** Recent messages of the lane, at most (default 10). */
@@ -1403,6 +1408,15 @@ export interface MessageRange {
  * for any other error, `propagate`.
  */
 export declare function planResumeRecovery(error: unknown, options?: { previousRecoveries?: number }): ResumePlan
+
+/**
+ * After a compaction: the media of the current thread to attach again, once, with the
+ * text to put before it (`"[Post-compaction context recovery: re-attaching N media items
+ * from this thread]"`); `null` when the thread has none. Media of other threads is not
+ * included (the model can fetch it with the channel tools), and the manifest is left
+ * as it is: these are re-inclusions, not new attachments.
+ */
+export declare function postCompactionRecovery(manifest: AttachmentManifest, threadId: string | null): { preamble: string; items: AttachmentRecord[] } | null
 
 /** `buildContextPromptSection`'s input. */
 export interface PromptSectionInput {

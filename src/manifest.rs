@@ -17,6 +17,11 @@ use std::fmt;
 /// The custom-entry type under which the manifest is persisted.
 pub const ATTACHMENT_MANIFEST_KEY: &str = "openclaw:claude-sdk-attachment-manifest";
 
+/// The text put before media attached again after a compaction.
+pub fn recovery_preamble(items: usize) -> String {
+    format!("[Post-compaction context recovery: re-attaching {items} media items from this thread]")
+}
+
 /// One media item already sent to the conversation (snake_case, as sessions persist it).
 #[napi(object, object_to_js = false, object_from_js = false, use_nullable = true)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -150,29 +150,58 @@ pub fn get_thread_attachments<'e>(
     manifest: Unknown<'e>,
     thread_id: Option<Unknown<'e>>,
 ) -> Result<Array<'e>> {
-    named(
-        env,
-        "getThreadAttachments",
-        "manifest",
-        || -> Result<Array<'e>> {
-            const F: &str = "getThreadAttachments";
-            let entries = entries(env, F, &manifest)?;
-            let wanted = match thread_id {
-                Some(v) if !is_nullish(&v) => Some(id_arg(env, F, "threadId", &v)?),
-                _ => None,
-            };
-            let mut out = env.create_array(0)?;
-            for record in records(&entries)? {
-                if record.get_type()? != ValueType::Object {
-                    continue;
-                }
-                if record_field(&record, "source_thread_id")? == wanted {
-                    out.insert(record)?;
-                }
+    thread_records(env, "getThreadAttachments", &manifest, thread_id)
+}
+
+fn thread_records<'e>(
+    env: &'e Env,
+    func: &str,
+    manifest: &Unknown<'e>,
+    thread_id: Option<Unknown<'e>>,
+) -> Result<Array<'e>> {
+    named(env, func, "manifest", || -> Result<Array<'e>> {
+        let entries = entries(env, func, manifest)?;
+        let wanted = match thread_id {
+            Some(v) if !is_nullish(&v) => Some(id_arg(env, func, "threadId", &v)?),
+            _ => None,
+        };
+        let mut out = env.create_array(0)?;
+        for record in records(&entries)? {
+            if record.get_type()? != ValueType::Object {
+                continue;
             }
-            Ok(out)
-        },
-    )
+            if record_field(&record, "source_thread_id")? == wanted {
+                out.insert(record)?;
+            }
+        }
+        Ok(out)
+    })
+}
+
+/// After a compaction: the media of the current thread to attach again, once, with the
+/// text to put before it (`"[Post-compaction context recovery: re-attaching N media items
+/// from this thread]"`); `null` when the thread has none. Media of other threads is not
+/// included (the model can fetch it with the channel tools), and the manifest is left
+/// as it is: these are re-inclusions, not new attachments.
+#[napi(
+    catch_unwind,
+    ts_args_type = "manifest: AttachmentManifest, threadId: string | null",
+    ts_return_type = "{ preamble: string; items: AttachmentRecord[] } | null"
+)]
+pub fn post_compaction_recovery<'e>(
+    env: &'e Env,
+    manifest: Unknown<'e>,
+    thread_id: Option<Unknown<'e>>,
+) -> Result<Unknown<'e>> {
+    let items = thread_records(env, "postCompactionRecovery", &manifest, thread_id)?;
+    let n = items.len() as usize;
+    if n == 0 {
+        return Ok(Null.into_unknown(env)?);
+    }
+    let mut out = Object::new(env)?;
+    out.set_named_property("preamble", crate::manifest::recovery_preamble(n))?;
+    out.set_named_property("items", items)?;
+    Ok(out.to_unknown())
 }
 
 /// How a candidate attachment matches the manifest: `"artifact_id"` when its id is

@@ -444,6 +444,7 @@ impl JsMemoryStore {
             personality: i.personality.as_deref().unwrap_or_default(),
             user_message: &i.user_message,
             quoted_reply: i.quoted_reply.as_deref(),
+            query: i.query.as_deref(),
             recent: count_or(env, F, "input.recent", i.recent, 10)?,
             memories: count_or(env, F, "input.memories", i.memories, 5)?,
             budget_tokens: budget,

@@ -8,7 +8,8 @@
 //! memories (the lowest ranked first), then recent messages (the oldest first), then the
 //! quoted reply, then the thread summary, then the personality. The policy and the user
 //! message are never dropped; when those two alone exceed the budget, the result says so
-//! (`over_budget`) rather than cutting either.
+//! (`over_budget`) rather than cutting either. An empty policy or user message has no
+//! section (the caller sends it apart).
 //!
 //! Every layer is an XML-like section whose text is escaped (`&`, `<`, `>`), so chat text
 //! cannot close a section or open another.
@@ -26,6 +27,9 @@ pub struct AssembleRequest<'a> {
     pub policy: &'a str,
     pub personality: &'a str,
     pub user_message: &'a str,
+    /// The text retrieval and lane naming go by, when not the user message (a gateway
+    /// that sends the user message itself assembles the other layers around it).
+    pub query: Option<&'a str>,
     /// The text of the message the user replied to, when it replied to one.
     pub quoted_reply: Option<&'a str>,
     /// Recent messages of the lane to include at most.
@@ -87,7 +91,7 @@ pub fn escape(text: &str) -> String {
 }
 
 fn section(tag: &str, body: &str) -> String {
-    format!("<{tag}>\n{}\n</{tag}>\n", escape(body))
+    format!("<{tag}>\n{}\n</{tag}>\n", escape(body.trim_end()))
 }
 
 fn tokens(text: &str) -> u64 {
@@ -96,14 +100,23 @@ fn tokens(text: &str) -> u64 {
 
 /// Assembles the context for `req` from `store`.
 pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assembled, MemoryError> {
-    let policy = section("policy", req.policy);
+    // An empty policy or user message is a layer the caller sends itself: no section.
+    let optional = |tag: &str, body: &str| {
+        if body.is_empty() {
+            String::new()
+        } else {
+            section(tag, body)
+        }
+    };
+    let policy = optional("policy", req.policy);
+    let query = req.query.unwrap_or(req.user_message);
     let personality =
         (!req.personality.is_empty()).then(|| section("personality", req.personality));
     let summary = store
         .record(req.session_id, RecordKind::ThreadSummary, req.thread_key)?
         .map(|r| section("thread_summary", &r.body));
     // Summaries of other lanes the message names, then the retrieved records.
-    let related = store.named_lanes(req.session_id, req.user_message, req.thread_key)?;
+    let related = store.named_lanes(req.session_id, query, req.thread_key)?;
     let mut memories: Vec<String> = Vec::new();
     for lane in &related {
         if let Some(r) = store.record(req.session_id, RecordKind::ThreadSummary, lane)? {
@@ -118,7 +131,7 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
         store
             .search(
                 req.session_id,
-                req.user_message,
+                query,
                 req.thread_key,
                 req.memories,
                 req.budget_tokens,
@@ -140,7 +153,7 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
         })
         .collect();
     let quoted = req.quoted_reply.map(|q| section("quoted_reply_context", q));
-    let user = section("user_message", req.user_message);
+    let user = optional("user_message", req.user_message);
 
     // Give way in the documented order until the layers fit.
     let mut keep_memories = memories.len();

@@ -471,11 +471,15 @@ pub struct AssembleInput {
     pub session_id: String,
     /// The lane of the user's message (what `ingest` returned for it).
     pub thread_key: String,
-    /// The system/developer policy; never dropped.
+    /// The system/developer policy; never dropped. Empty or absent: no section.
     pub policy: Option<String>,
     pub personality: Option<String>,
-    /// The user's message; never dropped.
+    /// The user's message; never dropped. Empty: no section (a gateway that sends the
+    /// message itself assembles the layers around it).
     pub user_message: String,
+    /// The text retrieval and lane naming go by (default: the user message).
+    #[napi(ts_type = "string | null")]
+    pub query: Option<String>,
     /// The text of the message the user replied to, labelled apart from theirs.
     #[napi(ts_type = "string | null")]
     pub quoted_reply: Option<String>,

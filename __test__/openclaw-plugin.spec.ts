@@ -1,0 +1,274 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import plugin, {
+  ENGINE_ID,
+  MemoryContextEngine,
+  createContextEngine,
+  laneOf,
+  placeSession,
+  recoveryPreamble,
+  type HostMessage,
+} from '@openclaw/context-engine/openclaw'
+import { createAttachmentManifest, postCompactionRecovery, recordAttachment } from '@openclaw/context-engine'
+
+const dir = mkdtempSync(join(tmpdir(), 'openclaw-plugin-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const pkg = join(__dirname, '..')
+
+const SLACK_THREAD = 'agent:main:slack:channel:C0123:thread:1775835600.000100'
+const OTHER_THREAD = 'agent:main:slack:channel:C0123:thread:1775839999.000200'
+const T0 = 1_775_835_600_000
+
+// Messages as OpenClaw's agent runtime holds them.
+const user = (text: string, i: number): HostMessage => ({ role: 'user', content: text, timestamp: T0 + i * 1000 })
+const assistant = (text: string, i: number): HostMessage => ({
+  role: 'assistant',
+  content: [
+    { type: 'thinking', thinking: 'hm', thinkingSignature: 'sig' },
+    { type: 'text', text },
+  ],
+  api: 'anthropic-messages',
+  provider: 'anthropic',
+  model: 'claude-sonnet-4-6',
+  usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  stopReason: 'stop',
+  timestamp: T0 + i * 1000 + 500,
+})
+const toolCall = (i: number): HostMessage => ({
+  role: 'assistant',
+  content: [{ type: 'toolCall', id: `call${i}`, name: 'search', arguments: { q: 'x' } }],
+  api: 'anthropic-messages',
+  provider: 'anthropic',
+  model: 'claude-sonnet-4-6',
+  usage: {},
+  stopReason: 'toolUse',
+  timestamp: T0 + i * 1000 + 600,
+})
+const toolResult = (i: number): HostMessage => ({
+  role: 'toolResult',
+  toolCallId: `call${i}`,
+  toolName: 'search',
+  content: [{ type: 'text', text: 'result '.repeat(50) }],
+  isError: false,
+  timestamp: T0 + i * 1000 + 700,
+})
+
+function conversation(turns: number, topic = 'rollout'): HostMessage[] {
+  const out: HostMessage[] = []
+  for (let i = 0; i < turns; i++) {
+    out.push(user(`Turn ${i}: what about the ${topic} of part ${i}?`, i))
+    if (i % 5 === 4) out.push(toolCall(i), toolResult(i))
+    out.push(assistant(`We decided to ship part ${i} of the ${topic} behind a flag.`, i))
+  }
+  return out
+}
+
+function engine(file: string, options: Record<string, unknown> = {}) {
+  return createContextEngine({ path: join(dir, file), ...options })
+}
+
+describe('the OpenClaw plugin', () => {
+  it('registers one engine whose info.id is the registered id, as the manifest declares', () => {
+    const registered: Array<[string, (ctx: { agentDir?: string }) => MemoryContextEngine]> = []
+    plugin.register({
+      pluginConfig: { path: join(dir, 'registered.sqlite') },
+      logger: { warn: () => {} },
+      registerContextEngine: (id, factory) => registered.push([id, factory]),
+    })
+    expect(registered.map(([id]) => id)).toEqual([ENGINE_ID])
+    const e = registered[0][1]({ agentDir: dir })
+    expect(e.info).toMatchObject({ id: registered[0][0], ownsCompaction: true })
+    const manifest = JSON.parse(readFileSync(join(pkg, 'openclaw.plugin.json'), 'utf8'))
+    expect(manifest).toMatchObject({ id: ENGINE_ID, kind: 'context-engine' })
+    const json = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8'))
+    expect(json.openclaw.extensions).toEqual(['./openclaw/index.js'])
+    // Without a path, the file goes under the agent's directory.
+    const byAgent = registered[0][1]({ agentDir: join(dir, 'agent') })
+    expect(createContextEngine(undefined, { agentDir: join(dir, 'agent') }).dbPath).toBe(
+      join(dir, 'agent', 'context-engine', 'memory.sqlite'),
+    )
+    expect(byAgent.dbPath).toBe(join(dir, 'registered.sqlite'))
+  })
+
+  it('reads thread keys from OpenClaw session keys: Slack threads, Telegram topics, channels', () => {
+    const cases: Array<[string | undefined, string, string, string]> = [
+      [SLACK_THREAD, 's', 'agent:main:slack:channel:C0123', 'reply:C0123:1775835600.000100'],
+      ['agent:zu:telegram:group:-1001234567890:topic:3', 's', 'agent:zu:telegram:group:-1001234567890', 'topic:-1001234567890:3'],
+      ['agent:main:slack:channel:C0123', 's', 'agent:main:slack:channel:C0123', 'root:C0123'],
+      ['agent:main:main:thread:1777244748.777299', 's', 'agent:main:main', 'reply:main:1777244748.777299'],
+      [undefined, 'abc', 'session:abc', 'root:abc'],
+    ]
+    for (const [key, id, session, lane] of cases) {
+      const place = placeSession(key, id)
+      expect([place.sessionId, laneOf(place)]).toEqual([session, lane])
+    }
+  })
+
+  it('folds long threads into a summary and assembles within the budget from where it stops', async () => {
+    const e = engine('lifecycle.sqlite')
+    const messages = conversation(45)
+    expect(await e.ingestBatch({ sessionId: 's1', sessionKey: SLACK_THREAD, messages: messages.slice(0, 4) })).toEqual({
+      ingestedCount: 4,
+    })
+    expect(await e.ingest({ sessionId: 's1', sessionKey: SLACK_THREAD, message: messages[0] })).toEqual({ ingested: false })
+    await e.afterTurn({ sessionId: 's1', sessionKey: SLACK_THREAD, messages, prePromptMessageCount: 0, sessionFile: 'x' })
+    const budget = 2_000
+    const out = await e.assemble({ sessionId: 's1', sessionKey: SLACK_THREAD, messages, tokenBudget: budget, prompt: 'the rollout' })
+    expect(out.systemPromptAddition).toMatch(/^<conversation_memory>\n<thread_summary>\nCurrent goals \/ open questions:/)
+    expect(out.systemPromptAddition).toContain('- We decided to ship part 34 of the rollout behind a flag.')
+    expect(out.estimatedTokens).toBeLessThanOrEqual(budget)
+    expect(out.messages.length).toBeLessThan(messages.length)
+    expect(out.messages[0].role).toBe('user')
+    // The kept messages are the host's own objects, tool calls with their results.
+    expect(out.messages.every((m) => messages.includes(m))).toBe(true)
+    for (const [i, m] of out.messages.entries()) {
+      if (m.role === 'toolResult') expect(out.messages[i - 1].role).toBe('assistant')
+    }
+    expect(out.messages.at(-1)).toBe(messages.at(-1))
+    const whole = messages.reduce((n, m) => n + Math.ceil(JSON.stringify(m).length / 4), 0)
+    expect(out.estimatedTokens).toBeLessThan(whole / 2)
+    expect(e.diagnostics).toEqual([])
+    await e.dispose()
+  })
+
+  it('keeps threads apart: another thread of the channel gets its own summary', async () => {
+    const e = engine('threads.sqlite')
+    await e.afterTurn({ sessionId: 'a', sessionKey: SLACK_THREAD, messages: conversation(40, 'rollout'), prePromptMessageCount: 0, sessionFile: 'x' })
+    await e.afterTurn({ sessionId: 'b', sessionKey: OTHER_THREAD, messages: conversation(40, 'offsite'), prePromptMessageCount: 0, sessionFile: 'x' })
+    const b = await e.assemble({ sessionId: 'b', sessionKey: OTHER_THREAD, messages: conversation(40, 'offsite'), tokenBudget: 50_000 })
+    expect(b.systemPromptAddition).toContain('offsite')
+    expect(b.systemPromptAddition).not.toContain('rollout')
+    await e.dispose()
+  })
+
+  it('compacts on request and reports tokens before and after', async () => {
+    const e = engine('compact.sqlite')
+    // Long questions: what the summary stands for is larger than the summary.
+    const messages = conversation(14).map((m) =>
+      m.role === 'user' ? { ...m, content: `${m.content} ${'with all the details of the plan '.repeat(6)}` } : m,
+    )
+    await e.ingestBatch({ sessionId: 's', sessionKey: SLACK_THREAD, messages })
+    expect(await e.compact({ sessionId: 's', sessionKey: SLACK_THREAD })).toEqual({
+      ok: true,
+      compacted: false,
+      reason: 'nothing to compact',
+    })
+    const forced = await e.compact({ sessionId: 's', sessionKey: SLACK_THREAD, force: true })
+    expect(forced).toMatchObject({ ok: true, compacted: true, result: { details: { trigger: 'forced', folded: 18 } } })
+    expect(forced.result!.tokensAfter).toBeLessThan(forced.result!.tokensBefore)
+    expect(forced.result!.summary).toContain('Decisions made:')
+    await e.dispose()
+  })
+
+  it("takes the host model's summary when valid, and falls back when it fails, stalls or rambles", async () => {
+    const valid =
+      'Current goals / open questions:\n- Finish the rollout\nDecisions made:\n- Flags for every part\n' +
+      'Important facts:\n- (none)\nRecent outcomes:\n- (none)\nPending actions:\n- (none)\n'
+    const runs: Array<[string, () => Promise<{ text: string }>, string]> = [
+      ['valid', async () => ({ text: valid }), 'caller'],
+      ['prose', async () => ({ text: 'Here is a summary of the thread.' }), 'fallback'],
+      ['throws', async () => Promise.reject(new Error('provider down')), 'extractive'],
+      ['stalls', () => new Promise(() => {}), 'extractive'],
+    ]
+    for (const [name, complete, summarizer] of runs) {
+      const e = engine(`llm-${name}.sqlite`, { summarizer: 'llm', summarizerTimeoutMs: 200 })
+      await e.ingestBatch({ sessionId: 's', sessionKey: SLACK_THREAD, messages: conversation(20) })
+      const r = await e.compact({ sessionId: 's', sessionKey: SLACK_THREAD, force: true, runtimeContext: { llm: { complete } } })
+      expect([name, r.result?.details?.summarizer]).toEqual([name, summarizer])
+      await e.dispose()
+    }
+  })
+
+  it('re-attaches the images of compacted messages once, with the recovery preamble', async () => {
+    const e = engine('media.sqlite')
+    const image = { type: 'image', data: 'aGVsbG8=', mimeType: 'image/png' }
+    const messages = conversation(40)
+    messages[2] = { ...messages[2], role: 'user', content: [{ type: 'text', text: 'see the chart' }, image], timestamp: T0 + 1 }
+    await e.afterTurn({ sessionId: 's', sessionKey: SLACK_THREAD, messages, prePromptMessageCount: 0, sessionFile: 'x' })
+    const first = await e.assemble({ sessionId: 's', sessionKey: SLACK_THREAD, messages, tokenBudget: 100_000 })
+    const opened = first.messages[0]
+    const original = messages.find((m) => m.timestamp === opened.timestamp && m.role === 'user')!
+    expect(opened.content).toEqual([
+      { type: 'text', text: '[Post-compaction context recovery: re-attaching 1 media items from this thread]' },
+      image,
+      { type: 'text', text: original.content },
+    ])
+    // Once: the next turn sends the kept messages as they are, and the host's are untouched.
+    const second = await e.assemble({ sessionId: 's', sessionKey: SLACK_THREAD, messages, tokenBudget: 100_000 })
+    expect(second.messages.every((m) => messages.includes(m))).toBe(true)
+    expect(messages[2].content).toEqual([{ type: 'text', text: 'see the chart' }, image])
+    await e.dispose()
+  })
+
+  it('picks up a thread after a restart with nothing but the SQLite file', async () => {
+    const a = engine('restart.sqlite')
+    await a.afterTurn({ sessionId: 's', sessionKey: SLACK_THREAD, messages: conversation(40), prePromptMessageCount: 0, sessionFile: 'x' })
+    await a.dispose()
+    const b = engine('restart.sqlite')
+    // The host's transcript starts afresh: only the new question.
+    const out = await b.assemble({ sessionId: 's2', sessionKey: SLACK_THREAD, messages: [user('where were we on the rollout?', 100)], tokenBudget: 10_000 })
+    expect(out.systemPromptAddition).toContain('- We decided to ship part 29 of the rollout behind a flag.')
+    expect(out.messages).toHaveLength(1)
+    await b.dispose()
+  })
+
+  it('never throws into the host: bad input and storage faults pass the messages through', async () => {
+    const warnings: string[] = []
+    const notADb = join(dir, 'not-a-db.sqlite')
+    writeFileSync(notADb, 'plain text, not SQLite '.repeat(100))
+    mkdirSync(join(dir, 'a-directory.sqlite'), { recursive: true })
+    for (const path of [notADb, join(dir, 'a-directory.sqlite')]) {
+      const e = createContextEngine({ path }, { logger: { warn: (m: string) => warnings.push(m) } })
+      const messages = conversation(3)
+      const out = await e.assemble({ sessionId: 's', sessionKey: SLACK_THREAD, messages, tokenBudget: 1000 })
+      expect(out.messages).toBe(messages)
+      expect(await e.ingest({ sessionId: 's', message: messages[0] })).toEqual({ ingested: false })
+      expect(await e.ingestBatch({ sessionId: 's', messages })).toEqual({ ingestedCount: 0 })
+      expect(await e.afterTurn({ sessionId: 's', messages, prePromptMessageCount: 0, sessionFile: 'x' })).toBeUndefined()
+      expect(await e.compact({ sessionId: 's', sessionKey: 'k' })).toMatchObject({ ok: false, compacted: false })
+      await e.dispose()
+      expect(e.diagnostics.length).toBeGreaterThan(0)
+    }
+    expect(warnings.some((w) => w.startsWith('[context-engine] assemble: MemoryStore: SQLite'))).toBe(true)
+
+    const e = engine('hostile.sqlite', { summarizer: 'gpt', nonsense: 1 } as Record<string, unknown>)
+    expect(e.diagnostics.map((d) => d.message)).toEqual([
+      'config.summarizer: unusable value "gpt" (default kept)',
+      'config.nonsense: unknown option (ignored)',
+    ])
+    const hostile: unknown[] = [undefined, null, 7, 'x', { sessionId: 5, messages: 'no' }, { sessionId: 's', messages: [null, 3, { role: 'user', content: 7 }] }]
+    for (const p of hostile) {
+      await expect(e.assemble(p as never)).resolves.toHaveProperty('messages')
+      await expect(e.ingest(p as never)).resolves.toHaveProperty('ingested')
+      await expect(e.ingestBatch(p as never)).resolves.toHaveProperty('ingestedCount')
+      await expect(e.afterTurn(p as never)).resolves.toBeUndefined()
+      await expect(e.compact(p as never)).resolves.toHaveProperty('ok')
+    }
+    await e.dispose()
+    await e.dispose()
+  })
+
+  it('uses the same recovery text as the runner-side manifest helper', () => {
+    const m = createAttachmentManifest()
+    const record = (id: string, thread: string | null) => ({
+      artifact_id: id,
+      display_name: `${id}.png`,
+      media_type: 'image/png',
+      content_hash: 'a'.repeat(64),
+      source_message_id: '1.0',
+      source_thread_id: thread,
+      included_at_turn: 1,
+    })
+    recordAttachment(m, record('F1', '1.0'))
+    recordAttachment(m, record('F2', '1.0'))
+    recordAttachment(m, record('F3', '9.0'))
+    const before = JSON.stringify(m)
+    const r = postCompactionRecovery(m, '1.0')
+    expect(r?.preamble).toBe(recoveryPreamble(2))
+    expect(r?.items.map((x) => x.artifact_id)).toEqual(['F1', 'F2'])
+    expect(postCompactionRecovery(m, '5.0')).toBeNull()
+    expect(JSON.stringify(m)).toBe(before)
+  })
+})

@@ -1,0 +1,345 @@
+'use strict'
+
+// The context engine OpenClaw loads through its `contextEngine` slot, over the package's
+// SQLite memory store. Every method resolves: bad input or a storage fault degrades to
+// passing the host's messages through, with a diagnostic (logged, and kept in
+// `engine.diagnostics`), so the host never has to quarantine the engine.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { MemoryStore } = require('../index.js')
+const { placeSession, laneOf } = require('./session-key.js')
+const { textOf, imagesOf, messageId, tsOf, estimateMessage } = require('./messages.js')
+const { readOptions } = require('./options.js')
+
+const ENGINE_ID = 'context-engine'
+const ENGINE_NAME = 'Context Engine (SQLite memory)'
+const { version: VERSION } = require('../package.json')
+/** Diagnostics kept on the engine (the newest). */
+const MAX_DIAGNOSTICS = 100
+/** After the store failed to open, how long before trying again (ms). */
+const REOPEN_AFTER_MS = 30_000
+
+/** The text put before media attached again after a compaction. */
+function recoveryPreamble(n) {
+  return `[Post-compaction context recovery: re-attaching ${n} media items from this thread]`
+}
+
+class MemoryContextEngine {
+  /**
+   * @param {object} [options] the plugin's config (see `openclaw.plugin.json`)
+   * @param {{ agentDir?: string, logger?: { warn?: Function, info?: Function } }} [host]
+   */
+  constructor(options, host = {}) {
+    this.logger = host.logger ?? null
+    /** @type {Array<{ method: string, message: string, at: number }>} */
+    this.diagnostics = []
+    this.options = readOptions(options)
+    for (const problem of this.options.problems) this.note('config', problem)
+    this.dbPath = this.options.path ?? defaultPath(host.agentDir)
+    this.store = null
+    this.openFailedAt = null
+    /** Summary versions whose media was re-attached, by session and lane. */
+    this.recovered = new Map()
+    this.info = Object.freeze({ id: ENGINE_ID, name: ENGINE_NAME, version: VERSION, ownsCompaction: true })
+  }
+
+  note(method, err) {
+    const message = err instanceof Error ? err.message : String(err)
+    this.diagnostics.push({ method, message, at: Date.now() })
+    if (this.diagnostics.length > MAX_DIAGNOSTICS) this.diagnostics.shift()
+    try {
+      this.logger?.warn?.(`[${ENGINE_ID}] ${method}: ${message} (passing through)`)
+    } catch {
+      // A logger that throws changes nothing.
+    }
+  }
+
+  /** The open store, opening it on first use; null while it cannot be opened. */
+  memory() {
+    if (this.store) return this.store
+    if (this.openFailedAt !== null && Date.now() - this.openFailedAt < REOPEN_AFTER_MS) {
+      throw new Error(`the memory file ${this.dbPath} could not be opened; retrying after ${REOPEN_AFTER_MS / 1000} s`)
+    }
+    try {
+      if (this.dbPath !== ':memory:') fs.mkdirSync(path.dirname(this.dbPath), { recursive: true })
+      this.store = new MemoryStore({ path: this.dbPath, compaction: this.options.compaction })
+      this.openFailedAt = null
+      return this.store
+    } catch (err) {
+      this.openFailedAt = Date.now()
+      throw err
+    }
+  }
+
+  /** Stores the user and assistant turns of `messages`; returns the lane and the count stored. */
+  store_(place, messages) {
+    const batch = []
+    const now = Date.now()
+    for (const m of messages) {
+      const text = textOf(m)
+      if (text === null || text.trim() === '') continue
+      batch.push({
+        sessionId: place.sessionId,
+        chatId: place.chatId,
+        messageId: messageId(m, text),
+        role: m.role,
+        text,
+        ts: tsOf(m, now),
+        topicId: place.topicId,
+        replyTo: place.replyTo,
+      })
+    }
+    if (batch.length === 0) return { lane: laneOf(place), count: 0 }
+    const out = this.memory().ingest(batch)
+    return { lane: out[out.length - 1].threadKey, count: out.filter((r) => r.ingested).length }
+  }
+
+  async ingest(params) {
+    try {
+      const place = placeSession(params?.sessionKey, params?.sessionId)
+      const { count } = this.store_(place, [params?.message])
+      return { ingested: count > 0 }
+    } catch (err) {
+      this.note('ingest', err)
+      return { ingested: false }
+    }
+  }
+
+  async ingestBatch(params) {
+    try {
+      const place = placeSession(params?.sessionKey, params?.sessionId)
+      const messages = Array.isArray(params?.messages) ? params.messages : []
+      return { ingestedCount: this.store_(place, messages).count }
+    } catch (err) {
+      this.note('ingestBatch', err)
+      return { ingestedCount: 0 }
+    }
+  }
+
+  async afterTurn(params) {
+    try {
+      const place = placeSession(params?.sessionKey, params?.sessionId)
+      const messages = Array.isArray(params?.messages) ? params.messages : []
+      const { lane } = this.store_(place, messages)
+      await this.compactLane(place, lane, false, params?.runtimeContext)
+    } catch (err) {
+      this.note('afterTurn', err)
+    }
+  }
+
+  /**
+   * Compacts a lane when due (or forced), with the configured summarizer; resolves to the
+   * compaction's result or null.
+   */
+  async compactLane(place, lane, force, runtimeContext) {
+    const memory = this.memory()
+    const plan = memory.planCompaction(place.sessionId, lane, { force })
+    if (plan === null) return null
+    let summary = null
+    const llm = runtimeContext?.llm
+    if (this.options.summarizer === 'llm' && llm && typeof llm.complete === 'function') {
+      summary = await this.summarize(llm, plan)
+    }
+    return this.memory().applyCompaction(plan, { summary })
+  }
+
+  /** The model's summary of a plan, or null (then the extractive one is used) on failure or timeout. */
+  async summarize(llm, plan) {
+    const controller = new AbortController()
+    let timer
+    const timeout = new Promise((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort()
+        resolve(null)
+      }, this.options.summarizerTimeoutMs)
+    })
+    try {
+      const lines = plan.messages.map((m) => `[${m.role}] ${m.text}`).join('\n')
+      const prompt =
+        'Update the running summary of a chat thread with the new messages below.\n' +
+        'Answer with the summary only, in exactly this form: the five headings ' +
+        '"Current goals / open questions:", "Decisions made:", "Important facts:", ' +
+        '"Recent outcomes:", "Pending actions:", in this order, each on its own line and ' +
+        'followed by at most 8 lines "- item" of at most 160 characters ("- (none)" when empty). ' +
+        'Never include credentials, tokens or passwords.\n\n' +
+        `Previous summary:\n${plan.previousSummary ?? '(none)'}\n\nNew messages:\n${lines}\n`
+      const call = Promise.resolve(
+        llm.complete({
+          messages: [{ role: 'user', content: prompt }],
+          maxTokens: 1024,
+          purpose: 'context-engine thread summary',
+          signal: controller.signal,
+        }),
+      ).then(
+        (r) => (r && typeof r.text === 'string' ? r.text : null),
+        (err) => {
+          this.note('summarize', err)
+          return null
+        },
+      )
+      const text = await Promise.race([call, timeout])
+      if (text === null && controller.signal.aborted) {
+        this.note('summarize', new Error(`the model summary took over ${this.options.summarizerTimeoutMs} ms`))
+      }
+      return text
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  async assemble(params) {
+    const messages = Array.isArray(params?.messages) ? params.messages : []
+    try {
+      return this.assembleWithin(params, messages)
+    } catch (err) {
+      this.note('assemble', err)
+      return { messages, estimatedTokens: messages.reduce((n, m) => n + estimateMessage(m), 0) }
+    }
+  }
+
+  assembleWithin(params, messages) {
+    const place = placeSession(params.sessionKey, params.sessionId)
+    const { lane } = this.store_(place, messages)
+    const budget = positive(params.tokenBudget) ?? positive(params.runtimeContext?.tokenBudget) ?? Infinity
+    const memory = this.memory()
+    const costs = messages.map(estimateMessage)
+    const lastUser = lastIndex(messages, (m) => m?.role === 'user')
+
+    // Messages the lane's summary covers are left out: the summary stands for them.
+    let start = this.coveredUntil(memory, place, lane, messages)
+    // What the budget leaves for messages once the memory layers are in.
+    const layerBudget = Math.min(this.options.memoryBudgetTokens, Math.floor(budget / 4))
+    let from = fitFrom(messages, costs, start, budget - layerBudget, lastUser)
+    if (from > start && this.options.compactWhenTrimming) {
+      // The budget drops messages the summary does not cover yet: fold them in first.
+      memory.compact(place.sessionId, lane, { force: true })
+      start = this.coveredUntil(memory, place, lane, messages)
+      from = Math.max(from, start)
+    }
+    const query = params.prompt ?? (lastUser >= 0 ? textOf(messages[lastUser]) : '') ?? ''
+    const layers = memory.assemble({
+      sessionId: place.sessionId,
+      threadKey: lane,
+      policy: this.options.policy,
+      personality: this.options.personality,
+      userMessage: '',
+      query,
+      recent: 0,
+      memories: this.options.memories,
+      budgetTokens: layerBudget,
+    })
+    let kept = messages.slice(from)
+    kept = this.reattach(place, lane, memory, messages.slice(0, from), kept)
+    const addition = layers.text === '' ? undefined : `<conversation_memory>\n${layers.text}</conversation_memory>`
+    const estimatedTokens = kept.reduce((n, m) => n + estimateMessage(m), 0) + layers.tokens.total
+    return addition === undefined ? { messages: kept, estimatedTokens } : { messages: kept, estimatedTokens, systemPromptAddition: addition }
+  }
+
+  /** Index of the first message the lane's summary does not cover (0 when none is). */
+  coveredUntil(memory, place, lane, messages) {
+    const summary = memory.record(place.sessionId, 'thread_summary', lane)
+    const to = summary?.messageRange?.to
+    if (!to) return 0
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const text = textOf(messages[i])
+      if (text !== null && messageId(messages[i], text) === to) return startOfTurn(messages, i + 1)
+    }
+    return 0
+  }
+
+  /**
+   * After a compaction, the images of the messages it left out come back once, in front
+   * of the first kept user message, after the recovery preamble. Only this session's
+   * (this thread's) messages are looked at; nothing is written.
+   */
+  reattach(place, lane, memory, dropped, kept) {
+    if (!this.options.reattachMedia || kept.length === 0) return kept
+    const summary = memory.record(place.sessionId, 'thread_summary', lane)
+    if (summary === null) return kept
+    const key = `${place.sessionId}\u0000${lane}`
+    if (this.recovered.get(key) === summary.summaryVersion) return kept
+    this.recovered.set(key, summary.summaryVersion)
+    const images = dropped.flatMap(imagesOf)
+    const first = kept.findIndex((m) => m?.role === 'user')
+    if (images.length === 0 || first < 0) return kept
+    const target = kept[first]
+    const content = typeof target.content === 'string' ? [{ type: 'text', text: target.content }] : target.content
+    const out = kept.slice()
+    out[first] = { ...target, content: [{ type: 'text', text: recoveryPreamble(images.length) }, ...images, ...content] }
+    return out
+  }
+
+  async compact(params) {
+    try {
+      const place = placeSession(params?.sessionKey, params?.sessionId)
+      const memory = this.memory()
+      const lane = memory.recent(place.sessionId, laneOf(place), 1)[0]?.threadKey ?? laneOf(place)
+      const done = await this.compactLane(place, lane, params?.force === true, params?.runtimeContext)
+      if (done === null) return { ok: true, compacted: false, reason: 'nothing to compact' }
+      const summary = this.memory().record(place.sessionId, 'thread_summary', lane)
+      return {
+        ok: true,
+        compacted: true,
+        result: {
+          summary: summary?.body,
+          tokensBefore: done.tokensBefore,
+          tokensAfter: done.tokensAfter,
+          details: done,
+        },
+      }
+    } catch (err) {
+      this.note('compact', err)
+      return { ok: false, compacted: false, reason: err instanceof Error ? err.message : String(err) }
+    }
+  }
+
+  async dispose() {
+    try {
+      this.store?.close()
+    } catch (err) {
+      this.note('dispose', err)
+    }
+    this.store = null
+  }
+}
+
+function positive(n) {
+  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : undefined
+}
+
+function lastIndex(list, pred) {
+  for (let i = list.length - 1; i >= 0; i--) if (pred(list[i])) return i
+  return -1
+}
+
+/** The first user message at or after `i` (a kept window never opens on a tool result). */
+function startOfTurn(messages, i) {
+  while (i < messages.length && messages[i]?.role !== 'user') i++
+  return i
+}
+
+/**
+ * Where the kept messages start: the newest that fit `budget` from `start` on, opening on
+ * a user message, and never after the current turn (`lastUser`), which is always kept.
+ */
+function fitFrom(messages, costs, start, budget, lastUser) {
+  let used = 0
+  let from = messages.length
+  for (let i = messages.length - 1; i >= start; i--) {
+    if (used + costs[i] > budget && (lastUser < 0 || i < lastUser)) break
+    used += costs[i]
+    from = i
+  }
+  from = startOfTurn(messages, from)
+  if (lastUser >= 0 && from > lastUser) from = lastUser
+  return Math.max(Math.min(from, messages.length), 0)
+}
+
+function defaultPath(agentDir) {
+  const base = typeof agentDir === 'string' && agentDir !== '' ? agentDir : path.join(os.homedir(), '.openclaw')
+  return path.join(base, 'context-engine', 'memory.sqlite')
+}
+
+module.exports = { MemoryContextEngine, ENGINE_ID, ENGINE_NAME, recoveryPreamble }

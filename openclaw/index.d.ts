@@ -1,0 +1,165 @@
+// The OpenClaw plugin of @openclaw/context-engine. These declarations are structural:
+// they need no `openclaw` install, and `integration/openclaw` checks them against the
+// real plugin SDK (`ContextEngine`, `OpenClawPluginApi`).
+
+import type { CompactionResult } from '../index'
+
+/** The engine's id: the plugin id, the registered id and `info.id`. */
+export declare const ENGINE_ID: 'context-engine'
+
+/** The plugin's config (`plugins.entries["context-engine"].config`). */
+export interface ContextEngineOptions {
+  /** The SQLite file (default `<agentDir>/context-engine/memory.sqlite`). */
+  path?: string
+  /** Policy text put first in the memory section (default none). */
+  policy?: string
+  /** Personality text put after the policy (default none). */
+  personality?: string
+  /**
+   * `extractive` (default): summaries without a model call. `llm`: the host's model
+   * (`runtimeContext.llm.complete`) writes them, validated, with the extractive summary
+   * as the fallback when it fails, times out or answers another structure.
+   */
+  summarizer?: 'extractive' | 'llm'
+  /** Longest wait for a model summary in ms (default 20,000). */
+  summarizerTimeoutMs?: number
+  /** Retrieved memories at most (default 5). */
+  memories?: number
+  /** Most tokens of the memory section (default 2,000, and at most a quarter of the budget). */
+  memoryBudgetTokens?: number
+  /** After a compaction, re-attach this thread's images once (default true). */
+  reattachMedia?: boolean
+  /** Fold messages into the summary before the budget leaves them out (default true). */
+  compactWhenTrimming?: boolean
+  /** Compaction thresholds: 30 messages, 2,500 tokens, 24 hours; keep 10 (the defaults). */
+  compaction?: {
+    maxRecentMessages?: number
+    maxRecentTokens?: number
+    maxSummaryAgeMs?: number
+    keepRecent?: number
+  }
+}
+
+/** A message as OpenClaw's agent runtime keeps it (only what the engine reads is named). */
+export interface HostMessage {
+  role: string
+  content?: unknown
+  timestamp?: number
+  [key: string]: unknown
+}
+
+/** What OpenClaw hands every lifecycle call. */
+export interface HostSessionParams {
+  sessionId: string
+  sessionKey?: string
+}
+
+/** The host's model, when it offers one to context engines. */
+export interface HostLlm {
+  complete(params: {
+    messages: Array<{ role: 'user'; content: string }>
+    maxTokens?: number
+    purpose?: string
+    signal?: AbortSignal
+  }): Promise<{ text: string }>
+}
+
+export interface HostRuntimeContext {
+  tokenBudget?: number
+  llm?: HostLlm
+  [key: string]: unknown
+}
+
+/** A problem the engine met and passed through (logged as a warning as well). */
+export interface EngineDiagnostic {
+  method: string
+  message: string
+  at: number
+}
+
+/**
+ * The context engine: every method resolves (bad input or a storage fault passes the
+ * host's messages through and adds a diagnostic).
+ */
+export declare class MemoryContextEngine {
+  constructor(options?: ContextEngineOptions, host?: { agentDir?: string; logger?: { warn?: (message: string) => void } })
+  readonly info: { id: 'context-engine'; name: string; version: string; ownsCompaction: true }
+  /** The newest problems met (at most 100). */
+  readonly diagnostics: EngineDiagnostic[]
+  /** The SQLite file in use. */
+  readonly dbPath: string
+  ingest(params: HostSessionParams & { message: HostMessage; isHeartbeat?: boolean }): Promise<{ ingested: boolean }>
+  ingestBatch(
+    params: HostSessionParams & { messages: HostMessage[]; isHeartbeat?: boolean },
+  ): Promise<{ ingestedCount: number }>
+  /** Stores the turn's messages and compacts the thread when it is due. */
+  afterTurn(
+    params: HostSessionParams & {
+      messages: HostMessage[]
+      prePromptMessageCount: number
+      sessionFile?: string
+      tokenBudget?: number
+      runtimeContext?: HostRuntimeContext
+    },
+  ): Promise<void>
+  /**
+   * The host's messages from where the thread summary stops, within `tokenBudget`
+   * (opening on a user turn; the current turn always kept), and the memory layers
+   * (policy, personality, thread summary, retrieved memories) as `systemPromptAddition`.
+   */
+  assemble(
+    params: HostSessionParams & {
+      messages: HostMessage[]
+      tokenBudget?: number
+      prompt?: string
+      model?: string
+      runtimeContext?: HostRuntimeContext
+    },
+  ): Promise<{ messages: HostMessage[]; estimatedTokens: number; systemPromptAddition?: string }>
+  compact(
+    params: HostSessionParams & { force?: boolean; tokenBudget?: number; runtimeContext?: HostRuntimeContext },
+  ): Promise<{
+    ok: boolean
+    compacted: boolean
+    reason?: string
+    result?: { summary?: string; tokensBefore: number; tokensAfter?: number; details?: CompactionResult }
+  }>
+  dispose(): Promise<void>
+}
+
+/** Builds the engine directly (what `register` does for OpenClaw). */
+export declare function createContextEngine(
+  options?: ContextEngineOptions,
+  host?: { agentDir?: string; logger?: { warn?: (message: string) => void } },
+): MemoryContextEngine
+
+/**
+ * Where an OpenClaw session key puts messages: the memory session (the key without its
+ * `:thread:<ts>` / `:topic:<n>` part), the chat id, and the thread part.
+ */
+export declare function placeSession(
+  sessionKey: string | undefined,
+  sessionId: string,
+): { sessionId: string; chatId: string; topicId: string | null; replyTo: string | null }
+
+/** The thread key of a placement: `topic:<chat>:<n>`, `reply:<chat>:<ts>` or `root:<chat>`. */
+export declare function laneOf(place: { chatId: string; topicId: string | null; replyTo: string | null }): string
+
+/** The text put before media attached again after a compaction. */
+export declare function recoveryPreamble(items: number): string
+
+/** The plugin definition OpenClaw loads. */
+declare const plugin: {
+  id: 'context-engine'
+  name: string
+  description: string
+  register(api: {
+    pluginConfig?: Record<string, unknown>
+    logger?: { warn?: (message: string) => void }
+    registerContextEngine: (
+      id: string,
+      factory: (ctx: { agentDir?: string }) => MemoryContextEngine,
+    ) => void
+  }): void
+}
+export default plugin

@@ -1,0 +1,60 @@
+'use strict'
+
+// The plugin's config (`plugins.entries.context-engine.config`), as `openclaw.plugin.json`
+// declares it. OpenClaw validates it against that schema before the plugin loads; this
+// reader still takes any value, keeps what is usable and reports the rest, because an
+// engine that throws on construction would be quarantined.
+
+const DEFAULTS = Object.freeze({
+  path: null,
+  policy: '',
+  personality: '',
+  summarizer: 'extractive',
+  summarizerTimeoutMs: 20_000,
+  memories: 5,
+  memoryBudgetTokens: 2_000,
+  reattachMedia: true,
+  compactWhenTrimming: true,
+  compaction: undefined,
+})
+
+const CHECKS = {
+  path: (v) => typeof v === 'string' && v !== '',
+  policy: (v) => typeof v === 'string',
+  personality: (v) => typeof v === 'string',
+  summarizer: (v) => v === 'extractive' || v === 'llm',
+  summarizerTimeoutMs: (v) => Number.isInteger(v) && v > 0,
+  memories: (v) => Number.isInteger(v) && v >= 0,
+  memoryBudgetTokens: (v) => Number.isInteger(v) && v >= 0,
+  reattachMedia: (v) => typeof v === 'boolean',
+  compactWhenTrimming: (v) => typeof v === 'boolean',
+  compaction: (v) =>
+    v !== null &&
+    typeof v === 'object' &&
+    Object.entries(v).every(
+      ([k, n]) => ['maxRecentMessages', 'maxRecentTokens', 'maxSummaryAgeMs', 'keepRecent'].includes(k) && Number.isInteger(n) && n >= (k === 'keepRecent' ? 1 : 0),
+    ),
+}
+
+/**
+ * The usable options of `config`, defaults for the rest, and what was set aside
+ * (`problems`, one sentence each).
+ */
+function readOptions(config) {
+  const options = { ...DEFAULTS }
+  const problems = []
+  if (config === undefined || config === null) return Object.assign(options, { problems })
+  if (typeof config !== 'object' || Array.isArray(config)) {
+    problems.push(`config: expected an object, got ${Array.isArray(config) ? 'an array' : typeof config}`)
+    return Object.assign(options, { problems })
+  }
+  for (const [key, value] of Object.entries(config)) {
+    const check = CHECKS[key]
+    if (!check) problems.push(`config.${key}: unknown option (ignored)`)
+    else if (value !== undefined && !check(value)) problems.push(`config.${key}: unusable value ${JSON.stringify(value)} (default kept)`)
+    else if (value !== undefined) options[key] = value
+  }
+  return Object.assign(options, { problems })
+}
+
+module.exports = { readOptions, DEFAULTS }
