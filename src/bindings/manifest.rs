@@ -196,7 +196,7 @@ pub fn post_compaction_recovery<'e>(
     let items = thread_records(env, "postCompactionRecovery", &manifest, thread_id)?;
     let n = items.len() as usize;
     if n == 0 {
-        return Ok(Null.into_unknown(env)?);
+        return Null.into_unknown(env);
     }
     let mut out = Object::new(env)?;
     out.set_named_property("preamble", crate::manifest::recovery_preamble(n))?;
