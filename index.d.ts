@@ -488,6 +488,12 @@ export declare class MemoryStore {
    * thread key; a message id stored before is left as it was (`ingested: false`).
    */
   ingest(messages: MemoryMessage[]): IngestedMessage[]
+  /**
+   * Stores one accepted turn of a host under the key the host retries it with, in one
+   * transaction: `"committed"` the first time, `"duplicate"` (and nothing written) when
+   * that key was committed before. The messages' session is the turn's session.
+   */
+  commitTurn(advancementKey: string, messages: MemoryMessage[]): 'committed' | 'duplicate'
   /** The newest `limit` (default 10) messages of a lane, oldest first. */
   recent(sessionId: string, threadKey: string, limit?: number): StoredChatMessage[]
   /** The messages of a lane its summary does not cover yet, oldest first. */

@@ -133,6 +133,32 @@ describe('the OpenClaw plugin', () => {
     await e.dispose()
   })
 
+  it('commits an accepted turn once per advancement key, and maintains by compacting when due', async () => {
+    const e = engine('commit.sqlite')
+    expect(e.info.transcriptSemantics).toEqual({
+      currentTurnFence: 'before-current-turn-entry-v1',
+      turnAdvancementIdempotency: 'atomic-idempotent-v1',
+    })
+    const turn = [user('Turn 1: we decided to ship on Friday.', 1), toolCall(1), toolResult(1), assistant('Shipped.', 1)]
+    const commit = (key: string, messages: HostMessage[]) =>
+      e.commitTurn({ sessionId: 's', sessionKey: SLACK_THREAD, advancementKey: key, messages })
+    expect(await commit('turn-1', turn)).toEqual({ status: 'committed' })
+    // A host retry of the same key writes nothing.
+    expect(await commit('turn-1', [user('Turn 1 again', 2)])).toEqual({ status: 'duplicate' })
+    expect(await e.maintain({ sessionId: 's', sessionKey: SLACK_THREAD })).toEqual({
+      changed: false,
+      bytesFreed: 0,
+      rewrittenEntries: 0,
+      reason: 'nothing due',
+    })
+    const all = conversation(20)
+    for (let i = 0; i < all.length; i += 2) await commit(`t${i}`, all.slice(i, i + 2))
+    const maintained = await e.maintain({ sessionId: 's', sessionKey: SLACK_THREAD })
+    expect(maintained.changed).toBe(false)
+    expect(maintained.reason).toMatch(/^thread summary v1: \d+ messages folded$/)
+    await e.dispose()
+  })
+
   it('keeps threads apart: another thread of the channel gets its own summary', async () => {
     const e = engine('threads.sqlite')
     await e.afterTurn({ sessionId: 'a', sessionKey: SLACK_THREAD, messages: conversation(40, 'rollout'), prePromptMessageCount: 0, sessionFile: 'x' })

@@ -42,7 +42,18 @@ class MemoryContextEngine {
     this.openFailedAt = null
     /** Summary versions whose media was re-attached, by session and lane. */
     this.recovered = new Map()
-    this.info = Object.freeze({ id: ENGINE_ID, name: ENGINE_NAME, version: VERSION, ownsCompaction: true })
+    this.info = Object.freeze({
+      id: ENGINE_ID,
+      name: ENGINE_NAME,
+      version: VERSION,
+      ownsCompaction: true,
+      // Accepted turns arrive through `commitTurn`, atomically and once per key, and
+      // `assemble` gets the history before the current turn.
+      transcriptSemantics: Object.freeze({
+        currentTurnFence: 'before-current-turn-entry-v1',
+        turnAdvancementIdempotency: 'atomic-idempotent-v1',
+      }),
+    })
   }
 
   note(method, err) {
@@ -73,8 +84,8 @@ class MemoryContextEngine {
     }
   }
 
-  /** Stores the user and assistant turns of `messages`; returns the lane and the count stored. */
-  store_(place, messages) {
+  /** The memory messages of the user and assistant turns of `messages`. */
+  toMemory(place, messages) {
     const batch = []
     const now = Date.now()
     for (const m of messages) {
@@ -91,6 +102,12 @@ class MemoryContextEngine {
         replyTo: place.replyTo,
       })
     }
+    return batch
+  }
+
+  /** Stores the user and assistant turns of `messages`; returns the lane and the count stored. */
+  store_(place, messages) {
+    const batch = this.toMemory(place, messages)
     if (batch.length === 0) return { lane: laneOf(place), count: 0 }
     const out = this.memory().ingest(batch)
     return { lane: out[out.length - 1].threadKey, count: out.filter((r) => r.ingested).length }
@@ -115,6 +132,39 @@ class MemoryContextEngine {
     } catch (err) {
       this.note('ingestBatch', err)
       return { ingestedCount: 0 }
+    }
+  }
+
+  /**
+   * One accepted turn, written atomically and once per `advancementKey`. A storage fault
+   * is a diagnostic, not a failed turn: the host's transcript still holds the turn, and
+   * `assemble` stores what it has not seen.
+   */
+  async commitTurn(params) {
+    try {
+      const place = placeSession(params?.sessionKey, params?.sessionId)
+      const messages = Array.isArray(params?.messages) ? params.messages : []
+      const key = typeof params?.advancementKey === 'string' && params.advancementKey !== '' ? params.advancementKey : null
+      if (key === null) throw new TypeError('commitTurn: advancementKey: expected a non-empty string')
+      return { status: this.memory().commitTurn(key, this.toMemory(place, messages)) }
+    } catch (err) {
+      this.note('commitTurn', err)
+      return { status: 'committed' }
+    }
+  }
+
+  /** After a committed turn: compacts the session's thread when it is due. */
+  async maintain(params) {
+    const unchanged = (reason) => ({ changed: false, bytesFreed: 0, rewrittenEntries: 0, reason })
+    try {
+      const place = placeSession(params?.sessionKey, params?.sessionId)
+      const lane = this.memory().recent(place.sessionId, laneOf(place), 1)[0]?.threadKey ?? laneOf(place)
+      const done = await this.compactLane(place, lane, false, params?.runtimeContext)
+      // The host's transcript is never rewritten: the summary lives in the engine's store.
+      return unchanged(done === null ? 'nothing due' : `thread summary v${done.summaryVersion}: ${done.folded} messages folded`)
+    } catch (err) {
+      this.note('maintain', err)
+      return unchanged('failed; see the engine diagnostics')
     }
   }
 

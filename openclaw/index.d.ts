@@ -44,8 +44,8 @@ export interface ContextEngineOptions {
 export interface HostMessage {
   role: string
   content?: unknown
-  timestamp?: number
-  [key: string]: unknown
+  /** Epoch ms on chat turns (some host entries carry an ISO string instead). */
+  timestamp?: unknown
 }
 
 /** What OpenClaw hands every lifecycle call. */
@@ -83,7 +83,16 @@ export interface EngineDiagnostic {
  */
 export declare class MemoryContextEngine {
   constructor(options?: ContextEngineOptions, host?: { agentDir?: string; logger?: { warn?: (message: string) => void } })
-  readonly info: { id: 'context-engine'; name: string; version: string; ownsCompaction: true }
+  readonly info: {
+    id: 'context-engine'
+    name: string
+    version: string
+    ownsCompaction: true
+    transcriptSemantics: {
+      currentTurnFence: 'before-current-turn-entry-v1'
+      turnAdvancementIdempotency: 'atomic-idempotent-v1'
+    }
+  }
   /** The newest problems met (at most 100). */
   readonly diagnostics: EngineDiagnostic[]
   /** The SQLite file in use. */
@@ -92,6 +101,17 @@ export declare class MemoryContextEngine {
   ingestBatch(
     params: HostSessionParams & { messages: HostMessage[]; isHeartbeat?: boolean },
   ): Promise<{ ingestedCount: number }>
+  /**
+   * One accepted turn, written atomically and once per `advancementKey` (`duplicate` for
+   * a host retry of a key already committed).
+   */
+  commitTurn(
+    params: HostSessionParams & { advancementKey: string; messages: HostMessage[]; [key: string]: unknown },
+  ): Promise<{ status: 'committed' | 'duplicate' }>
+  /** After a committed turn: compacts the thread when due (the host's transcript is never rewritten). */
+  maintain(
+    params: HostSessionParams & { sessionFile?: string; runtimeContext?: HostRuntimeContext },
+  ): Promise<{ changed: boolean; bytesFreed: number; rewrittenEntries: number; reason?: string }>
   /** Stores the turn's messages and compacts the thread when it is due. */
   afterTurn(
     params: HostSessionParams & {
@@ -107,15 +127,15 @@ export declare class MemoryContextEngine {
    * (opening on a user turn; the current turn always kept), and the memory layers
    * (policy, personality, thread summary, retrieved memories) as `systemPromptAddition`.
    */
-  assemble(
+  assemble<M extends HostMessage>(
     params: HostSessionParams & {
-      messages: HostMessage[]
+      messages: M[]
       tokenBudget?: number
       prompt?: string
       model?: string
       runtimeContext?: HostRuntimeContext
     },
-  ): Promise<{ messages: HostMessage[]; estimatedTokens: number; systemPromptAddition?: string }>
+  ): Promise<{ messages: M[]; estimatedTokens: number; systemPromptAddition?: string }>
   compact(
     params: HostSessionParams & { force?: boolean; tokenBudget?: number; runtimeContext?: HostRuntimeContext },
   ): Promise<{

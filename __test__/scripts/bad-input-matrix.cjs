@@ -149,6 +149,7 @@ function entries() {
     'RuntimeGuard.prometheus': [(...a) => guard.prometheus(...a), []],
     'new MemoryStore': [(...a) => new m.MemoryStore(...a), [{ path: ':memory:', compaction: { keepRecent: 5 } }]],
     'MemoryStore.ingest': [(...a) => memory.ingest(...a), [[{ ...mm, messageId: 'x', topicId: '7', replyTo: '1' }]]],
+    'MemoryStore.commitTurn': [(...a) => memory.commitTurn(...a), ['turn-key', [{ ...mm, messageId: 'y' }]]],
     'MemoryStore.recent': [(...a) => memory.recent(...a), ['s', 'root:c', 5]],
     'MemoryStore.unsummarized': [(...a) => memory.unsummarized(...a), ['s', 'root:c']],
     'MemoryStore.focusAnchor': [(...a) => memory.focusAnchor(...a), [{ ...mm, messageId: '99' }, 'root:c']],

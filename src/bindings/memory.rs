@@ -86,6 +86,44 @@ fn count_or(env: &Env, func: &str, path: &str, v: Option<f64>, default: usize) -
     })
 }
 
+/// Reads an array of messages (at most [`MAX_BATCH`]).
+fn read_messages(env: &Env, func: &str, messages: Unknown) -> Result<Vec<MemoryMessage>> {
+    let arr = expect_array(env, func, "messages", &messages)?;
+    let len = arr.get_array_length()? as usize;
+    if len > MAX_BATCH {
+        return Err(throw(
+            env,
+            func,
+            &InputError::range_error(
+                "messages",
+                format!("at most {MAX_BATCH} messages per call, got {len}"),
+            ),
+        ));
+    }
+    let Some(json) = input_json(env, func, "messages", messages)? else {
+        return Err(throw(
+            env,
+            func,
+            &InputError::type_error("messages", "expected an array"),
+        ));
+    };
+    input::parse(&json, "messages").map_err(|e| throw(env, func, &e))
+}
+
+/// The domain messages of `parsed`, each checked.
+fn new_messages<'a>(
+    env: &Env,
+    func: &str,
+    parsed: &'a [MemoryMessage],
+) -> Result<Vec<crate::memory::store::NewMessage<'a>>> {
+    parsed
+        .iter()
+        .enumerate()
+        .map(|(i, m)| m.to_new(&format!("messages[{i}]")))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| throw(env, func, &e))
+}
+
 impl JsMemoryStore {
     /// Runs `f` on the open store, naming `func` in its errors.
     fn with<T>(
@@ -147,33 +185,8 @@ impl JsMemoryStore {
     )]
     pub fn ingest<'e>(&self, env: &'e Env, messages: Unknown<'e>) -> Result<Unknown<'e>> {
         const F: &str = "MemoryStore.ingest";
-        let arr = expect_array(env, F, "messages", &messages)?;
-        let len = arr.get_array_length()? as usize;
-        if len > MAX_BATCH {
-            return Err(throw(
-                env,
-                F,
-                &InputError::range_error(
-                    "messages",
-                    format!("at most {MAX_BATCH} messages per call, got {len}"),
-                ),
-            ));
-        }
-        let Some(json) = input_json(env, F, "messages", messages)? else {
-            return Err(throw(
-                env,
-                F,
-                &InputError::type_error("messages", "expected an array"),
-            ));
-        };
-        let parsed: Vec<MemoryMessage> =
-            input::parse(&json, "messages").map_err(|e| throw(env, F, &e))?;
-        let news = parsed
-            .iter()
-            .enumerate()
-            .map(|(i, m)| m.to_new(&format!("messages[{i}]")))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| throw(env, F, &e))?;
+        let parsed = read_messages(env, F, messages)?;
+        let news = new_messages(env, F, &parsed)?;
         let out = self.with(env, F, |s| s.ingest_batch(&news))?;
         let out: Vec<IngestedMessage> = out
             .into_iter()
@@ -183,6 +196,31 @@ impl JsMemoryStore {
             })
             .collect();
         to_js(env, &out)
+    }
+
+    /// Stores one accepted turn of a host under the key the host retries it with, in one
+    /// transaction: `"committed"` the first time, `"duplicate"` (and nothing written) when
+    /// that key was committed before. The messages' session is the turn's session.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "advancementKey: string, messages: MemoryMessage[]",
+        ts_return_type = "'committed' | 'duplicate'"
+    )]
+    pub fn commit_turn(
+        &self,
+        env: &Env,
+        advancement_key: Unknown,
+        messages: Unknown,
+    ) -> Result<&'static str> {
+        const F: &str = "MemoryStore.commitTurn";
+        let key = id_arg(env, F, "advancementKey", &advancement_key)?;
+        let parsed = read_messages(env, F, messages)?;
+        let news = new_messages(env, F, &parsed)?;
+        let session = news.first().map(|m| m.session_id).unwrap_or_default();
+        #[allow(clippy::cast_possible_truncation)] // ms since 1970 fit an i64
+        let now = now_ms() as i64;
+        let fresh = self.with(env, F, |s| s.commit_turn(&key, session, &news, now))?;
+        Ok(if fresh { "committed" } else { "duplicate" })
     }
 
     /// The newest `limit` (default 10) messages of a lane, oldest first.

@@ -9,7 +9,8 @@ use std::time::Duration;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The schema, one step per version: step `i` takes the file from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 1] = [r"
+const MIGRATIONS: [&str; 2] = [
+    r"
 CREATE TABLE messages (
     seq        INTEGER PRIMARY KEY,
     session_id TEXT NOT NULL,
@@ -59,7 +60,17 @@ CREATE TRIGGER records_au AFTER UPDATE OF body ON records BEGIN
     INSERT INTO records_words (rowid, body) VALUES (new.id, new.body);
     INSERT INTO records_trigrams (rowid, body) VALUES (new.id, new.body);
 END;
-"];
+",
+    // Accepted host turns, by the key the host retries them under: a turn is written
+    // once, with its messages, in one transaction.
+    r"
+CREATE TABLE turns (
+    advancement_key TEXT PRIMARY KEY,
+    session_id      TEXT NOT NULL,
+    committed_at_ms INTEGER NOT NULL
+);
+",
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -346,6 +346,34 @@ impl MemoryStore {
         Ok(out)
     }
 
+    /// Stores one accepted turn of a host, keyed by the host's `advancement_key`, in one
+    /// transaction: its messages and the key, or, when the key was committed before (a
+    /// host retry), nothing. True when it was committed now, false for a duplicate.
+    pub fn commit_turn(
+        &mut self,
+        advancement_key: &str,
+        session: &str,
+        messages: &[NewMessage<'_>],
+        now_ms: i64,
+    ) -> Result<bool, MemoryError> {
+        let tx = self.conn.unchecked_transaction()?;
+        let fresh = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO turns (advancement_key, session_id, committed_at_ms) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (advancement_key) DO NOTHING",
+            )?
+            .execute(params![advancement_key, session, now_ms])?
+            == 1;
+        if fresh {
+            for m in messages {
+                self.insert(m)?;
+            }
+        }
+        tx.commit()?;
+        Ok(fresh)
+    }
+
     fn insert(&self, m: &NewMessage<'_>) -> Result<(String, bool), MemoryError> {
         if let Some(key) = self.lane_of(m.session_id, m.message_id)? {
             return Ok((key, false));

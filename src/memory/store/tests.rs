@@ -479,3 +479,23 @@ fn ingest_many_from(s: &mut MemoryStore, from: usize, to: usize) {
             .unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+#[test]
+fn a_turn_is_committed_once_under_its_key_with_all_its_messages() {
+    let mut s = store();
+    let turn = [
+        msg("t1", Role::User, "deploy?", None),
+        msg("t2", Role::Assistant, "done", None),
+    ];
+    assert!(s.commit_turn("k1", S, &turn, 1).unwrap_or(false));
+    // A host retry of the same key writes nothing, even with other messages.
+    let retry = [msg("t3", Role::User, "again", None)];
+    assert!(!s.commit_turn("k1", S, &retry, 2).unwrap_or(true));
+    let texts: Vec<String> = s
+        .recent(S, "root:42", 10)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| m.text)
+        .collect();
+    assert_eq!(texts, ["deploy?", "done"]);
+}

@@ -1,0 +1,211 @@
+'use strict'
+
+// End to end with the real OpenClaw host: a throwaway OpenClaw home with the package
+// installed as a plugin and selected in `plugins.slots.contextEngine`, a model provider
+// pointed at the recorder, and scripted turns through `openclaw agent --local` in two
+// Slack threads of one channel. The recorded requests must carry the engine's assembly
+// and the SQLite file must hold the turns.
+
+const assert = require('node:assert/strict')
+const { execFileSync, spawn } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { startRecorder, lastUserText } = require('./recorder.js')
+
+const pkgRoot = path.resolve(__dirname, '..', '..')
+const openclawBin = path.join(__dirname, 'node_modules', 'openclaw', 'openclaw.mjs')
+
+const THREAD_A = 'agent:main:slack:channel:C0TEAM:thread:1775835600.000100'
+const THREAD_B = 'agent:main:slack:channel:C0TEAM:thread:1775839200.000200'
+
+/**
+ * Runs the openclaw CLI without blocking this process's event loop (the recorder answers
+ * the model requests from it); rejects on a non-zero exit.
+ */
+function openclaw(env, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [openclawBin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    const timer = setTimeout(() => child.kill('SIGKILL'), 240_000)
+    child.on('close', (status, signal) => {
+      clearTimeout(timer)
+      if (status === 0) resolve({ stdout, stderr })
+      else reject(new Error(`openclaw ${args.join(' ')} exited ${status} (${signal ?? 'no signal'})\n${stdout}\n${stderr}`))
+    })
+  })
+}
+
+/**
+ * The package as a user gets it: the files `npm pack` puts in the tarball, with the addon
+ * built for this machine beside its loader (where a prebuilt platform package would
+ * otherwise supply it).
+ */
+function stagePackage(home) {
+  const packDir = path.join(home, 'pack')
+  fs.mkdirSync(packDir, { recursive: true })
+  const [packed] = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packDir], { cwd: pkgRoot, encoding: 'utf8' }),
+  )
+  execFileSync('tar', ['-xzf', path.join(packDir, packed.filename), '-C', packDir])
+  const staged = path.join(packDir, 'package')
+  const addons = fs.readdirSync(pkgRoot).filter((f) => /^context-engine\..+\.node$/.test(f))
+  if (addons.length === 0) throw new Error(`no built addon in ${pkgRoot}: run npm run build first`)
+  for (const f of addons) fs.copyFileSync(path.join(pkgRoot, f), path.join(staged, f))
+  return staged
+}
+
+const text = (body) => JSON.stringify([body.system ?? '', body.messages])
+
+/** What the recorded model requests must show of the engine's assembly. */
+function checkRequests(requests) {
+  const a = requests.filter((r) => /Thread A turn/.test(text(r.body)))
+  const b = requests.filter((r) => /Thread B turn/.test(text(r.body)))
+  assert.ok(a.length >= 5 && b.length >= 2, `requests per thread: A ${a.length}, B ${b.length}`)
+  // Thread keys keep the threads apart: neither thread's requests carry the other's words.
+  for (const r of a) assert.ok(!/Lisbon|offsite|40k euros/.test(text(r.body)), 'a thread A request holds thread B text')
+  for (const r of b) assert.ok(!/payments|canary|rollback/.test(text(r.body)), 'a thread B request holds thread A text')
+  // The last turn of thread A: its older turns are folded into the summary layer, and
+  // only the turns after the summary are sent as messages.
+  const last = a[a.length - 1].body
+  const system = JSON.stringify(last.system ?? '')
+  assert.match(system, /<conversation_memory>\\n<thread_summary>/, 'no summary layer in the system prompt')
+  assert.match(system, /canary goes out on Tuesday/, 'the summary lacks the decision of turn 2')
+  assert.match(system, /rollbacks to be automatic/, 'the summary lacks the preference of turn 3')
+  const sent = JSON.stringify(last.messages)
+  assert.ok(!sent.includes('Thread A turn 1:'), 'turn 1 was sent verbatim although the summary covers it')
+  assert.ok(sent.includes('Thread A turn 5:'), 'the current turn is missing')
+  const userTurns = last.messages.filter((m) => m.role === 'user' && /Thread A turn \d/.test(JSON.stringify(m.content))).length
+  assert.ok(userTurns <= 2, `the last request sent ${userTurns} earlier user turns verbatim`)
+  // Within the model's window (contextWindow 200,000, estimated at 4 characters a token).
+  for (const r of requests) assert.ok(JSON.stringify(r.body).length / 4 <= 200_000, 'a request over the budget')
+}
+
+/** The SQLite file holds every turn, by thread key. */
+function checkStore(staged, dbPath) {
+  const { MemoryStore } = require(staged)
+  const memory = new MemoryStore({ path: dbPath })
+  try {
+    // OpenClaw lowercases session keys, Slack ids included.
+    const session = 'agent:main:slack:channel:c0team'
+    const a = memory.recent(session, 'reply:c0team:1775835600.000100', 100)
+    const b = memory.recent(session, 'reply:c0team:1775839200.000200', 100)
+    const turns = (rows, re) => rows.filter((m) => m.role === 'user' && re.test(m.text)).length
+    assert.equal(turns(a, /Thread A turn/), 5, `thread A holds ${a.length} messages`)
+    assert.equal(turns(b, /Thread B turn/), 2, `thread B holds ${b.length} messages`)
+    assert.ok(a.some((m) => m.role === 'assistant') && b.some((m) => m.role === 'assistant'), 'no assistant turns stored')
+    const summary = memory.record(session, 'thread_summary', 'reply:c0team:1775835600.000100')
+    assert.ok(summary && summary.summaryVersion >= 1, 'thread A has no summary')
+    console.log(`store: thread A ${a.length} messages, thread B ${b.length}, summary v${summary.summaryVersion}`)
+  } finally {
+    memory.close()
+  }
+}
+
+/** Runs the scripted turns against the package staged at `staged` (default: staged now). */
+async function main(staged) {
+  const recorder = await startRecorder()
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-e2e-'))
+  const state = path.join(home, '.openclaw')
+  fs.mkdirSync(state, { recursive: true })
+  staged = staged ?? stagePackage(home)
+  const dbPath = path.join(home, 'memory.sqlite')
+  const config = {
+    agents: {
+      defaults: {
+        model: { primary: 'recorder/echo-1' },
+        workspace: path.join(home, 'workspace'),
+      },
+    },
+    models: {
+      mode: 'merge',
+      providers: {
+        recorder: {
+          baseUrl: recorder.url,
+          apiKey: 'test-key-not-secret',
+          api: 'anthropic-messages',
+          models: [
+            {
+              id: 'echo-1',
+              name: 'Echo',
+              reasoning: false,
+              input: ['text'],
+              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+              contextWindow: 200000,
+              maxTokens: 4096,
+            },
+          ],
+        },
+      },
+    },
+  }
+  const configPath = path.join(state, 'openclaw.json')
+  fs.writeFileSync(configPath, JSON.stringify(config, null, 2))
+  const env = {
+    ...process.env,
+    HOME: home,
+    OPENCLAW_HOME: home,
+    OPENCLAW_STATE_DIR: state,
+    OPENCLAW_CONFIG_PATH: path.join(state, 'openclaw.json'),
+    NO_COLOR: '1',
+    CI: 'true',
+  }
+  try {
+    await openclaw(env, ['plugins', 'install', staged, '--force', '--accept-capabilities'])
+    // Select the engine and configure it, keeping what the install recorded.
+    const installed = JSON.parse(fs.readFileSync(configPath, 'utf8'))
+    installed.plugins = installed.plugins ?? {}
+    installed.plugins.slots = { ...installed.plugins.slots, contextEngine: 'context-engine' }
+    installed.plugins.entries = {
+      ...installed.plugins.entries,
+      'context-engine': {
+        ...installed.plugins.entries?.['context-engine'],
+        enabled: true,
+        config: { path: dbPath, compaction: { maxRecentMessages: 6, keepRecent: 2 } },
+      },
+    }
+    fs.writeFileSync(configPath, JSON.stringify(installed, null, 2))
+    const turns = [
+      [THREAD_A, 'Thread A turn 1: plan the v2.4 rollout for the payments service.'],
+      [THREAD_B, 'Thread B turn 1: book the offsite venue in Lisbon.'],
+      [THREAD_A, 'Thread A turn 2: we decided the canary goes out on Tuesday.'],
+      [THREAD_A, 'Thread A turn 3: I prefer rollbacks to be automatic.'],
+      [THREAD_B, 'Thread B turn 2: the budget is 40k euros.'],
+      [THREAD_A, 'Thread A turn 4: what did we decide about the canary?'],
+      [THREAD_A, 'Thread A turn 5: and who owns the rollback?'],
+    ]
+    for (const [key, message] of turns) {
+      const before = recorder.requests.length
+      const run = await openclaw(env, ['agent', '--local', '--session-key', key, '--message', message, '--json', '--timeout', '120'])
+      const asked = recorder.requests.slice(before).filter((r) => r.body && Array.isArray(r.body.messages))
+      assert.ok(asked.length > 0, `no model request for "${message}"\n${run.stdout}\n${run.stderr}`)
+    }
+    const modelRequests = recorder.requests.filter((r) => r.body && Array.isArray(r.body.messages))
+    if (process.env.KEEP_E2E_HOME) fs.writeFileSync(path.join(home, 'requests.json'), JSON.stringify(modelRequests, null, 1))
+    checkRequests(modelRequests)
+    checkStore(staged, dbPath)
+    return { requests: modelRequests.length }
+  } finally {
+    await recorder.close()
+    if (!process.env.KEEP_E2E_HOME) fs.rmSync(home, { recursive: true, force: true })
+    else console.log(`kept ${home}`)
+  }
+}
+
+if (require.main === module) {
+  main().then(
+    (r) => {
+      console.log(`e2e: ${r.requests} model requests checked`)
+      process.exit(0)
+    },
+    (err) => {
+      console.error(err)
+      process.exit(1)
+    },
+  )
+}
+
+module.exports = { main, checkRequests, checkStore, stagePackage }
