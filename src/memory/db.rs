@@ -5,6 +5,12 @@
 use rusqlite::Connection;
 use std::time::Duration;
 
+/// The page cache per connection, in KiB (64 MiB).
+pub const CACHE_KIB: i64 = 65_536;
+
+/// WAL pages between automatic checkpoints (16,384 pages of 4 KiB: 64 MiB).
+pub const WAL_CHECKPOINT_PAGES: i64 = 16_384;
+
 /// How long a write waits for another connection's lock before it fails.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -118,6 +124,17 @@ pub fn open(path: &str) -> Result<Connection, MemoryError> {
     // WAL lets readers run beside the writer; an in-memory database stays in its own mode.
     let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
+    // Lane and id indexes grow in random order with many sessions: a page cache of
+    // CACHE_KIB keeps their hot pages in memory (SQLite's default is 2 MiB).
+    conn.pragma_update(None, "cache_size", -CACHE_KIB)?;
+    // Checkpoint the WAL into the file every WAL_CHECKPOINT_PAGES pages instead of 1,000:
+    // each checkpoint syncs the file, and batches of scattered writes reach 1,000 pages
+    // every few commits.
+    let _pages: i64 = conn.query_row(
+        &format!("PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}"),
+        [],
+        |r| r.get(0),
+    )?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     migrate(&mut conn)?;
     Ok(conn)

@@ -375,21 +375,23 @@ impl MemoryStore {
     }
 
     fn insert(&self, m: &NewMessage<'_>) -> Result<(String, bool), MemoryError> {
-        if let Some(key) = self.lane_of(m.session_id, m.message_id)? {
-            return Ok((key, false));
-        }
         let placement = Placement {
             chat_id: m.chat_id,
             topic_id: m.topic_id,
             reply_to: m.reply_to,
         };
+        // Only a reply outside a topic looks up what is stored to find its lane.
         let key = thread_key(&placement, |id| {
             self.lane_of(m.session_id, id).ok().flatten()
         });
-        self.conn
+        // A message id stored before keeps its lane: nothing is written and its key is
+        // read back.
+        let inserted = self
+            .conn
             .prepare_cached(
                 "INSERT INTO messages (session_id, message_id, thread_key, role, text, ts_ms, reply_to)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT (session_id, message_id) DO NOTHING",
             )?
             .execute(params![
                 m.session_id,
@@ -400,7 +402,11 @@ impl MemoryStore {
                 m.ts_ms,
                 m.reply_to
             ])?;
-        Ok((key, true))
+        if inserted == 1 {
+            return Ok((key, true));
+        }
+        let stored = self.lane_of(m.session_id, m.message_id)?.unwrap_or(key);
+        Ok((stored, false))
     }
 
     /// The thread key a stored message of `session` was filed under.

@@ -1,0 +1,77 @@
+// The conversation memory's acceptance points, on a replayed 300-message session across
+// four thread keys (bench/memory-replay.js, the same replay as the README's table).
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createRequire } from 'node:module'
+import { MemoryStore } from '@openclaw/context-engine'
+
+const { replay, SESSION } = createRequire(import.meta.url)('../bench/memory-replay.js') as {
+  replay: (o?: { messages?: number; budget?: number; path?: string }) => Array<{ turn: number; lane: string; threadKey: string; engine: number; whole: number; text: string }>
+  SESSION: string
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'memory-acceptance-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const file = join(dir, 'replay.sqlite')
+const rows = replay({ path: file })
+
+// Words only one lane uses.
+const OWN: Record<string, RegExp> = {
+  'topic:release': /release 4\.\d/,
+  'topic:hiring': /candidate \d|role \d/,
+  'reply-chain': /import run \d|run \d+ /,
+  root: /Lunch plans|shared calendar|slides from demo|travel budget|room for retro/,
+}
+
+describe('conversation memory, replayed', () => {
+  it('replays 300 messages as 150 turns over 4 thread keys', () => {
+    expect(rows).toHaveLength(150)
+    expect(new Set(rows.map((r) => r.threadKey))).toEqual(
+      new Set(['topic:-1001234:11', 'topic:-1001234:12', 'reply:-1001234:0', 'root:-1001234']),
+    )
+  })
+
+  it('assembles every turn from its own thread key only', () => {
+    for (const r of rows) {
+      const recent = r.text.split('<recent_messages>')[1]?.split('</recent_messages>')[0] ?? ''
+      const summary = r.text.split('<thread_summary>')[1]?.split('</thread_summary>')[0] ?? ''
+      for (const [lane, own] of Object.entries(OWN)) {
+        if (lane === r.lane) continue
+        expect(own.test(recent), `turn ${r.turn} (${r.lane}) recent messages hold ${lane}`).toBe(false)
+        expect(own.test(summary), `turn ${r.turn} (${r.lane}) summary holds ${lane}`).toBe(false)
+      }
+    }
+  })
+
+  it('keeps the context flat while the history grows: rolling summaries reduce the tokens', () => {
+    const last = rows[rows.length - 1]
+    // Sending the whole history grows without bound; the engine's context is bounded by
+    // the summaries (8 items per section) and the 10 recent messages of the lane.
+    expect(last.whole).toBeGreaterThan(6_000)
+    expect(last.engine).toBeLessThan(last.whole * 0.2)
+    const maxOf = (from: number, to: number) => Math.max(...rows.slice(from, to).map((r) => r.engine))
+    const growthHistory = rows[149].whole / rows[99].whole
+    const growthEngine = maxOf(100, 150) / maxOf(50, 100)
+    expect(growthHistory).toBeGreaterThan(1.45)
+    expect(growthEngine).toBeLessThan(growthHistory)
+    const total = rows.reduce((n, r) => n + r.engine, 0)
+    const whole = rows.reduce((n, r) => n + r.whole, 0)
+    expect(total / whole).toBeLessThan(0.25)
+  })
+
+  it('picks up a thread where it left off with nothing in memory but the SQLite file', () => {
+    const reopened = new MemoryStore({ path: file })
+    const a = reopened.assemble({
+      sessionId: SESSION,
+      threadKey: 'topic:-1001234:12',
+      userMessage: 'where are we with the candidates?',
+      budgetTokens: 4_000,
+    })
+    expect(a.text).toMatch(/<thread_summary>\nCurrent goals \/ open questions:\n- Who is interviewing candidate/)
+    expect(a.text).toMatch(/We agreed to make an offer to candidate \d+ if references pass\./)
+    expect(a.recentIncluded).toBe(10)
+    reopened.close()
+  })
+})
