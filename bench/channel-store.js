@@ -27,13 +27,7 @@ const JSON_OUT = process.argv.includes('--json')
 const RUNS = QUICK ? 3 : 7
 const CALLS = QUICK ? 300 : 3000
 
-let seed = 0x9e3779b9
-function rand() {
-  seed ^= seed << 13
-  seed ^= seed >>> 17
-  seed ^= seed << 5
-  return (seed >>> 0) / 4294967296
-}
+const rand = require('./rng').xorshift(0x9e3779b9)
 const WORDS = 'deploy rollout canary latency p99 checkout service migration schema index replica review merge release flag incident 🚀 デプロイ Überprüfung'.split(' ')
 function text() {
   let s = ''

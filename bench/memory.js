@@ -28,13 +28,7 @@ const SESSIONS = QUICK ? 1_000 : 10_000
 const BATCH = 1_000
 const ASSEMBLES = QUICK ? 500 : 2_000
 
-let seed = 0x2545f491
-function rand() {
-  seed ^= seed << 13
-  seed ^= seed >>> 17
-  seed ^= seed << 5
-  return (seed >>> 0) / 4294967296
-}
+const rand = require('./rng').xorshift(0x2545f491)
 const WORDS = 'deploy rollout canary latency checkout service migration schema index replica review release flag incident budget offsite candidate interview decided prefer failed fixed'.split(' ')
 function sentence() {
   let s = ''

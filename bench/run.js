@@ -19,13 +19,7 @@ const SAMPLE_MS = QUICK ? 3 : 12
 
 // ---------------------------------------------------------------- realistic data
 
-let seed = 0x2545f491
-function rand() {
-  seed ^= seed << 13
-  seed ^= seed >>> 17
-  seed ^= seed << 5
-  return (seed >>> 0) / 4294967296
-}
+const rand = require('./rng').xorshift(0x2545f491)
 const pick = (xs) => xs[Math.floor(rand() * xs.length)]
 const WORDS = (
   'deploy rollout canary latency p99 checkout service migration schema index replica ' +

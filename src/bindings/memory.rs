@@ -15,7 +15,7 @@ use crate::memory::shapes::{
     MemoryMessage, MemoryRecord, MemoryRecordInput, MemorySearchOptions, MemoryStoreOptions,
     StoredChatMessage, MAX_BATCH,
 };
-use crate::memory::store::MemoryStore as Store;
+use crate::memory::store::{ChatMessage, MemoryStore as Store};
 use crate::memory::summary::CompactionPolicy;
 use napi::bindgen_prelude::*;
 use napi::Env;
@@ -108,6 +108,20 @@ fn read_messages(env: &Env, func: &str, messages: Unknown) -> Result<Vec<MemoryM
         ));
     };
     input::parse(&json, "messages").map_err(|e| throw(env, func, &e))
+}
+
+/// The `sessionId` and `threadKey` arguments of a lane.
+fn lane_args(env: &Env, func: &str, session: &Unknown, lane: &Unknown) -> Result<(String, String)> {
+    Ok((
+        id_arg(env, func, "sessionId", session)?,
+        id_arg(env, func, "threadKey", lane)?,
+    ))
+}
+
+/// Stored messages as JS objects.
+fn messages_js<'e>(env: &'e Env, rows: &[ChatMessage]) -> Result<Unknown<'e>> {
+    let out: Vec<StoredChatMessage> = rows.iter().map(StoredChatMessage::from).collect();
+    to_js(env, &out)
 }
 
 /// The domain messages of `parsed`, each checked.
@@ -237,13 +251,11 @@ impl JsMemoryStore {
         limit: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
         const F: &str = "MemoryStore.recent";
-        let session = id_arg(env, F, "sessionId", &session_id)?;
-        let lane = id_arg(env, F, "threadKey", &thread_key)?;
+        let (session, lane) = lane_args(env, F, &session_id, &thread_key)?;
         let n =
             usize::try_from(budget_arg(env, F, "limit", limit.as_ref(), 10)?).unwrap_or(usize::MAX);
         let rows = self.with(env, F, |s| s.recent(&session, &lane, n))?;
-        let out: Vec<StoredChatMessage> = rows.iter().map(StoredChatMessage::from).collect();
-        to_js(env, &out)
+        messages_js(env, &rows)
     }
 
     /// The messages of a lane its summary does not cover yet, oldest first.
@@ -259,11 +271,9 @@ impl JsMemoryStore {
         thread_key: Unknown<'e>,
     ) -> Result<Unknown<'e>> {
         const F: &str = "MemoryStore.unsummarized";
-        let session = id_arg(env, F, "sessionId", &session_id)?;
-        let lane = id_arg(env, F, "threadKey", &thread_key)?;
+        let (session, lane) = lane_args(env, F, &session_id, &thread_key)?;
         let rows = self.with(env, F, |s| s.unsummarized(&session, &lane))?;
-        let out: Vec<StoredChatMessage> = rows.iter().map(StoredChatMessage::from).collect();
-        to_js(env, &out)
+        messages_js(env, &rows)
     }
 
     /// What a new message most likely refers to: the message it replies to; else its
@@ -376,8 +386,7 @@ impl JsMemoryStore {
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
         const F: &str = "MemoryStore.planCompaction";
-        let session = id_arg(env, F, "sessionId", &session_id)?;
-        let lane = id_arg(env, F, "threadKey", &thread_key)?;
+        let (session, lane) = lane_args(env, F, &session_id, &thread_key)?;
         let o: CompactOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
         let now = now_or(env, F, "options.now", o.now)?;
         let policy = self.policy;
@@ -446,8 +455,7 @@ impl JsMemoryStore {
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
         const F: &str = "MemoryStore.compact";
-        let session = id_arg(env, F, "sessionId", &session_id)?;
-        let lane = id_arg(env, F, "threadKey", &thread_key)?;
+        let (session, lane) = lane_args(env, F, &session_id, &thread_key)?;
         let o: CompactOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
         let now = now_or(env, F, "options.now", o.now)?;
         let policy = self.policy;

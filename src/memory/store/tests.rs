@@ -390,6 +390,13 @@ fn compaction_folds_all_but_the_newest_ten_incrementally_and_keeps_every_message
     assert_eq!(s.recent(S, "root:42", 1_000).unwrap_or_default().len(), 60);
 }
 
+fn summary_body(s: &MemoryStore) -> String {
+    s.record(S, RecordKind::ThreadSummary, "root:42")
+        .unwrap_or(None)
+        .map(|r| r.body)
+        .unwrap_or_default()
+}
+
 fn ingest_many(s: &mut MemoryStore, n: usize) {
     for i in 0..n {
         let id = format!("m{i}");
@@ -428,11 +435,7 @@ fn a_valid_caller_summary_is_stored_and_an_invalid_one_falls_back_to_the_extract
         (done.source, done.summary_version),
         (SummarySource::Caller, 1)
     );
-    let body = s
-        .record(S, RecordKind::ThreadSummary, "root:42")
-        .unwrap_or(None)
-        .map(|r| r.body)
-        .unwrap_or_default();
+    let body = summary_body(&s);
     assert!(body.contains("- Keep steps small"), "{body}");
     // The same plan again: the summary moved on to version 1, so it is stale, and
     // nothing is written.
@@ -459,11 +462,7 @@ fn a_valid_caller_summary_is_stored_and_an_invalid_one_falls_back_to_the_extract
         (done.source, done.summary_version),
         (SummarySource::Fallback("text before the first section"), 2)
     );
-    let body = s
-        .record(S, RecordKind::ThreadSummary, "root:42")
-        .unwrap_or(None)
-        .map(|r| r.body)
-        .unwrap_or_default();
+    let body = summary_body(&s);
     // The fallback builds on the caller's valid summary of version 1.
     assert!(body.contains("- Keep steps small"), "{body}");
     assert!(
