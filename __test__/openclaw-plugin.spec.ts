@@ -197,6 +197,7 @@ describe('the OpenClaw plugin', () => {
       ['prose', async () => ({ text: 'Here is a summary of the thread.' }), 'fallback'],
       ['throws', async () => Promise.reject(new Error('provider down')), 'extractive'],
       ['stalls', () => new Promise(() => {}), 'extractive'],
+      ['throws at once', () => { throw new Error('no model configured') }, 'extractive'],
     ]
     for (const [name, complete, summarizer] of runs) {
       const e = engine(`llm-${name}.sqlite`, { summarizer: 'llm', summarizerTimeoutMs: 200 })

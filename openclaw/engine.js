@@ -158,7 +158,7 @@ class MemoryContextEngine {
     const unchanged = (reason) => ({ changed: false, bytesFreed: 0, rewrittenEntries: 0, reason })
     try {
       const place = placeSession(params?.sessionKey, params?.sessionId)
-      const lane = this.memory().recent(place.sessionId, laneOf(place), 1)[0]?.threadKey ?? laneOf(place)
+      const lane = laneOf(place)
       const done = await this.compactLane(place, lane, false, params?.runtimeContext)
       // The host's transcript is never rewritten: the summary lives in the engine's store.
       return unchanged(done === null ? 'nothing due' : `thread summary v${done.summaryVersion}: ${done.folded} messages folded`)
@@ -215,13 +215,16 @@ class MemoryContextEngine {
         'followed by at most 8 lines "- item" of at most 160 characters ("- (none)" when empty). ' +
         'Never include credentials, tokens or passwords.\n\n' +
         `Previous summary:\n${plan.previousSummary ?? '(none)'}\n\nNew messages:\n${lines}\n`
-      const call = Promise.resolve(
-        llm.complete({
-          messages: [{ role: 'user', content: prompt }],
-          maxTokens: 1024,
-          purpose: 'context-engine thread summary',
-          signal: controller.signal,
-        }),
+      // A synchronous throw from the host's model is a failed summary like a rejection.
+      const call = new Promise((resolve) =>
+        resolve(
+          llm.complete({
+            messages: [{ role: 'user', content: prompt }],
+            maxTokens: 1024,
+            purpose: 'context-engine thread summary',
+            signal: controller.signal,
+          }),
+        ),
       ).then(
         (r) => (r && typeof r.text === 'string' ? r.text : null),
         (err) => {
@@ -324,8 +327,7 @@ class MemoryContextEngine {
   async compact(params) {
     try {
       const place = placeSession(params?.sessionKey, params?.sessionId)
-      const memory = this.memory()
-      const lane = memory.recent(place.sessionId, laneOf(place), 1)[0]?.threadKey ?? laneOf(place)
+      const lane = laneOf(place)
       const done = await this.compactLane(place, lane, params?.force === true, params?.runtimeContext)
       if (done === null) return { ok: true, compacted: false, reason: 'nothing to compact' }
       const summary = this.memory().record(place.sessionId, 'thread_summary', lane)
