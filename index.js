@@ -109,6 +109,8 @@ module.exports.truncateSnippet = binding.truncateSnippet
 Object.assign(module.exports, require('./js/batch.js')(binding))
 // ChannelStore with its fetch runtime (the class the typings describe): see js/store.js.
 Object.assign(module.exports, require('./js/store.js')(binding))
+// MemoryStore with its packed ingest lane (the class the typings describe): see js/memory.js.
+Object.assign(module.exports, require('./js/memory.js')(binding))
 // buildChannelTools, the drop-in tool builder over a private ChannelStore: see js/tools.js.
 const jsLayer = require('./js/tools.js')(module.exports.ChannelStore, binding)
 // Written out one by one so that Node's native ESM `import { name }` finds every export

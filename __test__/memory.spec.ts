@@ -136,6 +136,35 @@ describe('MemoryStore', () => {
     expect(tight.memoriesIncluded).toBe(0)
   })
 
+  it('takes plain batches through the packed lane with the same results and the same refusals', () => {
+    const plain = new MemoryStore()
+    const batch = [
+      msg('1', 'déjà vu 😀 in the topic', { topicId: '7' }),
+      msg('2', 'a reply', { replyTo: '1', role: 'assistant' }),
+      msg('3', 'lone \ud800 surrogate in text only', { topicId: null, replyTo: null }),
+    ]
+    const packed = plain.ingest(batch)
+    // A key the packed lane does not know sends the batch down the JSON path.
+    const viaJson = new MemoryStore()
+    const json = viaJson.ingest(batch.map((m) => Object.assign(Object.create({ inherited: 1 }), m)))
+    expect(packed).toEqual(json)
+    expect(packed.map((r) => r.threadKey)).toEqual(['topic:42:7', 'topic:42:7', 'root:42'])
+    expect(plain.recent(S, 'topic:42:7').map((r) => r.text)).toEqual(['déjà vu 😀 in the topic', 'a reply'])
+    expect(plain.recent(S, 'root:42')[0].text).toBe('lone \ufffd surrogate in text only')
+    // An id with a lone surrogate is refused on either path, naming the field.
+    expect(thrown(() => plain.ingest([{ ...msg('11', 'x'), messageId: '\udc00' }]))).toMatchObject({
+      name: 'TypeError',
+      code: 'ERR_INVALID_ARG_TYPE',
+      path: 'messages[0].messageId',
+    })
+    expect(thrown(() => plain.ingest([{ ...msg('9', 'x'), ts: NaN }]))).toMatchObject({ name: 'RangeError', path: 'messages[0].ts' })
+    // Each property is read once.
+    let reads = 0
+    const counted = { ...msg('10', 'counted'), get text() { reads++; return 'counted' } }
+    plain.ingest([counted])
+    expect(reads).toBe(1)
+  })
+
   it('keeps everything in its file across a reopen', () => {
     const path = join(dir, 'reopen.sqlite')
     const a = new MemoryStore({ path })

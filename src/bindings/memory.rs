@@ -10,15 +10,15 @@ use crate::input::{self, whole_number, InputError};
 use crate::memory::assemble::{assemble, AssembleRequest};
 use crate::memory::db::MemoryError;
 use crate::memory::shapes::{
-    record_kind, trigger_of, ApplyCompactionOptions, AssembleInput, AssembledContext,
-    CompactOptions, CompactionPlanView, CompactionResult, FocusAnchor, IngestedMessage,
-    MemoryMessage, MemoryRecord, MemoryRecordInput, MemorySearchOptions, MemoryStoreOptions,
-    StoredChatMessage, MAX_BATCH,
+    decode_packed, record_kind, trigger_of, ApplyCompactionOptions, AssembleInput,
+    AssembledContext, CompactOptions, CompactionPlanView, CompactionResult, FocusAnchor,
+    IngestedMessage, MemoryMessage, MemoryRecord, MemoryRecordInput, MemorySearchOptions,
+    MemoryStoreOptions, StoredChatMessage, MAX_BATCH,
 };
 use crate::memory::store::{ChatMessage, MemoryStore as Store};
 use crate::memory::summary::CompactionPolicy;
 use napi::bindgen_prelude::*;
-use napi::Env;
+use napi::{Env, JsString};
 use napi_derive::napi;
 use std::cell::RefCell;
 
@@ -133,7 +133,7 @@ fn new_messages<'a>(
     parsed
         .iter()
         .enumerate()
-        .map(|(i, m)| m.to_new(&format!("messages[{i}]")))
+        .map(|(i, m)| m.to_new(|| format!("messages[{i}]")))
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| throw(env, func, &e))
 }
@@ -200,8 +200,19 @@ impl JsMemoryStore {
     pub fn ingest<'e>(&self, env: &'e Env, messages: Unknown<'e>) -> Result<Unknown<'e>> {
         const F: &str = "MemoryStore.ingest";
         let parsed = read_messages(env, F, messages)?;
-        let news = new_messages(env, F, &parsed)?;
-        let out = self.with(env, F, |s| s.ingest_batch(&news))?;
+        self.ingest_parsed(env, F, &parsed)
+    }
+}
+
+impl JsMemoryStore {
+    fn ingest_parsed<'e>(
+        &self,
+        env: &'e Env,
+        func: &str,
+        parsed: &[MemoryMessage],
+    ) -> Result<Unknown<'e>> {
+        let news = new_messages(env, func, parsed)?;
+        let out = self.with(env, func, |s| s.ingest_batch(&news))?;
         let out: Vec<IngestedMessage> = out
             .into_iter()
             .map(|(thread_key, ingested)| IngestedMessage {
@@ -210,6 +221,28 @@ impl JsMemoryStore {
             })
             .collect();
         to_js(env, &out)
+    }
+}
+
+#[napi]
+impl JsMemoryStore {
+    /// Internal (`ingest` in `js/memory.js`): a batch of plain messages packed as UTF-16
+    /// fields, which skips building and parsing JSON per object.
+    #[napi(js_name = "_ingestPacked", skip_typescript, catch_unwind)]
+    pub fn ingest_packed<'e>(
+        &self,
+        env: &'e Env,
+        strings: JsString,
+        lens: Uint32Array,
+        roles: Uint8Array,
+        ts: Float64Array,
+    ) -> Result<Unknown<'e>> {
+        const F: &str = "MemoryStore.ingest";
+        let units = strings.into_utf16()?;
+        // napi's buffer ends with a NUL terminator, which is not part of the text.
+        let units = units.as_slice().split_last().map_or(&[][..], |(_, t)| t);
+        let parsed = decode_packed(units, &lens, &roles, &ts).map_err(|e| throw(env, F, &e))?;
+        self.ingest_parsed(env, F, &parsed)
     }
 
     /// Stores one accepted turn of a host under the key the host retries it with, in one
@@ -294,7 +327,9 @@ impl JsMemoryStore {
         const F: &str = "MemoryStore.focusAnchor";
         let m: MemoryMessage = from_js(env, F, "message", message)?;
         let lane = id_arg(env, F, "threadKey", &thread_key)?;
-        let new = m.to_new("message").map_err(|e| throw(env, F, &e))?;
+        let new = m
+            .to_new(|| "message".to_string())
+            .map_err(|e| throw(env, F, &e))?;
         let focus = self.with(env, F, |s| s.focus_anchor(&new, &lane))?;
         to_js(env, &focus.map(FocusAnchor::from))
     }

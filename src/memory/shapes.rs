@@ -8,7 +8,7 @@ use super::store::{
     Role, SummarySource,
 };
 use super::summary::{CompactionPolicy, Trigger};
-use crate::input::{whole_number, InputError};
+use crate::input::{whole_number, InputError, PackedFields};
 use napi_derive::napi;
 use serde::{Deserialize, Serialize};
 
@@ -93,21 +93,21 @@ pub struct MemoryMessage {
 }
 
 impl MemoryMessage {
-    /// The domain message; `path` names this message in errors.
-    pub fn to_new(&self, path: &str) -> Result<NewMessage<'_>, InputError> {
+    /// The domain message; `path` names this message in errors (built only for one).
+    pub fn to_new(&self, path: impl Fn() -> String) -> Result<NewMessage<'_>, InputError> {
         let role = match self.role.as_str() {
             "user" => Role::User,
             "assistant" => Role::Assistant,
             other => {
                 return Err(InputError::type_error(
-                    format!("{path}.role"),
+                    format!("{}.role", path()),
                     format!("expected 'user' or 'assistant', got {other:?}"),
                 ))
             }
         };
         if !self.ts.is_finite() {
             return Err(InputError::range_error(
-                format!("{path}.ts"),
+                format!("{}.ts", path()),
                 format!("expected a finite number of ms, got {}", self.ts),
             ));
         }
@@ -118,7 +118,7 @@ impl MemoryMessage {
         ] {
             if v.is_empty() {
                 return Err(InputError::type_error(
-                    format!("{path}.{name}"),
+                    format!("{}.{name}", path()),
                     "expected a non-empty string",
                 ));
             }
@@ -136,6 +136,61 @@ impl MemoryMessage {
             reply_to: self.reply_to.as_deref(),
         })
     }
+}
+
+/// `roles` entries of a packed batch.
+pub const PACKED_USER: u8 = 0;
+pub const PACKED_ASSISTANT: u8 = 1;
+
+/// Decodes a packed batch of messages (what the JS side of `ingest` sends for plain
+/// batches): per message, its session id, chat id, message id, text, topic id and reply
+/// target (empty for none) back to back in `units` with their lengths in `lens`, its role
+/// in `roles` and its time in `ts`. The messages are checked by [`MemoryMessage::to_new`]
+/// as the JSON path checks them.
+pub fn decode_packed(
+    units: &[u16],
+    lens: &[u32],
+    roles: &[u8],
+    ts: &[f64],
+) -> Result<Vec<MemoryMessage>, InputError> {
+    if roles.len() != ts.len() {
+        return Err(InputError::type_error(
+            "messages",
+            "packed batch has as many roles as times",
+        ));
+    }
+    let mut fields = PackedFields::new(units, lens, "messages");
+    let mut out = Vec::with_capacity(roles.len());
+    for (i, (&role, &ts)) in roles.iter().zip(ts).enumerate() {
+        let at = |field: &str| format!("messages[{i}].{field}");
+        let role = match role {
+            PACKED_USER => "user",
+            PACKED_ASSISTANT => "assistant",
+            other => {
+                return Err(InputError::range_error(
+                    "messages",
+                    format!("unknown packed role {other}"),
+                ))
+            }
+        };
+        let session_id = fields.id(|| at("sessionId"))?;
+        let chat_id = fields.id(|| at("chatId"))?;
+        let message_id = fields.id(|| at("messageId"))?;
+        let text = fields.text()?;
+        let topic_id = fields.id(|| at("topicId"))?;
+        let reply_to = fields.id(|| at("replyTo"))?;
+        out.push(MemoryMessage {
+            session_id,
+            chat_id,
+            message_id,
+            role: role.to_string(),
+            text,
+            ts,
+            topic_id: (!topic_id.is_empty()).then_some(topic_id),
+            reply_to: (!reply_to.is_empty()).then_some(reply_to),
+        });
+    }
+    Ok(out)
 }
 
 /// What `ingest` did with one message.

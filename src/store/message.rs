@@ -1,6 +1,6 @@
 //! What the store holds per message, and the neutral events that change it.
 
-use crate::input::InputError;
+use crate::input::{InputError, PackedFields};
 use crate::model::{Author, MediaRef, MessageInput};
 use crate::time::{ts_key, TsKey};
 use napi_derive::napi;
@@ -363,46 +363,13 @@ pub const PACKED_FIELDS: usize = 6;
 pub const PACKED_MESSAGE: u8 = 0;
 pub const PACKED_BOT_MESSAGE: u8 = 1;
 
-/// UTF-16 to a String (lone surrogates become U+FFFD); ASCII, most of chat text, is
-/// narrowed a block at a time.
-fn string_of_units(units: &[u16]) -> String {
-    if units.iter().fold(0u16, |acc, &u| acc | u) < 0x80 {
-        let bytes: Vec<u8> = units.iter().map(|&u| u as u8).collect();
-        // Every unit is below 0x80: the bytes are ASCII, hence UTF-8.
-        return String::from_utf8(bytes).unwrap_or_default();
-    }
-    String::from_utf16_lossy(units)
-}
-
 /// Decodes a packed batch (what the JS side of `ingestMany` sends when every event is a
 /// plain message): `units` holds the UTF-16 text of every field back to back, `lens`
 /// each field's length in units, `kinds` one entry per message. Messages come back in
 /// order, validated; the first bad one is an error naming `events[i]`.
 pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Event>, InputError> {
     let mut out = Vec::with_capacity(kinds.len());
-    let mut at = 0usize;
-    let mut field = 0usize;
-    let mut next = |field: &mut usize| -> Result<&[u16], InputError> {
-        let len = lens.get(*field).map(|&l| l as usize).ok_or_else(|| {
-            InputError::type_error("events", "packed batch is shorter than its kinds")
-        })?;
-        *field += 1;
-        let s = units.get(at..at + len).ok_or_else(|| {
-            InputError::type_error("events", "packed batch is shorter than its lengths")
-        })?;
-        at += len;
-        Ok(s)
-    };
-    // An id is kept exactly or refused: a lone surrogate folded to U+FFFD would merge it
-    // with another id.
-    let id = |units: &[u16], i: usize, field: &str| -> Result<String, InputError> {
-        if crate::input::has_lone_surrogate(units) {
-            return Err(crate::input::lone_surrogate_error(format!(
-                "events[{i}].{field}"
-            )));
-        }
-        Ok(string_of_units(units))
-    };
+    let mut fields = PackedFields::new(units, lens, "events");
     for (i, &kind) in kinds.iter().enumerate() {
         let path = || format!("events[{i}]");
         if kind > PACKED_BOT_MESSAGE {
@@ -411,12 +378,12 @@ pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Ev
                 format!("unknown packed kind {kind}"),
             ));
         }
-        let channel = id(next(&mut field)?, i, "channelId")?;
-        let ts = id(next(&mut field)?, i, "message.ts")?;
-        let text = string_of_units(next(&mut field)?);
-        let user_id = id(next(&mut field)?, i, "message.author.userId")?;
-        let display_name = string_of_units(next(&mut field)?);
-        let thread = id(next(&mut field)?, i, "message.threadId")?;
+        let channel = fields.id(|| format!("events[{i}].channelId"))?;
+        let ts = fields.id(|| format!("events[{i}].message.ts"))?;
+        let text = fields.text()?;
+        let user_id = fields.id(|| format!("events[{i}].message.author.userId"))?;
+        let display_name = fields.text()?;
+        let thread = fields.id(|| format!("events[{i}].message.threadId"))?;
         if channel.is_empty() {
             return Err(InputError::type_error(
                 format!("{}.channelId", path()),
