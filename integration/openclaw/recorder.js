@@ -76,4 +76,4 @@ function startRecorder() {
   })
 }
 
-module.exports = { startRecorder, lastUserText }
+module.exports = { startRecorder }
