@@ -553,6 +553,29 @@ export declare class MemoryStore {
    */
   assemble(input: AssembleInput): AssembledContext
   /**
+   * Stores a conversation (one session's turns in a chat, from `turns` or a JSONL
+   * `transcript`), replacing the one of the same chat and session. Returns how many
+   * text turns it kept (tool calls, tool results, thinking and system entries are
+   * dropped).
+   */
+  putConversation(conversation: ConversationInput): number
+  /**
+   * What was said in a chat and when, for the system prompt: the conversation of the
+   * last 30 minutes in full, today's others in full when the budget allows (else their
+   * summaries), yesterday's and those of 2 to 7 days ago as summaries, newest first
+   * within each, as `<conversation timestamp=".." relative="..">` blocks of
+   * `[human HH:MM]` / `[you HH:MM]` lines and `<conversation-summary>` blocks. Never
+   * another chat's. `maxTokens` (30,000) is hard. The empty string when there is
+   * nothing. Deterministic to the byte for the same store and `now`.
+   */
+  buildConversationContext(options: ConversationContextInput): string
+  /**
+   * Whether a message at `now` continues the chat's last conversation (it ended less
+   * than `continuationWindowMs`, 30 minutes, before), with the `<thread-status>` block
+   * that tells the model so.
+   */
+  threadStatus(options: ConversationContextInput): ThreadStatus
+  /**
    * Closes the SQLite file (committed data is on disk already). Later calls throw
    * `ERR_MEMORY_CLOSED`; closing twice does nothing.
    */
@@ -1111,6 +1134,64 @@ export interface ContextTokens {
   snapshot: number
   thread: number
   total: number
+}
+
+/** `buildConversationContext` / `threadStatus` options. */
+export interface ConversationContextInput {
+  chatId: string
+  /** The hard budget in estimated tokens (default 30,000). */
+  maxTokens?: number
+  /** Epoch ms (default now). */
+  now?: number
+  /**
+   * An IANA time zone for calendar days and clock times (default `"UTC"`; never the
+   * machine's zone).
+   */
+  timeZone?: string
+  /**
+   * The zone as UTC offsets over time, for a zone `Intl` does not know (`timeZone` is
+   * turned into these).
+   */
+  utcOffsets?: Array<UtcOffset>
+  /**
+   * Conversations that ended less than this long ago are the active one, in full and
+   * `just now` (default 1,800,000: 30 minutes).
+   */
+  activeWindowMs?: number
+  /**
+   * A message this soon after the last conversation's end continues it (default
+   * 1,800,000).
+   */
+  continuationWindowMs?: number
+}
+
+/**
+ * A conversation to store: one session's turns in a chat, given as `turns` or as a
+ * JSONL `transcript` (Claude Code or Pi / OpenClaw entries; only user and assistant text
+ * is kept).
+ */
+export interface ConversationInput {
+  chatId: string
+  sessionId: string
+  /** Epoch ms (default: the first turn's time). */
+  startedAt?: number
+  /** Epoch ms (default: the last turn's time). */
+  endedAt?: number
+  /**
+   * Shown for the conversation when it is summarized (default none: it is then left
+   * out of the summary tiers).
+   */
+  summary?: string
+  turns?: Array<ConversationTurn>
+  transcript?: string
+}
+
+/** One turn of a conversation, as `putConversation` takes it. */
+export interface ConversationTurn {
+  role: 'user' | 'assistant'
+  text: string
+  /** Epoch ms. */
+  ts?: number | null
 }
 
 /** A new, empty manifest: `{ entries: {} }`. */
@@ -1780,6 +1861,13 @@ export interface ThreadRoot {
   media: Array<MediaRef>
 }
 
+/** Whether a new message continues the chat's last conversation. */
+export interface ThreadStatus {
+  continuation: boolean
+  /** The `<thread-status>` block that tells the model so. */
+  block: string
+}
+
 /** Thread activity computed from what the store holds. */
 export interface ThreadSummary {
   reply_count: number
@@ -1845,4 +1933,12 @@ export interface TtlCacheStats {
   /** Entries held. */
   size: number
   max: number
+}
+
+/** A UTC offset from an instant on. */
+export interface UtcOffset {
+  /** Epoch ms from which the offset holds. */
+  from: number
+  /** Minutes east of UTC (`60` for UTC+01:00). */
+  minutes: number
 }

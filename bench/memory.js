@@ -13,7 +13,9 @@
 //     plain JavaScript over node:sqlite (bench/js-memory-store.js), which needs Node >= 22.5:
 //     under an older Node the scale part re-runs itself under a newer one when it finds it
 //     ($MEMORY_BENCH_NODE, or the Node 24 that integration/openclaw installs), else the
-//     addon runs alone.
+//     addon runs alone;
+//   - history: `buildConversationContext` over a chat with 2,000 stored conversations
+//     (60 days of them, 6 turns each; target: p50 at most 1 ms).
 // A report, not a test: no timing assertions.
 //
 //   node bench/memory.js [--quick] [--json] [--markdown]
@@ -153,6 +155,33 @@ function scale(shape, name) {
   }
 }
 
+function history() {
+  const memory = new MemoryStore()
+  const rand = require('./rng').xorshift(0x51ed270b)
+  const now = Date.UTC(2026, 10, 24, 15, 0)
+  try {
+    for (let i = 0; i < 2_000; i++) {
+      const ended = now - Math.floor(rand() * 60 * 86_400_000)
+      const turns = Array.from({ length: 6 }, (_, j) => ({
+        role: j % 2 ? 'assistant' : 'user',
+        text: `${WORDS[Math.floor(rand() * WORDS.length)]} `.repeat(20).trim(),
+        ts: ended - (6 - j) * 60_000,
+      }))
+      memory.putConversation({ chatId: '42', sessionId: `s${i}`, summary: 'Decided the rollout order and who reviews it.', turns })
+    }
+    const times = []
+    for (let i = 0; i < (QUICK ? 300 : 2_000); i++) {
+      const t = process.hrtime.bigint()
+      memory.buildConversationContext({ chatId: '42', now: now + (i % 60) * 60_000, timeZone: 'Europe/Berlin' })
+      times.push(Number(process.hrtime.bigint() - t) / 1e6)
+    }
+    times.sort((a, b) => a - b)
+    return { conversations: 2_000, p50Ms: percentile(times, 50), p99Ms: percentile(times, 99) }
+  } finally {
+    memory.close()
+  }
+}
+
 function hasNodeSqlite(version) {
   const [major, minor] = version.replace(/^v/, '').split('.').map(Number)
   return major > 22 || (major === 22 && minor >= 5)
@@ -184,8 +213,9 @@ if (SCALE_CHILD) {
 
 const table = replayTable()
 const scaled = scaleRuns()
+const hist = history()
 if (JSON_OUT) {
-  console.log(JSON.stringify({ replay: table, scale: scaled }, null, 2))
+  console.log(JSON.stringify({ replay: table, scale: scaled, history: hist }, null, 2))
 } else {
   const lines = ['| turn | messages so far | lane | engine context (tokens) | whole history (tokens) | engine / whole |', '| ---: | ---: | --- | ---: | ---: | ---: |']
   for (const r of table.rows) {
@@ -205,4 +235,5 @@ if (JSON_OUT) {
       console.log(`${shape}: addon / plain JS: ingest ${(a.ingestPerSecond / j.ingestPerSecond).toFixed(2)}x, assemble p50 ${(j.assembleP50Ms / a.assembleP50Ms).toFixed(2)}x faster`)
     }
   }
+  console.log(`\nhistory: buildConversationContext over ${hist.conversations.toLocaleString('en-US')} conversations (Europe/Berlin): p50 ${hist.p50Ms.toFixed(3)} ms (target <= 1 ms), p99 ${hist.p99Ms.toFixed(3)} ms`)
 }

@@ -5,7 +5,7 @@
 // and names the bad field.
 'use strict'
 
-const { unreadable } = require('./errors.js')
+const { inputError, unreadable } = require('./errors.js')
 
 const FIELDS = 6
 const KEYS = new Set(['sessionId', 'chatId', 'messageId', 'role', 'text', 'ts', 'topicId', 'replyTo'])
@@ -51,9 +51,84 @@ function pack(messages) {
   return { strings: parts.join(''), lens, roles, ts }
 }
 
+// Time zones: Rust gets a zone as UTC offsets over time, read here from Intl (which knows
+// the IANA database) for the window the history looks at: nine days back from `now`,
+// sampled every 12 hours, each change located to the minute. Cached per zone and hour.
+const WINDOW_MS = 9 * 86_400_000
+const STEP_MS = 12 * 3_600_000
+const zoneCache = new Map()
+
+function offsetAt(fmt, t) {
+  const p = {}
+  for (const part of fmt.formatToParts(new Date(t))) p[part.type] = part.value
+  const local = Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second))
+  return Math.round((local - Math.floor(t / 1000) * 1000) / 60_000)
+}
+
+/** The offsets of `timeZone` over the nine days before `now`, as `{ from, minutes }` spans. */
+function utcOffsets(timeZone, now) {
+  const key = `${timeZone}\u0000${Math.floor(now / 3_600_000)}`
+  const hit = zoneCache.get(key)
+  if (hit) return hit
+  const fmt = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  })
+  const start = now - WINDOW_MS
+  const spans = [{ from: start, minutes: offsetAt(fmt, start) }]
+  for (let t = start + STEP_MS; t < now + STEP_MS; t += STEP_MS) {
+    const minutes = offsetAt(fmt, t)
+    if (minutes === spans[spans.length - 1].minutes) continue
+    // The change is in (t - STEP_MS, t]: find its minute.
+    let lo = t - STEP_MS
+    let hi = t
+    while (hi - lo > 60_000) {
+      const mid = lo + Math.floor((hi - lo) / 120_000) * 60_000
+      if (offsetAt(fmt, mid) === minutes) hi = mid
+      else lo = mid
+    }
+    spans.push({ from: hi, minutes })
+  }
+  if (zoneCache.size >= 256) zoneCache.delete(zoneCache.keys().next().value)
+  zoneCache.set(key, spans)
+  return spans
+}
+
+/** The options with `timeZone` turned into `utcOffsets` (read once each). */
+function withZone(name, options) {
+  if (options === null || typeof options !== 'object') return options
+  let timeZone
+  let now
+  try {
+    timeZone = options.timeZone
+    now = options.now
+  } catch (err) {
+    throw unreadable(name, 'options', err)
+  }
+  if (timeZone === undefined || timeZone === null) return options
+  if (typeof timeZone !== 'string') throw inputError(TypeError, name, 'options.timeZone', `expected an IANA time zone name, got ${typeof timeZone}`)
+  const at = typeof now === 'number' && Number.isFinite(now) ? now : Date.now()
+  let spans
+  try {
+    spans = utcOffsets(timeZone, at)
+  } catch (err) {
+    throw inputError(RangeError, name, 'options.timeZone', `unknown time zone ${JSON.stringify(timeZone)} (${err.message})`)
+  }
+  const { timeZone: _, ...rest } = options
+  return { ...rest, utcOffsets: spans }
+}
+
 module.exports = function installMemory(binding) {
   const Native = binding.MemoryStore
   const nativeIngest = Native.prototype.ingest
+  const nativeContext = Native.prototype.buildConversationContext
+  const nativeStatus = Native.prototype.threadStatus
   class MemoryStore extends Native {
     ingest(messages) {
       let packed = null
@@ -64,6 +139,14 @@ module.exports = function installMemory(binding) {
       }
       if (packed === null) return nativeIngest.call(this, messages)
       return this._ingestPacked(packed.strings, packed.lens, packed.roles, packed.ts)
+    }
+
+    buildConversationContext(options) {
+      return nativeContext.call(this, withZone('MemoryStore.buildConversationContext', options))
+    }
+
+    threadStatus(options) {
+      return nativeStatus.call(this, withZone('MemoryStore.threadStatus', options))
     }
   }
   return { MemoryStore }

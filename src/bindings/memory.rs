@@ -9,11 +9,13 @@ use super::runtime::now_ms;
 use crate::input::{self, whole_number, InputError};
 use crate::memory::assemble::{assemble, AssembleRequest};
 use crate::memory::db::MemoryError;
+use crate::memory::history::{conversation_context, thread_status, window};
 use crate::memory::shapes::{
     decode_packed, record_kind, trigger_of, ApplyCompactionOptions, AssembleInput,
-    AssembledContext, CompactOptions, CompactionPlanView, CompactionResult, FocusAnchor,
-    IngestedMessage, MemoryMessage, MemoryRecord, MemoryRecordInput, MemorySearchOptions,
-    MemoryStoreOptions, StoredChatMessage, MAX_BATCH,
+    AssembledContext, CompactOptions, CompactionPlanView, CompactionResult,
+    ConversationContextInput, ConversationInput, FocusAnchor, IngestedMessage, MemoryMessage,
+    MemoryRecord, MemoryRecordInput, MemorySearchOptions, MemoryStoreOptions, StoredChatMessage,
+    ThreadStatus, MAX_BATCH,
 };
 use crate::memory::store::{ChatMessage, MemoryStore as Store};
 use crate::memory::summary::CompactionPolicy;
@@ -532,6 +534,68 @@ impl JsMemoryStore {
         };
         let out = self.with(env, F, |s| assemble(s, &req))?;
         to_js(env, &AssembledContext::from(&out))
+    }
+
+    /// Stores a conversation (one session's turns in a chat, from `turns` or a JSONL
+    /// `transcript`), replacing the one of the same chat and session. Returns how many
+    /// text turns it kept (tool calls, tool results, thinking and system entries are
+    /// dropped).
+    #[napi(catch_unwind, ts_args_type = "conversation: ConversationInput")]
+    pub fn put_conversation(&self, env: &Env, conversation: Unknown) -> Result<u32> {
+        const F: &str = "MemoryStore.putConversation";
+        let c: ConversationInput = from_js(env, F, "conversation", conversation)?;
+        let c = c.to_conversation().map_err(|e| throw(env, F, &e))?;
+        let kept = u32::try_from(c.turns.len()).unwrap_or(u32::MAX);
+        self.with(env, F, |s| s.put_conversation(&c))?;
+        Ok(kept)
+    }
+
+    /// What was said in a chat and when, for the system prompt: the conversation of the
+    /// last 30 minutes in full, today's others in full when the budget allows (else their
+    /// summaries), yesterday's and those of 2 to 7 days ago as summaries, newest first
+    /// within each, as `<conversation timestamp=".." relative="..">` blocks of
+    /// `[human HH:MM]` / `[you HH:MM]` lines and `<conversation-summary>` blocks. Never
+    /// another chat's. `maxTokens` (30,000) is hard. The empty string when there is
+    /// nothing. Deterministic to the byte for the same store and `now`.
+    #[napi(catch_unwind, ts_args_type = "options: ConversationContextInput")]
+    pub fn build_conversation_context(&self, env: &Env, options: Unknown) -> Result<String> {
+        const F: &str = "MemoryStore.buildConversationContext";
+        let o: ConversationContextInput = from_js(env, F, "options", options)?;
+        #[allow(clippy::cast_possible_truncation)] // ms since 1970 fit an i64
+        let (now, zone, opts) = o
+            .to_request(now_ms() as i64)
+            .map_err(|e| throw(env, F, &e))?;
+        let (since, turns_since) = window(now, &zone, &opts);
+        let convs = self.with(env, F, |s| {
+            s.conversations(&o.chat_id, since, now, turns_since)
+        })?;
+        Ok(conversation_context(&convs, now, &zone, &opts))
+    }
+
+    /// Whether a message at `now` continues the chat's last conversation (it ended less
+    /// than `continuationWindowMs`, 30 minutes, before), with the `<thread-status>` block
+    /// that tells the model so.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "options: ConversationContextInput",
+        ts_return_type = "ThreadStatus"
+    )]
+    pub fn thread_status<'e>(&self, env: &'e Env, options: Unknown<'e>) -> Result<Unknown<'e>> {
+        const F: &str = "MemoryStore.threadStatus";
+        let o: ConversationContextInput = from_js(env, F, "options", options)?;
+        #[allow(clippy::cast_possible_truncation)] // ms since 1970 fit an i64
+        let (now, _, opts) = o
+            .to_request(now_ms() as i64)
+            .map_err(|e| throw(env, F, &e))?;
+        let last = self.with(env, F, |s| s.last_conversation_end(&o.chat_id, now))?;
+        let (continuation, block) = thread_status(last, now, opts.continuation_window_ms);
+        to_js(
+            env,
+            &ThreadStatus {
+                continuation,
+                block,
+            },
+        )
     }
 
     /// Closes the SQLite file (committed data is on disk already). Later calls throw

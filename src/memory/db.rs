@@ -15,7 +15,7 @@ pub const WAL_CHECKPOINT_PAGES: i64 = 16_384;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The schema, one step per version: step `i` takes the file from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     r"
 CREATE TABLE messages (
     seq        INTEGER PRIMARY KEY,
@@ -75,6 +75,20 @@ CREATE TABLE turns (
     session_id      TEXT NOT NULL,
     committed_at_ms INTEGER NOT NULL
 );
+",
+    // Conversations: one session's text turns in a chat, with its times and summary.
+    r"
+CREATE TABLE conversations (
+    id            INTEGER PRIMARY KEY,
+    chat_id       TEXT NOT NULL,
+    session_id    TEXT NOT NULL,
+    started_at_ms INTEGER NOT NULL,
+    ended_at_ms   INTEGER NOT NULL,
+    summary       TEXT NOT NULL,
+    turns         TEXT NOT NULL,
+    UNIQUE (chat_id, session_id)
+);
+CREATE INDEX conversations_by_end ON conversations (chat_id, ended_at_ms);
 ",
 ];
 

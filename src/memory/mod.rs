@@ -4,8 +4,10 @@
 
 pub mod assemble;
 pub mod db;
+pub mod history;
 pub mod keys;
 pub mod secrets;
 pub mod shapes;
 pub mod store;
 pub mod summary;
+pub mod transcript;
