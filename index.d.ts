@@ -1488,6 +1488,24 @@ export interface MessageRange {
 }
 
 /**
+ * One session of an OpenClaw agent database, as `readOpenClawTranscripts` returns it:
+ * ready for `putConversation` with the chat id of your choice.
+ */
+export interface OpenClawTranscript {
+  sessionId: string
+  sessionKey: string
+  startedAt: number
+  endedAt: number
+  /**
+   * Its user and assistant text turns (tool calls, tool results, thinking and custom
+   * entries dropped).
+   */
+  turns: Array<ConversationTurn>
+  /** Events OpenClaw stored compressed, skipped (this package has no zstd decoder). */
+  compressedSkipped: number
+}
+
+/**
  * Classifies a failed resume (`session_not_found`, `invalid_session`, `other`) and
  * returns the recovery plan: for a stale id, `recover` with the steps
  * `clear_resume_marker`, `start_fresh_session`, `retry_once`, `emit_diagnostic`; when a
@@ -1571,6 +1589,15 @@ export interface ReactionInput {
   /** Who reacted, when known: lets the store apply add/remove events exactly. */
   users?: string[] | null
 }
+
+/**
+ * Reads the conversations of an OpenClaw agent database (`openclaw-agent.sqlite`: its
+ * `session_windows` and `transcript_events` tables), read-only: one per session updated
+ * since `since` (epoch ms, default 0), with its user and assistant text turns. Store them
+ * with `memoryStore.putConversation({ chatId, ...transcript })`. A file without those
+ * tables is an `ERR_MEMORY_STORAGE` error saying which is missing.
+ */
+export declare function readOpenClawTranscripts(path: string, options?: { since?: number }): OpenClawTranscript[]
 
 /**
  * Folds SDK messages (`status`, `compact_boundary`, `files_persisted`,

@@ -90,6 +90,7 @@ module.exports.loadManifestFromEntries = binding.loadManifestFromEntries
 module.exports.MEDIA_FILE_IDS_KEY = binding.MEDIA_FILE_IDS_KEY
 module.exports.planResumeRecovery = binding.planResumeRecovery
 module.exports.postCompactionRecovery = binding.postCompactionRecovery
+module.exports.readOpenClawTranscripts = binding.readOpenClawTranscripts
 module.exports.readSdkSignals = binding.readSdkSignals
 module.exports.recordAttachment = binding.recordAttachment
 module.exports.repairOrphanJsonl = binding.repairOrphanJsonl

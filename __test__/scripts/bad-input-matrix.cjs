@@ -153,6 +153,7 @@ function entries() {
     'MemoryStore.putConversation': [(...a) => memory.putConversation(...a), [{ chatId: 'c', sessionId: 'x', startedAt: 1, endedAt: 2, summary: 's', turns: [{ role: 'user', text: 't', ts: 1 }], transcript: '' }]],
     'MemoryStore.buildConversationContext': [(...a) => memory.buildConversationContext(...a), [{ chatId: 'c', maxTokens: 100, now: 5, timeZone: 'UTC', activeWindowMs: 10, continuationWindowMs: 10 }]],
     'MemoryStore.threadStatus': [(...a) => memory.threadStatus(...a), [{ chatId: 'c', now: 5, continuationWindowMs: 10 }]],
+    readOpenClawTranscripts: [(...a) => m.readOpenClawTranscripts(...a), ['no-such-openclaw.sqlite', { since: 0 }]],
     'MemoryStore.recent': [(...a) => memory.recent(...a), ['s', 'root:c', 5]],
     'MemoryStore.unsummarized': [(...a) => memory.unsummarized(...a), ['s', 'root:c']],
     'MemoryStore.focusAnchor': [(...a) => memory.focusAnchor(...a), [{ ...mm, messageId: '99' }, 'root:c']],

@@ -107,6 +107,18 @@ function checkStore(staged, dbPath) {
 }
 
 /** Runs the scripted turns against the package staged at `staged` (default: staged now). */
+/** OpenClaw's own transcript database reads back as one conversation per thread. */
+function checkTranscripts(staged, agentDb) {
+  const { readOpenClawTranscripts } = require(staged)
+  const sessions = readOpenClawTranscripts(agentDb)
+  const turns = Object.fromEntries(sessions.map((s) => [s.sessionKey, s.turns.length]))
+  assert.deepEqual(turns, {
+    'agent:main:slack:channel:c0team:thread:1775835600.000100': 10,
+    'agent:main:slack:channel:c0team:thread:1775839200.000200': 4,
+  })
+  console.log(`transcripts: ${sessions.length} OpenClaw sessions read back`)
+}
+
 async function main(staged) {
   const recorder = await startRecorder()
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-e2e-'))
@@ -188,6 +200,7 @@ async function main(staged) {
     if (process.env.KEEP_E2E_HOME) fs.writeFileSync(path.join(home, 'requests.json'), JSON.stringify(modelRequests, null, 1))
     checkRequests(modelRequests)
     checkStore(staged, dbPath)
+    checkTranscripts(staged, path.join(state, 'agents', 'main', 'agent', 'openclaw-agent.sqlite'))
     return { requests: modelRequests.length }
   } finally {
     await recorder.close()
@@ -209,4 +222,4 @@ if (require.main === module) {
   )
 }
 
-module.exports = { main, checkRequests, checkStore, stagePackage }
+module.exports = { main, checkRequests, checkStore, checkTranscripts, stagePackage }

@@ -14,11 +14,12 @@ use crate::memory::shapes::{
     decode_packed, record_kind, trigger_of, ApplyCompactionOptions, AssembleInput,
     AssembledContext, CompactOptions, CompactionPlanView, CompactionResult,
     ConversationContextInput, ConversationInput, FocusAnchor, IngestedMessage, MemoryMessage,
-    MemoryRecord, MemoryRecordInput, MemorySearchOptions, MemoryStoreOptions, StoredChatMessage,
-    ThreadStatus, MAX_BATCH,
+    MemoryRecord, MemoryRecordInput, MemorySearchOptions, MemoryStoreOptions, OpenClawTranscript,
+    StoredChatMessage, ThreadStatus, MAX_BATCH,
 };
 use crate::memory::store::{ChatMessage, MemoryStore as Store};
 use crate::memory::summary::CompactionPolicy;
+use crate::memory::transcript::read_openclaw;
 use napi::bindgen_prelude::*;
 use napi::{Env, JsString};
 use napi_derive::napi;
@@ -615,4 +616,40 @@ impl JsMemoryStore {
             )),
         }
     }
+}
+
+/// Reads the conversations of an OpenClaw agent database (`openclaw-agent.sqlite`: its
+/// `session_windows` and `transcript_events` tables), read-only: one per session updated
+/// since `since` (epoch ms, default 0), with its user and assistant text turns. Store them
+/// with `memoryStore.putConversation({ chatId, ...transcript })`. A file without those
+/// tables is an `ERR_MEMORY_STORAGE` error saying which is missing.
+#[napi(
+    catch_unwind,
+    ts_args_type = "path: string, options?: { since?: number }",
+    ts_return_type = "OpenClawTranscript[]"
+)]
+pub fn read_open_claw_transcripts<'e>(
+    env: &'e Env,
+    path: Unknown<'e>,
+    options: Option<Unknown<'e>>,
+) -> Result<Unknown<'e>> {
+    const F: &str = "readOpenClawTranscripts";
+    let path = super::js::string_arg(env, F, "path", &path)?;
+    let o: SinceOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
+    let since = match o.since {
+        Some(v) => whole_number(v, "options.since", "time")
+            .map(|n| i64::try_from(n).unwrap_or(i64::MAX))
+            .map_err(|e| throw(env, F, &e))?,
+        None => 0,
+    };
+    let sessions = read_openclaw(&path, since)
+        .map_err(|e| coded_error(env, F, "ERR_MEMORY_STORAGE", &e.to_string()))?;
+    let out: Vec<OpenClawTranscript> = sessions.into_iter().map(OpenClawTranscript::from).collect();
+    to_js(env, &out)
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct SinceOptions {
+    since: Option<f64>,
 }

@@ -9,7 +9,7 @@ use super::store::{
     Role, SummarySource,
 };
 use super::summary::{CompactionPolicy, Trigger};
-use super::transcript::parse_jsonl;
+use super::transcript::{parse_jsonl, OpenClawSession};
 use crate::input::{whole_number, InputError, PackedFields};
 use napi_derive::napi;
 use serde::{Deserialize, Serialize};
@@ -608,7 +608,7 @@ impl From<&Assembled> for AssembledContext {
 
 /// One turn of a conversation, as `putConversation` takes it.
 #[napi(object, object_to_js = false, object_from_js = false)]
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConversationTurn {
     #[napi(ts_type = "'user' | 'assistant'")]
@@ -812,4 +812,43 @@ pub struct ThreadStatus {
     pub continuation: bool,
     /// The `<thread-status>` block that tells the model so.
     pub block: String,
+}
+
+/// One session of an OpenClaw agent database, as `readOpenClawTranscripts` returns it:
+/// ready for `putConversation` with the chat id of your choice.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenClawTranscript {
+    pub session_id: String,
+    pub session_key: String,
+    pub started_at: f64,
+    pub ended_at: f64,
+    /// Its user and assistant text turns (tool calls, tool results, thinking and custom
+    /// entries dropped).
+    pub turns: Vec<ConversationTurn>,
+    /// Events OpenClaw stored compressed, skipped (this package has no zstd decoder).
+    pub compressed_skipped: f64,
+}
+
+impl From<OpenClawSession> for OpenClawTranscript {
+    #[allow(clippy::cast_precision_loss)] // ms since 1970 and counts are far below 2^53
+    fn from(s: OpenClawSession) -> Self {
+        OpenClawTranscript {
+            session_id: s.session_id,
+            session_key: s.session_key,
+            started_at: s.started_at_ms as f64,
+            ended_at: s.ended_at_ms as f64,
+            turns: s
+                .turns
+                .into_iter()
+                .map(|t| ConversationTurn {
+                    role: if t.human { "user" } else { "assistant" }.to_string(),
+                    text: t.text,
+                    ts: t.ts_ms.map(|ms| ms as f64),
+                })
+                .collect(),
+            compressed_skipped: s.compressed_skipped as f64,
+        }
+    }
 }

@@ -56,3 +56,109 @@ fn pi_and_openclaw_entries_read_the_same() {
         ]
     );
 }
+
+/// A database in OpenClaw's layout (the columns the reader needs, and others it ignores).
+fn openclaw_db(path: &str) {
+    let conn = rusqlite::Connection::open(path).unwrap_or_else(|e| panic!("{e}"));
+    conn.execute_batch(
+        "CREATE TABLE session_windows (session_id TEXT PRIMARY KEY, session_key TEXT NOT NULL,
+             previous_session_id TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, model TEXT);
+         CREATE TABLE transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_json TEXT,
+             created_at INTEGER NOT NULL, event_zstd BLOB, event_utf8_bytes INTEGER, navigation_json TEXT,
+             PRIMARY KEY (session_id, seq));
+         INSERT INTO session_windows VALUES ('s1', 'agent:main:slack:channel:c1:thread:1.5', NULL, 1000, 9000, 'x');
+         INSERT INTO session_windows VALUES ('s0', 'agent:main:main', NULL, 10, 20, 'x');",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut seq = 0;
+    let mut put = |json: Option<String>, zstd: bool| {
+        conn.execute(
+            "INSERT INTO transcript_events (session_id, seq, event_json, created_at, event_zstd) VALUES ('s1', ?1, ?2, ?3, ?4)",
+            rusqlite::params![seq, json, 1000 + seq, zstd.then_some(vec![1u8, 2, 3])],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        seq += 1;
+    };
+    put(
+        Some(r#"{"type":"session","version":4,"id":"s1"}"#.into()),
+        false,
+    );
+    put(Some(r#"{"type":"message","message":{"role":"user","content":"are they running?","timestamp":2000}}"#.into()), false);
+    for i in 0..200 {
+        put(
+            Some(format!(
+                r#"{{"type":"message","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c{i}","name":"ps","arguments":{{}}}}],"timestamp":2100}}}}"#
+            )),
+            false,
+        );
+        put(
+            Some(format!(
+                r#"{{"type":"message","message":{{"role":"toolResult","toolCallId":"c{i}","toolName":"ps","content":[{{"type":"text","text":"{}"}}],"isError":false,"timestamp":2200}}}}"#,
+                "z".repeat(300)
+            )),
+            false,
+        );
+    }
+    put(None, true);
+    put(Some(r#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"All three are."}],"timestamp":3000}}"#.into()), false);
+    put(
+        Some(
+            r#"{"type":"custom","customType":"openclaw:bootstrap-context:full","data":{}}"#.into(),
+        ),
+        false,
+    );
+}
+
+#[test]
+fn an_openclaw_agent_database_reads_as_one_conversation_per_session() {
+    let dir = std::env::temp_dir().join(format!("openclaw-read-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or(());
+    let path = dir.join("openclaw-agent.sqlite");
+    let path = path.to_string_lossy().to_string();
+    std::fs::remove_file(&path).unwrap_or(());
+    openclaw_db(&path);
+    let sessions = read_openclaw(&path, 0).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(sessions.len(), 2);
+    let s1 = &sessions[1];
+    assert_eq!(
+        (
+            s1.session_key.as_str(),
+            s1.started_at_ms,
+            s1.ended_at_ms,
+            s1.compressed_skipped
+        ),
+        ("agent:main:slack:channel:c1:thread:1.5", 2000, 3000, 1)
+    );
+    assert_eq!(
+        s1.turns
+            .iter()
+            .map(|t| (t.human, t.text.as_str()))
+            .collect::<Vec<_>>(),
+        [(true, "are they running?"), (false, "All three are.")]
+    );
+    // Only sessions updated since the given time.
+    assert_eq!(read_openclaw(&path, 100).map(|s| s.len()).unwrap_or(0), 1);
+    // Another program's database, or none at all.
+    let other = dir.join("other.sqlite").to_string_lossy().to_string();
+    rusqlite::Connection::open(&other)
+        .and_then(|c| c.execute_batch("CREATE TABLE session_windows (session_id TEXT)"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let err = read_openclaw(&other, 0)
+        .map(|_| ())
+        .err()
+        .map(|e| e.to_string());
+    assert_eq!(
+        err.as_deref(),
+        Some("not an OpenClaw transcript database: no column session_windows.session_key")
+    );
+    let missing = dir.join("missing.sqlite").to_string_lossy().to_string();
+    let err = read_openclaw(&missing, 0)
+        .map(|_| ())
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        err.as_deref().is_some_and(|e| e.starts_with("SQLite: ")),
+        "{err:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap_or(());
+}
