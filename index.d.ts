@@ -1163,6 +1163,11 @@ export interface ConversationContextInput {
    * 1,800,000).
    */
   continuationWindowMs?: number
+  /**
+   * A session to leave out of the history (the one whose messages the model gets
+   * anyway).
+   */
+  excludeSessionId?: string
 }
 
 /**

@@ -260,11 +260,14 @@ class MemoryContextEngine {
     const costs = messages.map(estimateMessage)
     const lastUser = lastIndex(messages, (m) => m?.role === 'user')
 
+    // The chat's history and the thread status come first: the messages get what the
+    // budget leaves after them and the memory layers.
+    const history = this.historyLayers(memory, place, params, messages, budget)
+    const historyTokens = history.reduce((n, h) => n + Math.ceil((h.length + 1) / 4), 0)
     // Messages the lane's summary covers are left out: the summary stands for them.
     let start = this.coveredUntil(memory, place, lane, messages)
-    // What the budget leaves for messages once the memory layers are in.
     const layerBudget = Math.min(this.options.memoryBudgetTokens, Math.floor(budget / 4))
-    let from = fitFrom(messages, costs, start, budget - layerBudget, lastUser)
+    let from = fitFrom(messages, costs, start, budget - layerBudget - historyTokens, lastUser)
     if (from > start && this.options.compactWhenTrimming) {
       // The budget drops messages the summary does not cover yet: fold them in first.
       memory.compact(place.sessionId, lane, { force: true })
@@ -285,9 +288,41 @@ class MemoryContextEngine {
     })
     let kept = messages.slice(from)
     kept = this.reattach(place, lane, memory, messages.slice(0, from), kept)
-    const addition = layers.text === '' ? undefined : `<conversation_memory>\n${layers.text}</conversation_memory>`
-    const estimatedTokens = kept.reduce((n, m) => n + estimateMessage(m), 0) + layers.tokens.total
+    const parts = []
+    if (layers.text !== '') parts.push(`<conversation_memory>\n${layers.text}</conversation_memory>`)
+    parts.push(...history)
+    const addition = parts.length === 0 ? undefined : parts.join('\n')
+    const estimatedTokens = kept.reduce((n, m) => n + estimateMessage(m), 0) + Math.ceil((addition ?? '').length / 4)
     return addition === undefined ? { messages: kept, estimatedTokens } : { messages: kept, estimatedTokens, systemPromptAddition: addition }
+  }
+
+  /**
+   * The chat's history by calendar tiers and whether this message continues the last
+   * conversation (each an option): this session is recorded as a conversation of its
+   * chat first, then the history leaves it out (its messages are sent anyway).
+   */
+  historyLayers(memory, place, params, messages, budget) {
+    if (!this.options.history && !this.options.threadStatus) return []
+    const sessionId = typeof params.sessionId === 'string' && params.sessionId !== '' ? params.sessionId : null
+    const now = Date.now()
+    const turns = []
+    for (const m of messages) {
+      const text = textOf(m)
+      if (text !== null && text.trim() !== '') turns.push({ role: m.role, text, ts: tsOf(m, now) })
+    }
+    if (sessionId !== null && turns.length > 0) {
+      const summary = memory.record(place.sessionId, 'thread_summary', laneOf(place))?.body ?? turns[0].text.slice(0, 280)
+      memory.putConversation({ chatId: place.sessionId, sessionId, turns, summary, startedAt: turns[0].ts, endedAt: Math.max(turns[turns.length - 1].ts, turns[0].ts) })
+    }
+    const out = []
+    const zone = { chatId: place.sessionId, now, timeZone: this.options.timeZone }
+    if (this.options.threadStatus) out.push(memory.threadStatus(zone).block)
+    if (this.options.history) {
+      const maxTokens = Math.min(this.options.historyTokens, Number.isFinite(budget) ? Math.floor(budget / 4) : this.options.historyTokens)
+      const history = memory.buildConversationContext({ ...zone, maxTokens, excludeSessionId: sessionId ?? undefined })
+      if (history !== '') out.push(`<conversation_history>\n${history}\n</conversation_history>`)
+    }
+    return out
   }
 
   /** Index of the first message the lane's summary does not cover (0 when none is). */

@@ -31,6 +31,18 @@ export interface ContextEngineOptions {
   reattachMedia?: boolean
   /** Fold messages into the summary before the budget leaves them out (default true). */
   compactWhenTrimming?: boolean
+  /**
+   * Add the chat's conversations by calendar tiers (the last 30 minutes and today in full,
+   * yesterday and up to 7 days as summaries; this session left out) as
+   * `<conversation_history>` (default true).
+   */
+  history?: boolean
+  /** Add the `<thread-status>` block: continuation or new conversation (default true). */
+  threadStatus?: boolean
+  /** Most tokens of the history (default 30,000, and at most a quarter of the budget). */
+  historyTokens?: number
+  /** IANA time zone of the history's days and clock times (default `"UTC"`). */
+  timeZone?: string
   /** Compaction thresholds: 30 messages, 2,500 tokens, 24 hours; keep 10 (the defaults). */
   compaction?: {
     maxRecentMessages?: number

@@ -16,6 +16,10 @@ const DEFAULTS = Object.freeze({
   reattachMedia: true,
   compactWhenTrimming: true,
   compaction: undefined,
+  history: true,
+  threadStatus: true,
+  historyTokens: 30_000,
+  timeZone: 'UTC',
 })
 
 const CHECKS = {
@@ -28,6 +32,16 @@ const CHECKS = {
   memoryBudgetTokens: (v) => Number.isInteger(v) && v >= 0,
   reattachMedia: (v) => typeof v === 'boolean',
   compactWhenTrimming: (v) => typeof v === 'boolean',
+  history: (v) => typeof v === 'boolean',
+  threadStatus: (v) => typeof v === 'boolean',
+  historyTokens: (v) => Number.isInteger(v) && v >= 0,
+  timeZone: (v) => {
+    try {
+      return typeof v === 'string' && new Intl.DateTimeFormat('en-US', { timeZone: v }).resolvedOptions().timeZone !== undefined
+    } catch {
+      return false
+    }
+  },
   compaction: (v) =>
     v !== null &&
     typeof v === 'object' &&

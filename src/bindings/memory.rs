@@ -567,9 +567,12 @@ impl JsMemoryStore {
             .to_request(now_ms() as i64)
             .map_err(|e| throw(env, F, &e))?;
         let (since, turns_since) = window(now, &zone, &opts);
-        let convs = self.with(env, F, |s| {
+        let mut convs = self.with(env, F, |s| {
             s.conversations(&o.chat_id, since, now, turns_since)
         })?;
+        if let Some(skip) = &o.exclude_session_id {
+            convs.retain(|c| &c.session_id != skip);
+        }
         Ok(conversation_context(&convs, now, &zone, &opts))
     }
 

@@ -747,6 +747,9 @@ pub struct ConversationContextInput {
     /// A message this soon after the last conversation's end continues it (default
     /// 1,800,000).
     pub continuation_window_ms: Option<f64>,
+    /// A session to leave out of the history (the one whose messages the model gets
+    /// anyway).
+    pub exclude_session_id: Option<String>,
 }
 
 impl ConversationContextInput {
