@@ -308,6 +308,23 @@ export interface RuntimeMetricsSnapshot {
   evictedSeries: number
 }
 
+/** Methods of `ChannelStore` written in JavaScript (`js/store.js`) over the native ones. */
+export interface ChannelStore {
+  /**
+   * The `<slack_thread_context>` block of a message in a thread (see
+   * `formatSlackThreadContext`): the thread's messages before it, from the store (its
+   * 5-minute thread cache, or one `conversations.replies` through the rate limiter on a
+   * miss), names from the user directory. `block` is `''` for a top-level message or a
+   * direct message. Never rejects for a failed fetch: the block holds what is known and
+   * `notes` say what is missing.
+   */
+  threadContextBlock(
+    channelId: string,
+    messageId: string,
+    options?: { threadId?: string; limit?: number },
+  ): Promise<{ block: string; notes: string[]; apiCalls: number }>
+}
+
 /**
  * What `buildContext` resolves to. The documents are converted to JS objects when
  * read (each read converts anew: keep the value rather than reading it in a loop).
@@ -1298,6 +1315,15 @@ export interface FocusAnchor {
 }
 
 /**
+ * The `<slack_thread_context>` block for pronoun resolution: one `Name: text` line per
+ * earlier message of the thread (bot messages included), the newest `limit` (15), oldest
+ * first, then `Current question: ...`; the empty string when there is no earlier message.
+ * Text is escaped and kept on one line. `ChannelStore.threadContextBlock` builds it from
+ * the store's thread.
+ */
+export declare function formatSlackThreadContext(input: ThreadBlockInput): string
+
+/**
  * Records attached from one thread (`source_thread_id === threadId`; `null` selects
  * top-level messages), in insertion order. The objects are the manifest's own.
  */
@@ -1812,6 +1838,16 @@ export interface ThreadActivity {
   last_reply_ts: string | null
 }
 
+/** `formatSlackThreadContext`'s input. */
+export interface ThreadBlockInput {
+  /** The thread's messages before the current one, oldest first. */
+  messages: Array<ThreadLine>
+  /** The current message's text. */
+  currentQuestion?: string | null
+  /** Earlier messages shown at most, the newest (default 15). */
+  limit?: number
+}
+
 /**
  * The budget rule of `applyThreadBudget` over text lengths alone: given each reply's
  * text length in UTF-16 units (oldest first), the index of the first reply kept when
@@ -1861,6 +1897,13 @@ export interface ThreadInput {
   replies: Array<MessageInput>
   /** Replies the thread has on the platform, when more than those given. */
   totalReplyCount?: number | null
+}
+
+/** One earlier message of the thread. */
+export interface ThreadLine {
+  /** The author's display name. */
+  name: string
+  text: string
 }
 
 /** One reply; text over 300 tokens is cut to 1199 UTF-16 units plus `…`. */

@@ -84,6 +84,7 @@ module.exports.createAttachmentManifest = binding.createAttachmentManifest
 module.exports.decideOverflowRetry = binding.decideOverflowRetry
 module.exports.DEFAULT_INLINE_MAX_BYTES = binding.DEFAULT_INLINE_MAX_BYTES
 module.exports.estimateTokens = binding.estimateTokens
+module.exports.formatSlackThreadContext = binding.formatSlackThreadContext
 module.exports.getThreadAttachments = binding.getThreadAttachments
 module.exports.isAlreadyAttached = binding.isAlreadyAttached
 module.exports.loadManifestFromEntries = binding.loadManifestFromEntries

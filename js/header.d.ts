@@ -307,3 +307,20 @@ export interface RuntimeMetricsSnapshot {
   series: Array<{ name: string; labels: RuntimeLabels; value: number }>
   evictedSeries: number
 }
+
+/** Methods of `ChannelStore` written in JavaScript (`js/store.js`) over the native ones. */
+export interface ChannelStore {
+  /**
+   * The `<slack_thread_context>` block of a message in a thread (see
+   * `formatSlackThreadContext`): the thread's messages before it, from the store (its
+   * 5-minute thread cache, or one `conversations.replies` through the rate limiter on a
+   * miss), names from the user directory. `block` is `''` for a top-level message or a
+   * direct message. Never rejects for a failed fetch: the block holds what is known and
+   * `notes` say what is missing.
+   */
+  threadContextBlock(
+    channelId: string,
+    messageId: string,
+    options?: { threadId?: string; limit?: number },
+  ): Promise<{ block: string; notes: string[]; apiCalls: number }>
+}

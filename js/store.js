@@ -10,7 +10,7 @@
 // note); it never rejects the caller's promise.
 'use strict'
 
-const { unreadable } = require('./errors.js')
+const { asExport, unreadable } = require('./errors.js')
 
 const stores = new WeakMap()
 const MAX_ROUNDS = 4
@@ -297,6 +297,44 @@ module.exports = function installStore(binding) {
       }
       if (packed === null) return nativeIngestMany.call(this, events)
       return this._ingestPacked(packed.strings, packed.lens, packed.kinds)
+    }
+
+    // The thread-history block of a message in a thread, from the store's thread (its
+    // cache, or one conversations.replies through the rate limiter on a miss). Never
+    // rejects: what could not be fetched is a note and the block holds what is known.
+    async threadContextBlock(channelId, messageId, options) {
+      let threadId
+      let limit
+      try {
+        threadId = options?.threadId
+        limit = options?.limit
+      } catch (err) {
+        throw unreadable('threadContextBlock', 'options', err)
+      }
+      let built
+      try {
+        built = await this.buildContext(channelId, messageId, { threadId, adjacent: 0 })
+      } catch (err) {
+        // Bad arguments are the caller's to fix (named after this method); anything else
+        // (an anchor that cannot be found, a store fault) is a block without that part.
+        if (err instanceof TypeError || err instanceof RangeError) {
+          throw asExport(err, 'buildContext', 'threadContextBlock', (path) => (path === 'anchorMessageId' ? 'messageId' : path))
+        }
+        return { block: '', notes: [`thread history unavailable: ${err?.message ?? String(err)}`], apiCalls: 0 }
+      }
+      const thread = built.thread
+      const none = { block: '', notes: built.notes, apiCalls: built.apiCalls }
+      // A direct message or a top-level message without a thread: nothing.
+      if (!thread || thread.root.message_id === messageId) return none
+      const current = thread.replies.find((r) => r.message_id === messageId)
+      const at = current?.ts ?? built.snapshot.anchor.ts
+      const earlier = [thread.root, ...thread.replies].filter((m) => m.message_id !== messageId && m.ts < at)
+      const block = binding.formatSlackThreadContext({
+        messages: earlier.map((m) => ({ name: m.author.display_name, text: m.text })),
+        currentQuestion: current?.text ?? built.snapshot.anchor.text,
+        limit: limit ?? undefined,
+      })
+      return { block, notes: built.notes, apiCalls: built.apiCalls }
     }
   }
   return { ChannelStore }

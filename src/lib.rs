@@ -23,6 +23,7 @@ pub mod snapshot;
 pub mod store;
 pub mod text;
 pub mod thread;
+pub mod thread_block;
 pub mod time;
 pub mod tools;
 

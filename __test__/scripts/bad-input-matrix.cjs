@@ -129,6 +129,8 @@ function entries() {
     'ChannelStore.setChannel': [(...a) => store.setChannel(...a), [{ id: 'C1', name: 'c' }]],
     'ChannelStore.getMessage': [(...a) => store.getMessage(...a), ['C1', ts(1)]],
     'ChannelStore.threadActivity': [(...a) => store.threadActivity(...a), ['C1', ts(1)]],
+    'ChannelStore.threadContextBlock': [(...a) => store.threadContextBlock(...a), ['C1', ts(1), { threadId: ts(1), limit: 5 }]],
+    formatSlackThreadContext: [(...a) => m.formatSlackThreadContext(...a), [{ messages: [{ name: 'A', text: 'x' }], currentQuestion: 'q', limit: 3 }]],
     'ChannelStore.buildContext': [(...a) => store.buildContext(...a), ['C1', ts(1), { adjacent: 5, budgetTokens: 8000 }]],
     'ChannelStore.getMedia': [(...a) => store.getMedia(...a), ['F1', 'C1']],
     'ChannelStore.stats': [(...a) => store.stats(...a), []],

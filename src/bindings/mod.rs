@@ -9,4 +9,5 @@ mod memory;
 mod runtime;
 mod sha256;
 mod store;
+mod thread_block;
 mod tools;

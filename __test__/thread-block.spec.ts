@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest'
+import { ChannelStore, formatSlackThreadContext } from '@openclaw/context-engine'
+
+const C = 'C07ROLLOUT'
+const T0 = 1775835600000
+const ts = (s: number) => `${T0 / 1000 + s}.000100`
+const msg = (s: number, user: string, text: string, thread?: number, extra: Record<string, unknown> = {}) => ({
+  type: 'message',
+  ts: ts(s),
+  user,
+  text,
+  ...(thread === undefined ? {} : { thread_ts: ts(thread) }),
+  ...extra,
+})
+
+function store(fetchThread?: () => Promise<unknown>) {
+  const s = new ChannelStore({ clock: () => T0 + 600_000, fetcher: fetchThread ? { fetchThread } : undefined })
+  s.setUsers([
+    { userId: 'U1', displayName: 'Alice' },
+    { userId: 'B1', displayName: 'deploybot', isBot: true },
+  ])
+  return s
+}
+
+const replies = [
+  msg(100, 'U1', 'is the import job stuck?', 100, { reply_count: 3 }),
+  msg(110, 'B1', 'Restarted 3 workers.', 100),
+  msg(120, 'U1', 'are they running?', 100),
+  msg(130, 'B1', 'a later reply', 100),
+]
+
+describe('the thread-history block', () => {
+  it('gives the earlier messages of the thread by name, bots included, then the current question', async () => {
+    const s = store()
+    s.ingestSlackResponse(C, { ok: true, messages: replies, has_more: false }, { threadId: ts(100) })
+    const r = await s.threadContextBlock(C, ts(120), { threadId: ts(100) })
+    expect(r.block).toBe(
+      '<slack_thread_context>\nAlice: is the import job stuck?\ndeploybot: Restarted 3 workers.\nCurrent question: are they running?\n</slack_thread_context>',
+    )
+    expect(r.apiCalls).toBe(0)
+    expect((await s.threadContextBlock(C, ts(120), { threadId: ts(100), limit: 1 })).block.split('\n')).toEqual([
+      '<slack_thread_context>',
+      'deploybot: Restarted 3 workers.',
+      'Current question: are they running?',
+      '</slack_thread_context>',
+    ])
+  })
+
+  it('fetches the thread once on a miss, and without it gives what is held and a note', async () => {
+    let calls = 0
+    const ok = store(async () => (calls++, { ok: true, messages: replies, has_more: false }))
+    ok.ingestSlackEvent({ type: 'message', channel: C, ...msg(120, 'U1', 'are they running?', 100) })
+    const r = await ok.threadContextBlock(C, ts(120), { threadId: ts(100) })
+    expect(calls).toBe(1)
+    expect(r.block).toContain('deploybot: Restarted 3 workers.')
+    const failing = store(async () => Promise.reject(new Error('ratelimited')))
+    failing.ingestSlackEvent({ type: 'message', channel: C, ...msg(120, 'U1', 'are they running?', 100) })
+    const f = await failing.threadContextBlock(C, ts(120), { threadId: ts(100) })
+    expect(f.block).toBe('')
+    expect(f.notes.join(' ')).toMatch(/conversations\.replies failed/)
+  })
+
+  it('gives nothing for a top-level message or the first message of a thread', async () => {
+    const s = store()
+    s.ingestSlackResponse(C, { ok: true, messages: [msg(50, 'U1', 'top level')], has_more: false })
+    expect((await s.threadContextBlock(C, ts(50))).block).toBe('')
+    s.ingestSlackResponse(C, { ok: true, messages: replies, has_more: false }, { threadId: ts(100) })
+    expect((await s.threadContextBlock(C, ts(100))).block).toBe('')
+    expect(formatSlackThreadContext({ messages: [], currentQuestion: 'hi' })).toBe('')
+  })
+})

@@ -1,0 +1,31 @@
+//! `formatSlackThreadContext`: the thread-history block (`crate::thread_block`).
+
+use super::errors::throw;
+use super::js::from_js;
+use crate::input::whole_number;
+use crate::thread_block::{thread_block, ThreadBlockInput, DEFAULT_LIMIT};
+use napi::bindgen_prelude::*;
+use napi::Env;
+use napi_derive::napi;
+
+/// The `<slack_thread_context>` block for pronoun resolution: one `Name: text` line per
+/// earlier message of the thread (bot messages included), the newest `limit` (15), oldest
+/// first, then `Current question: ...`; the empty string when there is no earlier message.
+/// Text is escaped and kept on one line. `ChannelStore.threadContextBlock` builds it from
+/// the store's thread.
+#[napi(catch_unwind, ts_args_type = "input: ThreadBlockInput")]
+pub fn format_slack_thread_context(env: &Env, input: Unknown) -> Result<String> {
+    const F: &str = "formatSlackThreadContext";
+    let i: ThreadBlockInput = from_js(env, F, "input", input)?;
+    let limit = match i.limit {
+        Some(v) => whole_number(v, "input.limit", "messages")
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+            .map_err(|e| throw(env, F, &e))?,
+        None => DEFAULT_LIMIT,
+    };
+    Ok(thread_block(
+        &i.messages,
+        i.current_question.as_deref(),
+        limit,
+    ))
+}
