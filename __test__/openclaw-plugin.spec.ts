@@ -169,19 +169,23 @@ describe('the OpenClaw plugin', () => {
     await e.dispose()
   })
 
-  it("adds the chat's history by tiers and the thread status, each of which can be turned off", async () => {
+  it("adds the thread's history by tiers and the thread status, each of which can be turned off", async () => {
     const now = Date.now()
     const recent = (text: string, ago: number, role: 'user' | 'assistant' = 'user'): HostMessage =>
       role === 'user' ? { role, content: text, timestamp: now - ago } : { ...assistant(text, 0), timestamp: now - ago }
     const e = engine('history.sqlite', { timeZone: 'Europe/Berlin' })
-    // Another thread of the channel, an hour ago; then this thread, five minutes ago.
-    await e.assemble({ sessionId: 'other', sessionKey: OTHER_THREAD, messages: [recent('book the Lisbon venue', 70 * 60_000), recent('Booked.', 69 * 60_000, 'assistant')], tokenBudget: 50_000 })
+    // An earlier session of this thread (before a reset), an hour ago; another thread of
+    // the channel; then this session, five minutes ago.
+    await e.assemble({ sessionId: 'earlier', sessionKey: SLACK_THREAD, messages: [recent('book the Lisbon venue', 70 * 60_000), recent('Booked.', 69 * 60_000, 'assistant')], tokenBudget: 50_000 })
+    await e.assemble({ sessionId: 'other', sessionKey: OTHER_THREAD, messages: [recent('order the offsite t-shirts', 60 * 60_000)], tokenBudget: 50_000 })
     const mine = [recent('are the workers running?', 5 * 60_000), recent('All three are.', 4 * 60_000, 'assistant')]
     const out = await e.assemble({ sessionId: 'mine', sessionKey: SLACK_THREAD, messages: mine, tokenBudget: 50_000 })
     const addition = out.systemPromptAddition ?? ''
     expect(addition).toContain('<thread-status>CONTINUATION — ')
     expect(addition).toMatch(/<conversation_history>\n<conversation timestamp="[^"]+\+01:00" relative="earlier today">\n\[human \d\d:\d\d\] book the Lisbon venue/)
-    // This session's own messages are sent as messages, not repeated in the history.
+    // Never another thread's conversation, and this session's own messages are sent as
+    // messages, not repeated in the history.
+    expect(addition).not.toContain('t-shirts')
     expect(addition).not.toContain('are the workers running?')
     expect(out.estimatedTokens).toBeLessThanOrEqual(50_000)
     await e.dispose()

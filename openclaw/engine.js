@@ -297,13 +297,16 @@ class MemoryContextEngine {
   }
 
   /**
-   * The chat's history by calendar tiers and whether this message continues the last
+   * The thread's history by calendar tiers and whether this message continues the last
    * conversation (each an option): this session is recorded as a conversation of its
-   * chat first, then the history leaves it out (its messages are sent anyway).
+   * thread key first, then the history leaves it out (its messages are sent anyway).
    */
   historyLayers(memory, place, params, messages, budget) {
     if (!this.options.history && !this.options.threadStatus) return []
     const sessionId = typeof params.sessionId === 'string' && params.sessionId !== '' ? params.sessionId : null
+    // History stays in the thread key: a Slack thread's earlier sessions (after a reset or
+    // rollover), a DM's earlier conversations; never another thread of the channel.
+    const historyChat = `${place.sessionId}#${laneOf(place)}`
     const now = Date.now()
     const turns = []
     for (const m of messages) {
@@ -312,10 +315,10 @@ class MemoryContextEngine {
     }
     if (sessionId !== null && turns.length > 0) {
       const summary = memory.record(place.sessionId, 'thread_summary', laneOf(place))?.body ?? turns[0].text.slice(0, 280)
-      memory.putConversation({ chatId: place.sessionId, sessionId, turns, summary, startedAt: turns[0].ts, endedAt: Math.max(turns[turns.length - 1].ts, turns[0].ts) })
+      memory.putConversation({ chatId: historyChat, sessionId, turns, summary, startedAt: turns[0].ts, endedAt: Math.max(turns[turns.length - 1].ts, turns[0].ts) })
     }
     const out = []
-    const zone = { chatId: place.sessionId, now, timeZone: this.options.timeZone }
+    const zone = { chatId: historyChat, now, timeZone: this.options.timeZone }
     if (this.options.threadStatus) out.push(memory.threadStatus(zone).block)
     if (this.options.history) {
       const maxTokens = Math.min(this.options.historyTokens, Number.isFinite(budget) ? Math.floor(budget / 4) : this.options.historyTokens)

@@ -32,8 +32,8 @@ export interface ContextEngineOptions {
   /** Fold messages into the summary before the budget leaves them out (default true). */
   compactWhenTrimming?: boolean
   /**
-   * Add the chat's conversations by calendar tiers (the last 30 minutes and today in full,
-   * yesterday and up to 7 days as summaries; this session left out) as
+   * Add the thread key's earlier conversations by calendar tiers (the last 30 minutes and
+   * today in full, yesterday and up to 7 days as summaries; this session left out) as
    * `<conversation_history>` (default true).
    */
   history?: boolean
