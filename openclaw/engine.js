@@ -260,18 +260,21 @@ class MemoryContextEngine {
     const costs = messages.map(estimateMessage)
     const lastUser = lastIndex(messages, (m) => m?.role === 'user')
 
-    // The chat's history and the thread status come first: the messages get what the
+    // The lane's summary, read once (and again after a compaction here).
+    let summary = memory.record(place.sessionId, 'thread_summary', lane)
+    // The thread's history and the thread status come first: the messages get what the
     // budget leaves after them and the memory layers.
-    const history = this.historyLayers(memory, place, params, messages, budget)
+    const history = this.historyLayers(memory, place, params, messages, budget, summary)
     const historyTokens = history.reduce((n, h) => n + Math.ceil((h.length + 1) / 4), 0)
     // Messages the lane's summary covers are left out: the summary stands for them.
-    let start = this.coveredUntil(memory, place, lane, messages)
+    let start = coveredUntil(summary, messages)
     const layerBudget = Math.min(this.options.memoryBudgetTokens, Math.floor(budget / 4))
     let from = fitFrom(messages, costs, start, budget - layerBudget - historyTokens, lastUser)
     if (from > start && this.options.compactWhenTrimming) {
       // The budget drops messages the summary does not cover yet: fold them in first.
       memory.compact(place.sessionId, lane, { force: true })
-      start = this.coveredUntil(memory, place, lane, messages)
+      summary = memory.record(place.sessionId, 'thread_summary', lane)
+      start = coveredUntil(summary, messages)
       from = Math.max(from, start)
     }
     const query = params.prompt ?? (lastUser >= 0 ? textOf(messages[lastUser]) : '') ?? ''
@@ -287,7 +290,7 @@ class MemoryContextEngine {
       budgetTokens: layerBudget,
     })
     let kept = messages.slice(from)
-    kept = this.reattach(place, lane, memory, messages.slice(0, from), kept)
+    kept = this.reattach(place, lane, summary, messages.slice(0, from), kept)
     const parts = []
     if (layers.text !== '') parts.push(`<conversation_memory>\n${layers.text}</conversation_memory>`)
     parts.push(...history)
@@ -301,7 +304,7 @@ class MemoryContextEngine {
    * conversation (each an option): this session is recorded as a conversation of its
    * thread key first, then the history leaves it out (its messages are sent anyway).
    */
-  historyLayers(memory, place, params, messages, budget) {
+  historyLayers(memory, place, params, messages, budget, summary) {
     if (!this.options.history && !this.options.threadStatus) return []
     const sessionId = typeof params.sessionId === 'string' && params.sessionId !== '' ? params.sessionId : null
     // History stays in the thread key: a Slack thread's earlier sessions (after a reset or
@@ -314,8 +317,7 @@ class MemoryContextEngine {
       if (text !== null && text.trim() !== '') turns.push({ role: m.role, text, ts: tsOf(m, now) })
     }
     if (sessionId !== null && turns.length > 0) {
-      const summary = memory.record(place.sessionId, 'thread_summary', laneOf(place))?.body ?? turns[0].text.slice(0, 280)
-      memory.putConversation({ chatId: historyChat, sessionId, turns, summary, startedAt: turns[0].ts, endedAt: Math.max(turns[turns.length - 1].ts, turns[0].ts) })
+      memory.putConversation({ chatId: historyChat, sessionId, turns, summary: summary?.body ?? turns[0].text.slice(0, 280), startedAt: turns[0].ts, endedAt: Math.max(turns[turns.length - 1].ts, turns[0].ts) })
     }
     const out = []
     const zone = { chatId: historyChat, now, timeZone: this.options.timeZone }
@@ -328,27 +330,13 @@ class MemoryContextEngine {
     return out
   }
 
-  /** Index of the first message the lane's summary does not cover (0 when none is). */
-  coveredUntil(memory, place, lane, messages) {
-    const summary = memory.record(place.sessionId, 'thread_summary', lane)
-    const to = summary?.messageRange?.to
-    if (!to) return 0
-    for (let i = messages.length - 1; i >= 0; i--) {
-      const text = textOf(messages[i])
-      if (text !== null && messageId(messages[i], text) === to) return startOfTurn(messages, i + 1)
-    }
-    return 0
-  }
-
   /**
    * After a compaction, the images of the messages it left out come back once, in front
    * of the first kept user message, after the recovery preamble. Only this session's
    * (this thread's) messages are looked at; nothing is written.
    */
-  reattach(place, lane, memory, dropped, kept) {
-    if (!this.options.reattachMedia || kept.length === 0) return kept
-    const summary = memory.record(place.sessionId, 'thread_summary', lane)
-    if (summary === null) return kept
+  reattach(place, lane, summary, dropped, kept) {
+    if (!this.options.reattachMedia || kept.length === 0 || summary === null) return kept
     const key = `${place.sessionId}\u0000${lane}`
     if (this.recovered.get(key) === summary.summaryVersion) return kept
     this.recovered.set(key, summary.summaryVersion)
@@ -402,6 +390,17 @@ function positive(n) {
 function lastIndex(list, pred) {
   for (let i = list.length - 1; i >= 0; i--) if (pred(list[i])) return i
   return -1
+}
+
+/** Index of the first message the lane's `summary` does not cover (0 when none is). */
+function coveredUntil(summary, messages) {
+  const to = summary?.messageRange?.to
+  if (!to) return 0
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const text = textOf(messages[i])
+    if (text !== null && messageId(messages[i], text) === to) return startOfTurn(messages, i + 1)
+  }
+  return 0
 }
 
 /** The first user message at or after `i` (a kept window never opens on a tool result). */
