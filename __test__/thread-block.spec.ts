@@ -68,4 +68,23 @@ describe('the thread-history block', () => {
     expect((await s.threadContextBlock(C, ts(100))).block).toBe('')
     expect(formatSlackThreadContext({ messages: [], currentQuestion: 'hi' })).toBe('')
   })
+
+  it('without a message id takes the newest human message of the thread as the current question', async () => {
+    let calls = 0
+    const s = store(async () => (calls++, { ok: true, messages: replies, has_more: false }))
+    // Nothing held: the thread is fetched once (root included), then served from the cache.
+    const r = await s.threadContextBlock(C, null, { threadId: ts(100) })
+    expect(r.block).toBe(
+      '<slack_thread_context>\nAlice: is the import job stuck?\ndeploybot: Restarted 3 workers.\nCurrent question: are they running?\n</slack_thread_context>',
+    )
+    expect([calls, r.apiCalls]).toEqual([1, 1])
+    expect((await s.threadContextBlock(C, undefined, { threadId: ts(100) })).apiCalls).toBe(0)
+    expect(calls).toBe(1)
+    // A thread holding only its root has nothing before the current question.
+    const lone = store()
+    lone.ingestSlackResponse(C, { ok: true, messages: [replies[0]], has_more: false }, { threadId: ts(100) })
+    expect((await lone.threadContextBlock(C, null, { threadId: ts(100) })).block).toBe('')
+    // Without the thread either, there is nothing to anchor on: a TypeError naming it.
+    await expect(s.threadContextBlock(C, null)).rejects.toThrow(/threadContextBlock: .*threadId/)
+  })
 })

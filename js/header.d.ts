@@ -317,10 +317,14 @@ export interface ChannelStore {
    * miss), names from the user directory. `block` is `''` for a top-level message or a
    * direct message. Never rejects for a failed fetch: the block holds what is known and
    * `notes` say what is missing.
+   *
+   * With `messageId` `null`, the current question is the newest message of
+   * `options.threadId` not posted by a bot (what a gateway answering in that thread is
+   * replying to), and later bot messages are left out.
    */
   threadContextBlock(
     channelId: string,
-    messageId: string,
+    messageId: string | null,
     options?: { threadId?: string; limit?: number },
   ): Promise<{ block: string; notes: string[]; apiCalls: number }>
 }

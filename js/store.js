@@ -311,9 +311,15 @@ module.exports = function installStore(binding) {
       } catch (err) {
         throw unreadable('threadContextBlock', 'options', err)
       }
+      // Without a message id the current question is the thread's newest human message
+      // (what a gateway answering in the thread is replying to): the build anchors on the root.
+      const latest = messageId === null || messageId === undefined
+      if (latest && (typeof threadId !== 'string' || threadId === '')) {
+        throw new TypeError('threadContextBlock: options.threadId: is required when messageId is null (the thread whose newest message is the question)')
+      }
       let built
       try {
-        built = await this.buildContext(channelId, messageId, { threadId, adjacent: 0 })
+        built = await this.buildContext(channelId, latest ? threadId : messageId, { threadId, adjacent: 0 })
       } catch (err) {
         // Bad arguments are the caller's to fix (named after this method); anything else
         // (an anchor that cannot be found, a store fault) is a block without that part.
@@ -324,11 +330,20 @@ module.exports = function installStore(binding) {
       }
       const thread = built.thread
       const none = { block: '', notes: built.notes, apiCalls: built.apiCalls }
-      // A direct message or a top-level message without a thread: nothing.
-      if (!thread || thread.root.message_id === messageId) return none
-      const current = thread.replies.find((r) => r.message_id === messageId)
+      if (!thread) return none
+      const all = [thread.root, ...thread.replies]
+      let current
+      if (latest) {
+        current = lastOf(thread.replies, (m) => !m.author.is_bot)
+        if (current === undefined) return none
+      } else {
+        // A direct message or a top-level message without a thread: nothing.
+        if (thread.root.message_id === messageId) return none
+        current = thread.replies.find((r) => r.message_id === messageId)
+      }
+      const id = current?.message_id ?? messageId
       const at = current?.ts ?? built.snapshot.anchor.ts
-      const earlier = [thread.root, ...thread.replies].filter((m) => m.message_id !== messageId && m.ts < at)
+      const earlier = all.filter((m) => m.message_id !== id && m.ts < at)
       const block = binding.formatSlackThreadContext({
         messages: earlier.map((m) => ({ name: m.author.display_name, text: m.text })),
         currentQuestion: current?.text ?? built.snapshot.anchor.text,
@@ -338,4 +353,9 @@ module.exports = function installStore(binding) {
     }
   }
   return { ChannelStore }
+}
+
+function lastOf(list, pred) {
+  for (let i = list.length - 1; i >= 0; i--) if (pred(list[i])) return list[i]
+  return undefined
 }

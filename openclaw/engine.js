@@ -12,6 +12,7 @@ const { MemoryStore } = require('../index.js')
 const { placeSession, laneOf } = require('./session-key.js')
 const { textOf, imagesOf, messageId, tsOf, estimateMessage } = require('./messages.js')
 const { readOptions } = require('./options.js')
+const { SlackThreadSource } = require('./slack-thread.js')
 
 const ENGINE_ID = 'context-engine'
 const ENGINE_NAME = 'Context Engine (SQLite memory)'
@@ -29,7 +30,10 @@ function recoveryPreamble(n) {
 class MemoryContextEngine {
   /**
    * @param {object} [options] the plugin's config (see `openclaw.plugin.json`)
-   * @param {{ agentDir?: string, logger?: { warn?: Function, info?: Function } }} [host]
+   * @param {{ agentDir?: string, logger?: { warn?: Function, info?: Function }, channelStore?: object }} [host]
+   *   `channelStore`: the gateway's `ChannelStore`, fed by its Slack events, for the
+   *   thread block of Slack thread sessions (else the config's `slack.botToken` gives the
+   *   engine its own).
    */
   constructor(options, host = {}) {
     this.logger = host.logger ?? null
@@ -42,6 +46,10 @@ class MemoryContextEngine {
     this.openFailedAt = null
     /** Summary versions whose media was re-attached, by session and lane. */
     this.recovered = new Map()
+    this.slackThreads =
+      this.options.threadBlock && (host.channelStore || this.options.slack)
+        ? new SlackThreadSource({ channelStore: host.channelStore, slack: this.options.slack, limit: this.options.threadBlockLimit })
+        : null
     this.info = Object.freeze({
       id: ENGINE_ID,
       name: ENGINE_NAME,
@@ -245,27 +253,30 @@ class MemoryContextEngine {
   async assemble(params) {
     const messages = Array.isArray(params?.messages) ? params.messages : []
     try {
-      return this.assembleWithin(params, messages)
+      return await this.assembleWithin(params, messages)
     } catch (err) {
       this.note('assemble', err)
       return { messages, estimatedTokens: messages.reduce((n, m) => n + estimateMessage(m), 0) }
     }
   }
 
-  assembleWithin(params, messages) {
+  async assembleWithin(params, messages) {
     const place = placeSession(params.sessionKey, params.sessionId)
     const { lane } = this.store_(place, messages)
     const budget = positive(params.tokenBudget) ?? positive(params.runtimeContext?.tokenBudget) ?? Infinity
-    const memory = this.memory()
     const costs = messages.map(estimateMessage)
     const lastUser = lastIndex(messages, (m) => m?.role === 'user')
+    // The history's share of the budget: the Slack thread block first, the tiers after.
+    const share = Math.min(this.options.historyTokens, Number.isFinite(budget) ? Math.floor(budget / 4) : this.options.historyTokens)
+    const thread = await this.threadBlock(place, share)
+    const memory = this.memory()
 
     // The lane's summary, read once (and again after a compaction here).
     let summary = memory.record(place.sessionId, 'thread_summary', lane)
-    // The thread's history and the thread status come first: the messages get what the
-    // budget leaves after them and the memory layers.
-    const history = this.historyLayers(memory, place, params, messages, budget, summary)
-    const historyTokens = history.reduce((n, h) => n + Math.ceil((h.length + 1) / 4), 0)
+    // The thread block, the thread's history and the thread status come first: the
+    // messages get what the budget leaves after them and the memory layers.
+    const history = [...thread, ...this.historyLayers(memory, place, params, messages, share - tokensOf(thread), summary)]
+    const historyTokens = tokensOf(history)
     // Messages the lane's summary covers are left out: the summary stands for them.
     let start = coveredUntil(summary, messages)
     const layerBudget = Math.min(this.options.memoryBudgetTokens, Math.floor(budget / 4))
@@ -304,7 +315,7 @@ class MemoryContextEngine {
    * conversation (each an option): this session is recorded as a conversation of its
    * thread key first, then the history leaves it out (its messages are sent anyway).
    */
-  historyLayers(memory, place, params, messages, budget, summary) {
+  historyLayers(memory, place, params, messages, maxTokens, summary) {
     if (!this.options.history && !this.options.threadStatus) return []
     const sessionId = typeof params.sessionId === 'string' && params.sessionId !== '' ? params.sessionId : null
     // History stays in the thread key: a Slack thread's earlier sessions (after a reset or
@@ -322,12 +333,29 @@ class MemoryContextEngine {
     const out = []
     const zone = { chatId: historyChat, now, timeZone: this.options.timeZone }
     if (this.options.threadStatus) out.push(memory.threadStatus(zone).block)
-    if (this.options.history) {
-      const maxTokens = Math.min(this.options.historyTokens, Number.isFinite(budget) ? Math.floor(budget / 4) : this.options.historyTokens)
+    if (this.options.history && maxTokens > 0) {
       const history = memory.buildConversationContext({ ...zone, maxTokens, excludeSessionId: sessionId ?? undefined })
       if (history !== '') out.push(`<conversation_history>\n${history}\n</conversation_history>`)
     }
     return out
+  }
+
+  /**
+   * The `<slack_thread_context>` block of a Slack channel thread session (none for a
+   * direct message, a top-level chat or another platform), when it fits `maxTokens`.
+   */
+  async threadBlock(place, maxTokens) {
+    if (this.slackThreads === null || place.replyTo === null || place.platform !== 'slack') return []
+    if (place.kind === 'direct' || place.kind === 'dm') return []
+    // OpenClaw lowercases session keys; Slack's ids are upper case.
+    const { block, notes } = await this.slackThreads.block(place.chatId.toUpperCase(), place.replyTo)
+    for (const n of notes) this.note('threadBlock', n)
+    if (block === '') return []
+    if (tokensOf([block]) > maxTokens) {
+      this.note('threadBlock', `the Slack thread block (${tokensOf([block])} tokens) is over the history's share of the budget (${maxTokens}); left out`)
+      return []
+    }
+    return [block]
   }
 
   /**
@@ -381,6 +409,11 @@ class MemoryContextEngine {
     }
     this.store = null
   }
+}
+
+/** Tokens of system-prompt parts, each on its own line. */
+function tokensOf(parts) {
+  return parts.reduce((n, p) => n + Math.ceil((p.length + 1) / 4), 0)
 }
 
 function positive(n) {

@@ -2,7 +2,7 @@
 // they need no `openclaw` install, and `integration/openclaw` checks them against the
 // real plugin SDK (`ContextEngine`, `OpenClawPluginApi`).
 
-import type { CompactionResult } from '../index'
+import type { ChannelStore, CompactionResult } from '../index'
 
 /** The engine's id: the plugin id, the registered id and `info.id`. */
 export declare const ENGINE_ID: 'context-engine'
@@ -43,6 +43,22 @@ export interface ContextEngineOptions {
   historyTokens?: number
   /** IANA time zone of the history's days and clock times (default `"UTC"`). */
   timeZone?: string
+  /**
+   * For a Slack channel thread session, add the thread's earlier messages by name as
+   * `<slack_thread_context>` (the newest `threadBlockLimit` before the current question,
+   * bot replies included) inside the history's share of the budget (default true). Needs
+   * a Slack source: the host's `channelStore`, or `slack.botToken`.
+   */
+  threadBlock?: boolean
+  /** Messages of the thread block at most (default 15). */
+  threadBlockLimit?: number
+  /**
+   * The engine's own Slack source for the thread block: `conversations.replies` (and
+   * `users.info` for authors Slack does not name) with this bot token, through a
+   * `ChannelStore`'s rate limiter (`rateLimit`, `"default"` or `"slack-non-marketplace"`)
+   * and 5-minute thread cache. `apiUrl` defaults to `https://slack.com/api`.
+   */
+  slack?: { botToken: string; apiUrl?: string; rateLimit?: 'default' | 'slack-non-marketplace' }
   /** Compaction thresholds: 30 messages, 2,500 tokens, 24 hours; keep 10 (the defaults). */
   compaction?: {
     maxRecentMessages?: number
@@ -50,6 +66,18 @@ export interface ContextEngineOptions {
     maxSummaryAgeMs?: number
     keepRecent?: number
   }
+}
+
+/** What the host gives the engine besides its config. */
+export interface EngineHost {
+  /** The agent's directory (the SQLite file goes under it by default). */
+  agentDir?: string
+  logger?: { warn?: (message: string) => void }
+  /**
+   * The gateway's `ChannelStore` (fed by its Slack events): the source of the thread
+   * block for Slack thread sessions, ahead of the config's `slack`.
+   */
+  channelStore?: Pick<ChannelStore, 'threadContextBlock'>
 }
 
 /** A message as OpenClaw's agent runtime keeps it (only what the engine reads is named). */
@@ -94,7 +122,7 @@ export interface EngineDiagnostic {
  * host's messages through and adds a diagnostic).
  */
 export declare class MemoryContextEngine {
-  constructor(options?: ContextEngineOptions, host?: { agentDir?: string; logger?: { warn?: (message: string) => void } })
+  constructor(options?: ContextEngineOptions, host?: EngineHost)
   readonly info: {
     id: 'context-engine'
     name: string
@@ -162,7 +190,7 @@ export declare class MemoryContextEngine {
 /** Builds the engine directly (what `register` does for OpenClaw). */
 export declare function createContextEngine(
   options?: ContextEngineOptions,
-  host?: { agentDir?: string; logger?: { warn?: (message: string) => void } },
+  host?: EngineHost,
 ): MemoryContextEngine
 
 /**
@@ -172,7 +200,15 @@ export declare function createContextEngine(
 export declare function placeSession(
   sessionKey: string | undefined,
   sessionId: string,
-): { sessionId: string; chatId: string; topicId: string | null; replyTo: string | null }
+): {
+  sessionId: string
+  chatId: string
+  topicId: string | null
+  replyTo: string | null
+  /** The platform and the chat's kind of an `agent:<id>:<platform>:<kind>:<chat>` key. */
+  platform: string | null
+  kind: string | null
+}
 
 /** The thread key of a placement: `topic:<chat>:<n>`, `reply:<chat>:<ts>` or `root:<chat>`. */
 export declare function laneOf(place: { chatId: string; topicId: string | null; replyTo: string | null }): string

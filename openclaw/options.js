@@ -20,7 +20,13 @@ const DEFAULTS = Object.freeze({
   threadStatus: true,
   historyTokens: 30_000,
   timeZone: 'UTC',
+  threadBlock: true,
+  threadBlockLimit: 15,
+  slack: null,
 })
+
+/** A config string OpenClaw could not substitute from the environment. */
+const UNRESOLVED = /^\$\{[A-Z_][A-Z0-9_]*\}$/
 
 const CHECKS = {
   path: (v) => typeof v === 'string' && v !== '',
@@ -42,6 +48,20 @@ const CHECKS = {
       return false
     }
   },
+  threadBlock: (v) => typeof v === 'boolean',
+  threadBlockLimit: (v) => Number.isInteger(v) && v >= 1,
+  slack: (v) =>
+    v !== null &&
+    typeof v === 'object' &&
+    typeof v.botToken === 'string' &&
+    v.botToken !== '' &&
+    // OpenClaw leaves a `${VAR}` it cannot resolve in place.
+    !UNRESOLVED.test(v.botToken) &&
+    Object.entries(v).every(([k, x]) =>
+      k === 'botToken' ||
+      (k === 'apiUrl' && typeof x === 'string' && /^https?:\/\/\S+$/.test(x)) ||
+      (k === 'rateLimit' && (x === 'default' || x === 'slack-non-marketplace')),
+    ),
   compaction: (v) =>
     v !== null &&
     typeof v === 'object' &&
@@ -65,10 +85,20 @@ function readOptions(config) {
   for (const [key, value] of Object.entries(config)) {
     const check = CHECKS[key]
     if (!check) problems.push(`config.${key}: unknown option (ignored)`)
-    else if (value !== undefined && !check(value)) problems.push(`config.${key}: unusable value ${JSON.stringify(value)} (default kept)`)
+    else if (value !== undefined && !check(value)) problems.push(`config.${key}: unusable value ${shown(key, value)} (default kept)`)
     else if (value !== undefined) options[key] = value
   }
   return Object.assign(options, { problems })
+}
+
+/** A rejected value as a diagnostic shows it: never a token. */
+function shown(key, value) {
+  if (key === 'slack' && value !== null && typeof value === 'object') {
+    const token = value.botToken
+    if (typeof token === 'string' && UNRESOLVED.test(token)) return `${JSON.stringify({ ...value })} (${token} is not set in the environment)`
+    return JSON.stringify({ ...value, ...(typeof token === 'string' ? { botToken: '(hidden)' } : {}) })
+  }
+  return JSON.stringify(value)
 }
 
 module.exports = { readOptions, DEFAULTS }

@@ -12,13 +12,13 @@
 /**
  * @param {unknown} sessionKey OpenClaw's session key, when the host passed one.
  * @param {unknown} sessionId OpenClaw's session id (the fallback scope).
- * @returns {{ sessionId: string, chatId: string, topicId: string | null, replyTo: string | null }}
+ * @returns {{ sessionId: string, chatId: string, topicId: string | null, replyTo: string | null, platform: string | null, kind: string | null }}
  */
 function placeSession(sessionKey, sessionId) {
   const key = typeof sessionKey === 'string' && sessionKey.length > 0 ? sessionKey : null
   if (key === null) {
     const id = typeof sessionId === 'string' && sessionId.length > 0 ? sessionId : 'unknown'
-    return { sessionId: `session:${id}`, chatId: id, topicId: null, replyTo: null }
+    return { sessionId: `session:${id}`, chatId: id, topicId: null, replyTo: null, platform: null, kind: null }
   }
   const parts = key.split(':')
   let topicId = null
@@ -36,7 +36,17 @@ function placeSession(sessionKey, sessionId) {
     }
   }
   const chatId = base[base.length - 1] || key
-  return { sessionId: base.join(':'), chatId, topicId, replyTo }
+  // `agent:<agentId>:<platform>:<kind>:<chatId>`: the platform and the chat's kind
+  // (channel, group, direct, ...), when the key has that form.
+  const agentForm = base[0] === 'agent' && base.length >= 5
+  return {
+    sessionId: base.join(':'),
+    chatId,
+    topicId,
+    replyTo,
+    platform: agentForm ? base[2] : null,
+    kind: agentForm ? base[3] : null,
+  }
 }
 
 /** The lane (thread key) `placeSession` leads to, as the store computes it. */

@@ -12,12 +12,27 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { startRecorder } = require('./recorder.js')
+const { startSlackApi } = require('./slack-api.js')
 
 const pkgRoot = path.resolve(__dirname, '..', '..')
 const openclawBin = path.join(__dirname, 'node_modules', 'openclaw', 'openclaw.mjs')
 
 const THREAD_A = 'agent:main:slack:channel:C0TEAM:thread:1775835600.000100'
 const THREAD_B = 'agent:main:slack:channel:C0TEAM:thread:1775839200.000200'
+
+// Thread A as Slack holds it (thread B is not found there): a colleague's message the
+// agent never saw in its session, which the thread block must bring in.
+const SLACK = {
+  threads: {
+    'C0TEAM:1775835600.000100': [
+      { type: 'message', ts: '1775835600.000100', user: 'U7', text: 'payments rollout thread', thread_ts: '1775835600.000100', reply_count: 3 },
+      { type: 'message', ts: '1775835610.000100', user: 'U8', text: 'Slack-only note: the payments canary takes 5% of traffic', thread_ts: '1775835600.000100' },
+      { type: 'message', ts: '1775835620.000100', bot_id: 'B1', username: 'openclaw', text: 'Noted.', thread_ts: '1775835600.000100' },
+      { type: 'message', ts: '1775835630.000100', user: 'U7', text: 'and who owns the rollback?', thread_ts: '1775835600.000100' },
+    ],
+  },
+  users: { U7: 'Priya', U8: 'Marco' },
+}
 
 /**
  * Runs the openclaw CLI without blocking this process's event loop (the recorder answers
@@ -61,13 +76,13 @@ function stagePackage(home) {
 const text = (body) => JSON.stringify([body.system ?? '', body.messages])
 
 /** What the recorded model requests must show of the engine's assembly. */
-function checkRequests(requests) {
+function checkRequests(requests, slackCalls) {
   const a = requests.filter((r) => /Thread A turn/.test(text(r.body)))
   const b = requests.filter((r) => /Thread B turn/.test(text(r.body)))
   assert.ok(a.length >= 5 && b.length >= 2, `requests per thread: A ${a.length}, B ${b.length}`)
   // Thread keys keep the threads apart: neither thread's requests carry the other's words.
   for (const r of a) assert.ok(!/Lisbon|offsite|40k euros/.test(text(r.body)), 'a thread A request holds thread B text')
-  for (const r of b) assert.ok(!/payments|canary|rollback/.test(text(r.body)), 'a thread B request holds thread A text')
+  for (const r of b) assert.ok(!/payments|canary|rollback|Slack-only/.test(text(r.body)), 'a thread B request holds thread A text')
   // The last turn of thread A: its older turns are folded into the summary layer, and
   // only the turns after the summary are sent as messages.
   const last = a[a.length - 1].body
@@ -75,6 +90,16 @@ function checkRequests(requests) {
   assert.match(system, /<conversation_memory>\\n<thread_summary>/, 'no summary layer in the system prompt')
   assert.match(system, /canary goes out on Tuesday/, 'the summary lacks the decision of turn 2')
   assert.match(system, /rollbacks to be automatic/, 'the summary lacks the preference of turn 3')
+  // The Slack thread block: the thread as Slack holds it, names from users.info, the
+  // channel id as Slack spells it although OpenClaw lowercases session keys.
+  assert.match(
+    system,
+    /<slack_thread_context>\\nPriya: payments rollout thread\\nMarco: Slack-only note: the payments canary takes 5% of traffic\\nopenclaw: Noted.\\nCurrent question: and who owns the rollback\?\\n<\/slack_thread_context>/,
+    'no Slack thread block in the system prompt',
+  )
+  const replies = slackCalls.filter((c) => c.method === 'conversations.replies')
+  assert.ok(replies.some((c) => c.params.channel === 'C0TEAM' && c.params.ts === '1775835600.000100'), 'thread A was not fetched from Slack')
+  assert.ok(slackCalls.every((c) => c.auth === 'Bearer xoxb-e2e-not-secret'), 'a Slack call without the bot token')
   const sent = JSON.stringify(last.messages)
   assert.ok(!sent.includes('Thread A turn 1:'), 'turn 1 was sent verbatim although the summary covers it')
   assert.ok(sent.includes('Thread A turn 5:'), 'the current turn is missing')
@@ -121,6 +146,7 @@ function checkTranscripts(staged, agentDb) {
 
 async function main(staged) {
   const recorder = await startRecorder()
+  const slack = await startSlackApi(SLACK)
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-e2e-'))
   const state = path.join(home, '.openclaw')
   fs.mkdirSync(state, { recursive: true })
@@ -177,7 +203,11 @@ async function main(staged) {
       'context-engine': {
         ...installed.plugins.entries?.['context-engine'],
         enabled: true,
-        config: { path: dbPath, compaction: { maxRecentMessages: 6, keepRecent: 2 } },
+        config: {
+          path: dbPath,
+          compaction: { maxRecentMessages: 6, keepRecent: 2 },
+          slack: { botToken: 'xoxb-e2e-not-secret', apiUrl: slack.url },
+        },
       },
     }
     fs.writeFileSync(configPath, JSON.stringify(installed, null, 2))
@@ -198,12 +228,13 @@ async function main(staged) {
     }
     const modelRequests = recorder.requests.filter((r) => r.body && Array.isArray(r.body.messages))
     if (process.env.KEEP_E2E_HOME) fs.writeFileSync(path.join(home, 'requests.json'), JSON.stringify(modelRequests, null, 1))
-    checkRequests(modelRequests)
+    checkRequests(modelRequests, slack.calls)
     checkStore(staged, dbPath)
     checkTranscripts(staged, path.join(state, 'agents', 'main', 'agent', 'openclaw-agent.sqlite'))
     return { requests: modelRequests.length }
   } finally {
     await recorder.close()
+    await slack.close()
     if (!process.env.KEEP_E2E_HOME) fs.rmSync(home, { recursive: true, force: true })
     else console.log(`kept ${home}`)
   }

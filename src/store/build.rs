@@ -322,15 +322,18 @@ impl Store {
                 // Counted: the thread the anchor is in is not held (or not with it).
                 let _ = self.replies.lookup(&thread_key(&req.channel, t), now);
             }
+            // The channel's history also brings the adjacent messages; without any to
+            // show, the anchor's thread is the one fetch that finds it (a thread's
+            // replies page starts with its root, so a root anchor too).
+            let history_first = req.adjacent > 0;
+            let thread = req.thread_hint.clone().map(|thread| Need::Thread {
+                channel: req.channel.clone(),
+                thread,
+            });
             let candidates = [
-                (!history_loaded).then(|| history.clone()),
-                req.thread_hint
-                    .clone()
-                    .filter(|t| *t != req.anchor_id)
-                    .map(|thread| Need::Thread {
-                        channel: req.channel.clone(),
-                        thread,
-                    }),
+                (history_first && !history_loaded).then(|| history.clone()),
+                thread,
+                (!history_first && !history_loaded).then(|| history.clone()),
                 Some(Need::Messages {
                     channel: req.channel.clone(),
                     ids: vec![req.anchor_id.clone()],

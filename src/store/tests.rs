@@ -751,3 +751,36 @@ fn a_replys_snapshot_is_centred_on_its_root_and_shows_it() {
     let ids = adjacent_ids(&b);
     assert_eq!(ids, vec![ts(2), ts(3), ts(4)]);
 }
+
+#[test]
+fn an_unheld_anchor_in_a_thread_is_looked_for_in_its_thread_first_when_no_adjacent_are_wanted() {
+    let cold = || Store::new(StoreConfig::default());
+    let history = Need::History { channel: C.into() };
+    let in_thread = |anchor: u64, adjacent: usize| {
+        let mut r = ContextRequest::new(C, &ts(anchor));
+        r.thread_hint = Some(ts(1));
+        r.adjacent = adjacent;
+        r
+    };
+    // The root itself, then a reply: the thread's page holds both.
+    for anchor in [1, 5] {
+        assert_eq!(
+            cold().plan(&in_thread(anchor, 0), &[], T0),
+            vec![thread_need(1)]
+        );
+        // Adjacent messages wanted: the history brings them and may hold the anchor.
+        assert_eq!(
+            cold().plan(&in_thread(anchor, 5), &[], T0),
+            vec![history.clone()]
+        );
+    }
+    // The thread failed: the history is the next place to look, then the message itself.
+    let failed = [Failure {
+        need: thread_need(1),
+        reason: "down".into(),
+    }];
+    assert_eq!(
+        cold().plan(&in_thread(5, 0), &failed, T0),
+        vec![history.clone()]
+    );
+}
