@@ -893,8 +893,16 @@ export interface BuildContextOptions {
   threadId?: string
   /** Adjacent messages in the snapshot (default 20), nearest to the anchor first. */
   adjacent?: number
-  /** ThreadContext budget in tokens (default 8,000). */
+  /**
+   * ThreadContext budget in tokens (default 8,000), counted by the engine's token
+   * estimator's upper bound (see `tokenEstimate`).
+   */
   budgetTokens?: number
+  /**
+   * The model the context is for: its calibrated ratio (see `calibrate`) scales the
+   * token counts (default `"default"`).
+   */
+  model?: string
   /** Prompt section for a direct message (no channel-search guidance). */
   directMessage?: boolean
   /**
@@ -944,6 +952,29 @@ export interface BuiltContextJson {
   apiCalls: number
   stale: boolean
   notes: Array<string>
+}
+
+/**
+ * Learns a model's ratio of real tokens to estimated ones from one response's `usage`
+ * (a moving average, each observation weighing 0.2, bounded to 0.8-2), so the engine's
+ * budgets follow the model in use: budgets of stores built with `model` (or none, for
+ * `"default"`) scale by it. Give `text` or `tokensEstimated`, and `inputTokens`.
+ */
+export declare function calibrate(input: CalibrationInput): ModelCalibration
+
+/**
+ * `calibrate`'s input: what was sent (its text, or the estimate of it) and the
+ * `usage.input_tokens` the model reported for it.
+ */
+export interface CalibrationInput {
+  /** The model (default `"default"`). */
+  model?: string
+  /** Everything the request carried as text (system prompt, messages, tool definitions). */
+  text?: string
+  /** Or: `tokenEstimate(text).tokens` of it, summed over its parts. */
+  tokensEstimated?: number
+  /** The `usage.input_tokens` (plus cache reads and writes) the Messages API returned. */
+  inputTokens: number
 }
 
 /** The channel a snapshot was taken in. */
@@ -1522,6 +1553,20 @@ export interface MessageRange {
   to: string
 }
 
+/** A model's calibration. */
+export interface ModelCalibration {
+  model: string
+  /** Real tokens per estimated token, between 0.8 and 2 (1 until calibrated). */
+  ratio: number
+  /** Observations taken. */
+  samples: number
+  /**
+   * Observations set aside: under 200 estimated tokens, where fixed overheads the
+   * text does not show dominate.
+   */
+  skipped: number
+}
+
 /**
  * One session of an OpenClaw agent database, as `readOpenClawTranscripts` returns it:
  * ready for `putConversation` with the chat id of your choice.
@@ -1665,6 +1710,9 @@ export declare function repairOrphanJsonl(text: string): OrphanRepair & { text: 
  * otherwise. A trailing user message made only of `tool_result` blocks is kept.
  */
 export declare function repairOrphanTurn(entries: unknown[]): OrphanRepair & { entries: unknown[] }
+
+/** Forgets every model's calibration (ratios back to 1). */
+export declare function resetCalibration(): void
 
 /** Sizes of the search indexes. */
 export interface SearchIndexStats {
@@ -1966,6 +2014,67 @@ export interface ThreadTelemetry {
   threadBudgetTokens: number
   actualTokens: number
   messagesTruncated: number
+}
+
+/** A model's calibration so far (`"default"` without a model). */
+export declare function tokenCalibration(model?: string): ModelCalibration
+
+/** The parts of a text the estimate counts. */
+export interface TokenCounts {
+  /** Runs of ASCII letters. */
+  words: number
+  /** Letters past the sixth of each run. */
+  longLetters: number
+  digits: number
+  digitRuns: number
+  /** ASCII punctuation and symbols. */
+  punctuation: number
+  /** Spaces after the first of a run. */
+  extraSpaces: number
+  /** Line feeds, carriage returns and tabs. */
+  lineBreaks: number
+  /** Han, kana, Hangul, CJK punctuation, full-width forms. */
+  cjk: number
+  /** Characters outside the Basic Multilingual Plane (emoji). */
+  supplementary: number
+  /** Zero-width joiners and emoji variation selectors. */
+  joiners: number
+  /** Other non-ASCII characters, and their runs. */
+  other: number
+  otherRuns: number
+}
+
+/**
+ * Tokens of `text` by the engine's script-aware estimator (fitted against Claude's
+ * reference tokenizer on chat, code, JSON, CJK and emoji): `tokens` is the central
+ * estimate, `upperBound` what the engine's budgets count, both scaled by the model's
+ * calibrated ratio. The drop-in `estimateTokens` keeps `ceil(length / 4)`.
+ */
+export declare function tokenEstimate(text: string, options?: TokenEstimateOptions): TokenEstimate
+
+/** A text's tokens by the engine's estimator. */
+export interface TokenEstimate {
+  /** The central estimate, rounded up (half the texts take more, half fewer). */
+  tokens: number
+  /**
+   * What budgets count: the text takes at most this many (by the reference
+   * tokenizer, scaled by the model's ratio).
+   */
+  upperBound: number
+  /** The model's calibrated ratio applied to both (1 until calibrated). */
+  ratio: number
+  counts?: TokenCounts
+}
+
+/** `tokenEstimate`'s options. */
+export interface TokenEstimateOptions {
+  /**
+   * Scale by this model's calibrated ratio (default `"default"`, what `calibrate`
+   * without a model learns).
+   */
+  model?: string
+  /** Also return what the estimate is made of. */
+  counts?: boolean
 }
 
 /** A tool as the Messages API `tools` parameter takes it. */

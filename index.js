@@ -78,6 +78,7 @@ module.exports.buildChannelSnapshot = binding.buildChannelSnapshot
 module.exports.buildContextPromptSection = binding.buildContextPromptSection
 module.exports.buildThreadContext = binding.buildThreadContext
 module.exports.buildThreadContextWithTelemetry = binding.buildThreadContextWithTelemetry
+module.exports.calibrate = binding.calibrate
 module.exports.checkAttachment = binding.checkAttachment
 module.exports.classifyOverflowError = binding.classifyOverflowError
 module.exports.createAttachmentManifest = binding.createAttachmentManifest
@@ -96,6 +97,7 @@ module.exports.readSdkSignals = binding.readSdkSignals
 module.exports.recordAttachment = binding.recordAttachment
 module.exports.repairOrphanJsonl = binding.repairOrphanJsonl
 module.exports.repairOrphanTurn = binding.repairOrphanTurn
+module.exports.resetCalibration = binding.resetCalibration
 module.exports.serializeManifest = binding.serializeManifest
 module.exports.sha256Hex = binding.sha256Hex
 module.exports.sha256HexAsync = binding.sha256HexAsync
@@ -105,6 +107,8 @@ module.exports.THREAD_BUDGET_TOKENS = binding.THREAD_BUDGET_TOKENS
 module.exports.THREAD_HISTORY_MARKER = binding.THREAD_HISTORY_MARKER
 module.exports.THREAD_STARTER_MARKER = binding.THREAD_STARTER_MARKER
 module.exports.threadBudgetCut = binding.threadBudgetCut
+module.exports.tokenCalibration = binding.tokenCalibration
+module.exports.tokenEstimate = binding.tokenEstimate
 module.exports.truncateSnippet = binding.truncateSnippet
 
 // Batched fast paths over some exports (same names, same typings): see js/batch.js.

@@ -2,7 +2,7 @@
 // TTLs at their boundaries (injected clock), rate limiting (queue, degrade, Retry-After),
 // failed fetches, shared in-flight calls, media and stats.
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { ChannelStore, type ChannelEvent, type ChannelStoreOptions } from '@openclaw/context-engine'
+import { ChannelStore, tokenEstimate, type ChannelEvent, type ChannelStoreOptions } from '@openclaw/context-engine'
 import { thrown } from './helpers'
 
 const C = 'C07ROLLOUT'
@@ -186,7 +186,7 @@ describe('ChannelStore.buildContext', () => {
     expect(rec.calls).toHaveLength(1)
     const inThread = await store.buildContext(C, ts(43))
     expect(inThread.thread?.truncation.total_replies).toBe(2)
-    expect(inThread.tokens.total).toBe(Math.ceil(inThread.promptSection.length / 4))
+    expect(inThread.tokens.total).toBe(tokenEstimate(inThread.promptSection).upperBound)
     expect(inThread.tokens.thread).toBeGreaterThan(0)
     expect(store.stats().calls).toEqual({ 'conversations.history': 1 })
   })

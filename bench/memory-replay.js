@@ -7,7 +7,7 @@
 // Used by bench/memory.js (the README table) and __test__/memory-acceptance.spec.ts.
 
 const path = require('node:path')
-const { MemoryStore } = require(path.join(__dirname, '..'))
+const { MemoryStore, tokenEstimate } = require(path.join(__dirname, '..'))
 
 const SESSION = 'telegram:chat:-1001234'
 const CHAT = '-1001234'
@@ -67,10 +67,6 @@ function answer(text) {
   return `Noted: ${text.replace(/\?$/, '.')} I will keep that in mind and report back when it changes.`
 }
 
-/** Estimated tokens, as the package counts them: ceil(UTF-16 length / 4). */
-function tokens(text) {
-  return Math.ceil(text.length / 4)
-}
 
 /**
  * Replays `messages` (default 300) messages, returns per-turn figures:
@@ -80,14 +76,21 @@ function tokens(text) {
 function replay({ messages = 300, budget = 4_000, path: file = ':memory:' } = {}) {
   const memory = new MemoryStore({ path: file })
   const rows = []
+  // The whole history as one text, counted as the engine counts its context (the token
+  // estimator's upper bound).
+  let history = ''
   let whole = 0
+  const add = (text) => {
+    history += `${text}\n`
+    whole = tokenEstimate(history).upperBound
+  }
   const counts = LANES.map(() => 0)
   let id = 0
   try {
     // The root message the reply chain hangs off (message 0, in the root lane).
     const opener = 'Thread for the nightly import runs: reply here.'
     memory.ingest([{ sessionId: SESSION, chatId: CHAT, ts: T0, messageId: '0', role: 'user', text: opener }])
-    whole += tokens(opener)
+    add(opener)
     let chainTip = '0'
     id = 1
     for (let turn = 0; id < messages; turn++) {
@@ -110,14 +113,14 @@ function replay({ messages = 300, budget = 4_000, path: file = ':memory:' } = {}
         recent: 10,
         budgetTokens: budget,
       })
-      whole += tokens(text)
+      add(text)
       rows.push({ turn: rows.length + 1, lane: lane.name, threadKey, engine: assembled.tokens.total, whole, text: assembled.text })
       const reply = answer(text)
       const assistantId = String(++id)
       const answerPlacement = lane.name === 'reply-chain' ? { replyTo: userId } : placement
       memory.ingest([{ ...base, ts: base.ts + 1_000, messageId: assistantId, role: 'assistant', text: reply, ...answerPlacement }])
       if (lane.name === 'reply-chain') chainTip = assistantId
-      whole += tokens(reply)
+      add(reply)
     }
   } finally {
     memory.close()

@@ -256,7 +256,7 @@ function textReport(r, withPrompt) {
   lines.push(`#${r.channel.name} (${r.channel.id}), ${fmt(r.channel.messages)} messages from a ${r.input.kind}`)
   lines.push(`anchor ${r.anchor.ts} by ${r.anchor.author}${r.anchor.threadId ? ` in thread ${r.anchor.threadId}` : ''}`)
   lines.push('')
-  lines.push(`prompt section: ${fmt(t.total)} tokens (estimated as ceil(UTF-16 length / 4))`)
+  lines.push(`prompt section: ${fmt(t.total)} tokens (upper bound of the engine's token estimator)`)
   const share = (n) => `${Math.round((n / Math.max(1, t.total)) * 100)}%`.padStart(4)
   lines.push(`  guidance  ${bar(t.guidance, t.total)} ${fmt(t.guidance).padStart(7)}  ${share(t.guidance)} of the section`)
   lines.push(`  snapshot  ${bar(t.snapshot, t.total)} ${fmt(t.snapshot).padStart(7)}  ${share(t.snapshot)} of the section, ${r.snapshot.adjacent} of ${r.snapshot.adjacentAsked} adjacent messages`)

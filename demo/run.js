@@ -186,7 +186,7 @@ async function main() {
     console.log(`later message ${second.ts} (${second.author}, ${second.iso}): ${plural(second.apiCalls, 'API call', 'API calls')}${second.apiCalls === 0 ? ' - the store is warm from events' : ` (${second.calls.join(', ')})`}`)
   }
 
-  rule('tokens (ceil(UTF-16 length / 4))')
+  rule('tokens (upper bound of the engine token estimator, see tokenEstimate)')
   console.log(`whole section   ${ctx.tokens.total}`)
   console.log(`  guidance      ${ctx.tokens.guidance}`)
   console.log(`  snapshot      ${ctx.tokens.snapshot}`)

@@ -10,7 +10,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { MemoryStore } = require('../index.js')
 const { placeSession, laneOf } = require('./session-key.js')
-const { textOf, imagesOf, messageId, tsOf, estimateMessage } = require('./messages.js')
+const { textOf, imagesOf, messageId, tsOf, estimateMessage, tokensOfText } = require('./messages.js')
 const { readOptions } = require('./options.js')
 const { SlackThreadSource } = require('./slack-thread.js')
 
@@ -306,7 +306,7 @@ class MemoryContextEngine {
     if (layers.text !== '') parts.push(`<conversation_memory>\n${layers.text}</conversation_memory>`)
     parts.push(...history)
     const addition = parts.length === 0 ? undefined : parts.join('\n')
-    const estimatedTokens = kept.reduce((n, m) => n + estimateMessage(m), 0) + Math.ceil((addition ?? '').length / 4)
+    const estimatedTokens = kept.reduce((n, m) => n + estimateMessage(m), 0) + tokensOfText(addition ?? '')
     return addition === undefined ? { messages: kept, estimatedTokens } : { messages: kept, estimatedTokens, systemPromptAddition: addition }
   }
 
@@ -413,7 +413,7 @@ class MemoryContextEngine {
 
 /** Tokens of system-prompt parts, each on its own line. */
 function tokensOf(parts) {
-  return parts.reduce((n, p) => n + Math.ceil((p.length + 1) / 4), 0)
+  return parts.reduce((n, p) => n + tokensOfText(p) + 1, 0)
 }
 
 function positive(n) {

@@ -5,6 +5,7 @@
 // stay in OpenClaw's transcript; they are not conversation to remember.
 
 const { createHash } = require('node:crypto')
+const { tokenEstimate } = require('../index.js')
 
 /** The text of a user or assistant message (text blocks joined), or null for other kinds. */
 function textOf(message) {
@@ -50,15 +51,20 @@ function tsOf(message, fallback) {
 }
 
 /**
- * Estimated tokens of a message as the model receives it: its JSON length / 4, the
- * package's estimate (images count their base64 data like text, an upper bound).
+ * Tokens a message takes at most as the model receives it: the engine estimator's upper
+ * bound of its JSON (metadata and images' base64 data counted like text: an upper bound).
  */
 function estimateMessage(message) {
   try {
-    return Math.ceil(JSON.stringify(message).length / 4)
+    return tokensOfText(JSON.stringify(message))
   } catch {
     return 0
   }
 }
 
-module.exports = { textOf, imagesOf, messageId, tsOf, estimateMessage }
+/** The engine estimator's upper bound of a text (what its budgets count). */
+function tokensOfText(text) {
+  return typeof text === 'string' ? tokenEstimate(text).upperBound : 0
+}
+
+module.exports = { textOf, imagesOf, messageId, tsOf, estimateMessage, tokensOfText }

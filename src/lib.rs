@@ -25,6 +25,7 @@ pub mod text;
 pub mod thread;
 pub mod thread_block;
 pub mod time;
+pub mod tokens;
 pub mod tools;
 
 // Under `cargo test` napi registers nothing, so the exports look unused there.

@@ -32,7 +32,12 @@ fn thread_budget(env: &Env, func: &str, v: Option<&Unknown>) -> Result<u64> {
     budget_arg(env, func, "budgetTokens", v, default)
 }
 
-fn js_string<'e>(env: &Env, func: &str, path: &str, v: &Unknown<'e>) -> Result<JsString<'e>> {
+pub(super) fn js_string<'e>(
+    env: &Env,
+    func: &str,
+    path: &str,
+    v: &Unknown<'e>,
+) -> Result<JsString<'e>> {
     if v.get_type()? == ValueType::String {
         // SAFETY: this arm is for strings.
         return unsafe { v.cast() };

@@ -10,4 +10,5 @@ mod runtime;
 mod sha256;
 mod store;
 mod thread_block;
+mod tokens;
 mod tools;

@@ -16,7 +16,6 @@
 
 use super::db::MemoryError;
 use super::store::{MemoryStore, RecordKind, Role};
-use crate::text::{tokens_for_units, utf16_len};
 
 /// What to assemble for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,7 +94,7 @@ fn section(tag: &str, body: &str) -> String {
 }
 
 fn tokens(text: &str) -> u64 {
-    tokens_for_units(utf16_len(text))
+    crate::tokens::budget_tokens(text, None)
 }
 
 /// Assembles the context for `req` from `store`.

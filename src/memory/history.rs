@@ -17,7 +17,6 @@
 //! `</conversation>` cannot close its block.
 
 use super::assemble::escape;
-use crate::text::{tokens_for_units, utf16_len};
 use crate::time::civil_from_days;
 
 /// A conversation is the active one while it ended less than this long ago (30 minutes).
@@ -179,7 +178,7 @@ pub fn relative_label(ended: i64, now: i64, zone: &Zone, active_window_ms: i64) 
 }
 
 fn tokens(text: &str) -> u64 {
-    tokens_for_units(utf16_len(text))
+    crate::tokens::budget_tokens(text, None)
 }
 
 fn full_block(c: &Conversation, now: i64, zone: &Zone, opts: &HistoryOptions) -> String {

@@ -6,7 +6,6 @@ use super::history::{Conversation, Turn};
 use super::keys::{thread_key, Placement};
 use super::secrets::redact;
 use super::summary::{CompactionPolicy, Summary, Trigger};
-use crate::text::{tokens_for_units, utf16_len};
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// Who wrote a message.
@@ -315,7 +314,7 @@ const RECORD_COLUMNS: &str =
 
 /// Estimated tokens of a text.
 fn estimate(text: &str) -> u64 {
-    tokens_for_units(utf16_len(text))
+    crate::tokens::budget_tokens(text, None)
 }
 
 impl MemoryStore {
@@ -784,7 +783,7 @@ impl MemoryStore {
         let mut out = Vec::new();
         let mut used = 0u64;
         for (_, rec) in hits.into_iter().take(k) {
-            let cost = tokens_for_units(utf16_len(&rec.body));
+            let cost = estimate(&rec.body);
             if used + cost > max_tokens {
                 break;
             }

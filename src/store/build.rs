@@ -4,7 +4,7 @@
 
 use super::fetch::{Failure, Need};
 use super::message::StoredMessage;
-use super::render::render_thread;
+use super::render::{render_thread, ThreadLimits};
 use super::request::ContextRequest;
 use super::{thread_key, Store, ThreadEntry};
 use crate::cache::Lookup;
@@ -17,8 +17,8 @@ use crate::prompt::{
     guidance_text, section_json, SNAPSHOT_CLOSE, SNAPSHOT_OPEN, THREAD_CLOSE, THREAD_OPEN,
 };
 use crate::snapshot::reaction_label;
-use crate::text::{tokens_for_units, utf16_len};
 use crate::time::{key_millis, to_iso, TsKey};
+use crate::tokens;
 use serde::Serialize;
 
 /// "Recent" for `replies_last_1h`.
@@ -687,8 +687,8 @@ impl Store {
             rendered = held.map(|h| (tid, h.root, h.replies, h.total));
         }
         let guidance = guidance_text(req.prompt);
-        let g_units = utf16_len(guidance);
-        let s_units = utf16_len(&snapshot_json);
+        let g_est = tokens::estimate(guidance);
+        let s_est = tokens::estimate(&snapshot_json);
         let mut prompt = String::with_capacity(guidance.len() + snapshot_json.len() + 256);
         prompt.push_str(guidance);
         prompt.push('\n');
@@ -700,7 +700,7 @@ impl Store {
         prompt.push_str(SNAPSHOT_CLOSE);
         drop(snapshot_json);
         let mut thread_range = None;
-        let mut t_units = 0;
+        let mut t_est = 0.0;
         let mut truncation = None;
         let mut telemetry = None;
         if let Some((tid, root, replies, total)) = rendered {
@@ -720,8 +720,11 @@ impl Store {
                 root,
                 &replies,
                 total,
-                req.budget_tokens,
-                usize::MAX,
+                ThreadLimits {
+                    budget_tokens: req.budget_tokens,
+                    token_ratio: req.token_ratio,
+                    max_replies: usize::MAX,
+                },
                 out,
             );
             if req.prompt.pretty {
@@ -730,7 +733,7 @@ impl Store {
                     .unwrap_or(compact);
                 prompt.push_str(&pretty);
             }
-            t_units = utf16_len(&prompt[start..]);
+            t_est = tokens::estimate(&prompt[start..]);
             thread_range = Some(start..prompt.len());
             prompt.push('\n');
             prompt.push_str(THREAD_CLOSE);
@@ -740,16 +743,25 @@ impl Store {
         if stale {
             self.counters.stale_serves += 1;
         }
-        // Tags and newlines are ASCII: bytes are units.
-        let thread_bytes = thread_range
-            .as_ref()
-            .map_or(0, std::iter::ExactSizeIterator::len);
-        let frame = prompt.len() - guidance.len() - snapshot_range.len() - thread_bytes;
+        // Upper bounds, as budgets count them; the parts meet at tags and line breaks,
+        // so the whole is bounded from the sum of their estimates and the frame's.
+        let mut frame = format!("\n{SNAPSHOT_OPEN}\n\n{SNAPSHOT_CLOSE}");
+        if thread_range.is_some() {
+            frame.push_str(&format!("\n\n{THREAD_OPEN}\n\n{THREAD_CLOSE}"));
+        }
+        let frame_est = tokens::estimate(&frame);
+        let bound = |e: f64| {
+            if e <= 0.0 {
+                0
+            } else {
+                tokens::scale(tokens::upper_of(e), req.token_ratio)
+            }
+        };
         let tokens = Tokens {
-            guidance: tokens_for_units(g_units),
-            snapshot: tokens_for_units(s_units),
-            thread: tokens_for_units(t_units),
-            total: tokens_for_units(g_units + s_units + t_units + frame),
+            guidance: bound(g_est),
+            snapshot: bound(s_est),
+            thread: bound(t_est),
+            total: bound(g_est + s_est + t_est + frame_est),
         };
         Ok(Built {
             prompt,

@@ -7,9 +7,10 @@ use super::message::StoredMessage;
 use super::render_cache::{Fragment, RenderCache, Renderings};
 use crate::model::{ThreadRoot, ThreadTelemetry, Truncation, SCHEMA_VERSION};
 use crate::prompt::section_json;
-use crate::text::{tokens_for_units, truncate_snippet, utf16_len};
+use crate::text::{truncate_snippet, utf16_len};
 use crate::thread::{thread_reply, thread_root, STRATEGY_MOST_RECENT};
 use crate::time::to_iso;
+use crate::tokens;
 
 impl StoredMessage {
     fn rc(&self) -> &Renderings {
@@ -64,26 +65,34 @@ pub struct RenderedThread {
     pub telemetry: ThreadTelemetry,
 }
 
-/// Upper bound of the ISO-8601 length of a platform ts (`"1775835600.000100"` ->
-/// `"2026-04-10T15:40:00.000100Z"`): 20 characters plus the fraction, wider years aside.
-fn iso_len_bound(ts: &str) -> usize {
-    ts.len() + 24
+/// How much of a thread [`render_thread`] shows.
+#[derive(Debug, Clone, Copy)]
+pub struct ThreadLimits {
+    pub budget_tokens: u64,
+    /// The model's calibrated ratio (see `crate::tokens::Calibration`).
+    pub token_ratio: f64,
+    pub max_replies: usize,
 }
 
 /// Appends the ThreadContext JSON to `out`: the root in full, then the newest replies whose JSON
-/// fits `budget_tokens` (counted as `ceil(UTF-16 units / 4)` of the thread's whole JSON,
-/// so the section never exceeds the budget, unless the root alone or the newest reply,
-/// which is always kept, is larger), at most `max_replies` of them. `replies` are
-/// oldest first; `total` is the thread's reply count (at least `replies.len()`).
+/// fits `budget_tokens` (counted by the token estimator's upper bound of the thread's
+/// whole JSON, scaled by `ratio`, so the section never exceeds the budget, unless the root
+/// alone or the newest reply, which is always kept, is larger), at most `max_replies` of
+/// them. `replies` are oldest first; `total` is the thread's reply count (at least
+/// `replies.len()`).
 pub fn render_thread(
     thread_id: &str,
     root: &StoredMessage,
     replies: &[&StoredMessage],
     total: u64,
-    budget_tokens: u64,
-    max_replies: usize,
+    limits: ThreadLimits,
     out: &mut String,
 ) -> RenderedThread {
+    let ThreadLimits {
+        budget_tokens,
+        token_ratio: ratio,
+        max_replies,
+    } = limits;
     let total = total.max(replies.len() as u64);
     let head = format!(
         "{{\"schema_version\":\"{SCHEMA_VERSION}\",\"thread_id\":{},\"root\":",
@@ -92,27 +101,35 @@ pub fn render_thread(
     let root_frag = root.root_fragment();
     const MID: &str = ",\"replies\":[";
     const TAIL_OPEN: &str = "],\"truncation\":";
-    // The truncation object at its longest: every count as wide as `total`, and an
-    // omitted range of the two longest possible timestamps.
-    let widest_ts = replies.iter().map(|r| r.ts.len()).max().unwrap_or(0);
-    let truncation_bound = format!(
-        "{{\"total_replies\":{total},\"included_replies\":{total},\"strategy\":\"{STRATEGY_MOST_RECENT}\",\"omitted_range_ts\":[\"\",\"\"]}}"
-    )
-    .len()
-        + 2 * iso_len_bound(&"x".repeat(widest_ts));
-    let fixed =
-        utf16_len(&head) + root_frag.units + MID.len() + TAIL_OPEN.len() + truncation_bound + 1;
-
-    let limit = budget_tokens.saturating_mul(4);
-    let mut used = fixed as u64;
+    // Estimates of the parts add up (they meet at JSON punctuation). The truncation
+    // object is counted at its longest: every count as wide as `total`, and an omitted
+    // range of two timestamps shaped like the oldest reply's (ISO forms of platform ts
+    // of one length have the same digit runs).
+    let iso = replies.first().map(|r| to_iso(&r.ts)).unwrap_or_default();
+    let truncation_widest = format!(
+        "{{\"total_replies\":{total},\"included_replies\":{total},\"strategy\":\"{STRATEGY_MOST_RECENT}\",\"omitted_range_ts\":[\"{iso}\",\"{iso}\"]}}"
+    );
+    let fixed = tokens::estimate(&head)
+        + root_frag.estimate
+        + tokens::estimate(MID)
+        + tokens::estimate(TAIL_OPEN)
+        + tokens::estimate(&truncation_widest)
+        + tokens::estimate("}");
+    let comma_cost = tokens::estimate(",");
+    let fits = |estimate: f64| tokens::scale(tokens::upper_of(estimate), ratio) <= budget_tokens;
+    let mut used = fixed;
     let mut first = replies.len();
     for (i, r) in replies.iter().enumerate().rev() {
         if replies.len() - first >= max_replies.max(1) {
             break;
         }
-        let comma = u64::from(first != replies.len());
-        let cost = r.reply_fragment().units as u64 + comma;
-        if first != replies.len() && used + cost > limit {
+        let comma = if first != replies.len() {
+            comma_cost
+        } else {
+            0.0
+        };
+        let cost = r.reply_fragment().estimate + comma;
+        if first != replies.len() && !fits(used + cost) {
             break;
         }
         used += cost;
@@ -147,6 +164,7 @@ pub fn render_thread(
     out.push_str(&truncation_json);
     out.push('}');
     let units = utf16_len(&out[start..]);
+    let actual = tokens::scale(tokens::upper_bound(&out[start..]), ratio);
     let messages_truncated = included
         .iter()
         .filter(|r| r.reply_fragment().truncated)
@@ -155,7 +173,7 @@ pub fn render_thread(
         units,
         telemetry: ThreadTelemetry {
             thread_budget_tokens: budget_tokens,
-            actual_tokens: tokens_for_units(units),
+            actual_tokens: actual,
             messages_truncated,
         },
         truncation,

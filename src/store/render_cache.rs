@@ -2,13 +2,16 @@
 //! store (which fill it, in `render`), so `message` can hold one without a cycle.
 
 use crate::text::utf16_len;
+use crate::tokens;
 use std::cell::OnceCell;
 
-/// A JSON rendering and its length in UTF-16 units.
+/// A JSON rendering, its length in UTF-16 units and its central token estimate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fragment {
     pub json: String,
     pub units: usize,
+    /// `tokens::estimate(json)`: estimates of JSON fragments joined by punctuation add up.
+    pub estimate: f64,
     /// The reply was cut to 300 tokens.
     pub truncated: bool,
 }
@@ -17,6 +20,7 @@ impl Fragment {
     pub(super) fn new(json: String, truncated: bool) -> Self {
         Fragment {
             units: utf16_len(&json),
+            estimate: tokens::estimate(&json),
             json,
             truncated,
         }

@@ -19,6 +19,9 @@ pub struct ContextRequest {
     pub thread_hint: Option<String>,
     pub adjacent: usize,
     pub budget_tokens: u64,
+    /// Real tokens per estimated token of the model the context is for (see
+    /// `crate::tokens::Calibration`; 1 until calibrated).
+    pub token_ratio: f64,
     pub prompt: PromptOptions,
 }
 
@@ -30,6 +33,7 @@ impl ContextRequest {
             thread_hint: None,
             adjacent: DEFAULT_ADJACENT,
             budget_tokens: u64::from(THREAD_BUDGET_TOKENS),
+            token_ratio: 1.0,
             prompt: PromptOptions::default(),
         }
     }
@@ -45,8 +49,12 @@ pub struct BuildContextOptions {
     pub thread_id: Option<String>,
     /// Adjacent messages in the snapshot (default 20), nearest to the anchor first.
     pub adjacent: Option<f64>,
-    /// ThreadContext budget in tokens (default 8,000).
+    /// ThreadContext budget in tokens (default 8,000), counted by the engine's token
+    /// estimator's upper bound (see `tokenEstimate`).
     pub budget_tokens: Option<f64>,
+    /// The model the context is for: its calibrated ratio (see `calibrate`) scales the
+    /// token counts (default `"default"`).
+    pub model: Option<String>,
     /// Prompt section for a direct message (no channel-search guidance).
     pub direct_message: Option<bool>,
     /// How the guidance names the tools: `"api"` (the default, matching
@@ -84,6 +92,7 @@ impl ContextRequest {
         if let Some(b) = options.budget_tokens {
             req.budget_tokens = budget_tokens(b, "options.budgetTokens")?;
         }
+        req.token_ratio = crate::tokens::model_ratio(options.model.as_deref());
         req.prompt = PromptOptions::from(PromptOptionsInput {
             direct_message: options.direct_message,
             tool_names: options.tool_names,

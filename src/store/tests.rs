@@ -691,7 +691,7 @@ proptest! {
         r.budget_tokens = budget;
         let b = s.build(&r, &[], T0).unwrap_or_else(|e| panic!("{e}"));
         let json = b.thread_json().unwrap_or_else(|| panic!("thread")).to_string();
-        let tokens = crate::text::estimate_tokens(&json);
+        let tokens = crate::tokens::upper_bound(&json);
         let t = b.telemetry.clone().unwrap_or_else(|| panic!("telemetry"));
         prop_assert_eq!(t.actual_tokens, tokens);
         let included = b.truncation.as_ref().map_or(0, |t| t.included_replies);

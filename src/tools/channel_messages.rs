@@ -12,7 +12,7 @@ use crate::store::fetch::{
     failures_out, missing_fetcher, Failure, FetchFailure, FetchJob, FetcherFn, Fetchers, Need,
 };
 use crate::store::message::StoredMessage;
-use crate::store::render::render_thread;
+use crate::store::render::{render_thread, ThreadLimits};
 use crate::store::{CachedMedia, FileLocation, Store};
 use crate::text::THREAD_BUDGET_TOKENS;
 use serde::Serialize;
@@ -222,28 +222,17 @@ pub fn build(
             .and_then(|c| c.get(&thread))
             .filter(|r| r.reply_count == 0 && !r.is_reply());
         let mut json = String::new();
+        let limits = ThreadLimits {
+            budget_tokens: u64::from(THREAD_BUDGET_TOKENS),
+            token_ratio: crate::tokens::model_ratio(None),
+            max_replies: input.max_replies,
+        };
         match (held, root_only) {
             (Some(h), _) => {
-                render_thread(
-                    &thread,
-                    h.root,
-                    &h.replies,
-                    h.total,
-                    u64::from(THREAD_BUDGET_TOKENS),
-                    input.max_replies,
-                    &mut json,
-                );
+                render_thread(&thread, h.root, &h.replies, h.total, limits, &mut json);
             }
             (None, Some(root)) => {
-                render_thread(
-                    &thread,
-                    root,
-                    &[],
-                    0,
-                    u64::from(THREAD_BUDGET_TOKENS),
-                    input.max_replies,
-                    &mut json,
-                );
+                render_thread(&thread, root, &[], 0, limits, &mut json);
             }
             (None, None) => not_found.push(id.clone()),
         }

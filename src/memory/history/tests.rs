@@ -159,14 +159,14 @@ fn the_budget_is_hard_and_a_full_transcript_falls_back_to_its_summary() {
     let full = context(&convs, NOW, &utc, 30_000);
     assert!(full.contains(&long));
     // Not enough for today's transcript: its summary instead, and yesterday's after it.
-    let cut = context(&convs, NOW, &utc, 200);
+    let cut = context(&convs, NOW, &utc, 300);
     assert!(!cut.contains("word word"), "{cut}");
     assert!(
         cut.contains("relative=\"earlier today\">\nthe morning's summary"),
         "{cut}"
     );
     assert!(cut.contains("from yesterday"), "{cut}");
-    for budget in 0..=300 {
+    for budget in 0..=600 {
         let t = context(&convs, NOW, &utc, budget);
         assert!(tokens(&t) <= budget, "{budget}: {} tokens", tokens(&t));
     }

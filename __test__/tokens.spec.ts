@@ -1,0 +1,116 @@
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  ChannelStore,
+  MemoryStore,
+  calibrate,
+  estimateTokens,
+  resetCalibration,
+  tokenCalibration,
+  tokenEstimate,
+} from '@openclaw/context-engine'
+
+const require = createRequire(import.meta.url)
+const { referenceTokens } = require('../bench/reference-tokens.js') as { referenceTokens: (text: string) => number }
+
+// Real text of the kinds a thread holds, from what is installed: TypeScript's own
+// Chinese, Japanese, Polish and English messages, this repository's code, emoji.
+const tsLib = join(__dirname, '..', 'node_modules', 'typescript', 'lib')
+const messagesOf = (lang: string) =>
+  Object.values(JSON.parse(readFileSync(join(tsLib, lang, 'diagnosticMessages.generated.json'), 'utf8'))) as string[]
+const english = Object.keys(JSON.parse(readFileSync(join(tsLib, 'zh-cn', 'diagnosticMessages.generated.json'), 'utf8'))).map((k) =>
+  k.replace(/_\d+$/, '').replace(/_/g, ' '),
+)
+const code = readFileSync(join(__dirname, '..', 'src', 'tokens.rs'), 'utf8').split('\n\n')
+const emoji = (require('emojibase-data/en/data.json') as Array<{ emoji: string; label: string }>).map((e) => `${e.emoji} ${e.label} ${e.emoji}`)
+const sources = [messagesOf('zh-cn'), messagesOf('ja'), messagesOf('pl'), english, code, emoji]
+const replyText = (i: number) => {
+  const from = sources[i % sources.length]
+  return [0, 1, 2].map((k) => from[(i * 7 + k * 13) % from.length]).join(' ')
+}
+
+const C = 'C0TOKENS'
+const T0 = 1_775_835_600
+const ts = (s: number) => `${T0 + s}.000100`
+
+afterEach(() => resetCalibration())
+
+describe('the engine token estimator', () => {
+  it('counts by script, with an upper bound, and the drop-in keeps length / 4', () => {
+    const e = tokenEstimate('部署已经完成，所有服务运行正常。😀', { counts: true })
+    expect(e.counts).toMatchObject({ cjk: 16, supplementary: 1 })
+    expect(e.upperBound).toBeGreaterThanOrEqual(e.tokens)
+    expect(e.tokens).toBeGreaterThan(estimateTokens('部署已经完成，所有服务运行正常。😀'))
+    expect(tokenEstimate('')).toEqual({ tokens: 0, upperBound: 0, ratio: 1, counts: undefined })
+    expect(estimateTokens('abcdefgh')).toBe(2)
+    for (const text of [replyText(0), replyText(1), replyText(3), replyText(5), '{"a":[1,2,3]}']) {
+      expect(tokenEstimate(text).upperBound).toBeGreaterThanOrEqual(referenceTokens(text))
+    }
+    expect(() => tokenEstimate(42 as never)).toThrow(/tokenEstimate: text: expected a string, got number/)
+    expect(() => tokenEstimate('x', { modle: 'm' } as never)).toThrow(/tokenEstimate/)
+  })
+
+  it('keeps a ChannelStore thread within its budget by the reference tokenizer', async () => {
+    const store = new ChannelStore({ clock: () => (T0 + 4000) * 1000 })
+    const replies = Array.from({ length: 300 }, (_, i) => ({ type: 'message', ts: ts(i + 1), user: `U${i % 7}`, text: replyText(i), thread_ts: ts(0) }))
+    store.ingestSlackResponse(C, { ok: true, messages: [{ type: 'message', ts: ts(0), user: 'U1', text: 'rollout thread', thread_ts: ts(0), reply_count: 300 }, ...replies] }, { threadId: ts(0) })
+    let previous = 0
+    for (const budget of [1_000, 2_000, 4_000, 8_000]) {
+      const built = await store.buildContext(C, ts(300), { threadId: ts(0), adjacent: 0, budgetTokens: budget })
+      const json = JSON.stringify(built.thread)
+      const included = built.thread!.truncation.included_replies
+      expect(referenceTokens(json), `budget ${budget}`).toBeLessThanOrEqual(budget)
+      expect(built.tokens.thread).toBeLessThanOrEqual(budget)
+      // Not a budget spent on nothing: more budget, more replies, and the count it makes
+      // of the section at most twice the real one.
+      expect(included).toBeGreaterThan(previous)
+      expect(referenceTokens(json)).toBeGreaterThan(built.tokens.thread / 2)
+      previous = included
+    }
+  })
+
+  it('keeps the memory assembly within its budget by the reference tokenizer', () => {
+    const memory = new MemoryStore()
+    memory.ingest(
+      Array.from({ length: 200 }, (_, i) => ({ sessionId: 's', chatId: 'c', messageId: String(i), role: i % 2 ? 'assistant' : 'user', text: replyText(i), ts: i * 1000 })),
+    )
+    for (const budget of [500, 2_000, 6_000]) {
+      const a = memory.assemble({ sessionId: 's', threadKey: 'root:c', userMessage: replyText(999), recent: 40, budgetTokens: budget })
+      expect(referenceTokens(a.text), `budget ${budget}`).toBeLessThanOrEqual(budget)
+    }
+    memory.close()
+  })
+
+  it('calibrates per model from usage, bounded, and budgets follow the calibrated model', async () => {
+    const text = replyText(3).repeat(20)
+    const base = tokenEstimate(text)
+    expect(base.ratio).toBe(1)
+    const first = calibrate({ model: 'claude-next', text, inputTokens: Math.round(base.tokens * 1.3) })
+    expect(first).toMatchObject({ model: 'claude-next', samples: 1, skipped: 0 })
+    expect(first.ratio).toBeCloseTo(1.3, 2)
+    // A moving average: the next observation weighs 0.2.
+    expect(calibrate({ model: 'claude-next', tokensEstimated: 1000, inputTokens: 1000 }).ratio).toBeCloseTo(1.3 + 0.2 * (1 - 1.3), 2)
+    // Bounded, and small requests are set aside.
+    expect(calibrate({ model: 'odd', tokensEstimated: 1000, inputTokens: 1e7 }).ratio).toBe(2)
+    expect(calibrate({ model: 'odd', tokensEstimated: 50, inputTokens: 500 }).skipped).toBe(1)
+    expect(tokenCalibration('claude-next').samples).toBe(2)
+    expect(tokenCalibration().ratio).toBe(1)
+    const scaled = tokenEstimate(text, { model: 'claude-next' })
+    expect(scaled.upperBound).toBeGreaterThan(base.upperBound)
+
+    const store = new ChannelStore({ clock: () => (T0 + 4000) * 1000 })
+    const replies = Array.from({ length: 100 }, (_, i) => ({ type: 'message', ts: ts(i + 1), user: 'U1', text: replyText(i), thread_ts: ts(0) }))
+    store.ingestSlackResponse(C, { ok: true, messages: [{ type: 'message', ts: ts(0), user: 'U1', text: 'root', thread_ts: ts(0), reply_count: 100 }, ...replies] }, { threadId: ts(0) })
+    const plain = await store.buildContext(C, ts(100), { threadId: ts(0), budgetTokens: 4000 })
+    const next = await store.buildContext(C, ts(100), { threadId: ts(0), budgetTokens: 4000, model: 'claude-next' })
+    expect(next.thread!.truncation.included_replies).toBeLessThan(plain.thread!.truncation.included_replies)
+    expect(next.tokens.thread).toBeLessThanOrEqual(4000)
+
+    expect(() => calibrate({ text, tokensEstimated: 5, inputTokens: 1 })).toThrow(/calibrate: input: expected exactly one of text and tokensEstimated/)
+    expect(() => calibrate({ text, inputTokens: -1 })).toThrow(/calibrate: input.inputTokens: expected a finite number >= 0/)
+    resetCalibration()
+    expect(tokenCalibration('claude-next')).toMatchObject({ ratio: 1, samples: 0 })
+  })
+})
