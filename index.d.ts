@@ -341,11 +341,15 @@ export declare class BuiltContext {
    * (or the thread could not be fetched; see `notes`).
    */
   get thread(): ThreadContext | null
-  /** The system-prompt section: guidance, then both documents as JSON between tags. */
+  /**
+   * The system-prompt section: guidance, then both documents between tags (as JSON, or
+   * in the compact form with `format: 'compact'`).
+   */
   get promptSection(): string
   /**
-   * Estimated tokens (`ceil(UTF-16 length / 4)`) of the guidance, each document and
-   * the whole section.
+   * Tokens of the guidance, each document and the whole section, as the engine's
+   * budgets count them (the token estimator's upper bound, scaled by the model's
+   * calibrated ratio).
    */
   get tokens(): ContextTokens
   /** How the thread budget was used (null without a thread). */
@@ -899,6 +903,12 @@ export interface BuildContextOptions {
    */
   budgetTokens?: number
   /**
+   * ChannelSnapshot budget in tokens (default 1,500): the adjacent messages that fit,
+   * those with thread activity or reactions first, then the nearest to the anchor; the
+   * snapshot's `adjacent_omitted` counts the rest.
+   */
+  snapshotBudgetTokens?: number
+  /**
    * The model the context is for: its calibrated ratio (see `calibrate`) scales the
    * token counts (default `"default"`).
    */
@@ -911,6 +921,11 @@ export interface BuildContextOptions {
    */
   toolNames?: 'dotted' | 'api'
   pretty?: boolean
+  /**
+   * `"json"` (default) or `"compact"`: the prompt's two documents as compact text (the
+   * same messages, fewer tokens); `snapshot` and `thread` stay objects.
+   */
+  format?: 'json' | 'compact'
 }
 
 /**
@@ -1046,6 +1061,11 @@ export interface ChannelSnapshot {
   channel: Channel
   anchor: Anchor
   adjacent: Array<AdjacentMessage>
+  /**
+   * Adjacent messages the snapshot's token budget left out (a `ChannelStore` snapshot
+   * only; absent when none was).
+   */
+  adjacent_omitted?: number
 }
 
 /** `buildChannelSnapshot`'s input. */
@@ -1622,6 +1642,12 @@ export interface PromptSectionOptions {
   toolNames?: 'dotted' | 'api'
   /** Indent the JSON sections (more readable, more tokens). Default `false`. */
   pretty?: boolean
+  /**
+   * `"json"` (the default: the two documents as JSON, their schema) or `"compact"`:
+   * the same facts as text in fewer tokens (authors listed once, times relative to the
+   * anchor, no keys or escapes). `pretty` applies to JSON only.
+   */
+  format?: 'json' | 'compact'
 }
 
 /** Rate limiting per workspace and per API method, over a rolling 60-second window. */

@@ -21,6 +21,8 @@ options:
   --anchor <ts|latest>  the message being answered (default: latest)
   --budget <tokens>     the thread budget (default 8000)
   --adjacent <n>        adjacent messages in the snapshot (default 20)
+  --snapshot-budget <tokens>  the snapshot budget (default 1500)
+  --format <json|compact>     how the prompt shows the snapshot and thread (default json)
   --dm                  the direct-message variant of the guidance
   --tool-names <api|dotted>  how the guidance names the tools (default api)
   --prompt              also print the prompt section itself
@@ -31,7 +33,7 @@ options:
 class UsageError extends Error {}
 
 function parseArgs(argv) {
-  const o = { input: null, channel: null, anchor: 'latest', budget: 8000, adjacent: 20, dm: false, toolNames: 'api', prompt: false, json: false, html: null }
+  const o = { input: null, channel: null, anchor: 'latest', budget: 8000, adjacent: 20, snapshotBudget: 1500, format: 'json', dm: false, toolNames: 'api', prompt: false, json: false, html: null }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     const value = () => {
@@ -47,6 +49,11 @@ function parseArgs(argv) {
     else if (arg === '--anchor') o.anchor = value()
     else if (arg === '--budget') o.budget = count(value())
     else if (arg === '--adjacent') o.adjacent = count(value())
+    else if (arg === '--snapshot-budget') o.snapshotBudget = count(value())
+    else if (arg === '--format') {
+      o.format = value()
+      if (o.format !== 'json' && o.format !== 'compact') throw new UsageError(`--format expects json or compact, got ${JSON.stringify(o.format)}`)
+    }
     else if (arg === '--dm') o.dm = true
     else if (arg === '--tool-names') {
       o.toolNames = value()
@@ -207,6 +214,8 @@ async function inspect(engine, o) {
   const ctx = await store.buildContext(channel.id, anchor.ts, {
     budgetTokens: o.budget,
     adjacent: o.adjacent,
+    snapshotBudgetTokens: o.snapshotBudget,
+    format: o.format,
     directMessage: o.dm,
     toolNames: o.toolNames,
     ...(threadId ? { threadId } : {}),
@@ -218,7 +227,8 @@ async function inspect(engine, o) {
     anchor: { ts: anchor.ts, author: ctx.snapshot.anchor.author.display_name, threadId: thread ? thread.thread_id : null },
     budget: o.budget,
     tokens: ctx.tokens,
-    snapshot: { adjacent: ctx.snapshot.adjacent.length, adjacentAsked: o.adjacent },
+    snapshot: { adjacent: ctx.snapshot.adjacent.length, adjacentAsked: o.adjacent, adjacentOmitted: ctx.snapshot.adjacent_omitted ?? 0, budget: o.snapshotBudget },
+    format: o.format,
     thread: thread
       ? {
           totalReplies: thread.truncation.total_replies,
@@ -226,7 +236,8 @@ async function inspect(engine, o) {
           strategy: thread.truncation.strategy,
           omittedRange: thread.truncation.omitted_range_ts,
           repliesCut: thread.replies.filter((r) => r.is_truncated).length,
-          actualTokens: ctx.telemetry ? ctx.telemetry.actualTokens : ctx.tokens.thread,
+          // The budget counts the JSON; the compact form shows the same replies in fewer.
+          actualTokens: ctx.telemetry && o.format === 'json' ? ctx.telemetry.actualTokens : ctx.tokens.thread,
         }
       : null,
     calls,
@@ -259,7 +270,7 @@ function textReport(r, withPrompt) {
   lines.push(`prompt section: ${fmt(t.total)} tokens (upper bound of the engine's token estimator)`)
   const share = (n) => `${Math.round((n / Math.max(1, t.total)) * 100)}%`.padStart(4)
   lines.push(`  guidance  ${bar(t.guidance, t.total)} ${fmt(t.guidance).padStart(7)}  ${share(t.guidance)} of the section`)
-  lines.push(`  snapshot  ${bar(t.snapshot, t.total)} ${fmt(t.snapshot).padStart(7)}  ${share(t.snapshot)} of the section, ${r.snapshot.adjacent} of ${r.snapshot.adjacentAsked} adjacent messages`)
+  lines.push(`  snapshot  ${bar(t.snapshot, t.total)} ${fmt(t.snapshot).padStart(7)}  ${share(t.snapshot)} of the section, ${r.snapshot.adjacent} of ${r.snapshot.adjacentAsked} adjacent messages${r.snapshot.adjacentOmitted > 0 ? ` (the ${fmt(r.snapshot.budget)}-token snapshot budget left ${r.snapshot.adjacentOmitted} out)` : ''}`)
   if (r.thread) {
     const th = r.thread
     lines.push(`  thread    ${bar(th.actualTokens, r.budget)} ${fmt(th.actualTokens).padStart(7)}  of the ${fmt(r.budget)}-token thread budget (${Math.round((th.actualTokens / Math.max(1, r.budget)) * 100)}%)`)
@@ -358,4 +369,4 @@ async function run(argv, engine) {
   }
 }
 
-module.exports = { run, USAGE }
+module.exports = { run, inspect, parseArgs, USAGE }

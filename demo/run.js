@@ -141,6 +141,7 @@ async function main() {
     tokens: ctx.tokens,
     adjacent: {
       messages: snapshot.adjacent.length,
+      omitted: snapshot.adjacent_omitted ?? 0,
       snippetsTruncated: snapshot.adjacent.filter((a) => a.snippet.endsWith('…')).length,
       withThreads: snapshot.adjacent.filter((a) => a.thread_activity).length,
     },
@@ -193,7 +194,7 @@ async function main() {
   console.log(`  thread        ${ctx.tokens.thread}`)
 
   rule('what was truncated or omitted')
-  console.log(`adjacent messages: ${summary.adjacent.messages} (${summary.adjacent.withThreads} start threads), ${summary.adjacent.snippetsTruncated} snippet(s) cut to ${engine.SNIPPET_MAX_CHARS} characters`)
+  console.log(`adjacent messages: ${summary.adjacent.messages} of the ${summary.adjacent.messages + summary.adjacent.omitted} nearest within the 1,500-token snapshot budget (${summary.adjacent.withThreads} start threads), ${summary.adjacent.snippetsTruncated} snippet(s) cut to ${engine.SNIPPET_MAX_CHARS} characters`)
   if (summary.thread) {
     const t = summary.thread
     console.log(`thread ${t.threadId}: ${t.totalReplies} replies so far, ${t.included} included, ${t.omitted} omitted`)

@@ -199,6 +199,7 @@ pub fn channel_snapshot(input: &StructuredContextInput) -> ChannelSnapshot {
                 reactions: m.reactions.clone(),
             })
             .collect(),
+        adjacent_omitted: None,
     }
 }
 

@@ -8,6 +8,7 @@
 
 pub mod budget;
 pub mod cache;
+pub mod compact;
 pub mod dropin;
 pub mod input;
 pub mod manifest;

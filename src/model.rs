@@ -100,6 +100,11 @@ pub struct ChannelSnapshot {
     pub channel: Channel,
     pub anchor: Anchor,
     pub adjacent: Vec<AdjacentMessage>,
+    /// Adjacent messages the snapshot's token budget left out (a `ChannelStore` snapshot
+    /// only; absent when none was).
+    #[napi(js_name = "adjacent_omitted")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjacent_omitted: Option<u32>,
 }
 
 /// The message that started a thread, always in full.

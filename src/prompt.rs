@@ -9,6 +9,7 @@
 //! are written as `\u0085`, `\u2028`, `\u2029`. The JSON still parses back to the exact
 //! original text.
 
+use crate::compact::{compact_snapshot, compact_thread};
 use crate::model::{ChannelSnapshot, ThreadContext};
 use napi_derive::napi;
 use serde::{Deserialize, Serialize};
@@ -49,6 +50,8 @@ pub struct PromptOptions {
     pub tool_names: ToolNames,
     /// Indent the JSON (more readable, more tokens).
     pub pretty: bool,
+    /// Render the two documents in the compact text form (`crate::compact`), not JSON.
+    pub compact: bool,
 }
 
 /// `buildContextPromptSection`'s input.
@@ -89,6 +92,21 @@ pub struct PromptOptionsInput {
     /// Indent the JSON sections (more readable, more tokens). Default `false`.
     #[serde(default)]
     pub pretty: Option<bool>,
+    /// `"json"` (the default: the two documents as JSON, their schema) or `"compact"`:
+    /// the same facts as text in fewer tokens (authors listed once, times relative to the
+    /// anchor, no keys or escapes). `pretty` applies to JSON only.
+    #[serde(default)]
+    #[napi(ts_type = "'json' | 'compact'")]
+    pub format: Option<FormatInput>,
+}
+
+/// How the documents are rendered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FormatInput {
+    #[default]
+    Json,
+    Compact,
 }
 
 impl From<PromptOptionsInput> for PromptOptions {
@@ -100,6 +118,7 @@ impl From<PromptOptionsInput> for PromptOptions {
                 ToolNamesInput::Api => ToolNames::Api,
             },
             pretty: o.pretty.unwrap_or(false),
+            compact: o.format.unwrap_or_default() == FormatInput::Compact,
         }
     }
 }
@@ -109,6 +128,15 @@ pub const SNAPSHOT_OPEN: &str = "<channel_snapshot format=\"json\">";
 pub const SNAPSHOT_CLOSE: &str = "</channel_snapshot>";
 pub const THREAD_OPEN: &str = "<thread_context format=\"json\">";
 pub const THREAD_CLOSE: &str = "</thread_context>";
+
+/// The opening tags of the snapshot and thread sections for a format.
+pub fn section_tags(compact: bool) -> (&'static str, &'static str) {
+    if compact {
+        (crate::compact::SNAPSHOT_OPEN, crate::compact::THREAD_OPEN)
+    } else {
+        (SNAPSHOT_OPEN, THREAD_OPEN)
+    }
+}
 
 fn guidance(opts: PromptOptions) -> String {
     let ctx = opts.tool_names.context();
@@ -127,6 +155,9 @@ fn guidance(opts: PromptOptions) -> String {
         g.push_str(&format!("1. ChannelSnapshot (JSON): The message you're responding to (anchor) plus adjacent\n   channel messages with compact snippets and thread activity signals.\n   - anchor.text is always the full message text.\n   - adjacent[].snippet is a short preview only. Use the {ctx} tool for more.\n   - adjacent[].thread_activity shows reply counts and recency.\n   - adjacent[].reactions may indicate community consensus or attention.\n"));
     }
     g.push_str(&format!("\n2. ThreadContext (JSON): If the anchor message is in a thread, the full thread is\n   provided - root message plus replies (most recent first if truncated).\n   - truncation.total_replies vs truncation.included_replies tells you if replies\n     were omitted. Use {msgs} to retrieve omitted replies.\n"));
+    if opts.compact {
+        g.push_str("\nFORMAT: both sections below are in a compact text form, not JSON. Each lists its\n   authors once (name, then user id); each message is one line \"- <message id>\n   <time relative to the anchor> <author>: <text>\", continued on indented lines;\n   [thread: ...], [reactions: ...] and [media...] carry the signals above.\n");
+    }
     g.push_str(&format!("\n3. Media: Images, audio, and documents from the current thread may be attached as\n   content blocks. The attachment manifest tracks what has been included.\n   - If media is referenced in the ChannelSnapshot (has_media: true) but not attached,\n     use {msgs} with media_artifact_id to retrieve it.\n"));
     g.push_str("\nTOOLS\n");
     if !opts.direct_message {
@@ -297,17 +328,21 @@ pub fn section_json<T: Serialize>(value: &T, pretty: bool) -> String {
 /// The guidance text for `opts` (the same for every call with the same options, so it is
 /// rendered once per process).
 pub fn guidance_text(opts: PromptOptions) -> &'static str {
-    static CACHE: [std::sync::OnceLock<String>; 4] = [const { std::sync::OnceLock::new() }; 4];
-    let i = usize::from(opts.direct_message) * 2 + usize::from(opts.tool_names == ToolNames::Api);
+    static CACHE: [std::sync::OnceLock<String>; 8] = [const { std::sync::OnceLock::new() }; 8];
+    let i = usize::from(opts.compact) * 4
+        + usize::from(opts.direct_message) * 2
+        + usize::from(opts.tool_names == ToolNames::Api);
     CACHE[i].get_or_init(|| guidance(opts))
 }
 
-/// The parts of a prompt section: guidance text and the two JSON documents.
+/// The parts of a prompt section: guidance text and the two documents (JSON, or the
+/// compact form).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptParts {
     pub guidance: &'static str,
-    pub snapshot_json: String,
-    pub thread_json: Option<String>,
+    pub snapshot: String,
+    pub thread: Option<String>,
+    pub compact: bool,
 }
 
 impl PromptParts {
@@ -316,28 +351,37 @@ impl PromptParts {
         thread: Option<&ThreadContext>,
         opts: PromptOptions,
     ) -> Self {
+        if opts.compact {
+            return PromptParts {
+                guidance: guidance_text(opts),
+                snapshot: compact_snapshot(snapshot),
+                thread: thread.map(|t| compact_thread(t, &snapshot.anchor.ts)),
+                compact: true,
+            };
+        }
         PromptParts {
             guidance: guidance_text(opts),
-            snapshot_json: section_json(snapshot, opts.pretty),
-            thread_json: thread.map(|t| section_json(t, opts.pretty)),
+            snapshot: section_json(snapshot, opts.pretty),
+            thread: thread.map(|t| section_json(t, opts.pretty)),
+            compact: false,
         }
     }
 
     /// The whole section: guidance, then each document between its tags.
     pub fn render(&self) -> String {
-        let extra = self.thread_json.as_ref().map_or(0, |t| t.len() + 64);
-        let mut out =
-            String::with_capacity(self.guidance.len() + self.snapshot_json.len() + extra + 64);
+        let extra = self.thread.as_ref().map_or(0, |t| t.len() + 64);
+        let mut out = String::with_capacity(self.guidance.len() + self.snapshot.len() + extra + 64);
+        let (snapshot_open, thread_open) = section_tags(self.compact);
         out.push_str(self.guidance);
         out.push('\n');
-        out.push_str(SNAPSHOT_OPEN);
+        out.push_str(snapshot_open);
         out.push('\n');
-        out.push_str(&self.snapshot_json);
+        out.push_str(&self.snapshot);
         out.push('\n');
         out.push_str(SNAPSHOT_CLOSE);
-        if let Some(t) = &self.thread_json {
+        if let Some(t) = &self.thread {
             out.push_str("\n\n");
-            out.push_str(THREAD_OPEN);
+            out.push_str(thread_open);
             out.push('\n');
             out.push_str(t);
             out.push('\n');

@@ -77,6 +77,7 @@ pub fn build_channel_snapshot(input: &ChannelSnapshotInput) -> ChannelSnapshot {
             thread_id: anchor.thread_id.clone(),
         },
         adjacent,
+        adjacent_omitted: None,
     }
 }
 

@@ -8,18 +8,18 @@ use super::render::{render_thread, ThreadLimits};
 use super::request::ContextRequest;
 use super::{thread_key, Store, ThreadEntry};
 use crate::cache::Lookup;
+use crate::compact::{compact_snapshot, compact_thread};
 use crate::model::Truncation;
 use crate::model::{
     Author, Channel, ChannelSnapshot, MediaRef, MessageView, ThreadActivity, ThreadContext,
     ThreadTelemetry, SCHEMA_VERSION,
 };
-use crate::prompt::{
-    guidance_text, section_json, SNAPSHOT_CLOSE, SNAPSHOT_OPEN, THREAD_CLOSE, THREAD_OPEN,
-};
+use crate::prompt::{guidance_text, section_json, section_tags, SNAPSHOT_CLOSE, THREAD_CLOSE};
 use crate::snapshot::reaction_label;
 use crate::time::{key_millis, to_iso, TsKey};
 use crate::tokens;
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// "Recent" for `replies_last_1h`.
 pub const RECENT_REPLY_WINDOW_MS: u64 = 3_600_000;
@@ -62,6 +62,8 @@ pub struct Built {
     pub snapshot_range: std::ops::Range<usize>,
     /// Where the ThreadContext JSON sits in `prompt`.
     pub thread_range: Option<std::ops::Range<usize>>,
+    /// The two documents as JSON when the prompt shows them in another form.
+    pub documents: Option<Documents>,
     pub truncation: Option<Truncation>,
     pub telemetry: Option<ThreadTelemetry>,
     pub tokens: Tokens,
@@ -72,15 +74,21 @@ pub struct Built {
 }
 
 impl Built {
-    /// The ChannelSnapshot's JSON as the prompt carries it.
+    /// The ChannelSnapshot's JSON (as the prompt carries it, unless in another form).
     pub fn snapshot_json(&self) -> &str {
+        if let Some(d) = &self.documents {
+            return &d.snapshot;
+        }
         self.prompt
             .get(self.snapshot_range.clone())
             .unwrap_or("null")
     }
 
-    /// The ThreadContext's JSON as the prompt carries it.
+    /// The ThreadContext's JSON (as the prompt carries it, unless in another form).
     pub fn thread_json(&self) -> Option<&str> {
+        if let Some(d) = &self.documents {
+            return d.thread.as_deref();
+        }
         self.thread_range.clone().and_then(|r| self.prompt.get(r))
     }
 
@@ -97,8 +105,19 @@ impl Built {
 
     /// Heap bytes held (reported to V8 as external memory).
     pub fn heap_bytes(&self) -> usize {
-        self.prompt.capacity() + self.notes.iter().map(String::capacity).sum::<usize>()
+        self.prompt.capacity()
+            + self.notes.iter().map(String::capacity).sum::<usize>()
+            + self.documents.as_ref().map_or(0, |d| {
+                d.snapshot.capacity() + d.thread.as_ref().map_or(0, String::capacity)
+            })
     }
+}
+
+/// The documents' JSON kept beside a prompt that shows them in the compact form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Documents {
+    pub snapshot: String,
+    pub thread: Option<String>,
 }
 
 /// Why nothing could be built.
@@ -172,6 +191,47 @@ struct SnapshotView<'a> {
     channel: Channel,
     anchor: AnchorView<'a>,
     adjacent: Vec<AdjacentView<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    adjacent_omitted: Option<u32>,
+}
+
+/// An adjacent message rendered for the snapshot, and what choosing it depends on.
+struct AdjacentPick<'a> {
+    json: Cow<'a, str>,
+    estimate: f64,
+    /// It has thread activity or reactions.
+    signal: bool,
+    /// Microseconds from the anchor's position.
+    distance: u128,
+}
+
+/// A ts key in microseconds.
+fn micros(k: TsKey) -> i128 {
+    i128::from(k.0) * 1_000_000 + i128::from(k.1)
+}
+
+/// Which of `picks` the snapshot keeps within its budget (`head` is the snapshot without
+/// adjacent messages): messages with signal first, then the nearest, each kept while the
+/// whole still fits (a larger one is skipped for smaller ones after it).
+fn within_snapshot_budget(head: &str, picks: &[AdjacentPick], req: &ContextRequest) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..picks.len()).collect();
+    order.sort_by_key(|&i| (!picks[i].signal, picks[i].distance));
+    let comma = tokens::estimate(",");
+    // The frame: `,"adjacent":[]` and the widest `,"adjacent_omitted":N`.
+    let frame =
+        tokens::estimate(",\"adjacent\":[]") + tokens::estimate(",\"adjacent_omitted\":99999");
+    let fits =
+        |e: f64| tokens::scale(tokens::upper_of(e), req.token_ratio) <= req.snapshot_budget_tokens;
+    let mut used = tokens::estimate(head) + frame;
+    let mut keep = vec![false; picks.len()];
+    for i in order {
+        let cost = picks[i].estimate + comma;
+        if fits(used + cost) {
+            used += cost;
+            keep[i] = true;
+        }
+    }
+    keep
 }
 
 /// The snapshot without its adjacent messages, which are appended as fragments.
@@ -182,7 +242,7 @@ struct SnapshotHead<'a> {
     anchor: AnchorView<'a>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone)]
 struct AnchorView<'a> {
     message_id: &'a str,
     ts: &'a str,
@@ -636,10 +696,53 @@ impl Store {
             media: anchor.media_refs(),
             thread_id: anchor.thread_id.as_deref(),
         };
+        // The adjacent messages as JSON objects (cached on messages without thread
+        // activity), then the ones that fit the snapshot budget: those with thread
+        // activity or reactions first, then the nearest in time, each while it fits.
+        let picks: Vec<AdjacentPick> = near
+            .iter()
+            .map(|m| {
+                let distance = micros(m.key).abs_diff(micros(center));
+                match self.activity(&req.channel, m, now) {
+                    None => {
+                        let f =
+                            m.adjacent_fragment(|m| section_json(&adjacent_view(m, None), false));
+                        AdjacentPick {
+                            json: Cow::Borrowed(f.json.as_str()),
+                            estimate: f.estimate,
+                            signal: !m.reactions.is_empty(),
+                            distance,
+                        }
+                    }
+                    some => {
+                        let json = section_json(&adjacent_view(m, some), false);
+                        AdjacentPick {
+                            estimate: tokens::estimate(&json),
+                            json: Cow::Owned(json),
+                            signal: true,
+                            distance,
+                        }
+                    }
+                }
+            })
+            .collect();
+        let head = section_json(
+            &SnapshotHead {
+                schema_version: SCHEMA_VERSION,
+                channel: channel.clone(),
+                anchor: anchor_view.clone(),
+            },
+            false,
+        );
+        let keep = within_snapshot_budget(&head, &picks, req);
+        let omitted = keep.iter().filter(|k| !**k).count();
+        let adjacent_omitted = (omitted > 0).then(|| u32::try_from(omitted).unwrap_or(u32::MAX));
         let snapshot_json = if req.prompt.pretty {
             let adjacent = near
                 .iter()
-                .map(|m| self.adjacent_view(&req.channel, m, now))
+                .zip(&keep)
+                .filter(|(_, k)| **k)
+                .map(|(m, _)| self.adjacent_view(&req.channel, m, now))
                 .collect();
             section_json(
                 &SnapshotView {
@@ -647,35 +750,28 @@ impl Store {
                     channel,
                     anchor: anchor_view,
                     adjacent,
+                    adjacent_omitted,
                 },
                 true,
             )
         } else {
-            // Messages without thread activity render the same every time: their JSON
-            // is cached on the message.
-            let head = section_json(
-                &SnapshotHead {
-                    schema_version: SCHEMA_VERSION,
-                    channel,
-                    anchor: anchor_view,
-                },
-                false,
-            );
-            let mut json = String::with_capacity(head.len() + near.len() * 400 + 16);
+            let body: usize = picks.iter().map(|p| p.json.len() + 1).sum();
+            let mut json = String::with_capacity(head.len() + body + 48);
             json.push_str(head.strip_suffix('}').unwrap_or(&head));
             json.push_str(",\"adjacent\":[");
-            for (i, m) in near.iter().enumerate() {
-                if i > 0 {
+            let mut first = true;
+            for (p, _) in picks.iter().zip(&keep).filter(|(_, k)| **k) {
+                if !first {
                     json.push(',');
                 }
-                match self.activity(&req.channel, m, now) {
-                    None => json.push_str(
-                        m.adjacent_fragment(|m| section_json(&adjacent_view(m, None), false)),
-                    ),
-                    some => json.push_str(&section_json(&adjacent_view(m, some), false)),
-                }
+                first = false;
+                json.push_str(&p.json);
             }
-            json.push_str("]}");
+            json.push(']');
+            if let Some(n) = adjacent_omitted {
+                json.push_str(&format!(",\"adjacent_omitted\":{n}"));
+            }
+            json.push('}');
             json
         };
 
@@ -687,34 +783,12 @@ impl Store {
             rendered = held.map(|h| (tid, h.root, h.replies, h.total));
         }
         let guidance = guidance_text(req.prompt);
-        let g_est = tokens::estimate(guidance);
-        let s_est = tokens::estimate(&snapshot_json);
-        let mut prompt = String::with_capacity(guidance.len() + snapshot_json.len() + 256);
-        prompt.push_str(guidance);
-        prompt.push('\n');
-        prompt.push_str(SNAPSHOT_OPEN);
-        prompt.push('\n');
-        let snapshot_range = prompt.len()..prompt.len() + snapshot_json.len();
-        prompt.push_str(&snapshot_json);
-        prompt.push('\n');
-        prompt.push_str(SNAPSHOT_CLOSE);
-        drop(snapshot_json);
-        let mut thread_range = None;
-        let mut t_est = 0.0;
+        // The thread's JSON, budgeted unindented.
+        let mut thread_json = None;
         let mut truncation = None;
         let mut telemetry = None;
         if let Some((tid, root, replies, total)) = rendered {
-            prompt.push_str("\n\n");
-            prompt.push_str(THREAD_OPEN);
-            prompt.push('\n');
-            let start = prompt.len();
-            // Budgeted on the compact JSON; shown indented when asked.
-            let mut compact = String::new();
-            let out = if req.prompt.pretty {
-                &mut compact
-            } else {
-                &mut prompt
-            };
+            let mut json = String::new();
             let r = render_thread(
                 &tid,
                 root,
@@ -725,29 +799,75 @@ impl Store {
                     token_ratio: req.token_ratio,
                     max_replies: usize::MAX,
                 },
-                out,
+                &mut json,
             );
-            if req.prompt.pretty {
-                let pretty = serde_json::from_str::<serde_json::Value>(&compact)
-                    .map(|v| section_json(&v, true))
-                    .unwrap_or(compact);
-                prompt.push_str(&pretty);
-            }
-            t_est = tokens::estimate(&prompt[start..]);
-            thread_range = Some(start..prompt.len());
-            prompt.push('\n');
-            prompt.push_str(THREAD_CLOSE);
             truncation = Some(r.truncation);
             telemetry = Some(r.telemetry);
+            thread_json = Some(json);
+        }
+        // What the prompt shows of each document: the JSON (the thread indented when
+        // asked), or the compact text of the same messages.
+        let mut documents = None;
+        let (snapshot_text, thread_text) = if req.prompt.compact {
+            match serde_json::from_str::<ChannelSnapshot>(&snapshot_json) {
+                Ok(snap) => {
+                    let thread_text = thread_json.as_deref().map(|j| {
+                        serde_json::from_str::<ThreadContext>(j)
+                            .map(|t| compact_thread(&t, &snap.anchor.ts))
+                            .unwrap_or_else(|_| j.to_string())
+                    });
+                    let text = compact_snapshot(&snap);
+                    documents = Some(Documents {
+                        snapshot: snapshot_json,
+                        thread: thread_json,
+                    });
+                    (text, thread_text)
+                }
+                Err(_) => (snapshot_json, thread_json),
+            }
+        } else if req.prompt.pretty {
+            let pretty = thread_json.map(|j| {
+                serde_json::from_str::<serde_json::Value>(&j)
+                    .map(|v| section_json(&v, true))
+                    .unwrap_or(j)
+            });
+            (snapshot_json, pretty)
+        } else {
+            (snapshot_json, thread_json)
+        };
+        let (snapshot_open, thread_open) = section_tags(documents.is_some());
+        let g_est = tokens::estimate(guidance);
+        let s_est = tokens::estimate(&snapshot_text);
+        let t_est = thread_text.as_deref().map_or(0.0, tokens::estimate);
+        let extra = thread_text.as_ref().map_or(0, |t| t.len() + 64);
+        let mut prompt = String::with_capacity(guidance.len() + snapshot_text.len() + extra + 128);
+        prompt.push_str(guidance);
+        prompt.push('\n');
+        prompt.push_str(snapshot_open);
+        prompt.push('\n');
+        let snapshot_range = prompt.len()..prompt.len() + snapshot_text.len();
+        prompt.push_str(&snapshot_text);
+        prompt.push('\n');
+        prompt.push_str(SNAPSHOT_CLOSE);
+        drop(snapshot_text);
+        let mut thread_range = None;
+        if let Some(t) = &thread_text {
+            prompt.push_str("\n\n");
+            prompt.push_str(thread_open);
+            prompt.push('\n');
+            thread_range = Some(prompt.len()..prompt.len() + t.len());
+            prompt.push_str(t);
+            prompt.push('\n');
+            prompt.push_str(THREAD_CLOSE);
         }
         if stale {
             self.counters.stale_serves += 1;
         }
         // Upper bounds, as budgets count them; the parts meet at tags and line breaks,
         // so the whole is bounded from the sum of their estimates and the frame's.
-        let mut frame = format!("\n{SNAPSHOT_OPEN}\n\n{SNAPSHOT_CLOSE}");
+        let mut frame = format!("\n{snapshot_open}\n\n{SNAPSHOT_CLOSE}");
         if thread_range.is_some() {
-            frame.push_str(&format!("\n\n{THREAD_OPEN}\n\n{THREAD_CLOSE}"));
+            frame.push_str(&format!("\n\n{thread_open}\n\n{THREAD_CLOSE}"));
         }
         let frame_est = tokens::estimate(&frame);
         let bound = |e: f64| {
@@ -767,6 +887,7 @@ impl Store {
             prompt,
             snapshot_range,
             thread_range,
+            documents,
             truncation,
             telemetry,
             tokens,

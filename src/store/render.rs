@@ -46,8 +46,10 @@ impl StoredMessage {
 
     /// This message as an adjacent message without thread activity, rendered by
     /// `render` on first use.
-    pub fn adjacent_fragment(&self, render: impl FnOnce(&Self) -> String) -> &str {
-        self.rc().adjacent.get_or_init(|| render(self))
+    pub fn adjacent_fragment(&self, render: impl FnOnce(&Self) -> String) -> &Fragment {
+        self.rc()
+            .adjacent
+            .get_or_init(|| Fragment::new(render(self), false))
     }
 
     /// Forgets the renderings (after an edit or a reaction).

@@ -39,7 +39,7 @@ pub(super) struct Renderings {
     pub(super) root: OnceCell<Fragment>,
     pub(super) snippet: OnceCell<String>,
     pub(super) iso: OnceCell<String>,
-    pub(super) adjacent: OnceCell<String>,
+    pub(super) adjacent: OnceCell<Fragment>,
 }
 
 impl RenderCache {

@@ -2,13 +2,16 @@
 //! the checked request the store builds from.
 
 use crate::input::{budget_tokens, whole_number, InputError};
-use crate::prompt::{PromptOptions, PromptOptionsInput, ToolNamesInput};
+use crate::prompt::{FormatInput, PromptOptions, PromptOptionsInput, ToolNamesInput};
 use crate::text::THREAD_BUDGET_TOKENS;
 use napi_derive::napi;
 use serde::Deserialize;
 
 /// Adjacent messages in a snapshot unless the caller asks otherwise.
 pub const DEFAULT_ADJACENT: usize = 20;
+/// Tokens the ChannelSnapshot may take (the upper figure of the design's 500-1,500),
+/// counted like every engine budget (see `crate::tokens`).
+pub const SNAPSHOT_BUDGET_TOKENS: u64 = 1_500;
 
 /// What one `buildContext` asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +22,8 @@ pub struct ContextRequest {
     pub thread_hint: Option<String>,
     pub adjacent: usize,
     pub budget_tokens: u64,
+    /// Tokens the ChannelSnapshot may take: adjacent messages past it are left out.
+    pub snapshot_budget_tokens: u64,
     /// Real tokens per estimated token of the model the context is for (see
     /// `crate::tokens::Calibration`; 1 until calibrated).
     pub token_ratio: f64,
@@ -33,6 +38,7 @@ impl ContextRequest {
             thread_hint: None,
             adjacent: DEFAULT_ADJACENT,
             budget_tokens: u64::from(THREAD_BUDGET_TOKENS),
+            snapshot_budget_tokens: SNAPSHOT_BUDGET_TOKENS,
             token_ratio: 1.0,
             prompt: PromptOptions::default(),
         }
@@ -52,6 +58,10 @@ pub struct BuildContextOptions {
     /// ThreadContext budget in tokens (default 8,000), counted by the engine's token
     /// estimator's upper bound (see `tokenEstimate`).
     pub budget_tokens: Option<f64>,
+    /// ChannelSnapshot budget in tokens (default 1,500): the adjacent messages that fit,
+    /// those with thread activity or reactions first, then the nearest to the anchor; the
+    /// snapshot's `adjacent_omitted` counts the rest.
+    pub snapshot_budget_tokens: Option<f64>,
     /// The model the context is for: its calibrated ratio (see `calibrate`) scales the
     /// token counts (default `"default"`).
     pub model: Option<String>,
@@ -62,6 +72,10 @@ pub struct BuildContextOptions {
     #[napi(ts_type = "'dotted' | 'api'")]
     pub tool_names: Option<ToolNamesInput>,
     pub pretty: Option<bool>,
+    /// `"json"` (default) or `"compact"`: the prompt's two documents as compact text (the
+    /// same messages, fewer tokens); `snapshot` and `thread` stay objects.
+    #[napi(ts_type = "'json' | 'compact'")]
+    pub format: Option<FormatInput>,
 }
 
 impl ContextRequest {
@@ -92,11 +106,15 @@ impl ContextRequest {
         if let Some(b) = options.budget_tokens {
             req.budget_tokens = budget_tokens(b, "options.budgetTokens")?;
         }
+        if let Some(b) = options.snapshot_budget_tokens {
+            req.snapshot_budget_tokens = budget_tokens(b, "options.snapshotBudgetTokens")?;
+        }
         req.token_ratio = crate::tokens::model_ratio(options.model.as_deref());
         req.prompt = PromptOptions::from(PromptOptionsInput {
             direct_message: options.direct_message,
             tool_names: options.tool_names,
             pretty: options.pretty,
+            format: options.format,
         });
         Ok(req)
     }

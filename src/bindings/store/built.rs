@@ -94,7 +94,8 @@ impl BuiltContext {
         }
     }
 
-    /// The system-prompt section: guidance, then both documents as JSON between tags.
+    /// The system-prompt section: guidance, then both documents between tags (as JSON, or
+    /// in the compact form with `format: 'compact'`).
     #[napi(getter, ts_return_type = "string")]
     pub fn prompt_section<'e>(&self, env: &'e Env) -> Result<JsString<'e>> {
         let p = &self.built.prompt;
@@ -105,8 +106,9 @@ impl BuiltContext {
         }
     }
 
-    /// Estimated tokens (`ceil(UTF-16 length / 4)`) of the guidance, each document and
-    /// the whole section.
+    /// Tokens of the guidance, each document and the whole section, as the engine's
+    /// budgets count them (the token estimator's upper bound, scaled by the model's
+    /// calibrated ratio).
     #[napi(getter)]
     pub fn tokens(&self) -> ContextTokens {
         let t = self.built.tokens;
