@@ -18,7 +18,7 @@
 //! term count and avgdl the mean over live documents.
 
 use super::hasher::WordHash;
-use super::tokenize::Tokenizer;
+use super::tokenize::{is_stop_word, Tokenizer};
 use crate::time::TsKey;
 use std::collections::{BTreeMap, HashMap};
 
@@ -28,6 +28,69 @@ pub const K1: f64 = 1.2;
 pub const B: f64 = 0.75;
 /// Query words that count (the rest of a long intent is ignored).
 pub const MAX_QUERY_WORDS: usize = 32;
+/// How much covering more of the query counts: a match's BM25 is multiplied by the share
+/// of the query's words it holds (each word weighted by its IDF) to this power, so a
+/// message holding all four words of a query beats a short one that matches one of them
+/// (BM25 alone, length-normalized per term, often ranks the short match first).
+pub const COVERAGE_EXPONENT: i32 = 3;
+
+/// What each query word weighs in [`WordWeights::coverage`]: the IDF of its rarest term
+/// (a word the index has never seen, the highest IDF there is), so covering a rare word
+/// counts and covering "how" or "will" hardly does.
+#[derive(Debug, Clone)]
+pub struct WordWeights {
+    idf: Vec<f64>,
+    /// The IDF of a term no document holds.
+    unseen: f64,
+}
+
+impl WordWeights {
+    pub fn new(words: usize, docs: usize) -> Self {
+        WordWeights {
+            idf: vec![f64::NAN; words],
+            unseen: (1.0 + (docs as f64 + 0.5) / 0.5).ln(),
+        }
+    }
+
+    /// A term of the words in `mask` has this IDF.
+    pub fn note(&mut self, mask: u32, idf: f64) {
+        for (i, w) in self.idf.iter_mut().enumerate() {
+            if mask & (1 << i) != 0 && (w.is_nan() || *w < idf) {
+                *w = idf;
+            }
+        }
+    }
+
+    /// Each word's share of the query's IDF (words never seen weigh the most).
+    pub fn shares(&self) -> Vec<f64> {
+        let weights: Vec<f64> = self
+            .idf
+            .iter()
+            .map(|w| if w.is_nan() { self.unseen } else { *w })
+            .collect();
+        let total: f64 = weights.iter().sum();
+        weights
+            .iter()
+            .map(|w| if total > 0.0 { w / total } else { 0.0 })
+            .collect()
+    }
+}
+
+/// The coverage factor of a match of the query words in `mask`, each word weighing its
+/// share (see [`WordWeights::shares`]): the share covered to the power
+/// [`COVERAGE_EXPONENT`]; 1 for a query without words.
+pub fn coverage(mask: u32, shares: &[f64]) -> f64 {
+    if shares.is_empty() {
+        return 1.0;
+    }
+    let covered: f64 = shares
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| mask & (1 << i) != 0)
+        .map(|(_, s)| s)
+        .sum();
+    covered.min(1.0).powi(COVERAGE_EXPONENT)
+}
 /// Compaction runs once this many postings are dead and they outnumber live ones.
 const COMPACT_MIN_DEAD: usize = 4_096;
 /// The length of a removed slot in [`SearchIndex::lens`].
@@ -67,6 +130,8 @@ pub struct Query {
     pub words: Vec<QueryWord>,
     /// (term id, bitmask of `words` that produced it), distinct terms only.
     terms: Vec<(u32, u32)>,
+    /// The same for stop words: they rank the messages the other terms find.
+    stop_terms: Vec<(u32, u32)>,
     /// Query terms the index has never seen.
     pub unknown_terms: usize,
 }
@@ -74,7 +139,7 @@ pub struct Query {
 impl Query {
     /// Whether any query term occurs in the index.
     pub fn has_terms(&self) -> bool {
-        !self.terms.is_empty()
+        !self.terms.is_empty() || !self.stop_terms.is_empty()
     }
 }
 
@@ -316,6 +381,7 @@ impl SearchIndex {
         self.tokenizer
             .terms(text, |t, w| pending.push((t.to_string(), w.to_string())));
         for (term, word) in pending {
+            let stop = is_stop_word(&word);
             let w = match q.words.iter().position(|x| x.word == word) {
                 Some(w) => w,
                 None if q.words.len() < MAX_QUERY_WORDS => {
@@ -324,13 +390,22 @@ impl SearchIndex {
                 }
                 None => continue,
             };
+            let list = if stop {
+                &mut q.stop_terms
+            } else {
+                &mut q.terms
+            };
             match self.terms.get(term.as_str()) {
-                Some(&id) => match q.terms.iter_mut().find(|(t, _)| *t == id) {
+                Some(&id) => match list.iter_mut().find(|(t, _)| *t == id) {
                     Some((_, mask)) => *mask |= 1 << w,
-                    None => q.terms.push((id, 1 << w)),
+                    None => list.push((id, 1 << w)),
                 },
                 None => q.unknown_terms += 1,
             }
+        }
+        // A query of stop words alone finds messages by them.
+        if q.terms.is_empty() {
+            q.terms = std::mem::take(&mut q.stop_terms);
         }
         q
     }
@@ -351,7 +426,8 @@ impl SearchIndex {
         self.score_with_cut(q, since, cut).0
     }
 
-    /// [`SearchIndex::score`], and the `k`-th largest bm25 the cut was made from
+    /// [`SearchIndex::score`] (each match's `bm25` weighted by [`coverage`]), and the
+    /// `k`-th largest of those the cut was made from
     /// (`-inf` when nothing was cut). A ranking over the matches is exact when its
     /// `k`-th score reaches that value; below it, some of the `k` best matches did not
     /// make the ranking and the cut ones must be ranked too.
@@ -362,7 +438,7 @@ impl SearchIndex {
         cut: Option<(usize, f64)>,
     ) -> (Vec<Match>, f64) {
         let n = self.by_key.len();
-        if n == 0 || q.terms.is_empty() {
+        if n == 0 || !q.has_terms() {
             return (Vec::new(), f64::NEG_INFINITY);
         }
         let avgdl = (self.live_len as f64 / n as f64).max(1.0);
@@ -374,7 +450,11 @@ impl SearchIndex {
         let acc = &mut self.acc;
         let touched = &mut self.touched;
         touched.clear();
-        for &(term, mask) in &q.terms {
+        let mut weights = WordWeights::new(q.words.len(), n);
+        // Stop words come last and only add to messages the other terms found.
+        let finding = q.terms.iter().map(|&t| (t, true));
+        let ranking = q.stop_terms.iter().map(|&t| (t, false));
+        for ((term, mask), finds) in finding.chain(ranking) {
             let list = &self.postings[term as usize];
             // Document frequency over live documents; with none removed, the list's length.
             let df = if self.dead_docs == 0 {
@@ -385,6 +465,7 @@ impl SearchIndex {
                     .count()
             };
             let idf = (1.0 + (n as f64 - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
+            weights.note(mask, idf);
             // tf · (K1 + 1) / (tf + K1 · (1 - B + B · |d| / avgdl)), constants hoisted.
             let base = K1 * (1.0 - B);
             let per_len = K1 * B / avgdl;
@@ -395,19 +476,28 @@ impl SearchIndex {
                 if len == DEAD || since.is_some_and(|s| docs[i].key < s) {
                     continue;
                 }
-                let tf = f64::from(p.tf);
-                let s = lift * tf / (tf + base + per_len * f64::from(len));
                 let a = &mut acc[i];
                 if a.1 == 0 {
+                    if !finds {
+                        continue;
+                    }
                     touched.push(p.slot);
                 }
+                let tf = f64::from(p.tf);
+                let s = lift * tf / (tf + base + per_len * f64::from(len));
                 a.0 += s as f32;
                 a.1 |= mask;
             }
         }
+        // Relevance: BM25 times the share of the query's words the message covers.
+        let shares = weights.shares();
+        let relevance = |a: (f32, u32)| f64::from(a.0) * coverage(a.1, &shares);
         let (floor, kth) = match cut {
             Some((k, headroom)) if k > 0 && touched.len() > 4 * k => {
-                let mut best: Vec<f32> = touched.iter().map(|&i| acc[i as usize].0).collect();
+                let mut best: Vec<f32> = touched
+                    .iter()
+                    .map(|&i| relevance(acc[i as usize]) as f32)
+                    .collect();
                 let at = best.len() - k;
                 let (_, kth, _) = best.select_nth_unstable_by(at, f32::total_cmp);
                 let kth = f64::from(*kth);
@@ -419,7 +509,7 @@ impl SearchIndex {
         let mut out = Vec::new();
         for &slot in touched.iter() {
             let a = &mut acc[slot as usize];
-            let bm25 = f64::from(a.0);
+            let bm25 = relevance(*a);
             if bm25 >= floor {
                 out.push(Match {
                     slot,

@@ -3,7 +3,8 @@
 //! authors.
 //!
 //! ```text
-//! final = bm25 · (1 + RECENCY_WEIGHT · recency + ACTIVITY_WEIGHT · activity) · (AUTHOR_BOOST if by a named author)
+//! final = bm25 · coverage^3 · (1 + RECENCY_WEIGHT · recency + ACTIVITY_WEIGHT · activity) · (AUTHOR_BOOST if by a named author)
+//! coverage = Σ idf of the query words the message holds / Σ idf of all the query's words
 //! recency  = 0.5 ^ (age / RECENCY_HALF_LIFE_MS), age measured from the channel's newest message
 //! activity = 0.6 · min(1, ln(1 + replies) / ln(51)) + 0.2 · [reply within RECENT_ACTIVITY_MS]
 //!          + 0.2 · min(1, ln(1 + reactions) / ln(21))

@@ -8,7 +8,9 @@
 //!   not split are folded by hand: `ß` -> `ss`, `æ` -> `ae`, `œ` -> `oe`, `ø` -> `o`,
 //!   `ł` -> `l`, `đ` -> `d`, `þ` -> `th`, dotless `ı` -> `i`.
 //! - Words of one character are dropped, as are words longer than [`MAX_WORD_BYTES`]
-//!   (hashes, base64) and the stop words of English, German, French and Spanish.
+//!   (hashes, base64). Stop words (the most frequent function words of English, German,
+//!   French and Spanish, see [`is_stop_word`]) are kept: a query's stop words do not find
+//!   messages, but among the messages its other words find they count like any word.
 //! - Words of ASCII letters get a light English stemmer (plural and possessive `s`,
 //!   `-ies`, `-ing`, `-ed`, `-ment`, a final `e`), so `deploying`, `deployed`,
 //!   `deployment` and `deploys` all become `deploy`, and `releases`/`released` meet
@@ -23,23 +25,22 @@ use unicode_normalization::char::{decompose_compatible, is_combining_mark};
 /// Longest word indexed, in bytes after folding.
 pub const MAX_WORD_BYTES: usize = 64;
 
-/// Stop words (already folded): English, German, French, Spanish. Sorted.
+/// Stop words (already folded): English, German, French, Spanish. Sorted. Reviewed on
+/// real chat (the chitchat corpus, `bench/chat-recall.js`): only articles, the commonest
+/// prepositions, conjunctions and forms of "to be", each in over 1% of messages in
+/// English; modal verbs, pronouns, quantifiers and question words ("would", "some",
+/// "those", "why") carry meaning in a query and are not stop words, nor are function
+/// words of other languages that are English content words ("war", "die", "hat", "son").
 const STOP_WORDS: &[&str] = &[
-    "about", "after", "again", "al", "all", "also", "am", "an", "and", "any", "are", "as", "at",
-    "au", "auch", "auf", "aus", "aux", "avec", "be", "been", "before", "bei", "being", "bin",
-    "bis", "but", "by", "can", "ce", "ces", "como", "con", "could", "da", "dans", "das", "dass",
-    "de", "del", "dem", "den", "der", "des", "did", "die", "do", "does", "doing", "du", "ein",
-    "eine", "einen", "einer", "el", "elle", "en", "er", "es", "est", "esta", "este", "et", "for",
-    "from", "fur", "had", "has", "hat", "have", "having", "he", "her", "here", "him", "his", "how",
-    "ich", "if", "il", "ils", "im", "in", "into", "is", "ist", "it", "its", "je", "just", "la",
-    "las", "le", "les", "lo", "los", "mais", "mas", "me", "mit", "more", "most", "my", "nach",
-    "ne", "nicht", "no", "noch", "nor", "not", "nous", "now", "oder", "of", "off", "on", "once",
-    "only", "or", "other", "ou", "our", "out", "over", "par", "para", "pas", "pero", "por", "pour",
-    "qu", "que", "qui", "sa", "same", "se", "ses", "she", "should", "sie", "sin", "sind", "so",
-    "some", "son", "su", "such", "sur", "sus", "than", "that", "the", "their", "them", "then",
-    "there", "these", "they", "this", "those", "to", "too", "um", "un", "und", "une", "very",
-    "von", "vous", "war", "was", "we", "were", "what", "when", "where", "which", "while", "who",
-    "whom", "why", "wie", "will", "wir", "with", "would", "ya", "you", "your", "zu", "zum", "zur",
+    "al", "an", "and", "are", "as", "at", "au", "auch", "auf", "aus", "aux", "avec", "be", "bei",
+    "bis", "by", "ce", "ces", "como", "con", "da", "dans", "das", "dass", "de", "del", "dem",
+    "den", "der", "des", "du", "ein", "eine", "einen", "einer", "el", "elle", "en", "er", "es",
+    "est", "esta", "este", "et", "for", "from", "ich", "il", "ils", "im", "in", "is", "ist", "it",
+    "its", "je", "la", "las", "le", "les", "lo", "los", "mais", "mas", "mit", "nach", "ne",
+    "nicht", "noch", "nous", "oder", "of", "on", "or", "ou", "par", "para", "pas", "pero", "por",
+    "pour", "qu", "que", "qui", "sa", "se", "ses", "sie", "sind", "su", "sur", "sus", "that",
+    "the", "this", "to", "un", "und", "une", "von", "vous", "was", "were", "wie", "wir", "with",
+    "zu", "zum", "zur",
 ];
 
 /// A word of at most 8 bytes as a big-endian number, zero-padded: for words without
@@ -219,7 +220,7 @@ impl Tokenizer {
             return;
         }
         let two_chars = self.word.chars().nth(1).is_some();
-        if two_chars && self.word.len() <= MAX_WORD_BYTES && !is_stop_word(&self.word) {
+        if two_chars && self.word.len() <= MAX_WORD_BYTES {
             self.term.clear();
             self.term.push_str(&self.word);
             stem(&mut self.term);

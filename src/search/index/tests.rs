@@ -117,11 +117,11 @@ fn query_words_map_to_their_terms() {
     let q = ix.query("Deploying the deployment unknownword");
     assert_eq!(
         q.words.iter().map(|w| w.word.as_str()).collect::<Vec<_>>(),
-        ["deploying", "deployment", "unknownword"]
+        ["deploying", "the", "deployment", "unknownword"]
     );
-    assert_eq!(q.unknown_terms, 1);
+    assert_eq!(q.unknown_terms, 2);
     let m = ix.score(&q, None, None);
-    assert_eq!(m[0].words, 0b011);
+    assert_eq!(m[0].words, 0b101);
 }
 
 #[test]
@@ -132,4 +132,37 @@ fn scratch_is_reset_between_queries() {
     let qb = ix.query("beta");
     let _ = ix.score(&qb, None, None);
     assert_eq!(ix.score(&qa, None, None), a1);
+}
+
+#[test]
+fn covering_more_query_words_beats_a_short_match_of_one() {
+    // BM25 alone ranks the two-word message first for "crazy": it is short and the term
+    // rare. The message holding every word of the query is what the query describes.
+    let mut ix = index(&[
+        "that's crazy",
+        "so the odds for him to succeed with no background were crazy",
+        "crazy",
+    ]);
+    assert_eq!(ranked(&mut ix, "with crazy for the")[0], k(2));
+    let equal = [0.25; 4];
+    assert_eq!(coverage(0b1111, &equal), 1.0);
+    assert_eq!(coverage(0b0001, &equal), 1.0 / 64.0);
+    assert_eq!(coverage(0, &[]), 1.0);
+    // A rare word weighs more than a common one; a word never seen weighs the most.
+    let mut w = WordWeights::new(3, 100);
+    w.note(0b001, 0.2);
+    w.note(0b010, 2.0);
+    let shares = w.shares();
+    assert!(shares[0] < shares[1] && shares[1] < shares[2]);
+    assert!((shares.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+}
+
+#[test]
+fn stop_words_rank_what_other_words_find_and_find_alone() {
+    let mut ix = index(&["the plan", "the the the", "plan b is ready"]);
+    // "the" finds nothing by itself here: only messages with "plan" match.
+    let found = ranked(&mut ix, "the plan");
+    assert_eq!(found, [k(1), k(3)]);
+    // A query of stop words alone still finds messages.
+    assert_eq!(ranked(&mut ix, "the").len(), 2);
 }

@@ -118,7 +118,7 @@ fn search_finds_inflections_accents_and_cjk() {
     assert!(r["results"][0]["relevance_signal"]
         .as_str()
         .unwrap_or_default()
-        .starts_with("keyword:deploying,rollout"));
+        .starts_with("keyword:deploying,the,rollout"));
     let r = search(&mut s, "C1", json!({"intent": "deploiement"}));
     assert_eq!(ids(&r), [ts(3)]);
     let r = search(&mut s, "C1", json!({"intent": "デプロイ"}));
