@@ -600,6 +600,12 @@ impl Store {
                     .value
                     .complete
                     .then_some(entry.value.replies.len() as u64);
+                // A live reply to a thread held whole shows the events are flowing for
+                // it: the thread stays as fresh as the newest reply, and steady traffic
+                // costs no refetch every TTL.
+                if live && entry.value.complete {
+                    entry.written_at = entry.written_at.max(now);
+                }
             }
             None if live && root_count == Some(0) => {
                 let mut entry = ThreadEntry {

@@ -784,3 +784,25 @@ fn an_unheld_anchor_in_a_thread_is_looked_for_in_its_thread_first_when_no_adjace
         vec![history.clone()]
     );
 }
+
+#[test]
+fn live_replies_keep_a_thread_held_whole_fresh_and_silence_lets_it_expire() {
+    let mut s = warm_with_root();
+    put_whole_thread(&mut s, msg(1, "root", None));
+    // A reply every two minutes: twenty minutes on, still no fetch needed.
+    for i in 0..10u64 {
+        let at = T0 + (i + 1) * 120_000;
+        live(&mut s, msg(10 + i, "live reply", Some(1)), at);
+        assert!(
+            s.plan(&req(&ts(10 + i)), &[], at + 1).is_empty(),
+            "reply {i}"
+        );
+    }
+    // Then five minutes of silence: the thread is refetched.
+    let last = T0 + 10 * 120_000;
+    assert!(s.plan(&req(&ts(19)), &[], last + 299_999).is_empty());
+    assert_eq!(
+        s.plan(&req(&ts(19)), &[], last + 300_000),
+        vec![thread_need(1)]
+    );
+}
