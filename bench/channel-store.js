@@ -89,7 +89,8 @@ async function latency() {
   store.ingestMany(data)
   const jsStore = new JsChannelStore({ clock: () => now, guidance })
   jsStore.ingestMany(data)
-  const opts = { adjacent: 50 }
+  // All 50 adjacent messages, as the JS store shows them (it has no snapshot budget).
+  const opts = { adjacent: 50, snapshotBudgetTokens: 1_000_000 }
   const first = await store.buildContext(C, anchor, opts)
   if (first.apiCalls !== 0 || first.notes.length !== 0) throw new Error(`store not warm: ${first.notes.join(' ')}`)
   const jsFirst = await jsStore.buildContext(C, anchor, opts)

@@ -5,6 +5,7 @@
 // their thread activity, and a ThreadContext budgeted over each reply's JSON.
 'use strict'
 const js = require('./baseline')
+const tokens = require('./js-tokens')
 
 const ESC = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '`': '\\u0060' }
 const sectionJson = (v) => JSON.stringify(v).replace(/[<>&`]/g, (c) => ESC[c])
@@ -150,8 +151,13 @@ class JsChannelStore {
         media: [],
       })
       const head = `{"schema_version":"1.0","thread_id":${sectionJson(threadId)},"root":${rootJson},"replies":[`
-      const limit = budgetTokens * 4
-      let used = head.length + 160
+      // Budgeted as the engine does: the token estimator's upper bound of the thread's JSON,
+      // from the estimates of its parts (the truncation object at its widest).
+      const widest = js.toIso(entry.replies[0]?.ts ?? threadId)
+      const truncationWidest = `{"total_replies":${entry.replies.length},"included_replies":${entry.replies.length},"strategy":"most_recent","omitted_range_ts":["${widest}","${widest}"]}`
+      let used = tokens.estimate(head) + tokens.estimate('],"truncation":') + tokens.estimate(truncationWidest) + tokens.estimate('}')
+      const comma = tokens.estimate(',')
+      const fits = (e) => tokens.upperOf(e) <= budgetTokens
       const kept = []
       for (let k = entry.replies.length - 1; k >= 0; k--) {
         const r = entry.replies[k]
@@ -164,8 +170,8 @@ class JsChannelStore {
           is_truncated: cut,
           media: [],
         })
-        const cost = json.length + (kept.length ? 1 : 0)
-        if (kept.length && used + cost > limit) break
+        const cost = tokens.estimate(json) + (kept.length ? comma : 0)
+        if (kept.length && !fits(used + cost)) break
         used += cost
         kept.push(json)
       }

@@ -1,0 +1,77 @@
+'use strict'
+
+// The engine's token estimator (src/tokens.rs) in plain JavaScript, for the benchmarks'
+// JS baselines: the same counts, weights and upper bound (the constants are read from the
+// Rust source, so the two cannot drift apart).
+
+const fs = require('node:fs')
+const path = require('node:path')
+
+const source = fs.readFileSync(path.join(__dirname, '..', 'src', 'tokens.rs'), 'utf8')
+const constant = (name) => {
+  const m = source.match(new RegExp(`pub const ${name}: [^=]+= ([^;]+);`))
+  if (!m) throw new Error(`src/tokens.rs: ${name} not found`)
+  return m[1]
+}
+const WEIGHTS = constant('WEIGHTS').replace(/[[\]\s]/g, '').split(',').filter(Boolean).map(Number)
+const UPPER_SLOPE = Number(constant('UPPER_SLOPE'))
+const UPPER_OFFSET = Number(constant('UPPER_OFFSET'))
+
+const isCjk = (cp) =>
+  (cp >= 0x1100 && cp <= 0x11ff) || (cp >= 0x2e80 && cp <= 0x9fff) || (cp >= 0xac00 && cp <= 0xd7af) || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xff00 && cp <= 0xffef)
+
+/** The central estimate of a text's tokens. */
+function estimate(text) {
+  // words, longLetters, digits, digitRuns, punctuation, extraSpaces, lineBreaks, cjk,
+  // supplementary, joiners, other, otherRuns
+  const c = new Array(12).fill(0)
+  let letters = 0
+  let spaces = 0
+  let prevDigit = false
+  let prevOther = false
+  for (const ch of text) {
+    const cp = ch.codePointAt(0)
+    if (cp < 0x80) {
+      const letter = (cp >= 65 && cp <= 90) || (cp >= 97 && cp <= 122)
+      if (letter) {
+        if (letters === 0) c[0]++
+        letters++
+        if (letters > 6) c[1]++
+      } else letters = 0
+      if (cp === 32) {
+        spaces++
+        if (spaces > 1) c[5]++
+      } else spaces = 0
+      const digit = cp >= 48 && cp <= 57
+      if (digit) {
+        c[2]++
+        if (!prevDigit) c[3]++
+      } else if (cp === 10 || cp === 13 || cp === 9) c[6]++
+      else if (!letter && cp > 32 && cp < 127) c[4]++
+      prevDigit = digit
+      prevOther = false
+      continue
+    }
+    letters = 0
+    spaces = 0
+    prevDigit = false
+    let other = false
+    if (cp > 0xffff) c[8]++
+    else if (cp === 0x200d || cp === 0xfe0f) c[9]++
+    else if (isCjk(cp)) c[7]++
+    else {
+      c[10]++
+      if (!prevOther) c[11]++
+      other = true
+    }
+    prevOther = other
+  }
+  return c.reduce((n, x, i) => n + x * WEIGHTS[i], 0)
+}
+
+/** The upper bound of a central estimate. */
+const upperOf = (e) => Math.max(0, Math.ceil(UPPER_SLOPE * e + UPPER_OFFSET))
+/** The upper bound of a text (0 for ""). */
+const upperBound = (text) => (text === '' ? 0 : upperOf(estimate(text)))
+
+module.exports = { estimate, upperOf, upperBound }
