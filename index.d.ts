@@ -2045,28 +2045,29 @@ export interface ThreadTelemetry {
 /** A model's calibration so far (`"default"` without a model). */
 export declare function tokenCalibration(model?: string): ModelCalibration
 
-/** The parts of a text the estimate counts. */
+/** What a token estimate is made of: counts of the text's parts. */
 export interface TokenCounts {
   /** Runs of ASCII letters. */
   words: number
-  /** Letters past the sixth of each run. */
+  /** Letters past the sixth of each run (long words split into several tokens). */
   longLetters: number
   digits: number
   digitRuns: number
   /** ASCII punctuation and symbols. */
   punctuation: number
-  /** Spaces after the first of a run. */
+  /** Spaces after the first of a run (a single space joins the next word's token). */
   extraSpaces: number
   /** Line feeds, carriage returns and tabs. */
   lineBreaks: number
-  /** Han, kana, Hangul, CJK punctuation, full-width forms. */
+  /** Han, kana, Hangul, CJK punctuation and full-width forms. */
   cjk: number
-  /** Characters outside the Basic Multilingual Plane (emoji). */
+  /** Characters outside the Basic Multilingual Plane (emoji, rare Han). */
   supplementary: number
-  /** Zero-width joiners and emoji variation selectors. */
+  /** Zero-width joiners and variation selector 16 (parts of emoji sequences). */
   joiners: number
-  /** Other non-ASCII characters, and their runs. */
+  /** Other non-ASCII characters (accented Latin, Cyrillic, Greek, Arabic, ...). */
   other: number
+  /** Runs of such characters. */
   otherRuns: number
 }
 

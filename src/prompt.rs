@@ -335,6 +335,15 @@ pub fn guidance_text(opts: PromptOptions) -> &'static str {
     CACHE[i].get_or_init(|| guidance(opts))
 }
 
+/// The token estimate of [`guidance_text`] (computed once per variant).
+pub fn guidance_estimate(opts: PromptOptions) -> f64 {
+    static CACHE: [std::sync::OnceLock<f64>; 8] = [const { std::sync::OnceLock::new() }; 8];
+    let i = usize::from(opts.compact) * 4
+        + usize::from(opts.direct_message) * 2
+        + usize::from(opts.tool_names == ToolNames::Api);
+    *CACHE[i].get_or_init(|| crate::tokens::estimate(guidance_text(opts)))
+}
+
 /// The parts of a prompt section: guidance text and the two documents (JSON, or the
 /// compact form).
 #[derive(Debug, Clone, PartialEq)]

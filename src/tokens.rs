@@ -16,10 +16,12 @@
 //! [`Calibration`] scales both by a per-model ratio learned from the `usage` the Messages
 //! API returns, for models whose tokenizer counts more than the reference.
 
+use napi_derive::napi;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// What the estimate is made of: counts of the text's parts.
+/// What a token estimate is made of: counts of the text's parts.
+#[napi(object, object_from_js = false, js_name = "TokenCounts")]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
     /// Runs of ASCII letters.

@@ -23,52 +23,6 @@ pub struct TokenEstimateOptions {
     pub counts: Option<bool>,
 }
 
-/// The parts of a text the estimate counts.
-#[napi(object, object_from_js = false)]
-#[derive(Debug, Clone)]
-pub struct TokenCounts {
-    /// Runs of ASCII letters.
-    pub words: u32,
-    /// Letters past the sixth of each run.
-    pub long_letters: u32,
-    pub digits: u32,
-    pub digit_runs: u32,
-    /// ASCII punctuation and symbols.
-    pub punctuation: u32,
-    /// Spaces after the first of a run.
-    pub extra_spaces: u32,
-    /// Line feeds, carriage returns and tabs.
-    pub line_breaks: u32,
-    /// Han, kana, Hangul, CJK punctuation, full-width forms.
-    pub cjk: u32,
-    /// Characters outside the Basic Multilingual Plane (emoji).
-    pub supplementary: u32,
-    /// Zero-width joiners and emoji variation selectors.
-    pub joiners: u32,
-    /// Other non-ASCII characters, and their runs.
-    pub other: u32,
-    pub other_runs: u32,
-}
-
-impl From<Counts> for TokenCounts {
-    fn from(c: Counts) -> Self {
-        TokenCounts {
-            words: c.words,
-            long_letters: c.long_letters,
-            digits: c.digits,
-            digit_runs: c.digit_runs,
-            punctuation: c.punctuation,
-            extra_spaces: c.extra_spaces,
-            line_breaks: c.line_breaks,
-            cjk: c.cjk,
-            supplementary: c.supplementary,
-            joiners: c.joiners,
-            other: c.other,
-            other_runs: c.other_runs,
-        }
-    }
-}
-
 /// A text's tokens by the engine's estimator.
 #[napi(object, object_from_js = false)]
 #[derive(Debug, Clone)]
@@ -80,7 +34,7 @@ pub struct TokenEstimate {
     pub upper_bound: u32,
     /// The model's calibrated ratio applied to both (1 until calibrated).
     pub ratio: f64,
-    pub counts: Option<TokenCounts>,
+    pub counts: Option<Counts>,
 }
 
 /// `calibrate`'s input: what was sent (its text, or the estimate of it) and the
@@ -152,7 +106,7 @@ pub fn token_estimate(env: &Env, text: Unknown, options: Option<Unknown>) -> Res
         tokens: whole(central * ratio),
         upper_bound: u32::try_from(tokens::scale(upper, ratio)).unwrap_or(u32::MAX),
         ratio,
-        counts: o.counts.unwrap_or(false).then(|| c.into()),
+        counts: o.counts.unwrap_or(false).then_some(c),
     })
 }
 

@@ -14,7 +14,9 @@ use crate::model::{
     Author, Channel, ChannelSnapshot, MediaRef, MessageView, ThreadActivity, ThreadContext,
     ThreadTelemetry, SCHEMA_VERSION,
 };
-use crate::prompt::{guidance_text, section_json, section_tags, SNAPSHOT_CLOSE, THREAD_CLOSE};
+use crate::prompt::{
+    guidance_estimate, guidance_text, section_json, section_tags, SNAPSHOT_CLOSE, THREAD_CLOSE,
+};
 use crate::snapshot::reaction_label;
 use crate::time::{key_millis, to_iso, TsKey};
 use crate::tokens;
@@ -213,7 +215,11 @@ fn micros(k: TsKey) -> i128 {
 /// Which of `picks` the snapshot keeps within its budget (`head` is the snapshot without
 /// adjacent messages): messages with signal first, then the nearest, each kept while the
 /// whole still fits (a larger one is skipped for smaller ones after it).
-fn within_snapshot_budget(head: &str, picks: &[AdjacentPick], req: &ContextRequest) -> Vec<bool> {
+fn within_snapshot_budget(
+    head: &str,
+    picks: &[AdjacentPick],
+    req: &ContextRequest,
+) -> (Vec<bool>, f64) {
     let mut order: Vec<usize> = (0..picks.len()).collect();
     order.sort_by_key(|&i| (!picks[i].signal, picks[i].distance));
     let comma = tokens::estimate(",");
@@ -222,16 +228,30 @@ fn within_snapshot_budget(head: &str, picks: &[AdjacentPick], req: &ContextReque
         tokens::estimate(",\"adjacent\":[]") + tokens::estimate(",\"adjacent_omitted\":99999");
     let fits =
         |e: f64| tokens::scale(tokens::upper_of(e), req.token_ratio) <= req.snapshot_budget_tokens;
-    let mut used = tokens::estimate(head) + frame;
+    let head_estimate = tokens::estimate(head);
+    let mut used = head_estimate + frame;
     let mut keep = vec![false; picks.len()];
+    let mut kept = 0.0;
+    let mut count = 0usize;
     for i in order {
         let cost = picks[i].estimate + comma;
         if fits(used + cost) {
             used += cost;
+            kept += picks[i].estimate;
+            count += 1;
             keep[i] = true;
         }
     }
-    keep
+    // The estimate of the JSON as written: the parts meet at punctuation.
+    let omitted = picks.len() - count;
+    let mut written = head_estimate
+        + tokens::estimate(",\"adjacent\":[]")
+        + kept
+        + comma * count.saturating_sub(1) as f64;
+    if omitted > 0 {
+        written += tokens::estimate(&format!(",\"adjacent_omitted\":{omitted}"));
+    }
+    (keep, written)
 }
 
 /// The snapshot without its adjacent messages, which are appended as fragments.
@@ -734,7 +754,7 @@ impl Store {
             },
             false,
         );
-        let keep = within_snapshot_budget(&head, &picks, req);
+        let (keep, json_estimate) = within_snapshot_budget(&head, &picks, req);
         let omitted = keep.iter().filter(|k| !**k).count();
         let adjacent_omitted = (omitted > 0).then(|| u32::try_from(omitted).unwrap_or(u32::MAX));
         let snapshot_json = if req.prompt.pretty {
@@ -785,6 +805,7 @@ impl Store {
         let guidance = guidance_text(req.prompt);
         // The thread's JSON, budgeted unindented.
         let mut thread_json = None;
+        let mut thread_estimate = 0.0;
         let mut truncation = None;
         let mut telemetry = None;
         if let Some((tid, root, replies, total)) = rendered {
@@ -803,6 +824,7 @@ impl Store {
             );
             truncation = Some(r.truncation);
             telemetry = Some(r.telemetry);
+            thread_estimate = r.estimate;
             thread_json = Some(json);
         }
         // What the prompt shows of each document: the JSON (the thread indented when
@@ -836,9 +858,19 @@ impl Store {
             (snapshot_json, thread_json)
         };
         let (snapshot_open, thread_open) = section_tags(documents.is_some());
-        let g_est = tokens::estimate(guidance);
-        let s_est = tokens::estimate(&snapshot_text);
-        let t_est = thread_text.as_deref().map_or(0.0, tokens::estimate);
+        // The unindented JSON's estimates are known from its parts; other forms are counted.
+        let plain = !req.prompt.pretty && documents.is_none();
+        let g_est = guidance_estimate(req.prompt);
+        let s_est = if plain {
+            json_estimate
+        } else {
+            tokens::estimate(&snapshot_text)
+        };
+        let t_est = match &thread_text {
+            Some(_) if plain => thread_estimate,
+            Some(t) => tokens::estimate(t),
+            None => 0.0,
+        };
         let extra = thread_text.as_ref().map_or(0, |t| t.len() + 64);
         let mut prompt = String::with_capacity(guidance.len() + snapshot_text.len() + extra + 128);
         prompt.push_str(guidance);

@@ -7,7 +7,7 @@ use super::message::StoredMessage;
 use super::render_cache::{Fragment, RenderCache, Renderings};
 use crate::model::{ThreadRoot, ThreadTelemetry, Truncation, SCHEMA_VERSION};
 use crate::prompt::section_json;
-use crate::text::{truncate_snippet, utf16_len};
+use crate::text::truncate_snippet;
 use crate::thread::{thread_reply, thread_root, STRATEGY_MOST_RECENT};
 use crate::time::to_iso;
 use crate::tokens;
@@ -61,8 +61,8 @@ impl StoredMessage {
 /// What rendering a thread produced (its JSON is appended to the caller's buffer).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RenderedThread {
-    /// Length of the JSON in UTF-16 units.
-    pub units: usize,
+    /// The token estimate of the JSON written (the sum of its parts' estimates).
+    pub estimate: f64,
     pub truncation: Truncation,
     pub telemetry: ThreadTelemetry,
 }
@@ -111,11 +111,12 @@ pub fn render_thread(
     let truncation_widest = format!(
         "{{\"total_replies\":{total},\"included_replies\":{total},\"strategy\":\"{STRATEGY_MOST_RECENT}\",\"omitted_range_ts\":[\"{iso}\",\"{iso}\"]}}"
     );
+    let widest_estimate = tokens::estimate(&truncation_widest);
     let fixed = tokens::estimate(&head)
         + root_frag.estimate
         + tokens::estimate(MID)
         + tokens::estimate(TAIL_OPEN)
-        + tokens::estimate(&truncation_widest)
+        + widest_estimate
         + tokens::estimate("}");
     let comma_cost = tokens::estimate(",");
     let fits = |estimate: f64| tokens::scale(tokens::upper_of(estimate), ratio) <= budget_tokens;
@@ -152,7 +153,6 @@ pub fn render_thread(
         .map(|r| r.reply_fragment().json.len() + 1)
         .sum();
     out.reserve(head.len() + root_frag.json.len() + body + truncation_json.len() + 32);
-    let start = out.len();
     out.push_str(&head);
     out.push_str(&root_frag.json);
     out.push_str(MID);
@@ -165,14 +165,15 @@ pub fn render_thread(
     out.push_str(TAIL_OPEN);
     out.push_str(&truncation_json);
     out.push('}');
-    let units = utf16_len(&out[start..]);
-    let actual = tokens::scale(tokens::upper_bound(&out[start..]), ratio);
+    // What was written, from its parts: the truncation object as it came out.
+    let estimate = used - widest_estimate + tokens::estimate(&truncation_json);
+    let actual = tokens::scale(tokens::upper_of(estimate), ratio);
     let messages_truncated = included
         .iter()
         .filter(|r| r.reply_fragment().truncated)
         .count() as u64;
     RenderedThread {
-        units,
+        estimate,
         telemetry: ThreadTelemetry {
             thread_budget_tokens: budget_tokens,
             actual_tokens: actual,

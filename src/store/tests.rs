@@ -806,3 +806,28 @@ fn live_replies_keep_a_thread_held_whole_fresh_and_silence_lets_it_expire() {
         vec![thread_need(1)]
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The snapshot stays within its budget, and the tokens reported for it are its JSON's
+    /// upper bound, whatever the texts (their estimates add up across the JSON).
+    #[test]
+    fn snapshot_json_fits_its_budget(texts in proptest::collection::vec("[a-zA-Z0-9 <>&\"é😀日本\n]{0,300}", 1..40), budget in 0u64..3000) {
+        let mut s = warm();
+        for (i, t) in texts.iter().enumerate() {
+            live(&mut s, msg(i as u64, t, None), T0);
+        }
+        let mut r = req(&ts(texts.len() as u64 / 2));
+        r.adjacent = 40;
+        r.snapshot_budget_tokens = budget;
+        let b = s.build(&r, &[], T0).unwrap_or_else(|e| panic!("{e}"));
+        let json = b.snapshot_json().to_string();
+        prop_assert_eq!(b.tokens.snapshot, crate::tokens::upper_bound(&json));
+        let snap = b.snapshot().unwrap_or_else(|| panic!("snapshot"));
+        if !snap.adjacent.is_empty() {
+            prop_assert!(b.tokens.snapshot <= budget, "{} over {}", b.tokens.snapshot, budget);
+        }
+        prop_assert_eq!(snap.adjacent.len() + snap.adjacent_omitted.unwrap_or(0) as usize, texts.len() - 1);
+    }
+}
