@@ -1,9 +1,9 @@
-//! A fast hasher for the index's own keys (terms and user ids).
+//! A fast hasher for keys the engine keeps per channel (index terms, user ids, message ids).
 //!
 //! The standard library's SipHash resists hash flooding, which matters for keys an
 //! attacker picks and a server keeps forever. Here it was a tenth of the indexing time.
 //! The words of a channel are chosen by its members, and a flood of colliding words
-//! would cost only that channel's indexing speed, so one folded multiply per 8 bytes
+//! would cost only that channel's speed, so one folded multiply per 8 bytes
 //! (the 128-bit product of the state and an odd constant, its halves XORed, so every
 //! input bit reaches every output bit) is enough. Each table takes a random seed from the
 //! standard library's `RandomState`, so collisions cannot be precomputed.

@@ -25,6 +25,7 @@ pub mod views;
 use crate::cache::{ByteCache, ByteSized, Lookup, TtlCache};
 use crate::model::MediaRef;
 use crate::ratelimit::RateLimiter;
+use crate::search::hasher::WordHash;
 use crate::search::index::SearchIndex;
 use crate::slack::users::UserDirectory;
 use crate::time::TsKey;
@@ -114,10 +115,11 @@ pub struct ChannelState {
     pub workspace: Option<String>,
     /// Channel messages (top-level and broadcast replies) by ts.
     pub window: BTreeMap<TsKey, StoredMessage>,
-    /// Message id -> ts key, for the window.
-    pub ids: HashMap<String, TsKey>,
+    /// Message id -> ts key, for the window (hashed with the index's fast hasher: the
+    /// keys are the platform's ids, and a collision flood would slow only this channel).
+    pub ids: HashMap<String, TsKey, WordHash>,
     /// Reply id -> thread id, for replies held in the replies cache.
-    pub reply_threads: HashMap<String, String>,
+    pub reply_threads: HashMap<String, String, WordHash>,
     /// A history page was ingested: the window reaches back as far as the platform gave.
     pub history_loaded: bool,
     /// Search index over every message held for the channel (window and held threads).
@@ -230,7 +232,7 @@ pub fn thread_key(channel: &str, thread: &str) -> ThreadKey {
 #[derive(Debug)]
 pub struct Store {
     config: StoreConfig,
-    channels: HashMap<String, ChannelState>,
+    channels: HashMap<String, ChannelState, WordHash>,
     replies: TtlCache<ThreadKey, ThreadEntry>,
     starters: TtlCache<ThreadKey, StoredMessage>,
     media: ByteCache<FileKey, CachedMedia>,
@@ -254,7 +256,7 @@ impl Store {
             starters: TtlCache::new(config.starters_max, config.starters_ttl_ms),
             media: ByteCache::new(config.media_max_size),
             limiter: RateLimiter::new(config.rate_limit.clone()),
-            channels: HashMap::new(),
+            channels: HashMap::default(),
             files: HashMap::new(),
             files_order: VecDeque::new(),
             counters: StoreCounters::default(),
