@@ -68,8 +68,9 @@ function answer(m, t) {
 
 function fileOf(spec, t) {
   const id = `F0BLOAT${String(t).padStart(3, '0')}`
-  const bytes = crypto.createHash('sha256').update(id).digest('hex')
-  return { id, name: spec.name, title: spec.name, mimetype: spec.mimetype, size: spec.size, url_private: `https://files.slack.com/files-pri/T04ACME/${id}/${spec.name}`, hash: bytes }
+  // The file's content hash as the manifest records it (64 hex digits).
+  const hash = crypto.createHash('sha256').update(id).digest('hex')
+  return { id, name: spec.name, title: spec.name, mimetype: spec.mimetype, size: spec.size, url_private: `https://files.slack.com/files-pri/T04ACME/${id}/${spec.name}`, hash }
 }
 
 /** A session's request: system, history, this turn's prompt. */
@@ -141,7 +142,7 @@ async function main() {
     }
     let pkgBytes = 0
     for (const f of files) {
-      const hash = f.file.hash.padEnd(64, '0').slice(0, 64)
+      const hash = f.file.hash
       if (!engine.isAlreadyAttached(manifest, f.file.id, hash)) {
         pkgBytes += f.file.size
         engine.recordAttachment(manifest, { artifactId: f.file.id, displayName: f.file.name, mediaType: f.file.mimetype, contentHash: hash, sourceMessageId: f.message.ts, sourceThreadId: rootTs, turn })

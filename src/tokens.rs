@@ -301,6 +301,12 @@ pub fn budget_tokens(text: &str, model: Option<&str>) -> u64 {
     scale(upper_bound(text), model_ratio(model))
 }
 
+/// What a budget counts for `text` when no model is named (the `"default"` ratio): the
+/// memory store's assembly, history and compaction thresholds count with it.
+pub fn counted(text: &str) -> u64 {
+    budget_tokens(text, None)
+}
+
 /// `tokens` scaled by a ratio, rounded up.
 pub fn scale(tokens: u64, ratio: f64) -> u64 {
     if (ratio - 1.0).abs() < f64::EPSILON {

@@ -16,6 +16,7 @@
 
 use super::db::MemoryError;
 use super::store::{MemoryStore, RecordKind, Role};
+use crate::tokens::counted;
 
 /// What to assemble for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,10 +94,6 @@ fn section(tag: &str, body: &str) -> String {
     format!("<{tag}>\n{}\n</{tag}>\n", escape(body.trim_end()))
 }
 
-fn tokens(text: &str) -> u64 {
-    crate::tokens::budget_tokens(text, None)
-}
-
 /// Assembles the context for `req` from `store`.
 pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assembled, MemoryError> {
     // An empty policy or user message is a layer the caller sends itself: no section.
@@ -166,30 +163,30 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
             if items.is_empty() {
                 0
             } else {
-                tokens(&format!("<{tag}>\n</{tag}>\n"))
-                    + items.iter().map(|i| tokens(i)).sum::<u64>()
+                counted(&format!("<{tag}>\n</{tag}>\n"))
+                    + items.iter().map(|i| counted(i)).sum::<u64>()
             }
         };
         LayerTokens {
-            policy: tokens(&policy),
+            policy: counted(&policy),
             personality: if p {
-                personality.as_deref().map_or(0, tokens)
+                personality.as_deref().map_or(0, counted)
             } else {
                 0
             },
             summary: if s {
-                summary.as_deref().map_or(0, tokens)
+                summary.as_deref().map_or(0, counted)
             } else {
                 0
             },
             memories: list(&memories[..m], "memories"),
             recent: list(&recent[recent.len() - r..], "recent_messages"),
             quoted: if q {
-                quoted.as_deref().map_or(0, tokens)
+                quoted.as_deref().map_or(0, counted)
             } else {
                 0
             },
-            user: tokens(&user),
+            user: counted(&user),
         }
     };
     loop {

@@ -18,6 +18,7 @@
 
 use super::assemble::escape;
 use crate::time::civil_from_days;
+use crate::tokens::counted;
 
 /// A conversation is the active one while it ended less than this long ago (30 minutes).
 pub const ACTIVE_WINDOW_MS: i64 = 30 * 60_000;
@@ -177,10 +178,6 @@ pub fn relative_label(ended: i64, now: i64, zone: &Zone, active_window_ms: i64) 
     }
 }
 
-fn tokens(text: &str) -> u64 {
-    crate::tokens::budget_tokens(text, None)
-}
-
 fn full_block(c: &Conversation, now: i64, zone: &Zone, opts: &HistoryOptions) -> String {
     let mut out = format!(
         "<conversation timestamp=\"{}\" relative=\"{}\">\n",
@@ -234,7 +231,7 @@ pub fn conversation_context(
     let mut used = 0u64;
     // Adds a block when it fits, counting the blank line before it.
     let mut fits = |block: String, blocks: &mut Vec<String>| -> bool {
-        let cost = tokens(&block) + if blocks.is_empty() { 0 } else { 1 };
+        let cost = counted(&block) + if blocks.is_empty() { 0 } else { 1 };
         if used + cost > opts.max_tokens {
             return false;
         }

@@ -6,6 +6,7 @@ use super::history::{Conversation, Turn};
 use super::keys::{thread_key, Placement};
 use super::secrets::redact;
 use super::summary::{CompactionPolicy, Summary, Trigger};
+use crate::tokens::counted;
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// Who wrote a message.
@@ -312,11 +313,6 @@ fn record_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
 const RECORD_COLUMNS: &str =
     "id, session_id, kind, thread_key, body, summary_version, updated_at_ms, range_from, range_to";
 
-/// Estimated tokens of a text.
-fn estimate(text: &str) -> u64 {
-    crate::tokens::budget_tokens(text, None)
-}
-
 impl MemoryStore {
     /// Opens the store at `path` (`:memory:` for a private in-memory one).
     pub fn open(path: &str) -> Result<Self, MemoryError> {
@@ -507,7 +503,7 @@ impl MemoryStore {
     ) -> Result<Option<CompactionPlan>, MemoryError> {
         let mut recent = self.unsummarized(session, lane)?;
         let previous = self.record(session, RecordKind::ThreadSummary, lane)?;
-        let recent_tokens: u64 = recent.iter().map(|m| estimate(&m.text)).sum();
+        let recent_tokens: u64 = recent.iter().map(|m| counted(&m.text)).sum();
         let age = previous.as_ref().map(|p| now_ms - p.updated_at_ms);
         let trigger = match policy.due(recent.len(), recent_tokens, age) {
             Some(t) => t,
@@ -626,10 +622,10 @@ impl MemoryStore {
             updated_at_ms: now_ms,
             message_range: Some((&first, &last_folded.message_id)),
         })?;
-        let folded_tokens: u64 = plan.fold.iter().map(|m| estimate(&m.text)).sum();
-        let kept_tokens: u64 = plan.kept.iter().map(|m| estimate(&m.text)).sum();
-        let before = previous.map_or(0, |p| estimate(&p.body)) + folded_tokens + kept_tokens;
-        let after = estimate(&redact(&body)) + kept_tokens;
+        let folded_tokens: u64 = plan.fold.iter().map(|m| counted(&m.text)).sum();
+        let kept_tokens: u64 = plan.kept.iter().map(|m| counted(&m.text)).sum();
+        let before = previous.map_or(0, |p| counted(&p.body)) + folded_tokens + kept_tokens;
+        let after = counted(&redact(&body)) + kept_tokens;
         Ok(Compaction {
             trigger: plan.trigger,
             folded: plan.fold.len(),
@@ -783,7 +779,7 @@ impl MemoryStore {
         let mut out = Vec::new();
         let mut used = 0u64;
         for (_, rec) in hits.into_iter().take(k) {
-            let cost = estimate(&rec.body);
+            let cost = counted(&rec.body);
             if used + cost > max_tokens {
                 break;
             }

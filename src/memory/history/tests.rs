@@ -168,7 +168,7 @@ fn the_budget_is_hard_and_a_full_transcript_falls_back_to_its_summary() {
     assert!(cut.contains("from yesterday"), "{cut}");
     for budget in 0..=600 {
         let t = context(&convs, NOW, &utc, budget);
-        assert!(tokens(&t) <= budget, "{budget}: {} tokens", tokens(&t));
+        assert!(counted(&t) <= budget, "{budget}: {} tokens", counted(&t));
     }
     assert_eq!(context(&convs, NOW, &utc, 0), "");
 }
