@@ -458,6 +458,21 @@ export declare class ChannelStore {
    */
   stats(): StoreStats
   /**
+   * With `options.persist`: queues every change not yet written and resolves, with
+   * the writer's counters, once they are committed to the file (what a process killed
+   * after that finds on restart). Rejects when a change since the previous flush
+   * could not be written, or after `persist.flushTimeoutMs`. Resolves null for a
+   * store in memory only.
+   */
+  flush(): Promise<PersistStats | null>
+  /**
+   * With `options.persist`: writes every change not yet written and stops the writer
+   * thread (resolving once it has); the store stays usable in memory, and later
+   * changes are not saved. Calling it again resolves at once. Resolves null for a
+   * store in memory only.
+   */
+  close(): Promise<PersistStats | null>
+  /**
    * The tools for one channel: `channel_context` (ranked search) and
    * `channel_messages` (a thread, messages or a media artifact by id). The channel
    * is fixed here; no tool input names one, so a tool cannot reach another channel.
@@ -1103,6 +1118,11 @@ export interface ChannelStoreOptions {
    * A thread past it is no longer complete; `stats().repliesDropped` counts the rest.
    */
   maxRepliesPerThread?: number
+  /**
+   * Save the state to a SQLite file, written behind the store off the JS thread, and
+   * start from what it holds (default: in memory only). See `flush()` and `close()`.
+   */
+  persist?: PersistOptions
   fetcher?: ChannelFetcher
   /**
    * Epoch milliseconds now (default: the system clock). Inject one to test TTLs and
@@ -1605,6 +1625,48 @@ export interface OpenClawTranscript {
   compressedSkipped: number
 }
 
+/** Saving the store's state to a SQLite file, so that a restarted process starts from it. */
+export interface PersistOptions {
+  /**
+   * The SQLite file (created when missing). It may be the `MemoryStore`'s file: the
+   * channel state has tables of its own. Several processes on one host may share it.
+   */
+  path: string
+  /**
+   * Bytes of downloaded media saved with the state (default 0: file locations are
+   * saved, the bytes are downloaded again). The oldest saved items go first past it.
+   */
+  mediaMaxBytes?: number
+  /**
+   * Rows that may wait for the writer thread (default 100,000). Past it, a call's
+   * changes stay noted in the store and are written with a later call.
+   */
+  queueMaxRows?: number
+  /** Milliseconds `flush()` and `close()` wait for the writer (default 30,000). */
+  flushTimeoutMs?: number
+}
+
+/** The `persist` part of `stats()`, and what `flush()` and `close()` resolve to. */
+export interface PersistStats {
+  path: string
+  /** Rows loaded when the store opened, and how long loading took. */
+  loadedRows: number
+  loadMs: number
+  /** Saved rows that could not be read back (skipped; see `lastError`). */
+  corruptRows: number
+  /** Rows waiting for the writer. */
+  queuedRows: number
+  writtenRows: number
+  /** Transactions committed. */
+  commits: number
+  /** Batches that could not be written (their changes are not in the file). */
+  failedBatches: number
+  /** Calls whose changes were held back because the queue was full. */
+  deferred: number
+  lastError: string | null
+  closed: boolean
+}
+
 /**
  * Classifies a failed resume (`session_not_found`, `invalid_session`, `other`) and
  * returns the recovery plan: for a stale id, `recover` with the steps
@@ -1849,6 +1911,8 @@ export interface StoreStats {
   ignoredEvents: number
   /** The channels' search indexes, summed. */
   search: SearchIndexStats
+  /** Saving to a file (`options.persist`); null when the store is in memory only. */
+  persist?: PersistStats
 }
 
 /**

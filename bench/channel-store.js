@@ -5,7 +5,10 @@
 //     batches of 1,000 (target: at least 500,000 messages/s);
 //   - buildContext from a warm store: 50 adjacent messages, anchor in a 200-reply thread,
 //     then reading promptSection (target: p50 at most 50 µs);
-//   - memory per stored message at 100,000 messages (100 channels x 1,000).
+//   - memory per stored message at 100,000 messages (100 channels x 1,000);
+//   - ingest with the store saved to SQLite (options.persist): the rate of the calls
+//     (the writer thread runs behind them) and the rate until `flush()` resolves, against
+//     the same store in memory (target: within 2x).
 // A report, not a test: no timing assertions.
 //
 //   node bench/channel-store.js [--quick] [--json]
@@ -51,8 +54,8 @@ const guidance = addon.buildContextPromptSection({
 }).split('\n<channel_snapshot')[0]
 
 // ---------------------------------------------------------------- ingest
-function ingest() {
-  const batches = flat(
+function ingestBatches() {
+  return flat(
     Array.from({ length: 100 }, (_, b) =>
       Array.from({ length: 1000 }, (_, i) => {
         const k = b * 1000 + i
@@ -60,6 +63,9 @@ function ingest() {
       }),
     ),
   )
+}
+
+function ingest(batches) {
   const rate = (make) => {
     const xs = []
     for (let r = 0; r < RUNS; r++) {
@@ -73,6 +79,47 @@ function ingest() {
   const addonRate = rate(() => new addon.ChannelStore())
   const jsRate = rate(() => new JsChannelStore())
   return { addonMsgsPerSec: Math.round(addonRate), jsMsgsPerSec: Math.round(jsRate), target: 500_000, met: addonRate >= 500_000 }
+}
+
+// ---------------------------------------------------------------- ingest, saved to SQLite
+async function ingestPersisted(batches) {
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-persist-'))
+  const calls = []
+  const durable = []
+  const memoryRates = []
+  let last = null
+  try {
+    for (let r = 0; r < RUNS; r++) {
+      // Alternate with the in-memory store so both see the same machine state.
+      const mem = new addon.ChannelStore()
+      let t = process.hrtime.bigint()
+      for (const b of batches) mem.ingestMany(b)
+      memoryRates.push(100_000 / (Number(process.hrtime.bigint() - t) / 1e9))
+      const store = new addon.ChannelStore({ persist: { path: path.join(dir, `run${r}.sqlite`) } })
+      t = process.hrtime.bigint()
+      for (const b of batches) store.ingestMany(b)
+      calls.push(100_000 / (Number(process.hrtime.bigint() - t) / 1e9))
+      last = await store.flush()
+      durable.push(100_000 / (Number(process.hrtime.bigint() - t) / 1e9))
+      await store.close()
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+  const memoryRate = median(memoryRates)
+  const durableRate = median(durable)
+  const slowdown = memoryRate / durableRate
+  return {
+    callsMsgsPerSec: Math.round(median(calls)),
+    durableMsgsPerSec: Math.round(durableRate),
+    memoryMsgsPerSec: Math.round(memoryRate),
+    slowdown,
+    writtenRows: last.writtenRows,
+    deferred: last.deferred,
+    met: slowdown <= 2,
+  }
 }
 
 // ---------------------------------------------------------------- buildContext
@@ -167,15 +214,17 @@ function memory() {
 async function main() {
   const memoryKind = process.argv[process.argv.indexOf('--memory') + 1]
   if (process.argv.includes('--memory')) return memoryChild(memoryKind)
-  const result = { ingest: ingest(), buildContext: await latency(), memory: memory() }
+  const batches = ingestBatches()
+  const result = { ingest: ingest(batches), persisted: await ingestPersisted(batches), buildContext: await latency(), memory: memory() }
   if (JSON_OUT) {
     console.log(JSON.stringify(result, null, 2))
     return
   }
-  const { ingest: i, buildContext: b, memory: m } = result
+  const { ingest: i, persisted: p, buildContext: b, memory: m } = result
   const f = (n) => n.toLocaleString('en-US')
   console.log(`ChannelStore (${QUICK ? 'quick' : 'full'} run, node ${process.version})`)
   console.log(`ingestMany          addon ${f(i.addonMsgsPerSec)} msgs/s   js ${f(i.jsMsgsPerSec)} msgs/s   addon/js ${(i.addonMsgsPerSec / i.jsMsgsPerSec).toFixed(2)}x   target ${f(i.target)}: ${i.met ? 'met' : 'missed'}`)
+  console.log(`  persisted         calls ${f(p.callsMsgsPerSec)} msgs/s, until flushed ${f(p.durableMsgsPerSec)} msgs/s   in memory ${f(p.memoryMsgsPerSec)} msgs/s   slowdown ${p.slowdown.toFixed(2)}x   target within 2x: ${p.met ? 'met' : 'missed'} (${f(p.writtenRows)} rows written, ${f(p.deferred)} calls deferred)`)
   console.log(`buildContext+prompt addon p50 ${b.addon.p50.toFixed(1)} µs p99 ${b.addon.p99.toFixed(1)}   js p50 ${b.js.p50.toFixed(1)} µs p99 ${b.js.p99.toFixed(1)}   js/addon ${(b.js.p50 / b.addon.p50).toFixed(2)}x   target p50 ${b.target} µs: ${b.met ? 'met' : 'missed'}`)
   console.log(`  addon buildContext alone p50 ${b.addonBuildOnly.p50.toFixed(1)} µs; with snapshot and thread read as objects p50 ${b.addonMaterialized.p50.toFixed(1)} µs (prompt ${f(b.promptChars)} chars, ${b.includedReplies} replies)`)
   console.log(`memory per message  addon ~${m.addonEstimatePerMessage} B (store estimate), ${m.addonRssPerMessage} B (RSS delta)   js ${m.jsHeapPerMessage} B (heap delta)   at ${f(m.messages)} messages`)

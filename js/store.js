@@ -260,6 +260,27 @@ function packMessages(events) {
   return { strings: parts.join(''), lens, kinds }
 }
 
+// How often a saved store queues changes that a full write queue held back (every
+// call queues its own changes when there is room; this catches a store that goes quiet
+// right after a burst). The timer holds the store weakly and does not keep the process
+// alive.
+const PERSIST_TICK_MS = 1000
+
+function persistTick(store) {
+  const ref = new WeakRef(store)
+  const timer = setInterval(() => {
+    const s = ref.deref()
+    if (s === undefined) return clearInterval(timer)
+    try {
+      s._persistTick()
+    } catch {
+      // Re-entered from a fetcher's synchronous callback: the next tick queues it.
+    }
+  }, PERSIST_TICK_MS)
+  timer.unref()
+  return timer
+}
+
 module.exports = function installStore(binding) {
   const Native = binding.ChannelStore
   // Keeps the fetcher (JS functions) beside the Rust state.
@@ -270,6 +291,14 @@ module.exports = function installStore(binding) {
       const state = stateOf(this)
       state.fetcher = options?.fetcher ?? null
       state.timeout = this._fetchTimeout()
+      if (options?.persist != null) state.tick = persistTick(this)
+    }
+
+    close() {
+      const state = stateOf(this)
+      if (state.tick) clearInterval(state.tick)
+      state.tick = null
+      return super.close()
     }
 
     // The fetch runtime, called by the native methods when the fetcher has work to do.

@@ -10,6 +10,7 @@
 
 use lru::LruCache;
 use std::borrow::Borrow;
+use std::collections::HashSet;
 use std::hash::Hash;
 
 /// Hit / miss / eviction counters, as `stats()` reports them.
@@ -49,6 +50,9 @@ pub struct TtlCache<K: Hash + Eq, V> {
     max: usize,
     ttl: u64,
     pub counters: CacheCounters,
+    /// Keys written, changed or removed since [`TtlCache::take_changed`], while tracking
+    /// is on (for persistence); `None` when off.
+    changed: Option<HashSet<K>>,
 }
 
 impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
@@ -59,6 +63,35 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             max,
             ttl,
             counters: CacheCounters::default(),
+            changed: None,
+        }
+    }
+
+    /// Starts recording which keys change (see [`TtlCache::take_changed`]).
+    pub fn track_changes(&mut self) {
+        self.changed.get_or_insert_with(HashSet::new);
+    }
+
+    /// Records that `key` changed (while tracking is on).
+    pub fn mark_changed(&mut self, key: &K) {
+        if let Some(c) = &mut self.changed {
+            if !c.contains(key) {
+                c.insert(key.clone());
+            }
+        }
+    }
+
+    /// Whether a key changed since the last [`TtlCache::take_changed`].
+    pub fn has_changes(&self) -> bool {
+        self.changed.as_ref().is_some_and(|c| !c.is_empty())
+    }
+
+    /// The keys written, changed through [`TtlCache::peek_mut`], evicted, pruned or
+    /// removed since the last call; tracking stays on.
+    pub fn take_changed(&mut self) -> Vec<K> {
+        match &mut self.changed {
+            Some(c) => c.drain().collect(),
+            None => Vec::new(),
         }
     }
 
@@ -134,11 +167,10 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
 
     /// Mutable access whatever the age, without touching recency or counters (for
     /// applying events to what is held).
-    pub fn peek_mut<Q>(&mut self, key: &Q) -> Option<&mut Stamped<V>>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
+    pub fn peek_mut(&mut self, key: &K) -> Option<&mut Stamped<V>> {
+        if self.entries.contains(key) {
+            self.mark_changed(key);
+        }
         self.entries.peek_mut(key)
     }
 
@@ -152,6 +184,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             return vec![(key, value)];
         }
         let mut gone = Vec::new();
+        self.mark_changed(&key);
         self.entries.put(
             key,
             Stamped {
@@ -164,7 +197,10 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         }
         while self.entries.len() > self.max {
             match self.entries.pop_lru() {
-                Some((k, e)) => gone.push((k, e.value)),
+                Some((k, e)) => {
+                    self.mark_changed(&k);
+                    gone.push((k, e.value));
+                }
                 None => break,
             }
             self.counters.evictions += 1;
@@ -184,6 +220,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         let mut gone = Vec::with_capacity(expired.len());
         for k in expired {
             if let Some(e) = self.entries.pop(&k) {
+                self.mark_changed(&k);
                 gone.push((k, e.value));
             }
             self.counters.expirations += 1;
@@ -191,12 +228,10 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         gone
     }
 
-    pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        self.entries.pop(key).map(|e| e.value)
+    pub fn remove(&mut self, key: &K) -> Option<V> {
+        let e = self.entries.pop(key)?;
+        self.mark_changed(key);
+        Some(e.value)
     }
 
     /// Removes every entry for which `f` is true.
@@ -209,15 +244,12 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             .collect();
         for k in gone {
             self.entries.pop(&k);
+            self.mark_changed(&k);
         }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&K, &Stamped<V>)> {
         self.entries.iter()
-    }
-
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut Stamped<V>)> {
-        self.entries.iter_mut()
     }
 }
 
@@ -287,6 +319,11 @@ impl<K: Hash + Eq + Clone, V: ByteSized> ByteCache<K, V> {
         Q: Hash + Eq + ?Sized,
     {
         self.entries.contains(key)
+    }
+
+    /// The value under `key`, without counting or touching recency.
+    pub fn peek(&self, key: &K) -> Option<&V> {
+        self.entries.peek(key)
     }
 
     /// Stores `value` unless it alone exceeds the bound (returns false then), evicting

@@ -14,6 +14,7 @@ pub mod input;
 pub mod manifest;
 pub mod memory;
 pub mod model;
+pub mod persist;
 pub mod prompt;
 pub mod ratelimit;
 pub mod runtime;

@@ -15,7 +15,7 @@ pub const WAL_CHECKPOINT_PAGES: i64 = 16_384;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The schema, one step per version: step `i` takes the file from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     r"
 CREATE TABLE messages (
     seq        INTEGER PRIMARY KEY,
@@ -90,6 +90,79 @@ CREATE TABLE conversations (
 );
 CREATE INDEX conversations_by_end ON conversations (chat_id, ended_at_ms);
 ",
+    // A ChannelStore's state, when it is saved to this file (see `crate::persist`):
+    // messages as JSON bodies, keyed as the store keys them. `seq` keeps the order in
+    // which remembered things (deletions, orphan replies, file locations, media) came.
+    r"
+CREATE TABLE channel_meta (
+    channel        TEXT PRIMARY KEY,
+    name           TEXT,
+    platform       TEXT,
+    workspace      TEXT,
+    history_loaded INTEGER NOT NULL,
+    horizon_secs   INTEGER,
+    horizon_frac   INTEGER
+);
+CREATE TABLE channel_window (
+    channel TEXT NOT NULL,
+    id      TEXT NOT NULL,
+    body    TEXT NOT NULL,
+    PRIMARY KEY (channel, id)
+) WITHOUT ROWID;
+CREATE TABLE channel_orphans (
+    seq     INTEGER PRIMARY KEY,
+    channel TEXT NOT NULL,
+    id      TEXT NOT NULL,
+    body    TEXT NOT NULL,
+    UNIQUE (channel, id)
+);
+CREATE TABLE channel_deleted (
+    seq      INTEGER PRIMARY KEY,
+    channel  TEXT NOT NULL,
+    id       TEXT NOT NULL,
+    key_secs INTEGER NOT NULL,
+    key_frac INTEGER NOT NULL,
+    UNIQUE (channel, id)
+);
+CREATE TABLE channel_threads (
+    channel       TEXT NOT NULL,
+    thread        TEXT NOT NULL,
+    written_at_ms INTEGER NOT NULL,
+    complete      INTEGER NOT NULL,
+    replies       TEXT NOT NULL,
+    PRIMARY KEY (channel, thread)
+) WITHOUT ROWID;
+CREATE TABLE channel_starters (
+    channel       TEXT NOT NULL,
+    thread        TEXT NOT NULL,
+    written_at_ms INTEGER NOT NULL,
+    body          TEXT NOT NULL,
+    PRIMARY KEY (channel, thread)
+) WITHOUT ROWID;
+CREATE TABLE channel_files (
+    seq      INTEGER PRIMARY KEY,
+    channel  TEXT NOT NULL,
+    artifact TEXT NOT NULL,
+    body     TEXT NOT NULL,
+    UNIQUE (channel, artifact)
+);
+CREATE TABLE channel_users (
+    user_id      TEXT PRIMARY KEY,
+    display_name TEXT NOT NULL,
+    is_bot       INTEGER NOT NULL
+);
+CREATE TABLE channel_media (
+    seq           INTEGER PRIMARY KEY,
+    channel       TEXT NOT NULL,
+    artifact      TEXT NOT NULL,
+    media_type    TEXT NOT NULL,
+    filename      TEXT,
+    content_hash  TEXT NOT NULL,
+    fetched_at_ms INTEGER NOT NULL,
+    bytes         BLOB NOT NULL,
+    UNIQUE (channel, artifact)
+);
+",
 ];
 
 /// The schema version this build writes.
@@ -155,23 +228,27 @@ pub fn open(path: &str) -> Result<Connection, MemoryError> {
 }
 
 /// Applies the migrations the file has not seen yet.
+///
+/// The version is read inside a write transaction, so that processes opening a new file
+/// at once apply each step once: the second waits for the first's (within the busy
+/// timeout) and then finds the file current.
 pub fn migrate(conn: &mut Connection) -> Result<(), MemoryError> {
     let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found == SCHEMA_VERSION {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let found: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if found > SCHEMA_VERSION {
         return Err(MemoryError::NewerSchema {
             found,
             supported: SCHEMA_VERSION,
         });
     }
-    for (i, step) in MIGRATIONS
-        .iter()
-        .enumerate()
-        .skip(usize::try_from(found).unwrap_or(0))
-    {
-        let tx = conn.transaction()?;
+    for step in MIGRATIONS.iter().skip(usize::try_from(found).unwrap_or(0)) {
         tx.execute_batch(step)?;
-        tx.pragma_update(None, "user_version", i as i64 + 1)?;
-        tx.commit()?;
     }
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    tx.commit()?;
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! and Web API responses carry, remembered here for the messages that follow.
 
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Users remembered. Past it, known users are still updated but new ones are not added.
 pub const USERS_REMEMBERED: usize = 100_000;
@@ -12,6 +12,8 @@ pub const USERS_REMEMBERED: usize = 100_000;
 #[derive(Debug, Default)]
 pub struct UserDirectory {
     users: HashMap<String, (String, bool)>,
+    /// Users set since [`UserDirectory::take_changed`], while tracking is on.
+    changed: Option<HashSet<String>>,
 }
 
 impl UserDirectory {
@@ -23,11 +25,45 @@ impl UserDirectory {
     /// Sets (or updates) a user; a new user past the bound is not remembered.
     pub fn set(&mut self, id: &str, display_name: &str, is_bot: bool) {
         if let Some(entry) = self.users.get_mut(id) {
+            if entry.0 == display_name && entry.1 == is_bot {
+                return;
+            }
             *entry = (display_name.to_string(), is_bot);
         } else if self.users.len() < USERS_REMEMBERED {
             self.users
                 .insert(id.to_string(), (display_name.to_string(), is_bot));
+        } else {
+            return;
         }
+        if let Some(c) = &mut self.changed {
+            c.insert(id.to_string());
+        }
+    }
+
+    /// Starts recording which users are set (for persistence).
+    pub fn track_changes(&mut self) {
+        self.changed.get_or_insert_with(HashSet::new);
+    }
+
+    /// A user was set since the last [`UserDirectory::take_changed`].
+    pub fn has_changes(&self) -> bool {
+        self.changed.as_ref().is_some_and(|c| !c.is_empty())
+    }
+
+    /// The ids of the users set since the last call.
+    pub fn take_changed(&mut self) -> Vec<String> {
+        match &mut self.changed {
+            Some(c) => c.drain().collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Every known user: `(id, display name, bot)`.
+    pub fn all(&self) -> Vec<(String, String, bool)> {
+        self.users
+            .iter()
+            .map(|(id, (name, bot))| (id.clone(), name.clone(), *bot))
+            .collect()
     }
 
     /// Users known.

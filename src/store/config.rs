@@ -3,6 +3,7 @@
 //! one conversion between them, where every option is validated.
 
 use crate::input::{whole_number, InputError};
+use crate::persist::{PersistConfig, DEFAULT_FLUSH_TIMEOUT_MS, DEFAULT_QUEUE_MAX_ROWS};
 use crate::ratelimit::{Overflow, RateLimitConfig};
 use napi_derive::napi;
 use serde::de::IgnoredAny;
@@ -45,6 +46,8 @@ pub struct StoreConfig {
     pub fetch_timeout_ms: u64,
     /// Replies held per thread; older ones are dropped first.
     pub max_thread_replies: usize,
+    /// Where and how the store's state is saved; `None`: in memory only.
+    pub persist: Option<PersistConfig>,
 }
 
 impl Default for StoreConfig {
@@ -60,6 +63,7 @@ impl Default for StoreConfig {
             default_workspace: DEFAULT_WORKSPACE.to_string(),
             fetch_timeout_ms: DEFAULT_FETCH_TIMEOUT_MS,
             max_thread_replies: DEFAULT_MAX_THREAD_REPLIES,
+            persist: None,
         }
     }
 }
@@ -119,6 +123,56 @@ pub struct RateLimitOptions {
     pub max_pages: Option<f64>,
 }
 
+/// Saving the store's state to a SQLite file, so that a restarted process starts from it.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PersistOptions {
+    /// The SQLite file (created when missing). It may be the `MemoryStore`'s file: the
+    /// channel state has tables of its own. Several processes on one host may share it.
+    pub path: String,
+    /// Bytes of downloaded media saved with the state (default 0: file locations are
+    /// saved, the bytes are downloaded again). The oldest saved items go first past it.
+    pub media_max_bytes: Option<f64>,
+    /// Rows that may wait for the writer thread (default 100,000). Past it, a call's
+    /// changes stay noted in the store and are written with a later call.
+    pub queue_max_rows: Option<f64>,
+    /// Milliseconds `flush()` and `close()` wait for the writer (default 30,000).
+    pub flush_timeout_ms: Option<f64>,
+}
+
+impl TryFrom<PersistOptions> for PersistConfig {
+    type Error = InputError;
+
+    fn try_from(o: PersistOptions) -> Result<Self, InputError> {
+        if o.path.is_empty() || o.path.contains('\0') {
+            return Err(InputError::type_error(
+                "options.persist.path",
+                "expected the path of a SQLite file (a non-empty string without NUL)",
+            ));
+        }
+        let media_max_bytes = at_least(
+            o.media_max_bytes,
+            0,
+            "options.persist.mediaMaxBytes",
+            "bytes",
+        )?;
+        let queue = at_least(o.queue_max_rows, 1, "options.persist.queueMaxRows", "rows")?;
+        let timeout = at_least(
+            o.flush_timeout_ms,
+            1,
+            "options.persist.flushTimeoutMs",
+            "milliseconds",
+        )?;
+        Ok(PersistConfig {
+            path: o.path,
+            media_max_bytes: media_max_bytes.unwrap_or(0),
+            queue_max_rows: queue.map_or(DEFAULT_QUEUE_MAX_ROWS, usize_of),
+            flush_timeout_ms: timeout.unwrap_or(DEFAULT_FLUSH_TIMEOUT_MS),
+        })
+    }
+}
+
 /// `new ChannelStore(options)`. Each default is documented with its option.
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Debug, Default, Deserialize)]
@@ -143,6 +197,9 @@ pub struct ChannelStoreOptions {
     /// Replies held per thread, newest kept (default 2,000, what 10 pages of 200 fetch).
     /// A thread past it is no longer complete; `stats().repliesDropped` counts the rest.
     pub max_replies_per_thread: Option<f64>,
+    /// Save the state to a SQLite file, written behind the store off the JS thread, and
+    /// start from what it holds (default: in memory only). See `flush()` and `close()`.
+    pub persist: Option<PersistOptions>,
     // Functions do not survive JSON: the binding reads the fetcher and the clock from
     // the object itself; here they are only accepted as known fields.
     #[napi(ts_type = "ChannelFetcher")]
@@ -288,6 +345,7 @@ impl TryFrom<ChannelStoreOptions> for StoreConfig {
             c.max_thread_replies = usize_of(n);
         }
         c.rate_limit = RateLimitConfig::try_from(o.rate_limit.unwrap_or_default())?;
+        c.persist = o.persist.map(PersistConfig::try_from).transpose()?;
         Ok(c)
     }
 }

@@ -14,6 +14,7 @@ pub mod build;
 pub mod config;
 pub mod fetch;
 mod intake;
+pub mod journal;
 pub mod message;
 pub mod recent;
 pub mod render;
@@ -142,16 +143,21 @@ impl ChannelState {
         self.deleted.contains(id)
     }
 
-    fn remember_deleted(&mut self, id: &str, key: TsKey) {
-        if self.deleted.insert(id.to_string()) {
-            self.deleted_order.push_back((id.to_string(), key));
-            if self.deleted_order.len() > DELETED_REMEMBERED {
-                if let Some((old, key)) = self.deleted_order.pop_front() {
-                    self.deleted.remove(&old);
-                    self.deleted_horizon = self.deleted_horizon.max(Some(key));
-                }
+    /// Remembers a deletion; returns whether it is new, and the deletion forgotten to
+    /// make room for it.
+    fn remember_deleted(&mut self, id: &str, key: TsKey) -> (bool, Option<String>) {
+        if !self.deleted.insert(id.to_string()) {
+            return (false, None);
+        }
+        self.deleted_order.push_back((id.to_string(), key));
+        if self.deleted_order.len() > DELETED_REMEMBERED {
+            if let Some((old, key)) = self.deleted_order.pop_front() {
+                self.deleted.remove(&old);
+                self.deleted_horizon = self.deleted_horizon.max(Some(key));
+                return (true, Some(old));
             }
         }
+        (true, None)
     }
 
     /// The newest time at which a forgotten deletion may lie (see [`DELETED_REMEMBERED`]).
@@ -168,15 +174,19 @@ impl ChannelState {
         self.orphans.get(id)
     }
 
-    fn remember_orphan(&mut self, m: &StoredMessage) {
+    /// Remembers a reply whose thread is not held; returns the one forgotten to make
+    /// room for it.
+    fn remember_orphan(&mut self, m: &StoredMessage) -> Option<String> {
         if self.orphans.insert(m.id.clone(), m.clone()).is_none() {
             self.orphans_order.push_back(m.id.clone());
             if self.orphans_order.len() > ORPHAN_REPLIES_REMEMBERED {
                 if let Some(old) = self.orphans_order.pop_front() {
                     self.orphans.remove(&old);
+                    return Some(old);
                 }
             }
         }
+        None
     }
 
     /// Indexes (or re-indexes) a held message: its text and file names.
@@ -247,6 +257,8 @@ pub struct Store {
     /// While a fetched page is ingested: the event number its fetch began at. Messages
     /// touched by later events keep what those events made of them.
     fetch_since: Option<u64>,
+    /// What changed since the last save, while the store is saved (see [`journal`]).
+    journal: Option<journal::Journal>,
 }
 
 impl Store {
@@ -263,6 +275,7 @@ impl Store {
             users: UserDirectory::default(),
             recent: Recent::default(),
             fetch_since: None,
+            journal: None,
             config,
         }
     }
@@ -368,6 +381,7 @@ impl Store {
         platform: Option<String>,
         workspace: Option<String>,
     ) {
+        self.note_channel(id);
         let ch = self.channel_mut(id);
         if name.is_some() {
             ch.name = name;
@@ -440,6 +454,7 @@ impl Store {
             if !self.files.contains_key(&key) {
                 self.files_order.push_back(key.clone());
             }
+            self.note_file(&key);
             self.files.insert(
                 key,
                 FileLocation {
@@ -453,6 +468,7 @@ impl Store {
         while self.files_order.len() > FILES_REMEMBERED {
             if let Some(old) = self.files_order.pop_front() {
                 self.files.remove(&old);
+                self.note_file(&old);
             }
         }
     }
@@ -472,13 +488,17 @@ impl Store {
             self.put_reply(channel, &thread, &m, live, now);
             if live && !m.in_channel() && self.replies.peek(&thread_key(channel, &thread)).is_none()
             {
-                self.channel_mut(channel).remember_orphan(&m);
+                self.note_orphan(channel, &m.id);
+                if let Some(old) = self.channel_mut(channel).remember_orphan(&m) {
+                    self.note_orphan(channel, &old);
+                }
             }
         }
         self.remember_files(channel, &m);
         if !m.in_channel() {
             return;
         }
+        self.note_window(channel, &m.id);
         let ch = self.channel_mut(channel);
         if let Some(old_key) = ch.ids.get(&m.id).copied() {
             if let Some(old) = ch.window.remove(&old_key) {
@@ -517,6 +537,7 @@ impl Store {
             }
         }
         for (id, key) in evicted {
+            self.note_window(channel, &id);
             self.refresh_index(channel, &id, key);
         }
     }
@@ -646,10 +667,15 @@ impl Store {
                 root.latest_reply = Some(m.ts.clone());
             }
         };
+        let mut bumped = false;
         if let Some(k) = ch.ids.get(thread).copied() {
             if let Some(root) = ch.window.get_mut(&k) {
                 bump(root);
+                bumped = true;
             }
+        }
+        if bumped {
+            self.note_window(channel, thread);
         }
         if let Some(root) = self.starters.peek_mut(&key) {
             bump(&mut root.value);
@@ -691,11 +717,19 @@ impl Store {
         let Some(ch) = self.channels.get_mut(channel) else {
             return;
         };
+        let mut in_window = false;
         if let Some(k) = ch.ids.get(id).copied() {
             if let Some(m) = ch.window.get_mut(&k) {
                 f(m);
+                in_window = true;
             }
         }
+        if in_window {
+            self.note_window(channel, id);
+        }
+        let Some(ch) = self.channels.get(channel) else {
+            return;
+        };
         if let Some(thread) = ch.reply_threads.get(id) {
             if let Some(entry) = self.replies.peek_mut(&thread_key(channel, thread)) {
                 if let Some(m) = entry.value.replies.values_mut().find(|m| m.id == id) {
@@ -712,6 +746,7 @@ impl Store {
             .and_then(|ch| ch.orphans.get_mut(id))
         {
             f(m);
+            self.note_orphan(channel, id);
         }
     }
 
@@ -757,13 +792,37 @@ impl Store {
             .or_else(|| crate::time::ts_key(id))
             .unwrap_or((i64::try_from(now / 1000).unwrap_or(i64::MAX), u32::MAX));
         let ch = self.channel_mut(channel);
-        ch.remember_deleted(id, key);
-        ch.orphans.remove(id);
-        if let Some(k) = ch.ids.remove(id) {
-            ch.window.remove(&k);
-            ch.index.remove(k);
-        }
+        let (new, forgotten) = ch.remember_deleted(id, key);
+        let was_orphan = ch.orphans.remove(id).is_some();
+        let in_window = match ch.ids.remove(id) {
+            Some(k) => {
+                ch.window.remove(&k);
+                ch.index.remove(k);
+                true
+            }
+            None => false,
+        };
         let thread = ch.reply_threads.remove(id);
+        if new {
+            self.note_deleted(journal::DeletedChange::Remembered {
+                channel: channel.to_string(),
+                id: id.to_string(),
+                key,
+            });
+        }
+        if let Some(old) = forgotten {
+            self.note_channel(channel);
+            self.note_deleted(journal::DeletedChange::Forgotten {
+                channel: channel.to_string(),
+                id: old,
+            });
+        }
+        if was_orphan {
+            self.note_orphan(channel, id);
+        }
+        if in_window {
+            self.note_window(channel, id);
+        }
         if let Some(t) = &thread {
             let reply_key = self
                 .replies
@@ -786,10 +845,15 @@ impl Store {
                 _ => root.reply_count = root.reply_count.saturating_sub(1),
             };
             let ch = self.channel_mut(channel);
+            let mut root_in_window = false;
             if let Some(k) = ch.ids.get(&thread).copied() {
                 if let Some(root) = ch.window.get_mut(&k) {
                     dec(root);
+                    root_in_window = true;
                 }
+            }
+            if root_in_window {
+                self.note_window(channel, &thread);
             }
             if let Some(root) = self.starters.peek_mut(&key) {
                 dec(&mut root.value);
@@ -797,8 +861,14 @@ impl Store {
         }
         // A reply is in one thread; should a platform ever report it in another, no
         // held thread may keep it.
-        for (k, e) in self.replies.iter_mut() {
-            if k.0 == channel {
+        let holding: Vec<ThreadKey> = self
+            .replies
+            .iter()
+            .filter(|(k, e)| k.0 == channel && e.value.replies.values().any(|m| m.id == id))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in holding {
+            if let Some(e) = self.replies.peek_mut(&k) {
                 e.value.replies.retain(|_, m| m.id != id);
             }
         }
@@ -823,6 +893,7 @@ impl Store {
             }
             self.put_message(channel, m, false, now);
         }
+        self.note_channel(channel);
         self.channel_mut(channel).history_loaded = true;
     }
 
@@ -959,10 +1030,16 @@ impl Store {
             return;
         };
         if let Some(e) = self.replies.peek(&key) {
+            let mut adopted = Vec::new();
             for m in e.value.replies.values() {
                 ch.index_message(m);
                 // The thread holds it now.
-                ch.orphans.remove(&m.id);
+                if ch.orphans.remove(&m.id).is_some() {
+                    adopted.push(m.id.clone());
+                }
+            }
+            for id in adopted {
+                self.note_orphan(channel, &id);
             }
         }
     }
@@ -990,8 +1067,9 @@ impl Store {
     /// Caches downloaded media unless it alone exceeds the bound; returns whether it
     /// is held.
     pub fn put_media(&mut self, item: CachedMedia) -> bool {
-        self.media
-            .insert((item.channel.clone(), item.artifact_id.clone()), item)
+        let key = (item.channel.clone(), item.artifact_id.clone());
+        self.note_media(&key);
+        self.media.insert(key, item)
     }
 
     /// Where file `artifact_id` can be downloaded for `channel`: only a file that a

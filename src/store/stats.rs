@@ -134,6 +134,8 @@ pub struct StoreStats {
     pub ignored_events: u64,
     /// The channels' search indexes, summed.
     pub search: SearchIndexStats,
+    /// Saving to a file (`options.persist`); null when the store is in memory only.
+    pub persist: Option<crate::persist::PersistStats>,
 }
 
 impl Store {
@@ -185,6 +187,7 @@ impl Store {
             ingested_events: c.ingested_events,
             ignored_events: c.ignored_events,
             search,
+            persist: None,
         }
     }
 }

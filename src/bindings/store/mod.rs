@@ -15,6 +15,7 @@ use super::js::{
     stringify, to_js,
 };
 use crate::input::{self, InputError};
+use crate::persist::{Flush, PersistError, PersistStats, Persister, Waiter};
 use crate::slack::ResponseError;
 use crate::store::config::ChannelStoreOptions;
 use crate::store::fetch::{FetcherFn, Fetchers};
@@ -25,7 +26,7 @@ use napi::{Env, JsString, ValueType};
 use napi_derive::napi;
 use serde::Deserialize;
 use serde_json::Value;
-use std::cell::RefCell;
+use std::cell::{RefCell, RefMut};
 
 /// Rust-owned channel state fed by events, with bounded caches (thread replies: 5 min,
 /// 500 threads; thread starters: 6 h, 2,000 entries; media: 50 MB LRU), per-workspace,
@@ -44,6 +45,64 @@ pub struct ChannelStore {
     clock: Option<FunctionRef<(), f64>>,
     /// Which fetcher functions were supplied.
     fetchers: Fetchers,
+    /// The writer behind the store, with `options.persist`.
+    persist: Option<Persister>,
+}
+
+/// The store for the length of one call; on the way out, what the call changed is
+/// queued for the writer (with `options.persist`), so no mutating path can skip it.
+pub(crate) struct Core<'a> {
+    store: RefMut<'a, Store>,
+    persist: Option<&'a Persister>,
+}
+
+impl std::ops::Deref for Core<'_> {
+    type Target = Store;
+    fn deref(&self) -> &Store {
+        &self.store
+    }
+}
+
+impl std::ops::DerefMut for Core<'_> {
+    fn deref_mut(&mut self) -> &mut Store {
+        &mut self.store
+    }
+}
+
+impl Drop for Core<'_> {
+    fn drop(&mut self) {
+        if let Some(p) = self.persist {
+            p.write_behind(&mut self.store);
+        }
+    }
+}
+
+/// Waits off the JS thread for the writer: `flush()` and `close()`. `None`: a store in
+/// memory only.
+pub struct PersistWait {
+    wait: Option<std::result::Result<(Waiter, Flush), PersistError>>,
+    close: bool,
+}
+
+impl Task for PersistWait {
+    type Output = Option<PersistStats>;
+    type JsValue = Option<PersistStats>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let name = if self.close { "close" } else { "flush" };
+        let done = match self.wait.take() {
+            None => return Ok(None),
+            Some(Err(e)) => Err(e),
+            Some(Ok((waiter, flush))) if self.close => waiter.wait_closed(flush),
+            Some(Ok((waiter, flush))) => waiter.wait(flush),
+        };
+        done.map(Some)
+            .map_err(|e| Error::from_reason(format!("ChannelStore.{name}: {e}")))
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output)
+    }
 }
 
 fn system_now() -> u64 {
@@ -102,7 +161,7 @@ impl ChannelStore {
     #[napi(constructor, catch_unwind, ts_args_type = "options?: ChannelStoreOptions")]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
         const F: &str = "ChannelStore";
-        let made = || -> Result<Self> {
+        let read = || -> Result<_> {
             let (clock, fetchers) = match options.as_ref().filter(|o| !is_nullish(o)) {
                 Some(o) => functions_of(&env, o)?,
                 None => (None, Fetchers::default()),
@@ -110,19 +169,38 @@ impl ChannelStore {
             let opts: ChannelStoreOptions =
                 from_js_opt(&env, F, "options", options)?.unwrap_or_default();
             let config = StoreConfig::try_from(opts).map_err(|e| throw(&env, F, &e))?;
-            Ok(ChannelStore {
-                core: RefCell::new(Store::new(config)),
-                clock,
-                fetchers,
-            })
+            Ok((clock, fetchers, config))
         };
-        named(&env, F, "options", made)
+        let (clock, fetchers, config) = named(&env, F, "options", read)?;
+        let persist_config = config.persist.clone();
+        let mut store = Store::new(config);
+        let persist = match persist_config {
+            Some(c) => {
+                let path = c.path.clone();
+                let p = Persister::open(c, &mut store).map_err(|e| {
+                    Error::from_reason(format!("{F}: options.persist.path {path:?}: {e}"))
+                })?;
+                Some(p)
+            }
+            None => None,
+        };
+        Ok(ChannelStore {
+            core: RefCell::new(store),
+            clock,
+            fetchers,
+            persist,
+        })
     }
 
-    pub(crate) fn core(&self) -> Result<std::cell::RefMut<'_, Store>> {
-        self.core
+    pub(crate) fn core(&self) -> Result<Core<'_>> {
+        let store = self
+            .core
             .try_borrow_mut()
-            .map_err(|_| Error::from_reason("ChannelStore: re-entered from inside its own call (a clock or fetcher called back into the store synchronously)"))
+            .map_err(|_| Error::from_reason("ChannelStore: re-entered from inside its own call (a clock or fetcher called back into the store synchronously)"))?;
+        Ok(Core {
+            store,
+            persist: self.persist.as_ref(),
+        })
     }
 
     pub(crate) fn fetchers(&self) -> Fetchers {
@@ -385,7 +463,42 @@ impl ChannelStore {
     #[napi(catch_unwind, ts_return_type = "StoreStats")]
     pub fn stats<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
         let now = self.now(env)?;
-        let stats = self.core()?.stats(now);
+        let mut stats = self.core()?.stats(now);
+        stats.persist = self.persist.as_ref().map(Persister::stats);
         to_js(env, &stats)
+    }
+
+    /// With `options.persist`: queues every change not yet written and resolves, with
+    /// the writer's counters, once they are committed to the file (what a process killed
+    /// after that finds on restart). Rejects when a change since the previous flush
+    /// could not be written, or after `persist.flushTimeoutMs`. Resolves null for a
+    /// store in memory only.
+    #[napi(ts_return_type = "Promise<PersistStats | null>")]
+    pub fn flush(&self) -> Result<AsyncTask<PersistWait>> {
+        let wait = match &self.persist {
+            Some(p) => Some(p.flush_from(&mut *self.core()?).map(|f| (p.waiter(), f))),
+            None => None,
+        };
+        Ok(AsyncTask::new(PersistWait { wait, close: false }))
+    }
+
+    /// With `options.persist`: writes every change not yet written and stops the writer
+    /// thread (resolving once it has); the store stays usable in memory, and later
+    /// changes are not saved. Calling it again resolves at once. Resolves null for a
+    /// store in memory only.
+    #[napi(ts_return_type = "Promise<PersistStats | null>")]
+    pub fn close(&self) -> Result<AsyncTask<PersistWait>> {
+        let wait = match &self.persist {
+            Some(p) if p.stats().closed => Some(Ok((p.waiter(), p.flush_to_here()))),
+            Some(p) => Some(p.close_from(&mut *self.core()?).map(|f| (p.waiter(), f))),
+            None => None,
+        };
+        Ok(AsyncTask::new(PersistWait { wait, close: true }))
+    }
+
+    /// Internal (a timer in `js/store.js`): queues changes that a full queue held back.
+    #[napi(js_name = "_persistTick", skip_typescript)]
+    pub fn persist_tick(&self) -> Result<()> {
+        self.core().map(drop)
     }
 }
