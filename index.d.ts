@@ -19,7 +19,9 @@
  * - `ERR_MEMORY_STORAGE`: the memory store's SQLite failed (a corrupt, unreadable or
  *   locked file, a full disk); `ERR_MEMORY_SCHEMA`: the file was written by a newer
  *   version; `ERR_MEMORY_STALE`: a compaction plan was overtaken by another compaction;
- *   `ERR_MEMORY_CLOSED`: the store was closed (or is busy with a re-entrant call).
+ *   `ERR_MEMORY_FENCED`: a compaction under a lock whose fencing token is older than the
+ *   summary's (the lock expired and another holder wrote); `ERR_MEMORY_CLOSED`: the store
+ *   was closed (or is busy with a re-entrant call).
  * Running out of stack (a callback that re-enters without end) is V8's own `RangeError`,
  * without a code.
  */
@@ -32,6 +34,7 @@ export type ContextEngineErrorCode =
   | 'ERR_MEMORY_STORAGE'
   | 'ERR_MEMORY_SCHEMA'
   | 'ERR_MEMORY_STALE'
+  | 'ERR_MEMORY_FENCED'
   | 'ERR_MEMORY_CLOSED'
 
 /**
@@ -575,7 +578,8 @@ export declare class MemoryStore {
   /**
    * Writes a planned compaction: `summary` when it is a valid five-section summary,
    * else the extractive summarizer's (the result says which, and why). Throws
-   * `ERR_MEMORY_STALE` when the lane's summary changed since the plan was made.
+   * `ERR_MEMORY_STALE` when the lane's summary changed since the plan was made, and
+   * `ERR_MEMORY_FENCED` when `fence` is older than the summary's (see its option).
    */
   applyCompaction(plan: CompactionPlanView, options?: ApplyCompactionOptions): CompactionResult
   /**
@@ -622,6 +626,48 @@ export declare class MemoryStore {
   close(): void
 }
 export type JsMemoryStore = MemoryStore
+
+/**
+ * Locks shared by a gateway's workers through Redis, each with a fencing token.
+ *
+ * ```ts
+ * const coord = new RedisCoordinator({ url: 'redis://127.0.0.1:6379' })
+ * const lock = await coord.lock(`compact:${sessionId}:${threadKey}`, 30_000)
+ * if (lock) {
+ *   try {
+ *     const plan = memory.planCompaction(sessionId, threadKey)
+ *     if (plan) memory.applyCompaction(plan, { summary, fence: lock.fence })
+ *   } finally {
+ *     await coord.release(lock)
+ *   }
+ * }
+ * ```
+ */
+export declare class RedisCoordinator {
+  /**
+   * Checks the options (a malformed URL throws); connecting happens in the
+   * background, and an unreachable server is not an error.
+   */
+  constructor(options: RedisOptions)
+  /**
+   * Takes lock `name` for `ttlMs` milliseconds: resolves to the lock, or null when
+   * another holder has it. With Redis unreachable, a process-local lock (`fence`
+   * null).
+   */
+  lock(name: string, ttlMs: number): Promise<RedisLock | null>
+  /**
+   * Extends a lock its holder still holds to `ttlMs` from now; false when it was lost
+   * (it expired and may have another holder), or Redis cannot say.
+   */
+  extend(lock: RedisLock, ttlMs: number): Promise<boolean>
+  /** Releases a lock its holder still holds; false when it no longer held it. */
+  release(lock: RedisLock): Promise<boolean>
+  /**
+   * Whether Redis answers, calls and failures, and since when the worker has gone on
+   * without it.
+   */
+  stats(): RedisStats
+}
 
 /**
  * Runtime state for a Claude SDK runner: the media file-id map (per provider and
@@ -747,6 +793,14 @@ export interface ApplyCompactionOptions {
    */
   summary?: string | null
   now?: number
+  /**
+   * The fencing token of the lock the caller holds for this lane
+   * (`RedisCoordinator.lock(...).fence`): the write is refused with
+   * `ERR_MEMORY_FENCED` when the summary was last written under a newer one (this
+   * caller's lock expired and another holder wrote). Omit it, or pass null for a
+   * process-local lock, to rely on the version check alone.
+   */
+  fence?: number | null
 }
 
 /**
@@ -1123,6 +1177,12 @@ export interface ChannelStoreOptions {
    * start from what it holds (default: in memory only). See `flush()` and `close()`.
    */
   persist?: PersistOptions
+  /**
+   * Share rate limits (and Retry-After pauses) with the other workers of the gateway
+   * through Redis (default: this worker's own limits). Without Redis the store goes on
+   * with its own limiter and says so in `stats().redis` and in build notes.
+   */
+  redis?: RedisOptions
   fetcher?: ChannelFetcher
   /**
    * Epoch milliseconds now (default: the system clock). Inject one to test TTLs and
@@ -1784,6 +1844,58 @@ export declare function readSdkSignals(messages: unknown[]): AttemptSignals
 export declare function recordAttachment(manifest: AttachmentManifest, record: AttachmentRecord | AttachmentRecordInput): void
 
 /**
+ * A lock held: pass `fence` to the single-writer call it guards
+ * (`MemoryStore.applyCompaction(plan, { fence })`), and the whole object back to
+ * `extend` and `release`.
+ */
+export interface RedisLock {
+  name: string
+  /** Proves the holder to `extend` and `release`. */
+  token: string
+  /**
+   * The fencing token: larger for each new holder of the name. `null` for a
+   * process-local lock taken while Redis was unreachable.
+   */
+  fence: number | null
+}
+
+/** A Redis shared by the gateway's workers (processes or hosts). */
+export interface RedisOptions {
+  /** `redis://[:password@]host:port[/db]` (also `rediss://`, `unix://`). */
+  url: string
+  /**
+   * Prefix of every key written (default `"context-engine"`); workers that share
+   * limits use the same one.
+   */
+  keyPrefix?: string
+  /**
+   * Milliseconds one Redis call may take before the worker goes on without it
+   * (default 250).
+   */
+  timeoutMs?: number
+}
+
+/** The coordinator's state, as `stats()` reports it. */
+export interface RedisStats {
+  /** The URL without its password. */
+  url: string
+  /** Redis answered the last call. */
+  connected: boolean
+  /**
+   * Calls answered by Redis, and calls that failed or timed out (each then went on
+   * without it).
+   */
+  calls: number
+  failures: number
+  /**
+   * When the worker fell back to its own limiter and locks (epoch ms), null while
+   * Redis answers.
+   */
+  degradedSince: number | null
+  lastError: string | null
+}
+
+/**
  * Orphan repair on a JSONL transcript's text: removed lines go, re-parented lines are
  * rewritten, and every other line (malformed ones included, listed by 1-based number in
  * `malformedLines`) keeps its bytes.
@@ -1913,6 +2025,8 @@ export interface StoreStats {
   search: SearchIndexStats
   /** Saving to a file (`options.persist`); null when the store is in memory only. */
   persist?: PersistStats
+  /** The shared Redis (`options.redis`); null when the worker is alone. */
+  redis?: RedisStats
 }
 
 /**

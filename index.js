@@ -71,6 +71,7 @@ module.exports.BuiltContext = binding.BuiltContext
 module.exports.ChannelStore = binding.ChannelStore
 module.exports.ChannelTools = binding.ChannelTools
 module.exports.MemoryStore = binding.MemoryStore
+module.exports.RedisCoordinator = binding.RedisCoordinator
 module.exports.RuntimeGuard = binding.RuntimeGuard
 module.exports.applyThreadBudget = binding.applyThreadBudget
 module.exports.ATTACHMENT_MANIFEST_KEY = binding.ATTACHMENT_MANIFEST_KEY

@@ -140,6 +140,40 @@ describe('ChannelStore saved to a file', () => {
     await back.close()
   })
 
+  it('saves media bytes only within persist.mediaMaxBytes; file locations always', async () => {
+    const file = { artifactId: 'F07SCREEN01', mediaType: 'image/png', filename: 'canary.png', byteLength: 4, url: 'https://files.example/F07SCREEN01' }
+    const open = (path: string, mediaMaxBytes: number, downloads: unknown[]) =>
+      new ChannelStore({
+        persist: { path, mediaMaxBytes },
+        fetcher: {
+          async fetchMedia(req) {
+            downloads.push(req)
+            return new Uint8Array([1, 2, 3, 4])
+          },
+        },
+      })
+    for (const [budget, downloadsAfter] of [
+      [1024, 0],
+      [0, 1],
+    ] as const) {
+      const path = join(dir, `media-${budget}.sqlite`)
+      const first: unknown[] = []
+      const store = open(path, budget, first)
+      store.ingest({ type: 'message', channelId: C, message: { ts: ts(1), text: 'graph', author: { userId: 'U1', displayName: 'Sam' }, media: [file] } })
+      expect((await store.getMedia('F07SCREEN01', C)).apiCalls).toBe(1)
+      await store.close()
+      const again: unknown[] = []
+      const back = open(path, budget, again)
+      // The file's location came back either way (the message references it); the
+      // bytes only with a budget for them.
+      const m = await back.getMedia('F07SCREEN01', C)
+      expect(again).toHaveLength(downloadsAfter)
+      expect([...(m.data ?? [])]).toEqual([1, 2, 3, 4])
+      expect(m.contentHash).toBe('9f64a747e1b97f131fabb6b447296c9b6f0201e79fb3c5356e6c77e89b6a806a')
+      await back.close()
+    }
+  })
+
   it('reports its writer in stats(), and flush/close resolve with it (null in memory)', async () => {
     const memoryOnly = new ChannelStore()
     expect(memoryOnly.stats().persist).toBeNull()

@@ -19,7 +19,9 @@
  * - `ERR_MEMORY_STORAGE`: the memory store's SQLite failed (a corrupt, unreadable or
  *   locked file, a full disk); `ERR_MEMORY_SCHEMA`: the file was written by a newer
  *   version; `ERR_MEMORY_STALE`: a compaction plan was overtaken by another compaction;
- *   `ERR_MEMORY_CLOSED`: the store was closed (or is busy with a re-entrant call).
+ *   `ERR_MEMORY_FENCED`: a compaction under a lock whose fencing token is older than the
+ *   summary's (the lock expired and another holder wrote); `ERR_MEMORY_CLOSED`: the store
+ *   was closed (or is busy with a re-entrant call).
  * Running out of stack (a callback that re-enters without end) is V8's own `RangeError`,
  * without a code.
  */
@@ -32,6 +34,7 @@ export type ContextEngineErrorCode =
   | 'ERR_MEMORY_STORAGE'
   | 'ERR_MEMORY_SCHEMA'
   | 'ERR_MEMORY_STALE'
+  | 'ERR_MEMORY_FENCED'
   | 'ERR_MEMORY_CLOSED'
 
 /**

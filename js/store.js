@@ -86,15 +86,33 @@ function callFetcher(store, state, name, request) {
   ).finally(() => clearTimeout(timer))
 }
 
-// One slot from the rate limiter: null when granted, else the reason it was not.
+// One slot from the rate limiter: null when granted, else the reason it was not. With
+// options.redis the call also needs a slot from the limiter every worker shares.
 async function slot(store, need) {
   const grant = store._acquire(need.method, need.channelId)
   if (grant.refused) return grant.refused
   if (grant.wait > 0) {
     await sleep(grant.wait)
-    return store._pausedReason(need.method, need.channelId)
+    const paused = store._pausedReason(need.method, need.channelId)
+    if (paused) return paused
   }
-  return null
+  return stateOf(store).shared ? sharedSlot(store, need) : null
+}
+
+// Asks the shared limiter until it grants a slot, or the store's verdict refuses the
+// call (degrade strategy, or a wait past the queue timeout). Redis unreachable: granted
+// on this worker's own limit, with a note in the build.
+async function sharedSlot(store, need) {
+  let waited = 0
+  for (;;) {
+    const answer = await store._acquireShared(need.method, need.channelId)
+    if (answer === null) return null
+    const verdict = store._sharedVerdict(need.method, answer, waited)
+    if (verdict.refused) return verdict.refused
+    if (!(verdict.wait > 0)) return null
+    await sleep(verdict.wait)
+    waited += verdict.wait
+  }
 }
 
 // fetchPages that never rejects: an unexpected error (a store method throwing) is a
@@ -292,6 +310,7 @@ module.exports = function installStore(binding) {
       state.fetcher = options?.fetcher ?? null
       state.timeout = this._fetchTimeout()
       if (options?.persist != null) state.tick = persistTick(this)
+      state.shared = options?.redis != null
     }
 
     close() {

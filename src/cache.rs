@@ -24,6 +24,50 @@ pub struct CacheCounters {
     pub expirations: u64,
 }
 
+/// The keys of a collection that changed since they were last taken, recorded only once
+/// tracking is on (a collection nobody saves pays one branch per change).
+#[derive(Debug)]
+pub struct Changed<K>(Option<HashSet<K>>);
+
+impl<K> Default for Changed<K> {
+    fn default() -> Self {
+        Changed(None)
+    }
+}
+
+impl<K: Hash + Eq + Clone> Changed<K> {
+    /// Starts recording.
+    pub fn track(&mut self) {
+        self.0.get_or_insert_with(HashSet::new);
+    }
+
+    /// Records `key` (while tracking).
+    pub fn mark<Q>(&mut self, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        if let Some(c) = &mut self.0 {
+            if !c.contains(key) {
+                c.insert(key.to_owned());
+            }
+        }
+    }
+
+    /// Something was recorded since the last [`Changed::take`].
+    pub fn any(&self) -> bool {
+        self.0.as_ref().is_some_and(|c| !c.is_empty())
+    }
+
+    /// What was recorded since the last call; tracking stays on.
+    pub fn take(&mut self) -> Vec<K> {
+        match &mut self.0 {
+            Some(c) => c.drain().collect(),
+            None => Vec::new(),
+        }
+    }
+}
+
 /// A value with the time it was written.
 #[derive(Debug, Clone)]
 pub struct Stamped<V> {
@@ -50,9 +94,9 @@ pub struct TtlCache<K: Hash + Eq, V> {
     max: usize,
     ttl: u64,
     pub counters: CacheCounters,
-    /// Keys written, changed or removed since [`TtlCache::take_changed`], while tracking
-    /// is on (for persistence); `None` when off.
-    changed: Option<HashSet<K>>,
+    /// Keys written, changed or removed since [`TtlCache::take_changed`] (for
+    /// persistence).
+    changed: Changed<K>,
 }
 
 impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
@@ -63,36 +107,29 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             max,
             ttl,
             counters: CacheCounters::default(),
-            changed: None,
+            changed: Changed::default(),
         }
     }
 
     /// Starts recording which keys change (see [`TtlCache::take_changed`]).
     pub fn track_changes(&mut self) {
-        self.changed.get_or_insert_with(HashSet::new);
+        self.changed.track();
     }
 
     /// Records that `key` changed (while tracking is on).
     pub fn mark_changed(&mut self, key: &K) {
-        if let Some(c) = &mut self.changed {
-            if !c.contains(key) {
-                c.insert(key.clone());
-            }
-        }
+        self.changed.mark(key);
     }
 
     /// Whether a key changed since the last [`TtlCache::take_changed`].
     pub fn has_changes(&self) -> bool {
-        self.changed.as_ref().is_some_and(|c| !c.is_empty())
+        self.changed.any()
     }
 
     /// The keys written, changed through [`TtlCache::peek_mut`], evicted, pruned or
     /// removed since the last call; tracking stays on.
     pub fn take_changed(&mut self) -> Vec<K> {
-        match &mut self.changed {
-            Some(c) => c.drain().collect(),
-            None => Vec::new(),
-        }
+        self.changed.take()
     }
 
     pub fn max(&self) -> usize {

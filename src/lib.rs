@@ -9,6 +9,7 @@
 pub mod budget;
 pub mod cache;
 pub mod compact;
+pub mod coord;
 pub mod dropin;
 pub mod input;
 pub mod manifest;

@@ -53,6 +53,7 @@ fn storage_error(env: &Env, func: &str, e: &MemoryError) -> Error {
         MemoryError::Sqlite(_) => "ERR_MEMORY_STORAGE",
         MemoryError::NewerSchema { .. } => "ERR_MEMORY_SCHEMA",
         MemoryError::Stale { .. } => "ERR_MEMORY_STALE",
+        MemoryError::Fenced { .. } => "ERR_MEMORY_FENCED",
     };
     coded_error(env, func, code, &e.to_string())
 }
@@ -437,7 +438,8 @@ impl JsMemoryStore {
 
     /// Writes a planned compaction: `summary` when it is a valid five-section summary,
     /// else the extractive summarizer's (the result says which, and why). Throws
-    /// `ERR_MEMORY_STALE` when the lane's summary changed since the plan was made.
+    /// `ERR_MEMORY_STALE` when the lane's summary changed since the plan was made, and
+    /// `ERR_MEMORY_FENCED` when `fence` is older than the summary's (see its option).
     #[napi(
         catch_unwind,
         ts_args_type = "plan: CompactionPlanView, options?: ApplyCompactionOptions",
@@ -463,7 +465,15 @@ impl JsMemoryStore {
                 &InputError::type_error("plan.messages", "expected at least one message"),
             ));
         };
+        let fence = o
+            .fence
+            .map(|f| whole_number(f, "options.fence", "fencing token"))
+            .transpose()
+            .map_err(|e| throw(env, F, &e))?
+            .map(|f| i64::try_from(f).unwrap_or(i64::MAX));
         let done = self.with(env, F, |s| {
+            // A holder whose lock expired hears so before anything else is compared.
+            s.check_fence(&p.session_id, &p.thread_key, fence)?;
             let plan = s.replan(
                 &p.session_id,
                 &p.thread_key,
@@ -471,7 +481,7 @@ impl JsMemoryStore {
                 &last.message_id,
                 trigger_of(&p.trigger),
             )?;
-            s.apply_compaction(&plan, o.summary.as_deref(), now)
+            s.apply_compaction(&plan, o.summary.as_deref(), now, fence)
         })?;
         to_js(env, &CompactionResult::from(&done))
     }
@@ -500,7 +510,7 @@ impl JsMemoryStore {
         let force = o.force.unwrap_or(false);
         let done = self.with(env, F, |s| {
             match s.plan_compaction(&session, &lane, &policy, now, force)? {
-                Some(plan) => s.apply_compaction(&plan, None, now).map(Some),
+                Some(plan) => s.apply_compaction(&plan, None, now, None).map(Some),
                 None => Ok(None),
             }
         })?;

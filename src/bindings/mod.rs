@@ -1,6 +1,7 @@
 //! The napi binding layer: translates JS values to the domain types and back, and
 //! nothing else. One module per concern; each export's doc comment is its TypeScript doc.
 
+mod coord;
 mod dropin;
 mod errors;
 mod js;

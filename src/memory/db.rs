@@ -15,7 +15,7 @@ pub const WAL_CHECKPOINT_PAGES: i64 = 16_384;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The schema, one step per version: step `i` takes the file from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 4] = [
+const MIGRATIONS: [&str; 5] = [
     r"
 CREATE TABLE messages (
     seq        INTEGER PRIMARY KEY,
@@ -163,6 +163,11 @@ CREATE TABLE channel_media (
     UNIQUE (channel, artifact)
 );
 ",
+    // The fencing token of the lock holder that last wrote a summary: a holder with an
+    // older token (its lock expired and another took it) cannot write over it.
+    r"
+ALTER TABLE records ADD COLUMN fence INTEGER NOT NULL DEFAULT 0;
+",
 ];
 
 /// The schema version this build writes.
@@ -177,6 +182,9 @@ pub enum MemoryError {
     NewerSchema { found: i64, supported: i64 },
     /// A lane's summary changed between planning a compaction and writing it.
     Stale { expected: i64, found: i64 },
+    /// A compaction under a lock whose fencing token is older than the one the lane's
+    /// summary was last written under.
+    Fenced { fence: i64, found: i64 },
 }
 
 impl std::fmt::Display for MemoryError {
@@ -186,6 +194,10 @@ impl std::fmt::Display for MemoryError {
             MemoryError::NewerSchema { found, supported } => write!(
                 f,
                 "the memory file has schema version {found}; this version reads up to {supported}"
+            ),
+            MemoryError::Fenced { fence, found } => write!(
+                f,
+                "the lock's fencing token {fence} is older than {found}, the token the summary was last written under: the lock expired and another holder wrote"
             ),
             MemoryError::Stale { expected, found } => write!(
                 f,

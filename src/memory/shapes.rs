@@ -415,6 +415,13 @@ pub struct ApplyCompactionOptions {
     #[napi(ts_type = "string | null")]
     pub summary: Option<String>,
     pub now: Option<f64>,
+    /// The fencing token of the lock the caller holds for this lane
+    /// (`RedisCoordinator.lock(...).fence`): the write is refused with
+    /// `ERR_MEMORY_FENCED` when the summary was last written under a newer one (this
+    /// caller's lock expired and another holder wrote). Omit it, or pass null for a
+    /// process-local lock, to rely on the version check alone.
+    #[napi(ts_type = "number | null")]
+    pub fence: Option<f64>,
 }
 
 /// Why a thread is due for compaction.

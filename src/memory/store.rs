@@ -521,6 +521,34 @@ impl MemoryStore {
         }))
     }
 
+    /// The version of a lane's summary (0: none yet), after checking that `fence` (a lock
+    /// holder's fencing token) is not older than the one the summary was last written
+    /// under ([`MemoryError::Fenced`] when it is).
+    pub fn check_fence(
+        &self,
+        session: &str,
+        lane: &str,
+        fence: Option<i64>,
+    ) -> Result<i64, MemoryError> {
+        let (current, written_fence): (i64, i64) = self
+            .conn
+            .query_row(
+                "SELECT summary_version, fence FROM records
+                 WHERE session_id = ?1 AND kind = 'thread_summary' AND thread_key = ?2",
+                params![session, lane],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?
+            .unwrap_or((0, 0));
+        match fence {
+            Some(f) if f < written_fence => Err(MemoryError::Fenced {
+                fence: f,
+                found: written_fence,
+            }),
+            _ => Ok(current),
+        }
+    }
+
     /// The plan that folds the lane's unsummarized messages up to and including
     /// `last_folded`, on top of the summary at `version` (0: none yet), as
     /// [`MemoryStore::plan_compaction`] made it earlier: how a plan handed out to a
@@ -565,21 +593,34 @@ impl MemoryStore {
     /// with the folded messages added by the extractive summarizer; its version goes up by
     /// one and its message range then reaches the last folded message. Messages stay
     /// stored verbatim. Fails with [`MemoryError::Stale`] when the lane's summary changed
-    /// since the plan was made (another compaction got there first), writing nothing.
+    /// since the plan was made (another compaction got there first), and with
+    /// [`MemoryError::Fenced`] when `fence` (the fencing token of the lock the caller
+    /// holds) is older than the one the summary was last written under; either way it
+    /// writes nothing. The check and the write are one transaction, so processes sharing
+    /// the file cannot both write the same version.
     pub fn apply_compaction(
         &mut self,
         plan: &CompactionPlan,
         given: Option<&str>,
         now_ms: i64,
+        fence: Option<i64>,
+    ) -> Result<Compaction, MemoryError> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        let done = self.apply_compaction_in_tx(plan, given, now_ms, fence);
+        let end = if done.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        self.conn.execute_batch(end)?;
+        done
+    }
+
+    fn apply_compaction_in_tx(
+        &mut self,
+        plan: &CompactionPlan,
+        given: Option<&str>,
+        now_ms: i64,
+        fence: Option<i64>,
     ) -> Result<Compaction, MemoryError> {
         let planned = plan.previous.as_ref().map_or(0, |p| p.summary_version);
-        let current = self
-            .record(
-                &plan.session_id,
-                RecordKind::ThreadSummary,
-                &plan.thread_key,
-            )?
-            .map_or(0, |p| p.summary_version);
+        let current = self.check_fence(&plan.session_id, &plan.thread_key, fence)?;
         if current != planned {
             return Err(MemoryError::Stale {
                 expected: planned,
@@ -622,6 +663,13 @@ impl MemoryStore {
             updated_at_ms: now_ms,
             message_range: Some((&first, &last_folded.message_id)),
         })?;
+        if let Some(f) = fence {
+            self.conn.execute(
+                "UPDATE records SET fence = MAX(fence, ?3)
+                 WHERE session_id = ?1 AND kind = 'thread_summary' AND thread_key = ?2",
+                params![plan.session_id, plan.thread_key, f],
+            )?;
+        }
         let folded_tokens: u64 = plan.fold.iter().map(|m| counted(&m.text)).sum();
         let kept_tokens: u64 = plan.kept.iter().map(|m| counted(&m.text)).sum();
         let before = previous.map_or(0, |p| counted(&p.body)) + folded_tokens + kept_tokens;
@@ -647,7 +695,7 @@ impl MemoryStore {
         now_ms: i64,
     ) -> Result<Option<Compaction>, MemoryError> {
         match self.plan_compaction(session, lane, policy, now_ms, false)? {
-            Some(plan) => self.apply_compaction(&plan, None, now_ms).map(Some),
+            Some(plan) => self.apply_compaction(&plan, None, now_ms, None).map(Some),
             None => Ok(None),
         }
     }

@@ -2,8 +2,9 @@
 //! user id; names come from `setUsers` or from the `user_profile` objects that payloads
 //! and Web API responses carry, remembered here for the messages that follow.
 
+use crate::cache::Changed;
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// Users remembered. Past it, known users are still updated but new ones are not added.
 pub const USERS_REMEMBERED: usize = 100_000;
@@ -13,7 +14,7 @@ pub const USERS_REMEMBERED: usize = 100_000;
 pub struct UserDirectory {
     users: HashMap<String, (String, bool)>,
     /// Users set since [`UserDirectory::take_changed`], while tracking is on.
-    changed: Option<HashSet<String>>,
+    changed: Changed<String>,
 }
 
 impl UserDirectory {
@@ -35,27 +36,22 @@ impl UserDirectory {
         } else {
             return;
         }
-        if let Some(c) = &mut self.changed {
-            c.insert(id.to_string());
-        }
+        self.changed.mark(id);
     }
 
     /// Starts recording which users are set (for persistence).
     pub fn track_changes(&mut self) {
-        self.changed.get_or_insert_with(HashSet::new);
+        self.changed.track();
     }
 
     /// A user was set since the last [`UserDirectory::take_changed`].
     pub fn has_changes(&self) -> bool {
-        self.changed.as_ref().is_some_and(|c| !c.is_empty())
+        self.changed.any()
     }
 
     /// The ids of the users set since the last call.
     pub fn take_changed(&mut self) -> Vec<String> {
-        match &mut self.changed {
-            Some(c) => c.drain().collect(),
-            None => Vec::new(),
-        }
+        self.changed.take()
     }
 
     /// Every known user: `(id, display name, bot)`.

@@ -2,6 +2,7 @@
 //! (`new ChannelStore(options)`), the checked configuration the store runs on, and the
 //! one conversion between them, where every option is validated.
 
+use crate::coord::{RedisConfig, DEFAULT_KEY_PREFIX, DEFAULT_TIMEOUT_MS};
 use crate::input::{whole_number, InputError};
 use crate::persist::{PersistConfig, DEFAULT_FLUSH_TIMEOUT_MS, DEFAULT_QUEUE_MAX_ROWS};
 use crate::ratelimit::{Overflow, RateLimitConfig};
@@ -48,6 +49,8 @@ pub struct StoreConfig {
     pub max_thread_replies: usize,
     /// Where and how the store's state is saved; `None`: in memory only.
     pub persist: Option<PersistConfig>,
+    /// The Redis that workers share rate limits through; `None`: this worker alone.
+    pub redis: Option<RedisConfig>,
 }
 
 impl Default for StoreConfig {
@@ -64,6 +67,7 @@ impl Default for StoreConfig {
             fetch_timeout_ms: DEFAULT_FETCH_TIMEOUT_MS,
             max_thread_replies: DEFAULT_MAX_THREAD_REPLIES,
             persist: None,
+            redis: None,
         }
     }
 }
@@ -173,6 +177,55 @@ impl TryFrom<PersistOptions> for PersistConfig {
     }
 }
 
+/// A Redis shared by the gateway's workers (processes or hosts).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RedisOptions {
+    /// `redis://[:password@]host:port[/db]` (also `rediss://`, `unix://`).
+    pub url: String,
+    /// Prefix of every key written (default `"context-engine"`); workers that share
+    /// limits use the same one.
+    pub key_prefix: Option<String>,
+    /// Milliseconds one Redis call may take before the worker goes on without it
+    /// (default 250).
+    pub timeout_ms: Option<f64>,
+}
+
+impl TryFrom<RedisOptions> for RedisConfig {
+    type Error = InputError;
+
+    fn try_from(o: RedisOptions) -> Result<Self, InputError> {
+        let scheme_ok = ["redis://", "rediss://", "unix://", "redis+unix://"]
+            .iter()
+            .any(|s| o.url.starts_with(s));
+        if !scheme_ok {
+            return Err(InputError::type_error(
+                "options.redis.url",
+                format!(
+                    "expected a redis:// (or rediss://, unix://) URL, got {:?}",
+                    crate::coord::redacted(&o.url)
+                ),
+            ));
+        }
+        let key_prefix = o
+            .key_prefix
+            .unwrap_or_else(|| DEFAULT_KEY_PREFIX.to_string());
+        if key_prefix.is_empty() {
+            return Err(InputError::type_error(
+                "options.redis.keyPrefix",
+                "expected a non-empty string",
+            ));
+        }
+        let timeout = at_least(o.timeout_ms, 1, "options.redis.timeoutMs", "milliseconds")?;
+        Ok(RedisConfig {
+            url: o.url,
+            key_prefix,
+            timeout_ms: timeout.unwrap_or(DEFAULT_TIMEOUT_MS),
+        })
+    }
+}
+
 /// `new ChannelStore(options)`. Each default is documented with its option.
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Debug, Default, Deserialize)]
@@ -200,6 +253,10 @@ pub struct ChannelStoreOptions {
     /// Save the state to a SQLite file, written behind the store off the JS thread, and
     /// start from what it holds (default: in memory only). See `flush()` and `close()`.
     pub persist: Option<PersistOptions>,
+    /// Share rate limits (and Retry-After pauses) with the other workers of the gateway
+    /// through Redis (default: this worker's own limits). Without Redis the store goes on
+    /// with its own limiter and says so in `stats().redis` and in build notes.
+    pub redis: Option<RedisOptions>,
     // Functions do not survive JSON: the binding reads the fetcher and the clock from
     // the object itself; here they are only accepted as known fields.
     #[napi(ts_type = "ChannelFetcher")]
@@ -346,6 +403,7 @@ impl TryFrom<ChannelStoreOptions> for StoreConfig {
         }
         c.rate_limit = RateLimitConfig::try_from(o.rate_limit.unwrap_or_default())?;
         c.persist = o.persist.map(PersistConfig::try_from).transpose()?;
+        c.redis = o.redis.map(RedisConfig::try_from).transpose()?;
         Ok(c)
     }
 }

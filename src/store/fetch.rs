@@ -7,8 +7,9 @@
 use super::message::StoredMessage;
 use super::request::ContextRequest;
 use super::{CachedMedia, FileLocation, Store};
+use crate::coord::SharedGrant;
 use crate::input;
-use crate::ratelimit::{Grant, RateLimitConfig, Refusal, Refused, MAX_RETRY_AFTER_MS};
+use crate::ratelimit::{Grant, Overflow, RateLimitConfig, Refusal, Refused, MAX_RETRY_AFTER_MS};
 use crate::sha256::sha256_hex;
 use crate::slack;
 use serde::{Deserialize, Serialize};
@@ -359,6 +360,64 @@ impl Store {
                 )
             }
         }
+    }
+
+    /// The verdict on what the shared (Redis) limiter said about a call this worker's own
+    /// limiter already allowed, after `waited_ms` of waiting for it: call now, wait, or
+    /// not at all (by the overflow strategy and the queue timeout, as for the local
+    /// limiter). Without an answer from Redis the call goes ahead on the local limit, and
+    /// builds say so until Redis answers again.
+    pub fn shared_verdict(
+        &mut self,
+        method: &str,
+        grant: SharedGrant,
+        waited_ms: u64,
+        unavailable_note: Option<String>,
+        now: u64,
+    ) -> Slot {
+        let (ms, paused) = match grant {
+            SharedGrant::Granted => {
+                self.coordination_note = None;
+                return Slot::Wait(0);
+            }
+            SharedGrant::Unavailable { .. } => {
+                self.coordination_note = unavailable_note;
+                return Slot::Wait(0);
+            }
+            SharedGrant::Wait { ms, paused } => (ms, paused),
+        };
+        self.coordination_note = None;
+        let rate = &self.config.rate_limit;
+        let refusal = match rate.overflow {
+            Overflow::Degrade if paused => Some(Refusal::Paused { until: now + ms }),
+            Overflow::Degrade => Some(Refusal::Limited {
+                next_slot: now + ms,
+            }),
+            Overflow::Queue if waited_ms.saturating_add(ms) > rate.queue_timeout_ms => {
+                Some(Refusal::WaitTooLong { wait_ms: ms })
+            }
+            Overflow::Queue => None,
+        };
+        match refusal {
+            None => Slot::Wait(ms),
+            Some(refusal) => {
+                self.counters.rate_limited += 1;
+                let why = Refused {
+                    method,
+                    refusal,
+                    now,
+                };
+                Slot::Refused(format!("{why} (the limit is shared by every worker)"))
+            }
+        }
+    }
+
+    /// The workspace and end of the pause a Retry-After put on `method` for `channel`,
+    /// when one is in force at `now` (to share it with the other workers).
+    pub fn pause_of(&self, method: &str, channel: &str, now: u64) -> Option<(String, u64)> {
+        let ws = self.workspace_of(channel);
+        let until = self.limiter.paused_until(&ws, method, now)?;
+        Some((ws, until))
     }
 
     /// After a queued wait: the note when a Retry-After pause now forbids the call.

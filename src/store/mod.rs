@@ -259,6 +259,9 @@ pub struct Store {
     fetch_since: Option<u64>,
     /// What changed since the last save, while the store is saved (see [`journal`]).
     journal: Option<journal::Journal>,
+    /// While the workers' shared coordination (Redis) is unreachable: the note every
+    /// build carries.
+    coordination_note: Option<String>,
 }
 
 impl Store {
@@ -276,6 +279,7 @@ impl Store {
             recent: Recent::default(),
             fetch_since: None,
             journal: None,
+            coordination_note: None,
             config,
         }
     }

@@ -136,6 +136,8 @@ pub struct StoreStats {
     pub search: SearchIndexStats,
     /// Saving to a file (`options.persist`); null when the store is in memory only.
     pub persist: Option<crate::persist::PersistStats>,
+    /// The shared Redis (`options.redis`); null when the worker is alone.
+    pub redis: Option<crate::coord::RedisStats>,
 }
 
 impl Store {
@@ -188,6 +190,7 @@ impl Store {
             ignored_events: c.ignored_events,
             search,
             persist: None,
+            redis: None,
         }
     }
 }

@@ -204,14 +204,18 @@ impl ChannelStore {
     ) -> Result<String> {
         let now = self.now(env)?;
         let timed_out = timed_out == Some(true);
-        Ok(self.core()?.fetch_failed(
+        let reason = self.core()?.fetch_failed(
             &method,
             &channel_id,
             &message,
             retry_after_ms,
             timed_out,
             now,
-        ))
+        );
+        if retry_after_ms.is_some() {
+            self.share_pause(env, &method, &channel_id)?;
+        }
+        Ok(reason)
     }
 
     /// Internal (fetch runtime): a fetch begins; returns the event number it began at,

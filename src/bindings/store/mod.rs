@@ -6,6 +6,7 @@
 //! `buildContext` in [`built`].
 
 mod built;
+mod shared;
 
 pub(crate) use fetch::failures_from;
 
@@ -14,6 +15,7 @@ use super::js::{
     call_js, describe, expect_object, from_js, from_js_opt, id_arg, input_json, is_nullish,
     stringify, to_js,
 };
+use crate::coord::Coordinator;
 use crate::input::{self, InputError};
 use crate::persist::{Flush, PersistError, PersistStats, Persister, Waiter};
 use crate::slack::ResponseError;
@@ -27,6 +29,7 @@ use napi_derive::napi;
 use serde::Deserialize;
 use serde_json::Value;
 use std::cell::{RefCell, RefMut};
+use std::sync::Arc;
 
 /// Rust-owned channel state fed by events, with bounded caches (thread replies: 5 min,
 /// 500 threads; thread starters: 6 h, 2,000 entries; media: 50 MB LRU), per-workspace,
@@ -47,6 +50,8 @@ pub struct ChannelStore {
     fetchers: Fetchers,
     /// The writer behind the store, with `options.persist`.
     persist: Option<Persister>,
+    /// The Redis shared with the other workers, with `options.redis`.
+    coord: Option<Arc<Coordinator>>,
 }
 
 /// The store for the length of one call; on the way out, what the call changed is
@@ -173,6 +178,18 @@ impl ChannelStore {
         };
         let (clock, fetchers, config) = named(&env, F, "options", read)?;
         let persist_config = config.persist.clone();
+        let coord = match config.redis.clone() {
+            Some(c) => {
+                let url = crate::coord::redacted(&c.url);
+                let coord = Coordinator::new(c).map_err(|e| {
+                    Error::from_reason(format!("{F}: options.redis.url {url:?}: {e}"))
+                })?;
+                let coord = Arc::new(coord);
+                shared::probe(&env, &coord)?;
+                Some(coord)
+            }
+            None => None,
+        };
         let mut store = Store::new(config);
         let persist = match persist_config {
             Some(c) => {
@@ -189,6 +206,7 @@ impl ChannelStore {
             clock,
             fetchers,
             persist,
+            coord,
         })
     }
 
@@ -465,6 +483,7 @@ impl ChannelStore {
         let now = self.now(env)?;
         let mut stats = self.core()?.stats(now);
         stats.persist = self.persist.as_ref().map(Persister::stats);
+        stats.redis = self.coord.as_ref().map(|c| c.stats());
         to_js(env, &stats)
     }
 

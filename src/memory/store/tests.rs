@@ -429,7 +429,7 @@ fn a_valid_caller_summary_is_stored_and_an_invalid_one_falls_back_to_the_extract
     let given = "Current goals / open questions:\n- Keep steps small\nDecisions made:\n- (none)\n\
                  Important facts:\n- (none)\nRecent outcomes:\n- (none)\nPending actions:\n- (none)\n";
     let done = s
-        .apply_compaction(&plan, Some(given), 5)
+        .apply_compaction(&plan, Some(given), 5, None)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         (done.source, done.summary_version),
@@ -439,7 +439,7 @@ fn a_valid_caller_summary_is_stored_and_an_invalid_one_falls_back_to_the_extract
     assert!(body.contains("- Keep steps small"), "{body}");
     // The same plan again: the summary moved on to version 1, so it is stale, and
     // nothing is written.
-    let err = s.apply_compaction(&plan, Some(given), 6);
+    let err = s.apply_compaction(&plan, Some(given), 6, None);
     assert!(
         matches!(
             err,
@@ -456,7 +456,7 @@ fn a_valid_caller_summary_is_stored_and_an_invalid_one_falls_back_to_the_extract
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or_else(|| panic!("not planned"));
     let done = s
-        .apply_compaction(&plan, Some("Sure! Here is a summary: all good."), 7)
+        .apply_compaction(&plan, Some("Sure! Here is a summary: all good."), 7, None)
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         (done.source, done.summary_version),
@@ -497,4 +497,44 @@ fn a_turn_is_committed_once_under_its_key_with_all_its_messages() {
         .map(|m| m.text)
         .collect();
     assert_eq!(texts, ["deploy?", "done"]);
+}
+
+#[test]
+fn a_holder_whose_lock_expired_cannot_write_over_a_newer_holders_summary() {
+    use crate::memory::summary::CompactionPolicy;
+    let policy = CompactionPolicy::default();
+    let mut s = store();
+    ingest_many(&mut s, 12);
+    let plan = |s: &MemoryStore| {
+        s.plan_compaction(S, "root:42", &policy, 0, true)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("not planned"))
+    };
+    // Holder 7 plans; its lock expires; holder 8 plans on the same version and writes.
+    let stale_holder = plan(&s);
+    let newer_holder = plan(&s);
+    let done = s
+        .apply_compaction(&newer_holder, None, 1, Some(8))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(done.summary_version, 1);
+    // Holder 7 wakes up: refused by its token before its version is even looked at.
+    let err = s.apply_compaction(&stale_holder, None, 2, Some(7));
+    assert!(
+        matches!(err, Err(MemoryError::Fenced { fence: 7, found: 8 })),
+        "{err:?}"
+    );
+    // A write without a token is held by the version check alone.
+    let err = s.apply_compaction(&stale_holder, None, 2, None);
+    assert!(matches!(err, Err(MemoryError::Stale { .. })), "{err:?}");
+    // The next holder (9) writes on top; the summary is at version 2 under token 9.
+    for i in 0..3 {
+        let id = format!("later{i}");
+        s.ingest(&msg(&id, Role::User, "One more step.", None))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let next = plan(&s);
+    let done = s
+        .apply_compaction(&next, None, 3, Some(9))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(done.summary_version, 2);
 }

@@ -1,0 +1,513 @@
+//! Coordination between gateway workers through Redis: a rate limiter shared by every
+//! worker of a workspace, Retry-After pauses shared the same way, and locks with fencing
+//! tokens for single-writer work (compaction).
+//!
+//! Redis is optional and never trusted to be there: every call has a timeout, and when
+//! Redis is unreachable (at start or later) each worker falls back to what it has alone
+//! (its own rate limiter, process-local locks), reports the degradation, and reconnects
+//! on its own. A fault costs coordination, never a turn.
+
+pub mod scripts;
+
+use napi_derive::napi;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::Script;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long one Redis call may take before the worker goes on without it: 250 ms.
+pub const DEFAULT_TIMEOUT_MS: u64 = 250;
+/// Prefix of every key the package writes.
+pub const DEFAULT_KEY_PREFIX: &str = "context-engine";
+/// After a failed connection attempt, how long calls go on without Redis before the
+/// next attempt (so an unreachable server costs one timeout per second, not per call).
+pub const RECONNECT_PAUSE: Duration = Duration::from_secs(1);
+
+/// Where Redis is and how the package's keys are named.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RedisConfig {
+    /// `redis://host:port/db` (or `rediss://`, `unix://`).
+    pub url: String,
+    pub key_prefix: String,
+    pub timeout_ms: u64,
+}
+
+/// The shared limiter's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum SharedGrant {
+    /// A slot was taken: call now.
+    Granted,
+    /// The window is full (or the method paused, `paused`) for `ms` more.
+    Wait { ms: u64, paused: bool },
+    /// Redis could not be asked: the worker's own limiter is all there is.
+    Unavailable { reason: String },
+}
+
+/// A lock held: the token that proves it, and the fencing token to write with (`None`
+/// for a process-local lock taken while Redis was unreachable).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Held {
+    pub name: String,
+    pub token: String,
+    pub fence: Option<u64>,
+}
+
+/// What a lock request found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Locked {
+    Acquired(Held),
+    /// Another holder has it.
+    Busy,
+}
+
+/// The coordinator's state, as `stats()` reports it.
+#[napi(object, object_from_js = false, use_nullable = true)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RedisStats {
+    /// The URL without its password.
+    pub url: String,
+    /// Redis answered the last call.
+    pub connected: bool,
+    /// Calls answered by Redis, and calls that failed or timed out (each then went on
+    /// without it).
+    pub calls: i64,
+    pub failures: i64,
+    /// When the worker fell back to its own limiter and locks (epoch ms), null while
+    /// Redis answers.
+    pub degraded_since: Option<f64>,
+    pub last_error: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct Health {
+    connected: bool,
+    calls: i64,
+    failures: i64,
+    degraded_since: Option<f64>,
+    last_error: Option<String>,
+    /// No connection attempt before this.
+    retry_at: Option<Instant>,
+}
+
+/// Locks taken while Redis was unreachable: they exclude other holders in this process
+/// only.
+#[derive(Debug, Default)]
+struct LocalLocks {
+    held: HashMap<String, (String, Instant)>,
+}
+
+/// The connection to Redis and the scripts run there.
+pub struct Coordinator {
+    config: RedisConfig,
+    client: redis::Client,
+    conn: tokio::sync::Mutex<Option<ConnectionManager>>,
+    health: Mutex<Health>,
+    local: Mutex<LocalLocks>,
+    acquire: Script,
+    pause: Script,
+    lock: Script,
+    extend: Script,
+    release: Script,
+}
+
+impl std::fmt::Debug for Coordinator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Coordinator")
+            .field("url", &redacted(&self.config.url))
+            .finish_non_exhaustive()
+    }
+}
+
+/// A URL with its password (if any) replaced by `***`.
+pub fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.rsplit_once('@') {
+        Some((auth, host)) => match auth.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+            None => format!("{scheme}://***@{host}"),
+        },
+        None => url.to_string(),
+    }
+}
+
+fn now_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+}
+
+/// A token unique to one lock acquisition (not a secret: it only tells holders apart).
+fn token() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{}-{nanos:x}-{n}", std::process::id())
+}
+
+impl Coordinator {
+    /// Checks the URL (a malformed one is an error now, an unreachable server is not).
+    pub fn new(config: RedisConfig) -> Result<Coordinator, String> {
+        let client = redis::Client::open(config.url.as_str()).map_err(|e| e.to_string())?;
+        Ok(Coordinator {
+            client,
+            conn: tokio::sync::Mutex::new(None),
+            health: Mutex::new(Health::default()),
+            local: Mutex::new(LocalLocks::default()),
+            acquire: Script::new(scripts::ACQUIRE),
+            pause: Script::new(scripts::PAUSE),
+            lock: Script::new(scripts::LOCK),
+            extend: Script::new(scripts::EXTEND),
+            release: Script::new(scripts::RELEASE),
+            config,
+        })
+    }
+
+    fn timeout(&self) -> Duration {
+        Duration::from_millis(self.config.timeout_ms)
+    }
+
+    fn key(&self, parts: &[&str]) -> String {
+        let mut k = self.config.key_prefix.clone();
+        for p in parts {
+            k.push(':');
+            k.push_str(p);
+        }
+        k
+    }
+
+    fn health(&self) -> std::sync::MutexGuard<'_, Health> {
+        self.health
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn failed(&self, why: String) -> String {
+        let mut h = self.health();
+        h.connected = false;
+        h.failures += 1;
+        h.degraded_since.get_or_insert_with(now_ms);
+        h.last_error = Some(why.clone());
+        why
+    }
+
+    fn answered(&self) {
+        let mut h = self.health();
+        h.connected = true;
+        h.calls += 1;
+        h.degraded_since = None;
+    }
+
+    /// The connection, made on first use (and again after a failed attempt, at most once
+    /// per [`RECONNECT_PAUSE`]); the manager reconnects by itself after that.
+    async fn connection(&self) -> Result<ConnectionManager, String> {
+        let mut slot = self.conn.lock().await;
+        if let Some(c) = slot.as_ref() {
+            return Ok(c.clone());
+        }
+        let (retry_at, last) = {
+            let h = self.health();
+            (h.retry_at, h.last_error.clone().unwrap_or_default())
+        };
+        if retry_at.is_some_and(|at| Instant::now() < at) {
+            return Err(format!("not reconnected yet ({last})"));
+        }
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(self.timeout()))
+            .set_response_timeout(Some(self.timeout()))
+            .set_number_of_retries(1)
+            .set_max_delay(self.timeout());
+        let made = tokio::time::timeout(
+            self.timeout() * 2,
+            ConnectionManager::new_with_config(self.client.clone(), config),
+        )
+        .await;
+        match made {
+            Ok(Ok(c)) => {
+                *slot = Some(c.clone());
+                self.health().retry_at = None;
+                Ok(c)
+            }
+            Ok(Err(e)) => {
+                self.health().retry_at = Some(Instant::now() + RECONNECT_PAUSE);
+                Err(format!("could not connect: {e}"))
+            }
+            Err(_) => {
+                self.health().retry_at = Some(Instant::now() + RECONNECT_PAUSE);
+                Err(format!(
+                    "could not connect within {} ms",
+                    self.config.timeout_ms * 2
+                ))
+            }
+        }
+    }
+
+    /// Runs one script with the call timeout, recording the outcome in the health.
+    async fn run<T: redis::FromRedisValue>(
+        &self,
+        script: &Script,
+        keys: &[&str],
+        args: &[String],
+    ) -> Result<T, String> {
+        let mut conn = match self.connection().await {
+            Ok(c) => c,
+            Err(e) => return Err(self.failed(e)),
+        };
+        let mut inv = script.prepare_invoke();
+        for k in keys {
+            inv.key(*k);
+        }
+        for a in args {
+            inv.arg(a.as_str());
+        }
+        match tokio::time::timeout(self.timeout(), inv.invoke_async::<T>(&mut conn)).await {
+            Ok(Ok(v)) => {
+                self.answered();
+                Ok(v)
+            }
+            Ok(Err(e)) => Err(self.failed(format!("Redis: {e}"))),
+            Err(_) => Err(self.failed(format!(
+                "Redis did not answer within {} ms",
+                self.config.timeout_ms
+            ))),
+        }
+    }
+
+    /// Asks for a call slot of `method` in `workspace`: at most `limit` calls in any
+    /// `window_ms` across every worker sharing this Redis and key prefix.
+    pub async fn acquire(
+        &self,
+        workspace: &str,
+        method: &str,
+        limit: u32,
+        window_ms: u64,
+        now: u64,
+    ) -> SharedGrant {
+        let window = self.key(&["rate", workspace, method]);
+        let pause = self.key(&["pause", workspace, method]);
+        let member = format!("{now}-{}", token());
+        let args = [
+            now.to_string(),
+            window_ms.to_string(),
+            limit.to_string(),
+            member,
+        ];
+        match self
+            .run::<(u64, u64, u64)>(&self.acquire, &[&window, &pause], &args)
+            .await
+        {
+            Ok((1, _, _)) => SharedGrant::Granted,
+            Ok((_, ms, paused)) => SharedGrant::Wait {
+                ms: ms.max(1),
+                paused: paused == 1,
+            },
+            Err(reason) => SharedGrant::Unavailable { reason },
+        }
+    }
+
+    /// Pauses `method` in `workspace` for every worker until `until` (a Retry-After).
+    pub async fn pause(
+        &self,
+        workspace: &str,
+        method: &str,
+        until: u64,
+        now: u64,
+    ) -> Result<(), String> {
+        let key = self.key(&["pause", workspace, method]);
+        let ttl = until.saturating_sub(now).max(1);
+        self.run::<i64>(&self.pause, &[&key], &[until.to_string(), ttl.to_string()])
+            .await
+            .map(drop)
+    }
+
+    fn local(&self) -> std::sync::MutexGuard<'_, LocalLocks> {
+        self.local
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Takes lock `name` for `ttl_ms` unless another holder has it. Without Redis, a
+    /// process-local lock (no fencing token).
+    pub async fn lock(&self, name: &str, ttl_ms: u64) -> Locked {
+        let key = self.key(&["lock", name]);
+        let fence_key = self.key(&["fence", name]);
+        let token = token();
+        match self
+            .run::<u64>(
+                &self.lock,
+                &[&key, &fence_key],
+                &[token.clone(), ttl_ms.max(1).to_string()],
+            )
+            .await
+        {
+            Ok(0) => Locked::Busy,
+            Ok(fence) => Locked::Acquired(Held {
+                name: name.to_string(),
+                token,
+                fence: Some(fence),
+            }),
+            Err(_) => {
+                let mut l = self.local();
+                let now = Instant::now();
+                l.held.retain(|_, (_, until)| *until > now);
+                if l.held.contains_key(name) {
+                    return Locked::Busy;
+                }
+                let until = now + Duration::from_millis(ttl_ms.max(1));
+                l.held.insert(name.to_string(), (token.clone(), until));
+                Locked::Acquired(Held {
+                    name: name.to_string(),
+                    token,
+                    fence: None,
+                })
+            }
+        }
+    }
+
+    /// Extends a lock `held` still holds; false when it was lost (expired and taken, or
+    /// Redis is unreachable for a Redis lock).
+    pub async fn extend(&self, held: &Held, ttl_ms: u64) -> bool {
+        if held.fence.is_none() {
+            let mut l = self.local();
+            let now = Instant::now();
+            return match l.held.get_mut(&held.name) {
+                Some((t, until)) if *t == held.token && *until > now => {
+                    *until = now + Duration::from_millis(ttl_ms.max(1));
+                    true
+                }
+                _ => false,
+            };
+        }
+        let key = self.key(&["lock", &held.name]);
+        let args = [held.token.clone(), ttl_ms.max(1).to_string()];
+        matches!(self.run::<i64>(&self.extend, &[&key], &args).await, Ok(1))
+    }
+
+    /// Releases a lock `held` still holds; false when it no longer did.
+    pub async fn release(&self, held: &Held) -> bool {
+        if held.fence.is_none() {
+            let mut l = self.local();
+            let mine = l
+                .held
+                .get(&held.name)
+                .is_some_and(|(t, until)| *t == held.token && *until > Instant::now());
+            if mine {
+                l.held.remove(&held.name);
+            }
+            return mine;
+        }
+        let key = self.key(&["lock", &held.name]);
+        matches!(
+            self.run::<i64>(&self.release, &[&key], std::slice::from_ref(&held.token))
+                .await,
+            Ok(1)
+        )
+    }
+
+    /// Connects now (in the background of the caller), so that `stats()` tells early
+    /// whether Redis is there.
+    pub async fn probe(&self) {
+        if let Err(e) = self.connection().await {
+            self.failed(e);
+        }
+    }
+
+    pub fn stats(&self) -> RedisStats {
+        let h = self.health();
+        RedisStats {
+            url: redacted(&self.config.url),
+            connected: h.connected,
+            calls: h.calls,
+            failures: h.failures,
+            degraded_since: h.degraded_since,
+            last_error: h.last_error.clone(),
+        }
+    }
+
+    /// The note a build carries while the worker goes on without Redis.
+    pub fn degraded_note(&self) -> Option<String> {
+        let h = self.health();
+        h.degraded_since?;
+        Some(format!(
+            "Redis is unreachable ({}): rate limits and locks are this worker's own until it reconnects.",
+            h.last_error.as_deref().unwrap_or("no answer")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_password_never_reaches_a_report() {
+        assert_eq!(
+            redacted("redis://:s3cret@host:6379/0"),
+            "redis://:***@host:6379/0"
+        );
+        assert_eq!(
+            redacted("redis://user:s3cret@host:6379"),
+            "redis://user:***@host:6379"
+        );
+        assert_eq!(redacted("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+    }
+
+    #[test]
+    fn a_malformed_url_is_refused_at_once() {
+        let c = Coordinator::new(RedisConfig {
+            url: "http://nope".into(),
+            key_prefix: DEFAULT_KEY_PREFIX.into(),
+            timeout_ms: DEFAULT_TIMEOUT_MS,
+        });
+        assert!(c.is_err());
+    }
+
+    #[test]
+    fn without_redis_locks_are_local_and_exclusive() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        // A port nothing listens on: every call fails fast, locks fall back.
+        let c = Coordinator::new(RedisConfig {
+            url: "redis://127.0.0.1:1".into(),
+            key_prefix: "t".into(),
+            timeout_ms: 100,
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        rt.block_on(async {
+            let Locked::Acquired(a) = c.lock("compact:s1", 10_000).await else {
+                panic!("first lock")
+            };
+            assert_eq!(a.fence, None);
+            assert_eq!(c.lock("compact:s1", 10_000).await, Locked::Busy);
+            assert!(c.extend(&a, 10_000).await);
+            assert!(c.release(&a).await);
+            assert!(!c.release(&a).await, "released once");
+            assert!(matches!(
+                c.lock("compact:s1", 10_000).await,
+                Locked::Acquired(_)
+            ));
+            assert!(matches!(
+                c.acquire("T1", "conversations.replies", 40, 60_000, 1)
+                    .await,
+                SharedGrant::Unavailable { .. }
+            ));
+        });
+        let s = c.stats();
+        assert!(!s.connected);
+        assert!(s.failures >= 1);
+        assert!(s.degraded_since.is_some());
+        assert!(c
+            .degraded_note()
+            .is_some_and(|n| n.starts_with("Redis is unreachable (")));
+    }
+}
