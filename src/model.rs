@@ -11,7 +11,7 @@ pub const SCHEMA_VERSION: &str = "1.0";
 
 /// Who wrote a message.
 #[napi(object, object_to_js = false, object_from_js = false)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Author {
     #[napi(js_name = "user_id")]
     pub user_id: String,

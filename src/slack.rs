@@ -167,7 +167,7 @@ pub fn message(m: &Value, path: &str, dir: Directory<'_>) -> Result<StoredMessag
     Ok(StoredMessage {
         id: ts.clone(),
         key,
-        author: author(m, dir),
+        author: std::sync::Arc::new(author(m, dir)),
         text: str_at(m, "text").unwrap_or("").to_string(),
         broadcast: thread_id.is_some()
             && matches!(subtype, Some("thread_broadcast" | "reply_broadcast")),

@@ -6,6 +6,7 @@ use crate::store::message::{Reaction, StoredFile, StoredMessage};
 use crate::time::ts_key;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
+use std::sync::Arc;
 
 fn is_false(b: &bool) -> bool {
     !*b
@@ -102,7 +103,7 @@ fn restore(s: Saved) -> Result<StoredMessage, CorruptRow> {
         id: s.id.into_owned(),
         key,
         ts: s.ts.into_owned(),
-        author: s.author.into_owned(),
+        author: Arc::new(s.author.into_owned()),
         text: s.text.into_owned(),
         thread_id: s.thread.map(Cow::into_owned),
         broadcast: s.broadcast,
@@ -183,8 +184,8 @@ mod tests {
     fn every_field_comes_back() {
         let m = full();
         assert_eq!(decode(&encode(&m)), Ok(m.clone()));
-        let plain =
-            StoredMessage::new("1.000001", m.author.clone(), "").unwrap_or_else(|| unreachable!());
+        let plain = StoredMessage::new("1.000001", Author::clone(&m.author), "")
+            .unwrap_or_else(|| unreachable!());
         assert_eq!(decode(&encode(&plain)), Ok(plain));
         assert_eq!(
             decode_all(&encode_all(&[m.clone(), m.clone()])),

@@ -36,7 +36,7 @@ impl MessageView for StoredMessage {
         &self.ts
     }
     fn author(&self) -> Author {
-        self.author.clone()
+        Author::clone(&self.author)
     }
     fn text(&self) -> &str {
         &self.text

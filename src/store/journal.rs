@@ -400,6 +400,7 @@ impl Store {
         let window_size = self.config.window_size;
         for ((channel, _), m) in saved.window {
             let Some(m) = m else { continue };
+            let m = self.shared_author(m);
             let ch = self.channel_mut(&channel);
             ch.ids.insert(m.id.clone(), m.key);
             ch.window.insert(m.key, m);
@@ -429,8 +430,13 @@ impl Store {
         // Entries the bounds changed or dropped: the file must follow.
         let mut rewrite_threads: Vec<ThreadKey> = Vec::new();
         for (key, t) in threads {
+            let replies: Vec<StoredMessage> = t
+                .replies
+                .into_iter()
+                .map(|m| self.shared_author(m))
+                .collect();
             let mut entry = ThreadEntry {
-                replies: t.replies.into_iter().map(|m| (m.key, m)).collect(),
+                replies: replies.into_iter().map(|m| (m.key, m)).collect(),
                 complete: t.complete,
             };
             if !entry.keep_newest(self.config.max_thread_replies).is_empty() {
@@ -461,11 +467,13 @@ impl Store {
         starters.sort_by_key(|(_, s)| s.written_at);
         let mut rewrite_starters: Vec<ThreadKey> = Vec::new();
         for (key, s) in starters {
-            let gone = self.starters.insert(key, s.message, s.written_at);
+            let message = self.shared_author(s.message);
+            let gone = self.starters.insert(key, message, s.written_at);
             rewrite_starters.extend(gone.into_iter().map(|(k, _)| k));
         }
         for ((channel, _), m) in saved.orphans {
             let Some(m) = m else { continue };
+            let m = self.shared_author(m);
             if let Some(old) = self.channel_mut(&channel).remember_orphan(&m) {
                 self.note_orphan(&channel, &old);
             }

@@ -5,6 +5,7 @@ use crate::model::{Author, MediaRef, MessageInput};
 use crate::time::{ts_key, TsKey};
 use napi_derive::napi;
 use serde::Deserialize;
+use std::sync::Arc;
 
 /// A reaction with its count and, when known, who reacted.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,7 +28,9 @@ pub struct StoredMessage {
     pub id: String,
     pub ts: String,
     pub key: TsKey,
-    pub author: Author,
+    /// Shared by every message the store holds of the same author (see
+    /// [`super::Store`]'s author table).
+    pub author: Arc<Author>,
     pub text: String,
     /// The thread a reply belongs to (its root's id); `None` for top-level messages,
     /// thread roots included.
@@ -57,13 +60,12 @@ impl StoredMessage {
         self.thread_id.is_none() || self.broadcast
     }
 
-    /// Approximate heap bytes held by this message (for the memory report).
+    /// Approximate heap bytes held by this message (for the memory report); its author
+    /// is shared, and counted by the store once.
     pub fn heap_bytes(&self) -> usize {
         let s = |x: &String| x.capacity();
         s(&self.id)
             + s(&self.ts)
-            + s(&self.author.user_id)
-            + s(&self.author.display_name)
             + s(&self.text)
             + self.thread_id.as_ref().map_or(0, s)
             + self.latest_reply.as_ref().map_or(0, s)
@@ -102,7 +104,7 @@ impl StoredMessage {
             id: ts.clone(),
             key,
             ts,
-            author,
+            author: Arc::new(author),
             text,
             thread_id: None,
             broadcast: false,
@@ -157,7 +159,7 @@ impl StoredMessage {
         Ok(StoredMessage {
             id,
             key,
-            author: Author::from(&m.author),
+            author: Arc::new(Author::from(&m.author)),
             text: m.text,
             broadcast: m.broadcast.unwrap_or(false) && thread_id.is_some(),
             thread_id,

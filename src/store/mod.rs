@@ -24,6 +24,7 @@ pub mod stats;
 pub mod views;
 
 use crate::cache::{ByteCache, ByteSized, Lookup, TtlCache};
+use crate::model::Author;
 use crate::model::MediaRef;
 use crate::ratelimit::RateLimiter;
 use crate::search::hasher::WordHash;
@@ -38,6 +39,7 @@ pub use config::{
 use message::{Event, StoredMessage};
 use recent::{Patch, Recent};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 /// Deleted message ids remembered per channel. Past that, the oldest deletion is
 /// forgotten and the channel's deletion horizon moves up to its message's time: a
@@ -50,6 +52,9 @@ pub const DELETED_REMEMBERED: usize = 10_000;
 pub const ORPHAN_REPLIES_REMEMBERED: usize = 1_000;
 /// File locations remembered (artifact id -> where to download it).
 pub const FILES_REMEMBERED: usize = 50_000;
+/// Distinct authors shared between held messages. Past it, a new author's messages
+/// carry their own copy.
+pub const AUTHORS_SHARED: usize = 100_000;
 
 /// The replies of one thread, as held.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -262,6 +267,9 @@ pub struct Store {
     /// While the workers' shared coordination (Redis) is unreachable: the note every
     /// build carries.
     coordination_note: Option<String>,
+    /// One copy of each author, shared by the messages held of them (a channel has a few
+    /// dozen authors and thousands of messages).
+    authors: HashSet<Arc<Author>>,
 }
 
 impl Store {
@@ -280,6 +288,7 @@ impl Store {
             fetch_since: None,
             journal: None,
             coordination_note: None,
+            authors: HashSet::new(),
             config,
         }
     }
@@ -477,9 +486,22 @@ impl Store {
         }
     }
 
+    /// `m` with its author shared with the other messages held of that author.
+    pub(super) fn shared_author(&mut self, mut m: StoredMessage) -> StoredMessage {
+        match self.authors.get(&*m.author) {
+            Some(a) => m.author = Arc::clone(a),
+            None if self.authors.len() < AUTHORS_SHARED => {
+                self.authors.insert(Arc::clone(&m.author));
+            }
+            None => {}
+        }
+        m
+    }
+
     /// Stores a message. `live` is true for events (the message is new now) and false
     /// for fetch results (a copy of the platform's state).
     pub fn put_message(&mut self, channel: &str, m: StoredMessage, live: bool, now: u64) {
+        let m = self.shared_author(m);
         let window_size = self.config.window_size;
         if live {
             if self.channel_mut(channel).was_deleted(&m.id) {
@@ -888,6 +910,7 @@ impl Store {
     /// Ingests one page of a channel's history (newest first or oldest first).
     pub fn put_history(&mut self, channel: &str, messages: Vec<StoredMessage>, now: u64) {
         for m in messages {
+            let m = self.shared_author(m);
             let m = self.merge_fetched(channel, m);
             if !m.is_reply() && m.reply_count > 0 {
                 let key = thread_key(channel, &m.id);
@@ -930,7 +953,10 @@ impl Store {
         let previous_replies = previous.as_ref().map(|p| p.replies.clone());
         let mut messages: Vec<StoredMessage> = messages
             .into_iter()
-            .map(|m| self.merge_fetched(channel, m))
+            .map(|m| {
+                let m = self.shared_author(m);
+                self.merge_fetched(channel, m)
+            })
             .collect();
         if let Some(since) = self.fetch_since.filter(|_| !self.recent.is_empty()) {
             // Replies that events delivered after the fetch began and the page lacks:
@@ -1114,7 +1140,14 @@ impl Store {
             .flat_map(|(_, e)| e.value.replies.values())
             .map(|m| m.heap_bytes() + std::mem::size_of::<StoredMessage>())
             .sum();
-        window + replies
+        let authors: usize = self
+            .authors
+            .iter()
+            .map(|a| {
+                a.user_id.capacity() + a.display_name.capacity() + std::mem::size_of::<Author>()
+            })
+            .sum();
+        window + replies + authors
     }
 
     /// Messages held in channel windows.

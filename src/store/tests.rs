@@ -831,3 +831,24 @@ proptest! {
         prop_assert_eq!(snap.adjacent.len() + snap.adjacent_omitted.unwrap_or(0) as usize, texts.len() - 1);
     }
 }
+
+#[test]
+fn messages_of_one_author_share_one_copy_of_the_author() {
+    let mut s = Store::new(StoreConfig::default());
+    for sec in [0, 3, 6] {
+        live(&mut s, msg(sec, "same author", None), T0);
+    }
+    live(&mut s, msg(9, "a reply", Some(0)), T0);
+    let held: Vec<&StoredMessage> = s
+        .channel(C)
+        .map(|c| c.window.values().collect())
+        .unwrap_or_default();
+    // msg() names the author after sec % 3: all four are U0.
+    assert_eq!(held.len(), 3);
+    assert!(held
+        .windows(2)
+        .all(|w| Arc::ptr_eq(&w[0].author, &w[1].author)));
+    let reply = s.find(C, &ts(9)).unwrap_or_else(|| panic!("reply held"));
+    assert!(Arc::ptr_eq(&reply.author, &held[0].author));
+    assert_eq!(s.authors.len(), 1);
+}

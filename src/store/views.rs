@@ -43,7 +43,7 @@ impl From<&StoredMessage> for StoredMessageView {
         StoredMessageView {
             message_id: m.id.clone(),
             ts: m.ts.clone(),
-            author: m.author.clone(),
+            author: Author::clone(&m.author),
             text: m.text.clone(),
             thread_id: m.thread_id.clone(),
             reply_count: m.reply_count,
