@@ -182,6 +182,7 @@ function memoryChild(kind) {
   const events = flat(
     Array.from({ length: 100_000 }, (_, k) => event(`C${String(k % 100).padStart(3, '0')}`, `${T0 + Math.floor(k / 100)}.${String(k % 100).padStart(6, '0')}`)),
   )
+  const textBytes = events.reduce((sum, e) => sum + Buffer.byteLength(e.message.text), 0)
   const make = kind === 'addon' ? () => new addon.ChannelStore() : () => new JsChannelStore()
   make().ingestMany(events.slice(0, 1000)) // warm the code path on a throwaway store
   global.gc()
@@ -192,7 +193,7 @@ function memoryChild(kind) {
   global.gc()
   const bytes = read() - before
   const stats = kind === 'addon' ? store.stats() : null
-  console.log(JSON.stringify({ bytes, messages: stats ? stats.messages : 100_000, estimate: stats ? stats.messageBytes : null }))
+  console.log(JSON.stringify({ bytes, messages: stats ? stats.messages : 100_000, estimate: stats ? stats.messageBytes : null, textBytes }))
 }
 
 function memory() {
@@ -207,6 +208,8 @@ function memory() {
     messages: a.messages,
     addonEstimatePerMessage: Math.round(a.estimate / a.messages),
     addonRssPerMessage: Math.round(a.bytes / a.messages),
+    textBytesPerMessage: Math.round(a.textBytes / a.messages),
+    met: a.bytes <= 2 * a.textBytes,
     jsHeapPerMessage: Math.round(j.bytes / j.messages),
   }
 }
@@ -227,7 +230,9 @@ async function main() {
   console.log(`  persisted         calls ${f(p.callsMsgsPerSec)} msgs/s, until flushed ${f(p.durableMsgsPerSec)} msgs/s   in memory ${f(p.memoryMsgsPerSec)} msgs/s   slowdown ${p.slowdown.toFixed(2)}x   target within 2x: ${p.met ? 'met' : 'missed'} (${f(p.writtenRows)} rows written, ${f(p.deferred)} calls deferred)`)
   console.log(`buildContext+prompt addon p50 ${b.addon.p50.toFixed(1)} µs p99 ${b.addon.p99.toFixed(1)}   js p50 ${b.js.p50.toFixed(1)} µs p99 ${b.js.p99.toFixed(1)}   js/addon ${(b.js.p50 / b.addon.p50).toFixed(2)}x   target p50 ${b.target} µs: ${b.met ? 'met' : 'missed'}`)
   console.log(`  addon buildContext alone p50 ${b.addonBuildOnly.p50.toFixed(1)} µs; with snapshot and thread read as objects p50 ${b.addonMaterialized.p50.toFixed(1)} µs (prompt ${f(b.promptChars)} chars, ${b.includedReplies} replies)`)
-  console.log(`memory per message  addon ~${m.addonEstimatePerMessage} B (store estimate), ${m.addonRssPerMessage} B (RSS delta)   js ${m.jsHeapPerMessage} B (heap delta)   at ${f(m.messages)} messages`)
+  console.log(
+    `memory per message  addon ~${m.addonEstimatePerMessage} B (store estimate), ${m.addonRssPerMessage} B (RSS delta, ${(m.addonRssPerMessage / m.textBytesPerMessage).toFixed(2)}x its ${m.textBytesPerMessage} B of text; target <= 2x: ${m.met ? 'met' : 'missed'})   js ${m.jsHeapPerMessage} B (heap delta)   at ${f(m.messages)} messages`,
+  )
 }
 
 main().catch((err) => {

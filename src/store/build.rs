@@ -431,7 +431,7 @@ impl Store {
             AnchorAt::Reply { thread, .. } => self
                 .channels
                 .get(&req.channel)
-                .and_then(|c| c.ids.get(thread).copied())
+                .and_then(|c| c.key_of(thread))
                 .unwrap_or(anchor_key),
             _ => anchor_key,
         };
@@ -694,7 +694,7 @@ impl Store {
             AnchorAt::Reply { thread, .. } => self
                 .channels
                 .get(&req.channel)
-                .and_then(|c| c.ids.get(thread).copied())
+                .and_then(|c| c.key_of(thread))
                 .unwrap_or(anchor.key),
             _ => anchor.key,
         };

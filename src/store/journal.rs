@@ -402,14 +402,14 @@ impl Store {
             let Some(m) = m else { continue };
             let m = self.shared_author(m);
             let ch = self.channel_mut(&channel);
-            ch.ids.insert(m.id.clone(), m.key);
+            ch.hold_id(&m.id, m.key);
             ch.window.insert(m.key, m);
         }
         let mut evicted = Vec::new();
         for (id, ch) in &mut self.channels {
             while ch.window.len() > window_size {
                 if let Some((_, old)) = ch.window.pop_first() {
-                    ch.ids.remove(&old.id);
+                    ch.other_ids.remove(&old.id);
                     evicted.push((id.clone(), old.id));
                 }
             }

@@ -121,9 +121,12 @@ pub struct ChannelState {
     pub workspace: Option<String>,
     /// Channel messages (top-level and broadcast replies) by ts.
     pub window: BTreeMap<TsKey, StoredMessage>,
-    /// Message id -> ts key, for the window (hashed with the index's fast hasher: the
-    /// keys are the platform's ids, and a collision flood would slow only this channel).
-    pub ids: HashMap<String, TsKey, WordHash>,
+    /// Message id -> ts key, for the window's messages whose id is not their ts (a
+    /// Slack message's id is its ts: its key is read from the id, so most messages need
+    /// no entry here). Hashed with the index's fast hasher: the keys are the platform's
+    /// ids, and a collision flood would slow only this channel. See
+    /// [`ChannelState::key_of`].
+    other_ids: HashMap<String, TsKey, WordHash>,
     /// Reply id -> thread id, for replies held in the replies cache.
     pub reply_threads: HashMap<String, String, WordHash>,
     /// A history page was ingested: the window reaches back as far as the platform gave.
@@ -171,7 +174,31 @@ impl ChannelState {
     }
 
     pub fn get(&self, id: &str) -> Option<&StoredMessage> {
-        self.ids.get(id).and_then(|k| self.window.get(k))
+        self.key_of(id).and_then(|k| self.window.get(&k))
+    }
+
+    /// The window key of message `id`, when the window holds it.
+    pub fn key_of(&self, id: &str) -> Option<TsKey> {
+        if let Some(k) = self.other_ids.get(id) {
+            return Some(*k);
+        }
+        let k = crate::time::ts_key(id)?;
+        self.window.get(&k).filter(|m| m.id == id).map(|m| m.key)
+    }
+
+    /// Records that the window holds message `id` under `key` (nothing to record when
+    /// the id is the ts the key was read from).
+    fn hold_id(&mut self, id: &str, key: TsKey) {
+        if crate::time::ts_key(id) != Some(key) {
+            self.other_ids.insert(id.to_string(), key);
+        }
+    }
+
+    /// Removes message `id` from the window; returns its key when it was held.
+    fn remove_from_window(&mut self, id: &str) -> Option<StoredMessage> {
+        let k = self.key_of(id)?;
+        self.other_ids.remove(id);
+        self.window.remove(&k)
     }
 
     /// A reply delivered by event whose thread is not held.
@@ -526,8 +553,8 @@ impl Store {
         }
         self.note_window(channel, &m.id);
         let ch = self.channel_mut(channel);
-        if let Some(old_key) = ch.ids.get(&m.id).copied() {
-            if let Some(old) = ch.window.remove(&old_key) {
+        if ch.key_of(&m.id).is_some() {
+            if let Some(old) = ch.remove_from_window(&m.id) {
                 // A fetched copy may lag behind what events already told us.
                 let mut m = m;
                 if !live {
@@ -544,19 +571,19 @@ impl Store {
                     }
                     ch.index_message(&m);
                 }
-                ch.ids.insert(m.id.clone(), m.key);
+                ch.hold_id(&m.id, m.key);
                 ch.window.insert(m.key, m);
                 return;
             }
         }
         ch.index_message(&m);
-        ch.ids.insert(m.id.clone(), m.key);
+        ch.hold_id(&m.id, m.key);
         ch.window.insert(m.key, m);
         let mut evicted = Vec::new();
         while ch.window.len() > window_size {
             match ch.window.pop_first() {
                 Some((_, old)) => {
-                    ch.ids.remove(&old.id);
+                    ch.other_ids.remove(&old.id);
                     evicted.push((old.id, old.key));
                 }
                 None => break,
@@ -586,7 +613,7 @@ impl Store {
         let Some(ch) = self.channels.get_mut(channel) else {
             return;
         };
-        if let Some(w) = ch.ids.get(id).and_then(|k| ch.window.get(k)) {
+        if let Some(w) = ch.get(id) {
             let w = w.clone();
             if w.key != key {
                 ch.index.remove(key);
@@ -694,7 +721,7 @@ impl Store {
             }
         };
         let mut bumped = false;
-        if let Some(k) = ch.ids.get(thread).copied() {
+        if let Some(k) = ch.key_of(thread) {
             if let Some(root) = ch.window.get_mut(&k) {
                 bump(root);
                 bumped = true;
@@ -744,7 +771,7 @@ impl Store {
             return;
         };
         let mut in_window = false;
-        if let Some(k) = ch.ids.get(id).copied() {
+        if let Some(k) = ch.key_of(id) {
             if let Some(m) = ch.window.get_mut(&k) {
                 f(m);
                 in_window = true;
@@ -820,10 +847,9 @@ impl Store {
         let ch = self.channel_mut(channel);
         let (new, forgotten) = ch.remember_deleted(id, key);
         let was_orphan = ch.orphans.remove(id).is_some();
-        let in_window = match ch.ids.remove(id) {
-            Some(k) => {
-                ch.window.remove(&k);
-                ch.index.remove(k);
+        let in_window = match ch.remove_from_window(id) {
+            Some(m) => {
+                ch.index.remove(m.key);
                 true
             }
             None => false,
@@ -872,7 +898,7 @@ impl Store {
             };
             let ch = self.channel_mut(channel);
             let mut root_in_window = false;
-            if let Some(k) = ch.ids.get(&thread).copied() {
+            if let Some(k) = ch.key_of(&thread) {
                 if let Some(root) = ch.window.get_mut(&k) {
                     dec(root);
                     root_in_window = true;
@@ -1026,7 +1052,7 @@ impl Store {
             }
             self.starters.insert(key.clone(), r.clone(), now);
             let ch = self.channel_mut(channel);
-            if ch.ids.contains_key(&r.id) {
+            if ch.key_of(&r.id).is_some() {
                 self.put_message(channel, r, false, now);
             }
         }
@@ -1079,7 +1105,7 @@ impl Store {
         let Some(ch) = self.channels.get_mut(channel) else {
             return;
         };
-        if let Some(m) = ch.ids.get(id).and_then(|k| ch.window.get(k)) {
+        if let Some(m) = ch.get(id) {
             let m = m.clone();
             ch.index_message(&m);
             return;

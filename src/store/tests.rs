@@ -852,3 +852,36 @@ fn messages_of_one_author_share_one_copy_of_the_author() {
     assert!(Arc::ptr_eq(&reply.author, &held[0].author));
     assert_eq!(s.authors.len(), 1);
 }
+
+#[test]
+fn a_message_whose_id_is_its_ts_needs_no_id_entry_and_other_ids_are_found_too() {
+    let mut s = Store::new(StoreConfig::default());
+    // A Slack message: its id is its ts.
+    live(&mut s, msg(1, "slack", None), T0);
+    // A Discord-style message with an id of its own.
+    let mut d = msg(2, "discord", None);
+    d.id = "1299430087154597888".into();
+    live(&mut s, d, T0);
+    // An id that reads as a ts, but not its own: found by its id, not by its ts.
+    let mut odd = msg(3, "odd", None);
+    odd.id = ts(4);
+    live(&mut s, odd, T0);
+    let ch = s.channel(C).unwrap_or_else(|| panic!("channel"));
+    assert_eq!(
+        ch.other_ids.len(),
+        2,
+        "only the two ids that are not their ts"
+    );
+    assert_eq!(ch.get(&ts(1)).map(|m| m.text.as_str()), Some("slack"));
+    assert_eq!(
+        ch.get("1299430087154597888").map(|m| m.text.as_str()),
+        Some("discord")
+    );
+    assert_eq!(ch.get(&ts(4)).map(|m| m.text.as_str()), Some("odd"));
+    assert_eq!(ch.key_of(&ts(3)), None, "ts(3) is not an id here");
+    s.delete(C, &ts(4), T0);
+    let ch = s.channel(C).unwrap_or_else(|| panic!("channel"));
+    assert_eq!(ch.get(&ts(4)), None);
+    assert_eq!(ch.window.len(), 2);
+    assert_eq!(ch.other_ids.len(), 1);
+}
