@@ -192,10 +192,6 @@ impl Persister {
         })
     }
 
-    pub fn config(&self) -> &PersistConfig {
-        &self.config
-    }
-
     /// Queues what `store` noted since the last call, when the queue has room (else it
     /// stays noted and goes with a later call). Never waits.
     pub fn write_behind(&self, store: &mut Store) {
@@ -229,16 +225,14 @@ impl Persister {
     }
 
     /// Queues everything `store` noted (whatever the queue holds) and returns what to
-    /// wait for with [`Persister::wait`].
+    /// wait for with [`Waiter::wait`].
     pub fn flush_from(&self, store: &mut Store) -> Result<Flush, PersistError> {
         let from = {
-            let mut q = self.shared.lock();
+            let q = self.shared.lock();
             if q.closing {
                 return Err(PersistError::Closed);
             }
-            let from = q.flushed_seq;
-            q.flushed_seq = q.queued_seq;
-            from
+            q.flushed_seq
         };
         let seq = self.enqueue(store.take_changes());
         self.shared.lock().flushed_seq = seq;
