@@ -2024,9 +2024,9 @@ export interface StoreStats {
   /** The channels' search indexes, summed. */
   search: SearchIndexStats
   /** Saving to a file (`options.persist`); null when the store is in memory only. */
-  persist?: PersistStats
+  persist?: PersistStats | null
   /** The shared Redis (`options.redis`); null when the worker is alone. */
-  redis?: RedisStats
+  redis?: RedisStats | null
 }
 
 /**

@@ -135,8 +135,10 @@ pub struct StoreStats {
     /// The channels' search indexes, summed.
     pub search: SearchIndexStats,
     /// Saving to a file (`options.persist`); null when the store is in memory only.
+    #[napi(ts_type = "PersistStats | null")]
     pub persist: Option<crate::persist::PersistStats>,
     /// The shared Redis (`options.redis`); null when the worker is alone.
+    #[napi(ts_type = "RedisStats | null")]
     pub redis: Option<crate::coord::RedisStats>,
 }
 
