@@ -3,7 +3,10 @@
 
 use super::codec::{self, CorruptRow};
 use crate::model::MediaRef;
-use crate::store::journal::{Changes, ChannelMeta, DeletedChange, SavedStarter, SavedThread};
+use crate::store::journal::{
+    Changes, ChannelMeta, DeletedChange, MessageKey, SavedStarter, SavedThread,
+};
+use crate::store::message::StoredMessage;
 use crate::store::{CachedMedia, FileLocation};
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
@@ -52,34 +55,8 @@ pub fn write(tx: &Transaction, changes: &Changes, media_max_bytes: u64) -> rusql
             ])?;
         }
     }
-    {
-        let mut up = tx.prepare_cached(
-            "INSERT INTO channel_window (channel, id, body) VALUES (?1, ?2, ?3)
-             ON CONFLICT (channel, id) DO UPDATE SET body = ?3",
-        )?;
-        let mut del =
-            tx.prepare_cached("DELETE FROM channel_window WHERE channel = ?1 AND id = ?2")?;
-        for ((channel, id), m) in &changes.window {
-            match m {
-                Some(m) => up.execute(params![channel, id, codec::encode(m)])?,
-                None => del.execute(params![channel, id])?,
-            };
-        }
-    }
-    {
-        let mut up = tx.prepare_cached(
-            "INSERT INTO channel_orphans (channel, id, body) VALUES (?1, ?2, ?3)
-             ON CONFLICT (channel, id) DO UPDATE SET body = ?3",
-        )?;
-        let mut del =
-            tx.prepare_cached("DELETE FROM channel_orphans WHERE channel = ?1 AND id = ?2")?;
-        for ((channel, id), m) in &changes.orphans {
-            match m {
-                Some(m) => up.execute(params![channel, id, codec::encode(m)])?,
-                None => del.execute(params![channel, id])?,
-            };
-        }
-    }
+    write_messages(tx, "channel_window", &changes.window)?;
+    write_messages(tx, "channel_orphans", &changes.orphans)?;
     {
         let mut add = tx.prepare_cached(
             "INSERT OR IGNORE INTO channel_deleted (channel, id, key_secs, key_frac) VALUES (?1, ?2, ?3, ?4)",
@@ -171,6 +148,29 @@ pub fn write(tx: &Transaction, changes: &Changes, media_max_bytes: u64) -> rusql
     }
     if media_max_bytes > 0 {
         write_media(tx, &changes.media, media_max_bytes)?;
+    }
+    Ok(())
+}
+
+/// Upserts or deletes messages keyed `(channel, id)` in `table` (the window, the orphan
+/// replies: one shape, two tables).
+fn write_messages(
+    tx: &Transaction,
+    table: &str,
+    rows: &[(MessageKey, Option<StoredMessage>)],
+) -> rusqlite::Result<()> {
+    let mut up = tx.prepare_cached(&format!(
+        "INSERT INTO {table} (channel, id, body) VALUES (?1, ?2, ?3)
+         ON CONFLICT (channel, id) DO UPDATE SET body = ?3"
+    ))?;
+    let mut del = tx.prepare_cached(&format!(
+        "DELETE FROM {table} WHERE channel = ?1 AND id = ?2"
+    ))?;
+    for ((channel, id), m) in rows {
+        match m {
+            Some(m) => up.execute(params![channel, id, codec::encode(m)])?,
+            None => del.execute(params![channel, id])?,
+        };
     }
     Ok(())
 }
