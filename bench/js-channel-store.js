@@ -4,6 +4,7 @@
 // per thread (LRU by Map order, TTL), snapshot with the nearest adjacent messages and
 // their thread activity, and a ThreadContext budgeted over each reply's JSON.
 'use strict'
+const MiniSearch = require('minisearch')
 const js = require('./baseline')
 const tokens = require('./js-tokens')
 
@@ -12,8 +13,14 @@ const sectionJson = (v) => JSON.stringify(v).replace(/[<>&`]/g, (c) => ESC[c])
 const tsNum = (ts) => Number(ts)
 const HOUR_MS = 3_600_000
 
+// With `index: true` each channel's window also has a MiniSearch index (text and author
+// name), kept as the addon keeps its own: a message is added when it enters the window and
+// discarded when it leaves it.
+const INDEX_OPTIONS = { fields: ['text', 'name'], storeFields: [], idField: 'id', extractField: (m, f) => (f === 'name' ? m.author.displayName : m[f]) }
+
 class JsChannelStore {
-  constructor({ windowSize = 1000, repliesMax = 500, repliesTtl = 300_000, clock = Date.now, guidance = '' } = {}) {
+  constructor({ windowSize = 1000, repliesMax = 500, repliesTtl = 300_000, clock = Date.now, guidance = '', index = false } = {}) {
+    this.index = index
     this.windowSize = windowSize
     this.repliesMax = repliesMax
     this.repliesTtl = repliesTtl
@@ -26,7 +33,7 @@ class JsChannelStore {
   channel(id) {
     let c = this.channels.get(id)
     if (!c) {
-      c = { window: [], ids: new Map(), replyThreads: new Map() }
+      c = { window: [], ids: new Map(), replyThreads: new Map(), index: this.index ? new MiniSearch(INDEX_OPTIONS) : null }
       this.channels.set(id, c)
     }
     return c
@@ -72,7 +79,15 @@ class JsChannelStore {
       w.splice(lo, 0, m)
     }
     c.ids.set(m.id, m)
-    if (w.length > this.windowSize) c.ids.delete(w.shift().id)
+    if (c.index) {
+      if (c.index.has(m.id)) c.index.discard(m.id)
+      c.index.add(m)
+    }
+    if (w.length > this.windowSize) {
+      const gone = w.shift()
+      c.ids.delete(gone.id)
+      if (c.index) c.index.discard(gone.id)
+    }
   }
 
   activity(channelId, m, now) {
