@@ -558,7 +558,11 @@ impl<'a> PackedFields<'a> {
     /// The next field as an id, kept exactly or refused: a lone surrogate folded to U+FFFD
     /// would merge it with another id. `path` names it in the error.
     pub fn id(&mut self, path: impl FnOnce() -> String) -> Result<String, InputError> {
-        let units = self.take()?;
+        Self::id_of(self.take()?, path)
+    }
+
+    /// A field's units (from [`PackedFields::take`]) as an id, as [`PackedFields::id`].
+    pub fn id_of(units: &[u16], path: impl FnOnce() -> String) -> Result<String, InputError> {
         if has_lone_surrogate(units) {
             return Err(lone_surrogate_error(path()));
         }
@@ -566,13 +570,65 @@ impl<'a> PackedFields<'a> {
     }
 }
 
-/// UTF-16 to a String (lone surrogates become U+FFFD); ASCII, most of chat text, is
-/// narrowed a block at a time.
+/// UTF-16 to a String (lone surrogates become U+FFFD), allocated at its exact UTF-8
+/// size: the store keeps these strings for as long as it holds the message, so the
+/// slack a growing buffer leaves (up to half of a non-ASCII text) would be held too.
+/// ASCII, most of chat text, is narrowed a block at a time.
 pub fn string_of_units(units: &[u16]) -> String {
     if units.iter().fold(0u16, |acc, &u| acc | u) < 0x80 {
         let bytes: Vec<u8> = units.iter().map(|&u| u as u8).collect();
         // Every unit is below 0x80: the bytes are ASCII, hence UTF-8.
         return String::from_utf8(bytes).unwrap_or_default();
     }
-    String::from_utf16_lossy(units)
+    let mut out = String::with_capacity(utf8_len_of_units(units));
+    let mut i = 0;
+    while i < units.len() {
+        let (c, used) = char_at(units, i);
+        out.push(c);
+        i += used;
+    }
+    out
+}
+
+const HIGH_SURROGATES: std::ops::Range<u16> = 0xD800..0xDC00;
+const LOW_SURROGATES: std::ops::Range<u16> = 0xDC00..0xE000;
+
+/// The character starting at `units[i]` and how many units it takes (a lone surrogate
+/// is U+FFFD, one unit).
+#[inline]
+fn char_at(units: &[u16], i: usize) -> (char, usize) {
+    let u = units[i];
+    if HIGH_SURROGATES.contains(&u) {
+        if let Some(&low) = units.get(i + 1).filter(|l| LOW_SURROGATES.contains(l)) {
+            let c = 0x10000 + ((u32::from(u) - 0xD800) << 10) + (u32::from(low) - 0xDC00);
+            return (char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER), 2);
+        }
+    }
+    (
+        char::from_u32(u32::from(u)).unwrap_or(char::REPLACEMENT_CHARACTER),
+        1,
+    )
+}
+
+/// The UTF-8 length of `units` decoded as [`string_of_units`] decodes them.
+fn utf8_len_of_units(units: &[u16]) -> usize {
+    let mut len = 0;
+    let mut i = 0;
+    while i < units.len() {
+        let u = units[i];
+        len += match u {
+            0..0x80 => 1,
+            0x80..0x800 => 2,
+            _ if HIGH_SURROGATES.contains(&u)
+                && units.get(i + 1).is_some_and(|l| LOW_SURROGATES.contains(l)) =>
+            {
+                i += 1;
+                4
+            }
+            // Other characters of the basic plane, and lone surrogates as U+FFFD.
+            _ => 3,
+        };
+        i += 1;
+    }
+    len
 }

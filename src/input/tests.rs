@@ -132,3 +132,42 @@ fn budgets_reject_nan_infinity_and_negatives() {
         );
     }
 }
+
+mod utf16 {
+    use super::super::string_of_units;
+    use proptest::prelude::*;
+
+    /// Units drawn so that surrogates (paired, lone, reversed) are common.
+    fn unit() -> impl Strategy<Value = u16> {
+        prop_oneof![
+            0u16..0x80,
+            0x80u16..0x800,
+            0x800u16..0xD800,
+            0xD800u16..0xDC00,
+            0xDC00u16..0xE000,
+            0xE000u16..=0xFFFF,
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn decodes_as_std_lossy_at_exact_capacity(units in prop::collection::vec(unit(), 0..64)) {
+            let s = string_of_units(&units);
+            prop_assert_eq!(&s, &String::from_utf16_lossy(&units));
+            prop_assert_eq!(s.capacity(), s.len());
+        }
+    }
+
+    #[test]
+    fn pairs_lone_and_reversed_surrogates() {
+        let rocket = [0xD83D, 0xDE80];
+        assert_eq!(string_of_units(&rocket), "🚀");
+        assert_eq!(string_of_units(&[0xD83D, 0x41]), "\u{FFFD}A");
+        assert_eq!(string_of_units(&[0xDE80, 0xD83D]), "\u{FFFD}\u{FFFD}");
+        let mixed: Vec<u16> = "Überprüfung デプロイ 🚀".encode_utf16().collect();
+        let s = string_of_units(&mixed);
+        assert_eq!(s, "Überprüfung デプロイ 🚀");
+        assert_eq!(s.capacity(), s.len());
+    }
+}

@@ -1,10 +1,12 @@
 //! What the store holds per message, and the neutral events that change it.
 
-use crate::input::{InputError, PackedFields};
+use crate::input::{string_of_units, InputError, PackedFields};
 use crate::model::{Author, MediaRef, MessageInput};
+use crate::search::hasher::WordHash;
 use crate::time::{ts_key, TsKey};
 use napi_derive::napi;
 use serde::Deserialize;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A reaction with its count and, when known, who reacted.
@@ -98,13 +100,19 @@ impl StoredMessage {
         ))
     }
 
-    /// [`StoredMessage::new`] for a caller that already parsed `ts` into `key`.
-    pub fn plain(ts: String, key: TsKey, author: Author, text: String) -> StoredMessage {
+    /// [`StoredMessage::new`] for a caller that already parsed `ts` into `key` (and may
+    /// have an author shared already).
+    pub fn plain(
+        ts: String,
+        key: TsKey,
+        author: impl Into<Arc<Author>>,
+        text: String,
+    ) -> StoredMessage {
         StoredMessage {
             id: ts.clone(),
             key,
             ts,
-            author: Arc::new(author),
+            author: author.into(),
             text,
             thread_id: None,
             broadcast: false,
@@ -365,6 +373,9 @@ pub const PACKED_FIELDS: usize = 6;
 pub const PACKED_MESSAGE: u8 = 0;
 pub const PACKED_BOT_MESSAGE: u8 = 1;
 
+/// An author's units in a packed batch: user id, display name, is a bot.
+type PackedAuthor<'a> = (&'a [u16], &'a [u16], bool);
+
 /// Decodes a packed batch (what the JS side of `ingestMany` sends when every event is a
 /// plain message): `units` holds the UTF-16 text of every field back to back, `lens`
 /// each field's length in units, `kinds` one entry per message. Messages come back in
@@ -372,6 +383,8 @@ pub const PACKED_BOT_MESSAGE: u8 = 1;
 pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Event>, InputError> {
     let mut out = Vec::with_capacity(kinds.len());
     let mut fields = PackedFields::new(units, lens, "events");
+    // A batch holds a few authors many times over: each is decoded once.
+    let mut authors: HashMap<PackedAuthor, Arc<Author>, WordHash> = HashMap::default();
     for (i, &kind) in kinds.iter().enumerate() {
         let path = || format!("events[{i}]");
         if kind > PACKED_BOT_MESSAGE {
@@ -383,8 +396,24 @@ pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Ev
         let channel = fields.id(|| format!("events[{i}].channelId"))?;
         let ts = fields.id(|| format!("events[{i}].message.ts"))?;
         let text = fields.text()?;
-        let user_id = fields.id(|| format!("events[{i}].message.author.userId"))?;
-        let display_name = fields.text()?;
+        let user_units = fields.take()?;
+        let name_units = fields.take()?;
+        let is_bot = kind == PACKED_BOT_MESSAGE;
+        let author = match authors.get(&(user_units, name_units, is_bot)) {
+            Some(a) => Arc::clone(a),
+            None => {
+                let user_id = PackedFields::id_of(user_units, || {
+                    format!("events[{i}].message.author.userId")
+                })?;
+                let a = Arc::new(Author {
+                    user_id,
+                    display_name: string_of_units(name_units),
+                    is_bot,
+                });
+                authors.insert((user_units, name_units, is_bot), Arc::clone(&a));
+                a
+            }
+        };
         let thread = fields.id(|| format!("events[{i}].message.threadId"))?;
         if channel.is_empty() {
             return Err(InputError::type_error(
@@ -399,11 +428,6 @@ pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Ev
             )
         })?;
         let thread_id = (!thread.is_empty() && thread != ts).then_some(thread);
-        let author = Author {
-            user_id,
-            display_name,
-            is_bot: kind == PACKED_BOT_MESSAGE,
-        };
         let mut message = StoredMessage::plain(ts, key, author, text);
         message.thread_id = thread_id;
         out.push(Event::Message {

@@ -296,7 +296,7 @@ pub struct Store {
     coordination_note: Option<String>,
     /// One copy of each author, shared by the messages held of them (a channel has a few
     /// dozen authors and thousands of messages).
-    authors: HashSet<Arc<Author>>,
+    authors: HashSet<Arc<Author>, WordHash>,
 }
 
 impl Store {
@@ -315,7 +315,7 @@ impl Store {
             fetch_since: None,
             journal: None,
             coordination_note: None,
-            authors: HashSet::new(),
+            authors: HashSet::default(),
             config,
         }
     }
