@@ -554,13 +554,13 @@ impl Store {
             .window
             .range(..center)
             .rev()
-            .map(|(_, m)| m)
+            .map(|(_, m)| &**m)
             .filter(|m| m.id != skip)
             .peekable();
         let mut after = ch
             .window
             .range(center..)
-            .map(|(_, m)| m)
+            .map(|(_, m)| &**m)
             .filter(|m| m.id != skip)
             .peekable();
         // The message at the centre (a reply's root) is nearest of all.

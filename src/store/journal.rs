@@ -316,7 +316,7 @@ impl Store {
             });
             for m in c.window.values() {
                 out.window
-                    .push(((id.clone(), m.id.clone()), Some(m.clone())));
+                    .push(((id.clone(), m.id.clone()), Some(StoredMessage::clone(m))));
             }
             let mut orphans: Vec<&StoredMessage> = c.orphans.values().collect();
             orphans.sort_by(|a, b| a.id.cmp(&b.id));
@@ -403,7 +403,7 @@ impl Store {
             let m = self.shared_author(m);
             let ch = self.channel_mut(&channel);
             ch.hold_id(&m.id, m.key);
-            ch.window.insert(m.key, m);
+            ch.window.insert(m.key, Box::new(m));
         }
         let mut evicted = Vec::new();
         for (id, ch) in &mut self.channels {
@@ -413,7 +413,11 @@ impl Store {
                     evicted.push((id.clone(), old.id));
                 }
             }
-            let msgs: Vec<StoredMessage> = ch.window.values().cloned().collect();
+            let msgs: Vec<StoredMessage> = ch
+                .window
+                .values()
+                .map(|m| StoredMessage::clone(m))
+                .collect();
             for m in &msgs {
                 ch.index_message(m);
             }

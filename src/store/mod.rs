@@ -120,7 +120,7 @@ pub struct ChannelState {
     pub platform: Option<String>,
     pub workspace: Option<String>,
     /// Channel messages (top-level and broadcast replies) by ts.
-    pub window: BTreeMap<TsKey, StoredMessage>,
+    pub window: BTreeMap<TsKey, Box<StoredMessage>>,
     /// Message id -> ts key, for the window's messages whose id is not their ts (a
     /// Slack message's id is its ts: its key is read from the id, so most messages need
     /// no entry here). Hashed with the index's fast hasher: the keys are the platform's
@@ -174,7 +174,9 @@ impl ChannelState {
     }
 
     pub fn get(&self, id: &str) -> Option<&StoredMessage> {
-        self.key_of(id).and_then(|k| self.window.get(&k))
+        self.key_of(id)
+            .and_then(|k| self.window.get(&k))
+            .map(|m| &**m)
     }
 
     /// The window key of message `id`, when the window holds it.
@@ -195,7 +197,7 @@ impl ChannelState {
     }
 
     /// Removes message `id` from the window; returns its key when it was held.
-    fn remove_from_window(&mut self, id: &str) -> Option<StoredMessage> {
+    fn remove_from_window(&mut self, id: &str) -> Option<Box<StoredMessage>> {
         let k = self.key_of(id)?;
         self.other_ids.remove(id);
         self.window.remove(&k)
@@ -470,7 +472,7 @@ impl Store {
                 if workspace.is_some() {
                     self.set_channel(&channel, None, None, workspace);
                 }
-                self.put_message(&channel, *message, true, now);
+                self.put_message(&channel, message, true, now);
             }
             Event::Delete {
                 channel,
@@ -515,6 +517,12 @@ impl Store {
 
     /// `m` with its author shared with the other messages held of that author.
     pub(super) fn shared_author(&mut self, mut m: StoredMessage) -> StoredMessage {
+        self.share_author(&mut m);
+        m
+    }
+
+    /// Gives `m` the author shared with the other messages held of that author.
+    fn share_author(&mut self, m: &mut StoredMessage) {
         match self.authors.get(&*m.author) {
             Some(a) => m.author = Arc::clone(a),
             None if self.authors.len() < AUTHORS_SHARED => {
@@ -522,13 +530,22 @@ impl Store {
             }
             None => {}
         }
-        m
     }
 
     /// Stores a message. `live` is true for events (the message is new now) and false
     /// for fetch results (a copy of the platform's state).
-    pub fn put_message(&mut self, channel: &str, m: StoredMessage, live: bool, now: u64) {
-        let m = self.shared_author(m);
+    /// The window holds each message boxed: a B-tree node keeps room for eleven entries
+    /// and is often half full, so a slot the size of a pointer, not of a message, is
+    /// what stays empty.
+    pub fn put_message(
+        &mut self,
+        channel: &str,
+        m: impl Into<Box<StoredMessage>>,
+        live: bool,
+        now: u64,
+    ) {
+        let mut m: Box<StoredMessage> = m.into();
+        self.share_author(&mut m);
         let window_size = self.config.window_size;
         if live {
             if self.channel_mut(channel).was_deleted(&m.id) {
@@ -1158,7 +1175,11 @@ impl Store {
             .channels
             .values()
             .flat_map(|c| c.window.values())
-            .map(|m| m.heap_bytes() + std::mem::size_of::<StoredMessage>())
+            .map(|m| {
+                m.heap_bytes()
+                    + std::mem::size_of::<StoredMessage>()
+                    + std::mem::size_of::<(TsKey, Box<StoredMessage>)>()
+            })
             .sum();
         let replies: usize = self
             .replies

@@ -86,6 +86,13 @@ proptest! {
     }
 
     #[test]
+    fn to_utf16_matches_encode_utf16_across_ascii_blocks(
+        s in "([ -~]{0,19}[\u{80}-\u{7ff}\u{800}-\u{ffff}\u{10000}-\u{10ffff}]{0,3}){0,12}"
+    ) {
+        prop_assert_eq!(to_utf16(&s), s.encode_utf16().collect::<Vec<u16>>());
+    }
+
+    #[test]
     fn snippet_is_bounded_and_a_clean_prefix(s in "\\PC{0,400}") {
         let out = truncate_snippet(&s);
         prop_assert!(utf16_len(&out) <= SNIPPET_MAX_CHARS);
