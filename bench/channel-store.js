@@ -7,7 +7,9 @@
 //     without an index is reported too);
 //   - buildContext from a warm store: 50 adjacent messages, anchor in a 200-reply thread,
 //     then reading promptSection (target: p50 at most 50 µs);
-//   - memory per stored message at 100,000 messages (100 channels x 1,000);
+//   - memory per held message, its index included, at 100,000 and (full run) 1,000,000
+//     messages (1,000 per channel), each store in a fresh process (target: at most twice
+//     the text's UTF-8 bytes);
 //   - ingest with the store saved to SQLite (options.persist): the rate of the calls
 //     (the writer thread runs behind them) and the rate until `flush()` resolves, against
 //     the same store in memory (target: within 2x).
@@ -189,32 +191,45 @@ async function latency() {
 // ---------------------------------------------------------------- memory
 // Each store is measured in a fresh process of its own (`--memory addon|js`), so nothing
 // else this run allocated moves the figures.
-function memoryChild(kind) {
-  const events = flat(
-    Array.from({ length: 100_000 }, (_, k) => event(`C${String(k % 100).padStart(3, '0')}`, `${T0 + Math.floor(k / 100)}.${String(k % 100).padStart(6, '0')}`)),
-  )
-  const textBytes = events.reduce((sum, e) => sum + Buffer.byteLength(e.message.text), 0)
+function memoryChild(kind, messages) {
+  // 1,000 messages per channel (the default window), so every message stays held. The
+  // input is made a batch at a time, so it dies young and V8's heap stays as it was:
+  // what resident memory gains is the store's.
+  const channels = messages / 1000
+  const batch = (from) =>
+    flat(
+      Array.from({ length: 1000 }, (_, j) => {
+        const k = from + j
+        return event(`C${String(k % channels).padStart(4, '0')}`, `${T0 + Math.floor(k / channels)}.${String(k % channels).padStart(6, '0')}`)
+      }),
+    )
   const make = kind === 'addon' ? () => new addon.ChannelStore() : () => new JsChannelStore()
-  make().ingestMany(events.slice(0, 1000)) // warm the code path on a throwaway store
+  make().ingestMany(batch(0)) // warm the code path on a throwaway store
   global.gc()
   const read = () => (kind === 'addon' ? process.memoryUsage().rss : process.memoryUsage().heapUsed)
+  let textBytes = 0
   const before = read()
   const store = make()
-  for (let i = 0; i < events.length; i += 1000) store.ingestMany(events.slice(i, i + 1000))
+  for (let i = 0; i < messages; i += 1000) {
+    const b = batch(i)
+    for (const e of b) textBytes += Buffer.byteLength(e.message.text)
+    store.ingestMany(b)
+  }
   global.gc()
   const bytes = read() - before
   const stats = kind === 'addon' ? store.stats() : null
-  console.log(JSON.stringify({ bytes, messages: stats ? stats.messages : 100_000, estimate: stats ? stats.messageBytes : null, textBytes }))
+  console.log(JSON.stringify({ bytes, messages: stats ? stats.messages : messages, estimate: stats ? stats.messageBytes : null, textBytes }))
 }
 
-function memory() {
+function memory(messages) {
   const run = (kind) => {
-    const r = spawnSync(process.execPath, ['--expose-gc', __filename, '--memory', kind], { encoding: 'utf8' })
+    const r = spawnSync(process.execPath, ['--expose-gc', '--max-old-space-size=8192', __filename, '--memory', kind, String(messages)], { encoding: 'utf8' })
     if (r.status !== 0) throw new Error(`memory child failed: ${r.stderr}`)
     return JSON.parse(r.stdout)
   }
   const a = run('addon')
   const j = run('js')
+  if (a.messages !== messages) throw new Error(`the store held ${a.messages} of ${messages} messages`)
   return {
     messages: a.messages,
     addonEstimatePerMessage: Math.round(a.estimate / a.messages),
@@ -226,10 +241,10 @@ function memory() {
 }
 
 async function main() {
-  const memoryKind = process.argv[process.argv.indexOf('--memory') + 1]
-  if (process.argv.includes('--memory')) return memoryChild(memoryKind)
+  const at = process.argv.indexOf('--memory')
+  if (at >= 0) return memoryChild(process.argv[at + 1], Number(process.argv[at + 2]))
   const batches = ingestBatches()
-  const result = { ingest: ingest(batches), persisted: await ingestPersisted(batches), buildContext: await latency(), memory: memory() }
+  const result = { ingest: ingest(batches), persisted: await ingestPersisted(batches), buildContext: await latency(), memory: (QUICK ? [100_000] : [100_000, 1_000_000]).map(memory) }
   if (JSON_OUT) {
     console.log(JSON.stringify(result, null, 2))
     return
@@ -244,9 +259,11 @@ async function main() {
   console.log(`  persisted         calls ${f(p.callsMsgsPerSec)} msgs/s, until flushed ${f(p.durableMsgsPerSec)} msgs/s   in memory ${f(p.memoryMsgsPerSec)} msgs/s   slowdown ${p.slowdown.toFixed(2)}x   target within 2x: ${p.met ? 'met' : 'missed'} (${f(p.writtenRows)} rows written, ${f(p.deferred)} calls deferred)`)
   console.log(`buildContext+prompt addon p50 ${b.addon.p50.toFixed(1)} µs p99 ${b.addon.p99.toFixed(1)}   js p50 ${b.js.p50.toFixed(1)} µs p99 ${b.js.p99.toFixed(1)}   js/addon ${(b.js.p50 / b.addon.p50).toFixed(2)}x   target p50 ${b.target} µs: ${b.met ? 'met' : 'missed'}`)
   console.log(`  addon buildContext alone p50 ${b.addonBuildOnly.p50.toFixed(1)} µs; with snapshot and thread read as objects p50 ${b.addonMaterialized.p50.toFixed(1)} µs (prompt ${f(b.promptChars)} chars, ${b.includedReplies} replies)`)
-  console.log(
-    `memory per message  addon ~${m.addonEstimatePerMessage} B (store estimate), ${m.addonRssPerMessage} B (RSS delta, ${(m.addonRssPerMessage / m.textBytesPerMessage).toFixed(2)}x its ${m.textBytesPerMessage} B of text; target <= 2x: ${m.met ? 'met' : 'missed'})   js ${m.jsHeapPerMessage} B (heap delta)   at ${f(m.messages)} messages`,
-  )
+  for (const x of m) {
+    console.log(
+      `memory per message  addon ~${x.addonEstimatePerMessage} B (store estimate), ${x.addonRssPerMessage} B (RSS delta, ${(x.addonRssPerMessage / x.textBytesPerMessage).toFixed(2)}x its ${x.textBytesPerMessage} B of text; target <= 2x: ${x.met ? 'met' : 'missed'})   js ${x.jsHeapPerMessage} B (heap delta)   at ${f(x.messages)} messages`,
+    )
+  }
 }
 
 main().catch((err) => {
