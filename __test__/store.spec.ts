@@ -123,6 +123,28 @@ describe('ChannelStore events', () => {
     expect(store.ingestMany([])).toBe(0)
   })
 
+  it('takes messages with their own messageId through the packed lane as the JSON lane does', () => {
+    // A batch of plain messages crosses packed; one reaction in it sends the batch as JSON.
+    const withIds: ChannelEvent[] = [
+      { type: 'message', channelId: C, message: { messageId: 'M1', ts: ts(1), text: 'root', author: author(1) } },
+      { type: 'message', channelId: C, message: { messageId: 'M2', ts: ts(2), text: 'reply', author: author(2), threadId: 'M1' } },
+      { type: 'message', channelId: C, message: { messageId: ts(3), ts: ts(3), text: 'own ts as id', author: author(3), threadId: ts(3) } },
+    ]
+    const packed = new ChannelStore()
+    const json = new ChannelStore()
+    expect(packed.ingestMany(withIds)).toBe(3)
+    expect(json.ingestMany([...withIds, { type: 'reaction_added', channelId: 'C0OTHER', messageId: 'X', reaction: 'eyes', userId: 'U1' }])).toBe(4)
+    for (const id of ['M1', 'M2', ts(3)]) expect(packed.getMessage(C, id)).toEqual(json.getMessage(C, id))
+    expect(packed.getMessage(C, 'M1')?.ts).toBe(ts(1))
+    expect(packed.getMessage(C, 'M2')?.thread_id).toBe('M1')
+    expect(packed.getMessage(C, ts(3))?.thread_id).toBeNull()
+    expect(packed.getMessage(C, ts(1))).toBeNull()
+    // An empty id is refused by name on both lanes.
+    const empty = { type: 'message', channelId: C, message: { messageId: '', ts: ts(4), text: 'x', author: author(4) } } as ChannelEvent
+    expect(thrown(() => packed.ingestMany([empty])).message).toBe('ingestMany: events[0].message.messageId: expected a non-empty string')
+    expect(packed.stats().messages).toBe(2) // the two channel messages; the reply is not in the window
+  })
+
   it('counts and ignores event kinds it does not handle', () => {
     const store = new ChannelStore()
     expect(store.ingest({ type: 'channel_renamed', channelId: C } as ChannelEvent)).toBe(0)

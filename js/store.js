@@ -226,7 +226,7 @@ async function toolMessages(store, tools, payload) {
 // which V8 would take longer to write than Rust takes to apply the whole batch. Anything
 // else (edits, reactions, media, odd types) goes through the native JSON path, which
 // validates and names the bad field.
-const FIELDS = 6
+const FIELDS = 7
 // Fields a message and its author may have (the native path refuses any other, naming
 // it; a message with one goes there instead of being packed without it).
 const MESSAGE_KEYS = new Set(['messageId', 'ts', 'author', 'text', 'media', 'hasMedia', 'threadId', 'replyCount', 'repliesLast1h', 'repliesLast1H', 'lastReplyTs', 'reactions', 'edited', 'broadcast'])
@@ -254,8 +254,11 @@ function packMessages(events) {
     const text = m.text
     const a = m.author
     const thread = m.threadId
+    const messageId = m.messageId
     if (typeof ts !== 'string' || typeof text !== 'string') return null
-    if (m.messageId != null || m.media != null || m.reactions != null || m.replyCount != null || m.lastReplyTs != null) return null
+    // An empty or non-string id goes to the JSON path, which refuses it by name.
+    if (messageId != null && (typeof messageId !== 'string' || messageId === '')) return null
+    if (m.media != null || m.reactions != null || m.replyCount != null || m.lastReplyTs != null) return null
     if (m.edited != null || m.broadcast != null || m.hasMedia != null || m.repliesLast1h != null || m.repliesLast1H != null) return null
     if (a === null || typeof a !== 'object') return null
     if (!onlyKnown(m, MESSAGE_KEYS) || !onlyKnown(a, AUTHOR_KEYS)) return null
@@ -272,6 +275,7 @@ function packMessages(events) {
     parts[k + 3] = userId
     parts[k + 4] = displayName
     parts[k + 5] = thread ?? ''
+    parts[k + 6] = messageId ?? ''
     for (let j = 0; j < FIELDS; j++) lens[k + j] = parts[k + j].length
     kinds[i] = isBot === true ? 1 : 0
   }

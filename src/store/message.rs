@@ -367,8 +367,8 @@ impl EventInput {
 }
 
 /// Fields per message in a packed batch: channel id, ts, text, user id, display name,
-/// thread id (empty when none).
-pub const PACKED_FIELDS: usize = 6;
+/// thread id (empty when none), message id (empty when it is the ts).
+pub const PACKED_FIELDS: usize = 7;
 /// `kinds` entries of a packed batch: the author is a person or a bot.
 pub const PACKED_MESSAGE: u8 = 0;
 pub const PACKED_BOT_MESSAGE: u8 = 1;
@@ -415,6 +415,7 @@ pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Ev
             }
         };
         let thread = fields.id(|| format!("events[{i}].message.threadId"))?;
+        let id = fields.id(|| format!("events[{i}].message.messageId"))?;
         if channel.is_empty() {
             return Err(InputError::type_error(
                 format!("{}.channelId", path()),
@@ -427,8 +428,11 @@ pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Ev
                 format!("expected a platform timestamp such as \"1775835600.000100\", got {ts:?}"),
             )
         })?;
-        let thread_id = (!thread.is_empty() && thread != ts).then_some(thread);
+        let thread_id = (!thread.is_empty() && thread != ts && thread != id).then_some(thread);
         let mut message = StoredMessage::plain(ts, key, author, text);
+        if !id.is_empty() {
+            message.id = id;
+        }
         message.thread_id = thread_id;
         out.push(Event::Message {
             channel,

@@ -626,7 +626,7 @@ fn index_matches_held(s: &mut Store) -> Result<(), String> {
 fn packed_messages_decode_in_order_with_non_ascii_and_lone_surrogates() {
     use super::message::{decode_packed, PACKED_BOT_MESSAGE, PACKED_MESSAGE};
     let fields = [
-        ["C1", "1775835600.000100", "héllo 😀", "U1", "Sam", ""],
+        ["C1", "1775835600.000100", "héllo 😀", "U1", "Sam", "", "M1"],
         [
             "C1",
             "1775835601.000100",
@@ -634,6 +634,7 @@ fn packed_messages_decode_in_order_with_non_ascii_and_lone_surrogates() {
             "B1",
             "deploy-bot",
             "1775835600.000100",
+            "",
         ],
     ];
     let mut units: Vec<u16> = Vec::new();
@@ -655,15 +656,17 @@ fn packed_messages_decode_in_order_with_non_ascii_and_lone_surrogates() {
         other => panic!("{other:?}"),
     };
     assert_eq!(a.text, "\u{FFFD}éllo 😀");
+    assert_eq!((a.id.as_str(), a.ts.as_str()), ("M1", "1775835600.000100"));
     match &events[1] {
         Event::Message { message, .. } => {
+            assert_eq!(message.id, "1775835601.000100");
             assert!(message.author.is_bot);
             assert_eq!(message.thread_id.as_deref(), Some("1775835600.000100"));
         }
         other => panic!("{other:?}"),
     }
     let mut bad = lens.clone();
-    bad[7] = 0; // the second ts becomes "": not a ts
+    bad[8] = 0; // the second ts becomes "": not a ts
     let e = decode_packed(&units, &bad, &[PACKED_MESSAGE, PACKED_MESSAGE])
         .err()
         .unwrap_or_else(|| panic!("error"));
