@@ -119,7 +119,9 @@ pub struct ChannelState {
     pub name: Option<String>,
     pub platform: Option<String>,
     pub workspace: Option<String>,
-    /// Channel messages (top-level and broadcast replies) by ts.
+    /// Channel messages (top-level and broadcast replies) by ts, each boxed: a B-tree
+    /// node keeps room for eleven entries and is often half full, so what stays empty is
+    /// a pointer's room, not a message's.
     pub window: BTreeMap<TsKey, Box<StoredMessage>>,
     /// Message id -> ts key, for the window's messages whose id is not their ts (a
     /// Slack message's id is its ts: its key is read from the id, so most messages need
@@ -534,9 +536,6 @@ impl Store {
 
     /// Stores a message. `live` is true for events (the message is new now) and false
     /// for fetch results (a copy of the platform's state).
-    /// The window holds each message boxed: a B-tree node keeps room for eleven entries
-    /// and is often half full, so a slot the size of a pointer, not of a message, is
-    /// what stays empty.
     pub fn put_message(
         &mut self,
         channel: &str,
