@@ -96,11 +96,19 @@ const COMPACT_MIN_DEAD: usize = 4_096;
 /// The length of a removed slot in [`SearchIndex::lens`].
 const DEAD: u32 = u32::MAX;
 
+/// A term's occurrence in one document: 6 bytes, not 8 (the lists hold some fifteen per
+/// message), hence packed to 2-byte alignment; fields are read and written by value.
 #[derive(Debug, Clone, Copy)]
+#[repr(C, packed(2))]
 struct Posting {
     slot: u32,
-    tf: u32,
+    /// Occurrences of the term in the document, at most [`MAX_TF`].
+    tf: u16,
 }
+
+/// The most occurrences of one term a posting counts; BM25 has long saturated by then
+/// (at 1,000 occurrences a term scores 99.8% of its maximum).
+const MAX_TF: u16 = u16::MAX;
 
 /// One indexed message.
 #[derive(Debug, Clone)]
@@ -295,7 +303,7 @@ impl SearchIndex {
             }
             self.postings[id as usize].push(Posting {
                 slot,
-                tf: (j - i) as u32,
+                tf: u16::try_from(j - i).unwrap_or(MAX_TF),
             });
             unique += 1;
             i = j;
