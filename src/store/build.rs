@@ -505,6 +505,18 @@ impl Store {
     /// Thread activity of a channel message from what is held, or `None` when it has
     /// no replies.
     pub fn activity(&self, channel: &str, m: &StoredMessage, now: u64) -> Option<Activity> {
+        self.thread_activity(channel, m, now, true)
+    }
+
+    /// [`Store::activity`], with the participants' names only when `names` (the snapshot
+    /// shows counts alone, and a long thread's names cost a pass over its replies).
+    fn thread_activity(
+        &self,
+        channel: &str,
+        m: &StoredMessage,
+        now: u64,
+        names: bool,
+    ) -> Option<Activity> {
         let ThreadStats {
             reply_count,
             held,
@@ -526,9 +538,11 @@ impl Store {
             recent
         };
         let mut participant_names: Vec<String> = Vec::new();
-        for r in entry.replies.values() {
-            if !participant_names.contains(&r.author.display_name) {
-                participant_names.push(r.author.display_name.clone());
+        if names {
+            for r in entry.replies.values() {
+                if !participant_names.contains(&r.author.display_name) {
+                    participant_names.push(r.author.display_name.clone());
+                }
             }
         }
         Some(Activity {
@@ -540,7 +554,7 @@ impl Store {
     }
 
     fn adjacent_view<'a>(&self, channel: &str, m: &'a StoredMessage, now: u64) -> AdjacentView<'a> {
-        adjacent_view(m, self.activity(channel, m, now))
+        adjacent_view(m, self.thread_activity(channel, m, now, false))
     }
 
     /// The `n` channel messages nearest to `center` (excluding `skip`), in channel
@@ -724,7 +738,7 @@ impl Store {
             .iter()
             .map(|m| {
                 let distance = micros(m.key).abs_diff(micros(center));
-                match self.activity(&req.channel, m, now) {
+                match self.thread_activity(&req.channel, m, now, false) {
                     None => {
                         let f =
                             m.adjacent_fragment(|m| section_json(&adjacent_view(m, None), false));
