@@ -615,20 +615,9 @@ fn utf8_len_of_units(units: &[u16]) -> usize {
     let mut len = 0;
     let mut i = 0;
     while i < units.len() {
-        let u = units[i];
-        len += match u {
-            0..0x80 => 1,
-            0x80..0x800 => 2,
-            _ if HIGH_SURROGATES.contains(&u)
-                && units.get(i + 1).is_some_and(|l| LOW_SURROGATES.contains(l)) =>
-            {
-                i += 1;
-                4
-            }
-            // Other characters of the basic plane, and lone surrogates as U+FFFD.
-            _ => 3,
-        };
-        i += 1;
+        let (c, used) = char_at(units, i);
+        len += c.len_utf8();
+        i += used;
     }
     len
 }
