@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, onTestFinished, vi } from 'vitest'
 import plugin, {
   ENGINE_ID,
   MemoryContextEngine,
@@ -170,6 +170,11 @@ describe('the OpenClaw plugin', () => {
   })
 
   it("adds the thread's history by tiers and the thread status, each of which can be turned off", async () => {
+    // The tiers are calendar days in the zone, so the clock is fixed at midday in Berlin:
+    // run just after midnight there, the conversation of 70 minutes ago is "yesterday".
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(new Date('2026-11-24T12:00:00+01:00'))
+    onTestFinished(() => vi.useRealTimers())
     const now = Date.now()
     const recent = (text: string, ago: number, role: 'user' | 'assistant' = 'user'): HostMessage =>
       role === 'user' ? { role, content: text, timestamp: now - ago } : { ...assistant(text, 0), timestamp: now - ago }
