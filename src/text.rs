@@ -34,27 +34,59 @@ pub fn utf16_len(s: &str) -> usize {
         .sum()
 }
 
-/// `s` as UTF-16 code units (what a JS string holds). ASCII runs are widened a block at
-/// a time: handing V8 UTF-16 is much faster than having it decode UTF-8 once a string
-/// holds any character beyond Latin-1.
+/// `s` as UTF-16 code units (what a JS string holds). Handing V8 UTF-16 is much faster
+/// than having it decode UTF-8 once a string holds any character beyond Latin-1.
+///
+/// Each ASCII run is found 8 bytes at a time and widened in one loop the compiler
+/// vectorizes; only the characters beyond ASCII are decoded one by one.
 pub fn to_utf16(s: &str) -> Vec<u16> {
     let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let run = bytes[i..]
-            .iter()
-            .position(|&b| b >= 0x80)
-            .unwrap_or(bytes.len() - i);
-        out.extend(bytes[i..i + run].iter().map(|&b| u16::from(b)));
-        i += run;
-        if let Some(c) = s.get(i..).and_then(|rest| rest.chars().next()) {
-            let mut buf = [0u16; 2];
-            out.extend_from_slice(c.encode_utf16(&mut buf));
-            i += c.len_utf8();
+    // A string never has more UTF-16 units than UTF-8 bytes.
+    let mut out = vec![0u16; bytes.len()];
+    let (mut i, mut j) = (0, 0);
+    loop {
+        let rest = bytes.get(i..).unwrap_or_default();
+        let run = ascii_prefix(rest);
+        if let (Some(src), Some(dst)) = (rest.get(..run), out.get_mut(j..j + run)) {
+            for (d, &b) in dst.iter_mut().zip(src) {
+                *d = u16::from(b);
+            }
         }
+        i += run;
+        j += run;
+        let Some(c) = s.get(i..).and_then(|rest| rest.chars().next()) else {
+            break;
+        };
+        let mut buf = [0u16; 2];
+        for &unit in c.encode_utf16(&mut buf).iter() {
+            if let Some(d) = out.get_mut(j) {
+                *d = unit;
+            }
+            j += 1;
+        }
+        i += c.len_utf8();
     }
+    out.truncate(j);
     out
+}
+
+/// The length of the ASCII prefix of `bytes`: 8 bytes are tested at once, and the first
+/// byte with its high bit set is located from the word's trailing zeros.
+fn ascii_prefix(bytes: &[u8]) -> usize {
+    const HIGH_BITS: u64 = u64::from_ne_bytes([0x80; 8]);
+    let mut run = 0;
+    while let Some(word) = bytes
+        .get(run..run + 8)
+        .and_then(|w| <[u8; 8]>::try_from(w).ok())
+    {
+        let high = u64::from_le_bytes(word) & HIGH_BITS;
+        if high != 0 {
+            return run + (high.trailing_zeros() / 8) as usize;
+        }
+        run += 8;
+    }
+    let tail = bytes.get(run..).unwrap_or_default();
+    run + tail.iter().position(|&b| b >= 0x80).unwrap_or(tail.len())
 }
 
 /// Token estimate for a length in UTF-16 units: `ceil(units / 4)`.

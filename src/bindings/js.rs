@@ -343,6 +343,16 @@ pub fn parse_json<'e>(env: &'e Env, text: &str) -> Result<Unknown<'e>> {
     call_js(env, &f, &[text])
 }
 
+/// A large Rust string as a JS string, by the cheapest door V8 has: ASCII is copied as
+/// Latin-1 bytes; anything else is converted to UTF-16 first (V8's own UTF-8 decoding is
+/// slower for such text).
+pub fn js_string<'e>(env: &'e Env, s: &str) -> Result<JsString<'e>> {
+    if s.is_ascii() {
+        return env.create_string_latin1(s.as_bytes());
+    }
+    env.create_string_utf16(crate::text::to_utf16(s))
+}
+
 /// Reads an id argument: a string that is well-formed Unicode (a lone surrogate would be
 /// folded to U+FFFD and so merge two ids), with a `TypeError` naming `path` otherwise.
 pub fn id_arg(env: &Env, func: &str, path: &str, v: &Unknown) -> Result<String> {

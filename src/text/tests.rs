@@ -86,6 +86,12 @@ proptest! {
     }
 
     #[test]
+    fn ascii_prefix_stops_at_the_first_byte_beyond_ascii(s in "[ -~]{0,40}[\u{80}-\u{10ffff}]?\\PC{0,8}") {
+        let expected = s.bytes().position(|b| b >= 0x80).unwrap_or(s.len());
+        prop_assert_eq!(ascii_prefix(s.as_bytes()), expected);
+    }
+
+    #[test]
     fn to_utf16_matches_encode_utf16_across_ascii_blocks(
         s in "([ -~]{0,19}[\u{80}-\u{7ff}\u{800}-\u{ffff}\u{10000}-\u{10ffff}]{0,3}){0,12}"
     ) {

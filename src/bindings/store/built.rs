@@ -1,6 +1,6 @@
 //! What `buildContext` resolves to (`BuiltContext`) and what `getMedia` resolves to.
 
-use crate::bindings::js::{parse_json, to_js};
+use crate::bindings::js::{js_string, parse_json, to_js};
 use crate::model::{ChannelSnapshot, ThreadContext, ThreadTelemetry};
 use crate::store::build::Built;
 use crate::store::CachedMedia;
@@ -98,12 +98,7 @@ impl BuiltContext {
     /// in the compact form with `format: 'compact'`).
     #[napi(getter, ts_return_type = "string")]
     pub fn prompt_section<'e>(&self, env: &'e Env) -> Result<JsString<'e>> {
-        let p = &self.built.prompt;
-        if p.is_ascii() {
-            env.create_string_latin1(p.as_bytes())
-        } else {
-            env.create_string_utf16(crate::text::to_utf16(p))
-        }
+        js_string(env, &self.built.prompt)
     }
 
     /// Tokens of the guidance, each document and the whole section, as the engine's
