@@ -3,7 +3,7 @@
 //! in a transaction, in order.
 
 use rusqlite::Connection;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The page cache per connection, in KiB (64 MiB).
 pub const CACHE_KIB: i64 = 65_536;
@@ -215,11 +215,42 @@ impl From<rusqlite::Error> for MemoryError {
     }
 }
 
+/// How long `open` pauses before trying again when the file was busy.
+const OPEN_RETRY: Duration = Duration::from_millis(25);
+
 /// Opens (creating it when missing) the SQLite file at `path` (`:memory:` for a private
 /// in-memory database) and brings its schema to [`SCHEMA_VERSION`].
+///
+/// Waits at most [`BUSY_TIMEOUT`] in all for other connections. SQLite answers some
+/// lock conflicts at once rather than through the busy timeout (setting the journal mode
+/// while another process creates the same file, for one), so a busy answer is retried
+/// until the deadline.
 pub fn open(path: &str) -> Result<Connection, MemoryError> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match open_by(path, deadline) {
+            Err(MemoryError::Sqlite(e))
+                if is_busy(&e) && Instant::now() + OPEN_RETRY < deadline =>
+            {
+                std::thread::sleep(OPEN_RETRY);
+            }
+            opened => return opened,
+        }
+    }
+}
+
+/// Whether SQLite refused for a lock another connection holds.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+/// One attempt at [`open`], waiting for locks until `deadline`.
+fn open_by(path: &str, deadline: Instant) -> Result<Connection, MemoryError> {
     let mut conn = Connection::open(path)?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.busy_timeout(deadline.saturating_duration_since(Instant::now()))?;
     // WAL lets readers run beside the writer; an in-memory database stays in its own mode.
     let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
