@@ -213,6 +213,46 @@ describe('ChannelStore.buildContext', () => {
     expect(store.stats().calls).toEqual({ 'conversations.history': 1 })
   })
 
+  it('reads the same prompt, documents and JSON whether or not promptSection was read first, in any order', async () => {
+    const { store } = setup()
+    // Non-ASCII text (UTF-16 in V8), emoji included, in the anchor's thread and around it.
+    store.ingestMany([post(40, 'Überprüfung der デプロイ 🚀'), post(41, 'root'), post(42, 'ça marche 🎉', 41), post(43, 'ack', 41)])
+    expect((await store.buildContext(C, ts(43))).apiCalls).toBe(1) // warms the channel
+    const fresh = await store.buildContext(C, ts(43))
+    const expected = {
+      snapshot: fresh.snapshot,
+      thread: fresh.thread,
+      json: JSON.stringify(fresh),
+      prompt: fresh.promptSection,
+    }
+    expect(expected.prompt).toContain('ça marche 🎉')
+    expect(expected.thread?.replies.map((r) => r.text)).toEqual(['ça marche 🎉', 'ack'])
+    for (const order of [['prompt', 'snapshot', 'thread', 'json'], ['snapshot', 'prompt', 'json', 'thread'], ['json', 'thread', 'prompt', 'snapshot']]) {
+      const ctx = await store.buildContext(C, ts(43))
+      for (const part of order) {
+        if (part === 'prompt') {
+          expect(ctx.promptSection).toBe(expected.prompt)
+          // A second read is the same string.
+          expect(ctx.promptSection).toBe(expected.prompt)
+        }
+        if (part === 'snapshot') expect(ctx.snapshot).toEqual(expected.snapshot)
+        if (part === 'thread') expect(ctx.thread).toEqual(expected.thread)
+        if (part === 'json') expect(JSON.stringify(ctx)).toBe(expected.json)
+      }
+      // Once read, the prompt stays what it was: not enumerable, not writable.
+      expect(Object.keys(ctx)).not.toContain('promptSection')
+      expect(() => {
+        ;(ctx as { promptSection: string }).promptSection = 'replaced'
+      }).toThrow(TypeError)
+      expect(ctx.promptSection).toBe(expected.prompt)
+    }
+    // A frozen result still answers every read.
+    const frozen = Object.freeze(await store.buildContext(C, ts(43)))
+    expect(frozen.promptSection).toBe(expected.prompt)
+    expect(frozen.thread).toEqual(expected.thread)
+    expect(JSON.stringify(frozen)).toBe(expected.json)
+  })
+
   it('fetches a thread it does not hold once, then serves it from cache until exactly 5 minutes', async () => {
     const { store, rec, clock } = setup()
     store.ingestSlackResponse(C, { ok: true, messages: [slackMessage(100, 'root', 100, { reply_count: 5, latest_reply: ts(105) })], has_more: false })

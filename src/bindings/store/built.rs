@@ -1,11 +1,12 @@
 //! What `buildContext` resolves to (`BuiltContext`) and what `getMedia` resolves to.
 
+use crate::bindings::errors::clear_exception;
 use crate::bindings::js::{js_string, parse_json, to_js};
 use crate::model::{ChannelSnapshot, ThreadContext, ThreadTelemetry};
 use crate::store::build::Built;
 use crate::store::CachedMedia;
 use napi::bindgen_prelude::*;
-use napi::{Env, JsString};
+use napi::{Env, JsString, Property, PropertyAttributes};
 use napi_derive::napi;
 use serde_json::json;
 
@@ -52,18 +53,45 @@ pub struct BuiltContext {
     api_calls: u32,
     /// Bytes reported to V8 as external memory, so its GC sees what results hold.
     external: i64,
+    /// The prompt section was handed to JS and now lives only there, as an own property
+    /// of the instance; `built.prompt` is empty until a document needs it back.
+    prompt_in_js: bool,
 }
+
+/// The own property the prompt section is kept in once read; it shadows the getter.
+const PROMPT_PROPERTY: &str = "promptSection";
 
 impl BuiltContext {
     pub(super) fn new(env: &Env, built: Built, api_calls: u32) -> Self {
-        let external = i64::try_from(built.heap_bytes()).unwrap_or(i64::MAX);
-        // Best effort: failing to report changes nothing but GC timing.
-        let external = env.adjust_external_memory(external).map_or(0, |_| external);
-        BuiltContext {
+        let mut ctx = BuiltContext {
             built,
             api_calls,
-            external,
+            external: 0,
+            prompt_in_js: false,
+        };
+        ctx.report_external(env);
+        ctx
+    }
+
+    /// Tells V8 what this result now holds outside its heap. Best effort: failing to
+    /// report changes nothing but GC timing.
+    fn report_external(&mut self, env: &Env) {
+        let now = i64::try_from(self.built.heap_bytes()).unwrap_or(i64::MAX);
+        if env.adjust_external_memory(now - self.external).is_ok() {
+            self.external = now;
         }
+    }
+
+    /// Brings the prompt back from JS when a document (a range of it) is read after the
+    /// prompt was handed over.
+    fn prompt_back(&mut self, env: &Env, this: &Object) -> Result<()> {
+        if self.prompt_in_js {
+            let text: JsString = this.get_named_property(PROMPT_PROPERTY)?;
+            self.built.prompt = text.into_utf8()?.into_owned()?;
+            self.prompt_in_js = false;
+            self.report_external(env);
+        }
+        Ok(())
     }
 }
 
@@ -80,14 +108,16 @@ impl ObjectFinalize for BuiltContext {
 impl BuiltContext {
     /// The ChannelSnapshot (snake_case, `schema_version: "1.0"`).
     #[napi(getter, ts_return_type = "ChannelSnapshot")]
-    pub fn snapshot<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
+    pub fn snapshot<'e>(&mut self, env: &'e Env, this: This<'e>) -> Result<Unknown<'e>> {
+        self.prompt_back(env, &this.object)?;
         parse_json(env, self.built.snapshot_json())
     }
 
     /// The ThreadContext, or null when the anchor is neither in a thread nor has replies
     /// (or the thread could not be fetched; see `notes`).
     #[napi(getter, ts_return_type = "ThreadContext | null")]
-    pub fn thread<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
+    pub fn thread<'e>(&mut self, env: &'e Env, this: This<'e>) -> Result<Unknown<'e>> {
+        self.prompt_back(env, &this.object)?;
         match self.built.thread_json() {
             Some(t) => parse_json(env, t),
             None => Null.into_unknown(env),
@@ -97,8 +127,29 @@ impl BuiltContext {
     /// The system-prompt section: guidance, then both documents between tags (as JSON, or
     /// in the compact form with `format: 'compact'`).
     #[napi(getter, ts_return_type = "string")]
-    pub fn prompt_section<'e>(&self, env: &'e Env) -> Result<JsString<'e>> {
-        js_string(env, &self.built.prompt)
+    pub fn prompt_section<'e>(&mut self, env: &'e Env, this: This<'e>) -> Result<JsString<'e>> {
+        let text = js_string(env, &self.built.prompt)?;
+        // The string is kept on the instance (read-only, not enumerable), so a second
+        // read costs nothing, and the Rust copy is freed now rather than at the next GC:
+        // results held until then would otherwise pin every prompt's memory.
+        let mut obj = this.object;
+        let kept = Property::new()
+            .with_utf8_name(PROMPT_PROPERTY)
+            .map(|p| {
+                p.with_value(&text)
+                    .with_property_attributes(PropertyAttributes::empty())
+            })
+            .and_then(|p| obj.define_properties(&[p]));
+        match kept {
+            Ok(()) => {
+                self.built.prompt = String::new();
+                self.prompt_in_js = true;
+                self.report_external(env);
+            }
+            // A frozen instance: it keeps the Rust copy and converts on each read.
+            Err(_) => clear_exception(env),
+        }
+        Ok(text)
     }
 
     /// Tokens of the guidance, each document and the whole section, as the engine's
@@ -144,7 +195,8 @@ impl BuiltContext {
 
     /// A plain object with every field (what `JSON.stringify` writes).
     #[napi(js_name = "toJSON", ts_return_type = "BuiltContextJson")]
-    pub fn to_json<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
+    pub fn json_object<'e>(&mut self, env: &'e Env, this: This<'e>) -> Result<Unknown<'e>> {
+        self.prompt_back(env, &this.object)?;
         let b = &self.built;
         let thread = b.thread_json().unwrap_or("null");
         let telemetry = match &b.telemetry {
