@@ -3,7 +3,9 @@
 
 use super::errors::named;
 use super::errors::throw;
-use super::js::{budget_arg, describe, expect_object, from_js, from_js_opt, to_js};
+use super::js::{
+    budget_arg, create_js_string, describe, expect_object, from_js, from_js_opt, to_js,
+};
 use crate::budget::most_recent_within;
 use crate::dropin::{self, StructuredContextInput, ThreadDataInput};
 use crate::input::InputError;
@@ -317,22 +319,22 @@ pub fn build_thread_context_with_telemetry<'e>(
 /// close a tag, open a code fence or start a heading.
 #[napi(
     catch_unwind,
-    ts_args_type = "input: PromptSectionInput, options?: PromptSectionOptions | null"
+    ts_args_type = "input: PromptSectionInput, options?: PromptSectionOptions | null",
+    ts_return_type = "string"
 )]
-pub fn build_context_prompt_section(
-    env: &Env,
+pub fn build_context_prompt_section<'e>(
+    env: &'e Env,
     input: Unknown,
     options: Option<Unknown>,
-) -> Result<String> {
+) -> Result<JsString<'e>> {
     const F: &str = "buildContextPromptSection";
     let input: PromptSectionInput = from_js(env, F, "", input)?;
     let options: Option<PromptOptionsInput> = from_js_opt(env, F, "options", options)?;
     let opts = options.unwrap_or_default().into();
-    Ok(build_prompt_section(
-        &input.snapshot,
-        input.thread_context.as_ref(),
-        opts,
-    ))
+    create_js_string(
+        env,
+        &build_prompt_section(&input.snapshot, input.thread_context.as_ref(), opts),
+    )
 }
 
 // ------------------------------------------------------------------ typings

@@ -339,14 +339,14 @@ pub fn to_js<'e, T: Serialize>(env: &'e Env, value: &T) -> Result<Unknown<'e>> {
 /// `JSON.parse(text)`.
 pub fn parse_json<'e>(env: &'e Env, text: &str) -> Result<Unknown<'e>> {
     let f: Unknown = json(env)?.get_named_property_unchecked("parse")?;
-    let text = env.create_string(text)?.to_unknown();
+    let text = create_js_string(env, text)?.to_unknown();
     call_js(env, &f, &[text])
 }
 
 /// A large Rust string as a JS string, by the cheapest door V8 has: ASCII is copied as
 /// Latin-1 bytes; anything else is converted to UTF-16 first (V8's own UTF-8 decoding is
 /// slower for such text).
-pub fn js_string<'e>(env: &'e Env, s: &str) -> Result<JsString<'e>> {
+pub fn create_js_string<'e>(env: &'e Env, s: &str) -> Result<JsString<'e>> {
     if s.is_ascii() {
         return env.create_string_latin1(s.as_bytes());
     }

@@ -3,7 +3,8 @@
 
 use super::errors::throw;
 use super::js::{
-    budget_arg, expect_array, from_js, from_js_opt, id_arg, input_json, is_nullish, to_js,
+    budget_arg, create_js_string, expect_array, from_js, from_js_opt, id_arg, input_json,
+    is_nullish, to_js,
 };
 use super::runtime::now_ms;
 use crate::input::{self, whole_number, InputError};
@@ -568,8 +569,16 @@ impl JsMemoryStore {
     /// `[human HH:MM]` / `[you HH:MM]` lines and `<conversation-summary>` blocks. Never
     /// another chat's. `maxTokens` (30,000) is hard. The empty string when there is
     /// nothing. Deterministic to the byte for the same store and `now`.
-    #[napi(catch_unwind, ts_args_type = "options: ConversationContextInput")]
-    pub fn build_conversation_context(&self, env: &Env, options: Unknown) -> Result<String> {
+    #[napi(
+        catch_unwind,
+        ts_args_type = "options: ConversationContextInput",
+        ts_return_type = "string"
+    )]
+    pub fn build_conversation_context<'e>(
+        &self,
+        env: &'e Env,
+        options: Unknown,
+    ) -> Result<JsString<'e>> {
         const F: &str = "MemoryStore.buildConversationContext";
         let o: ConversationContextInput = from_js(env, F, "options", options)?;
         #[allow(clippy::cast_possible_truncation)] // ms since 1970 fit an i64
@@ -583,7 +592,7 @@ impl JsMemoryStore {
         if let Some(skip) = &o.exclude_session_id {
             convs.retain(|c| &c.session_id != skip);
         }
-        Ok(conversation_context(&convs, now, &zone, &opts))
+        create_js_string(env, &conversation_context(&convs, now, &zone, &opts))
     }
 
     /// Whether a message at `now` continues the chat's last conversation (it ended less

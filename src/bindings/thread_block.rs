@@ -1,11 +1,11 @@
 //! `formatSlackThreadContext`: the thread-history block (`crate::thread_block`).
 
 use super::errors::throw;
-use super::js::from_js;
+use super::js::{create_js_string, from_js};
 use crate::input::whole_number;
 use crate::thread_block::{thread_block, ThreadBlockInput, DEFAULT_LIMIT};
 use napi::bindgen_prelude::*;
-use napi::Env;
+use napi::{Env, JsString};
 use napi_derive::napi;
 
 /// The `<slack_thread_context>` block for pronoun resolution: one `Name: text` line per
@@ -13,8 +13,8 @@ use napi_derive::napi;
 /// first, then `Current question: ...`; the empty string when there is no earlier message.
 /// Text is escaped and kept on one line. `ChannelStore.threadContextBlock` builds it from
 /// the store's thread.
-#[napi(catch_unwind, ts_args_type = "input: ThreadBlockInput")]
-pub fn format_slack_thread_context(env: &Env, input: Unknown) -> Result<String> {
+#[napi(catch_unwind, ts_args_type = "input: ThreadBlockInput", ts_return_type = "string")]
+pub fn format_slack_thread_context<'e>(env: &'e Env, input: Unknown) -> Result<JsString<'e>> {
     const F: &str = "formatSlackThreadContext";
     let i: ThreadBlockInput = from_js(env, F, "input", input)?;
     let limit = match i.limit {
@@ -23,9 +23,8 @@ pub fn format_slack_thread_context(env: &Env, input: Unknown) -> Result<String> 
             .map_err(|e| throw(env, F, &e))?,
         None => DEFAULT_LIMIT,
     };
-    Ok(thread_block(
-        &i.messages,
-        i.current_question.as_deref(),
-        limit,
-    ))
+    create_js_string(
+        env,
+        &thread_block(&i.messages, i.current_question.as_deref(), limit),
+    )
 }

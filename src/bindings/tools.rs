@@ -3,7 +3,9 @@
 //! runtime (`js/store.js`), like `buildContext`'s.
 
 use super::errors::{clear_exception, rejected, throw};
-use super::js::{bytes_of, call_method, describe, id_arg, is_nullish, stringify, to_js};
+use super::js::{
+    bytes_of, call_method, create_js_string, describe, id_arg, is_nullish, stringify, to_js,
+};
 use super::store::{failures_from, ChannelStore};
 use crate::input::{whole_number, InputError};
 use crate::tools::channel_messages::{build, start, MediaResult, Start};
@@ -93,7 +95,7 @@ pub struct ChannelTools {
 }
 
 fn resolved<'e>(env: &'e Env, text: String) -> Result<Unknown<'e>> {
-    let s = env.create_string(&text)?;
+    let s = create_js_string(env, &text)?;
     PromiseRaw::resolve(env, s).map(|p| p.to_unknown())
 }
 

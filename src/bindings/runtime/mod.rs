@@ -12,7 +12,7 @@ use error_arg::error_arg;
 use super::errors::named;
 use super::errors::throw;
 use super::js::{
-    describe, expect_array, expect_object, from_js_opt, is_nullish, json_value,
+    create_js_string, describe, expect_array, expect_object, from_js_opt, is_nullish, json_value,
     shallow_copy_except, string_arg, to_js,
 };
 use crate::input::InputError;
@@ -59,7 +59,7 @@ pub(super) fn strip_js<'e>(
 ) -> Result<Unknown<'e>> {
     let mut o = Object::new(env)?;
     if out.stripped {
-        o.set_named_property("text", env.create_string(&out.text)?)?;
+        o.set_named_property("text", create_js_string(env, &out.text)?)?;
     } else {
         o.set_named_property("text", prompt)?;
     }

@@ -1,7 +1,7 @@
 //! What `buildContext` resolves to (`BuiltContext`) and what `getMedia` resolves to.
 
 use crate::bindings::errors::clear_exception;
-use crate::bindings::js::{js_string, parse_json, to_js};
+use crate::bindings::js::{create_js_string, parse_json, to_js};
 use crate::model::{ChannelSnapshot, ThreadContext, ThreadTelemetry};
 use crate::store::build::Built;
 use crate::store::CachedMedia;
@@ -128,7 +128,7 @@ impl BuiltContext {
     /// in the compact form with `format: 'compact'`).
     #[napi(getter, ts_return_type = "string")]
     pub fn prompt_section<'e>(&mut self, env: &'e Env, this: This<'e>) -> Result<JsString<'e>> {
-        let text = js_string(env, &self.built.prompt)?;
+        let text = create_js_string(env, &self.built.prompt)?;
         // The string is kept on the instance (read-only, not enumerable), so a second
         // read costs nothing, and the Rust copy is freed now rather than at the next GC:
         // results held until then would otherwise pin every prompt's memory.
