@@ -72,7 +72,7 @@ pub fn to_utf16(s: &str) -> Vec<u16> {
 
 /// The length of the ASCII prefix of `bytes`: 8 bytes are tested at once, and the first
 /// byte with its high bit set is located from the word's trailing zeros.
-fn ascii_prefix(bytes: &[u8]) -> usize {
+pub fn ascii_prefix(bytes: &[u8]) -> usize {
     const HIGH_BITS: u64 = u64::from_ne_bytes([0x80; 8]);
     let mut run = 0;
     while let Some(word) = bytes

@@ -17,6 +17,8 @@
 //! API returns, for models whose tokenizer counts more than the reference.
 
 use napi_derive::napi;
+
+mod ascii;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -68,60 +70,27 @@ pub const CALIBRATION_MIN_TOKENS: f64 = 200.0;
 pub const CALIBRATION_MAX_MODELS: usize = 64;
 
 impl Counts {
-    /// The parts of `text`.
+    /// The parts of `text`. ASCII is counted up to 64 bytes at a time (see `ascii`);
+    /// other characters one by one.
     pub fn of(text: &str) -> Counts {
         let mut c = Counts::default();
-        let mut letters = 0u32; // current ASCII letter run
-        let mut spaces = 0u32; // current space run
-        let mut prev_digit = false;
+        let mut runs = ascii::Runs::default();
         let mut prev_other = false;
         let bytes = text.as_bytes();
         let mut i = 0;
-        while i < bytes.len() {
-            let b = bytes[i];
-            if b < 0x80 {
-                i += 1;
-                let letter = b.is_ascii_alphabetic();
-                if letter {
-                    if letters == 0 {
-                        c.words += 1;
-                    }
-                    letters += 1;
-                    if letters > 6 {
-                        c.long_letters += 1;
-                    }
-                } else {
-                    letters = 0;
-                }
-                if b == b' ' {
-                    spaces += 1;
-                    if spaces > 1 {
-                        c.extra_spaces += 1;
-                    }
-                } else {
-                    spaces = 0;
-                }
-                let digit = b.is_ascii_digit();
-                if digit {
-                    c.digits += 1;
-                    if !prev_digit {
-                        c.digit_runs += 1;
-                    }
-                } else if matches!(b, b'\n' | b'\r' | b'\t') {
-                    c.line_breaks += 1;
-                } else if !letter && b != b' ' && b.is_ascii_graphic() {
-                    c.punctuation += 1;
-                }
-                prev_digit = digit;
+        while let Some(rest) = bytes.get(i..).filter(|r| !r.is_empty()) {
+            let window = rest.get(..ascii::BLOCK).unwrap_or(rest);
+            let n = crate::text::ascii_prefix(window);
+            if n > 0 {
+                ascii::count_block(&window[..n], &mut c, &mut runs);
                 prev_other = false;
+                i += n;
                 continue;
             }
             // A multi-byte character: decode it (the text is valid UTF-8).
             let ch = text[i..].chars().next().unwrap_or('\u{FFFD}');
             i += ch.len_utf8();
-            letters = 0;
-            spaces = 0;
-            prev_digit = false;
+            runs = ascii::Runs::default();
             let cp = u32::from(ch);
             let is_other = if cp > 0xFFFF {
                 c.supplementary += 1;

@@ -57,7 +57,111 @@ fn calibration_averages_bounded_observations_per_model() {
     assert_eq!(scale(100, 1.0), 100);
 }
 
+/// The counting as first written, byte by byte with branches: what the block-wise
+/// `Counts::of` must agree with.
+fn reference_counts(text: &str) -> Counts {
+    let mut c = Counts::default();
+    let mut letters = 0u32; // current ASCII letter run
+    let mut spaces = 0u32; // current space run
+    let mut prev_digit = false;
+    let mut prev_other = false;
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            i += 1;
+            let letter = b.is_ascii_alphabetic();
+            if letter {
+                if letters == 0 {
+                    c.words += 1;
+                }
+                letters += 1;
+                if letters > 6 {
+                    c.long_letters += 1;
+                }
+            } else {
+                letters = 0;
+            }
+            if b == b' ' {
+                spaces += 1;
+                if spaces > 1 {
+                    c.extra_spaces += 1;
+                }
+            } else {
+                spaces = 0;
+            }
+            let digit = b.is_ascii_digit();
+            if digit {
+                c.digits += 1;
+                if !prev_digit {
+                    c.digit_runs += 1;
+                }
+            } else if matches!(b, b'\n' | b'\r' | b'\t') {
+                c.line_breaks += 1;
+            } else if !letter && b != b' ' && b.is_ascii_graphic() {
+                c.punctuation += 1;
+            }
+            prev_digit = digit;
+            prev_other = false;
+            continue;
+        }
+        // A multi-byte character: decode it (the text is valid UTF-8).
+        let ch = text[i..].chars().next().unwrap_or('\u{FFFD}');
+        i += ch.len_utf8();
+        letters = 0;
+        spaces = 0;
+        prev_digit = false;
+        let cp = u32::from(ch);
+        let is_other = if cp > 0xFFFF {
+            c.supplementary += 1;
+            false
+        } else if cp == 0x200D || cp == 0xFE0F {
+            c.joiners += 1;
+            false
+        } else if is_cjk(cp) {
+            c.cjk += 1;
+            false
+        } else {
+            c.other += 1;
+            if !prev_other {
+                c.other_runs += 1;
+            }
+            true
+        };
+        prev_other = is_other;
+    }
+    c
+}
+
+#[test]
+fn counts_agree_with_the_reference_across_block_edges() {
+    // Runs of letters, spaces and digits ending, crossing and filling 64-byte blocks.
+    for n in [1usize, 6, 7, 8, 63, 64, 65, 127, 128, 129, 200] {
+        for unit in ["a", " ", "7", "ab1 ", "\n", "é", "a\u{1F600}"] {
+            let text = unit.repeat(n);
+            assert_eq!(Counts::of(&text), reference_counts(&text), "{unit:?} x {n}");
+            let framed = format!("x{text}y ");
+            assert_eq!(
+                Counts::of(&framed),
+                reference_counts(&framed),
+                "{unit:?} x {n}, framed"
+            );
+        }
+    }
+}
+
 proptest! {
+    #[test]
+    fn counts_agree_with_the_reference(s in "([a-zA-Z]{0,70}[ -~\\t\\n\\r\\x00-\\x08\\x7f]{0,12}\\PC{0,2}){0,12}") {
+        prop_assert_eq!(Counts::of(&s), reference_counts(&s));
+    }
+
+    #[test]
+    fn counts_agree_with_the_reference_on_any_text(s in any::<String>()) {
+        prop_assert_eq!(Counts::of(&s), reference_counts(&s));
+    }
+
     #[test]
     fn the_upper_bound_is_above_the_estimate(s in any::<String>()) {
         let e = estimate(&s);
