@@ -91,26 +91,31 @@ impl Counts {
             let ch = text[i..].chars().next().unwrap_or('\u{FFFD}');
             i += ch.len_utf8();
             runs = ascii::Runs::default();
-            let cp = u32::from(ch);
-            let is_other = if cp > 0xFFFF {
-                c.supplementary += 1;
-                false
-            } else if cp == 0x200D || cp == 0xFE0F {
-                c.joiners += 1;
-                false
-            } else if is_cjk(cp) {
-                c.cjk += 1;
-                false
-            } else {
-                c.other += 1;
-                if !prev_other {
-                    c.other_runs += 1;
-                }
-                true
-            };
-            prev_other = is_other;
+            prev_other = c.add_beyond_ascii(ch, prev_other);
         }
         c
+    }
+
+    /// Counts one character beyond ASCII (`prev_other`: the character before it was an
+    /// "other" one); returns whether this one is.
+    fn add_beyond_ascii(&mut self, ch: char, prev_other: bool) -> bool {
+        let cp = u32::from(ch);
+        if cp > 0xFFFF {
+            self.supplementary += 1;
+            false
+        } else if cp == 0x200D || cp == 0xFE0F {
+            self.joiners += 1;
+            false
+        } else if is_cjk(cp) {
+            self.cjk += 1;
+            false
+        } else {
+            self.other += 1;
+            if !prev_other {
+                self.other_runs += 1;
+            }
+            true
+        }
     }
 
     /// The counts in [`WEIGHTS`] order.

@@ -57,8 +57,8 @@ fn calibration_averages_bounded_observations_per_model() {
     assert_eq!(scale(100, 1.0), 100);
 }
 
-/// The counting as first written, byte by byte with branches: what the block-wise
-/// `Counts::of` must agree with.
+/// The counting of ASCII as first written, byte by byte with branches: what the block-wise
+/// `Counts::of` must agree with (characters beyond ASCII are counted by the same code).
 fn reference_counts(text: &str) -> Counts {
     let mut c = Counts::default();
     let mut letters = 0u32; // current ASCII letter run
@@ -112,24 +112,7 @@ fn reference_counts(text: &str) -> Counts {
         letters = 0;
         spaces = 0;
         prev_digit = false;
-        let cp = u32::from(ch);
-        let is_other = if cp > 0xFFFF {
-            c.supplementary += 1;
-            false
-        } else if cp == 0x200D || cp == 0xFE0F {
-            c.joiners += 1;
-            false
-        } else if is_cjk(cp) {
-            c.cjk += 1;
-            false
-        } else {
-            c.other += 1;
-            if !prev_other {
-                c.other_runs += 1;
-            }
-            true
-        };
-        prev_other = is_other;
+        prev_other = c.add_beyond_ascii(ch, prev_other);
     }
     c
 }
