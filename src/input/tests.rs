@@ -157,6 +157,21 @@ mod utf16 {
             prop_assert_eq!(&s, &String::from_utf16_lossy(&units));
             prop_assert_eq!(s.capacity(), s.len());
         }
+
+        /// ASCII runs of every length between other units: the eight-unit blocks and
+        /// the run's ragged end are decoded like the rest.
+        #[test]
+        fn ascii_runs_decode_as_std_lossy(
+            parts in prop::collection::vec((prop::collection::vec(0u16..0x80, 0..40), unit()), 0..8)
+        ) {
+            let units: Vec<u16> = parts
+                .iter()
+                .flat_map(|(run, u)| run.iter().copied().chain(std::iter::once(*u)))
+                .collect();
+            let s = string_of_units(&units);
+            prop_assert_eq!(&s, &String::from_utf16_lossy(&units));
+            prop_assert_eq!(s.capacity(), s.len());
+        }
     }
 
     #[test]
