@@ -18,6 +18,7 @@
 //! term count and avgdl the mean over live documents.
 
 use super::hasher::WordHash;
+use super::terms::TermTable;
 use super::tokenize::{is_stop_word, Tokenizer};
 use crate::time::TsKey;
 use std::collections::{BTreeMap, HashMap};
@@ -172,7 +173,7 @@ pub struct IndexStats {
 
 #[derive(Debug, Default)]
 pub struct SearchIndex {
-    terms: HashMap<Box<str>, u32, WordHash>,
+    terms: TermTable,
     postings: Vec<Vec<Posting>>,
     docs: Vec<Doc>,
     /// Each slot's term count, [`DEAD`] once removed: the one per-posting lookup a query
@@ -278,15 +279,10 @@ impl SearchIndex {
             let scratch = &mut self.scratch_terms;
             for text in texts {
                 self.tokenizer.terms(text, |t, _| {
-                    let id = match terms.get(t) {
-                        Some(&id) => id,
-                        None => {
-                            let id = postings.len() as u32;
-                            terms.insert(t.into(), id);
-                            postings.push(Vec::new());
-                            id
-                        }
-                    };
+                    let id = terms.get_or_insert(t, || {
+                        postings.push(Vec::new());
+                        postings.len() as u32 - 1
+                    });
                     scratch.push(id);
                 });
             }
@@ -370,7 +366,7 @@ impl SearchIndex {
             }
         }
         self.postings = postings;
-        self.terms.retain(|_, id| {
+        self.terms.retain(|id| {
             *id = term_ids[*id as usize];
             *id != u32::MAX
         });
@@ -403,8 +399,8 @@ impl SearchIndex {
             } else {
                 &mut q.terms
             };
-            match self.terms.get(term.as_str()) {
-                Some(&id) => match list.iter_mut().find(|(t, _)| *t == id) {
+            match self.terms.get(&term) {
+                Some(id) => match list.iter_mut().find(|(t, _)| *t == id) {
                     Some((_, mask)) => *mask |= 1 << w,
                     None => list.push((id, 1 << w)),
                 },
@@ -533,7 +529,7 @@ impl SearchIndex {
 
     pub fn stats(&self) -> IndexStats {
         let postings: usize = self.postings.iter().map(Vec::len).sum();
-        let term_bytes: usize = self.terms.keys().map(|k| k.len() + 16 + 4 + 8).sum();
+        let term_bytes = self.terms.heap_bytes();
         let posting_bytes: usize = self
             .postings
             .iter()

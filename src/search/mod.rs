@@ -18,6 +18,7 @@
 
 pub mod hasher;
 pub mod index;
+pub mod terms;
 pub mod tokenize;
 
 use crate::time::{key_millis, TsKey};
