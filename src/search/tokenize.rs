@@ -172,47 +172,67 @@ impl Tokenizer {
     pub fn terms(&mut self, text: &str, mut f: impl FnMut(&str, &str)) {
         self.word.clear();
         self.cjk.clear();
-        for c in text.chars() {
-            if c.is_ascii() {
-                if c.is_ascii_alphanumeric() {
-                    self.flush_cjk(&mut f);
-                    self.word.push(c.to_ascii_lowercase());
-                } else {
-                    self.flush_word(&mut f);
-                    self.flush_cjk(&mut f);
-                }
-                continue;
-            }
-            if is_cjk(c) {
-                self.flush_word(&mut f);
-                self.cjk.push(c);
-                continue;
-            }
-            if let Some(s) = special_fold(c) {
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b.is_ascii_alphanumeric() {
+                // A run of ASCII letters and digits is copied and lower-cased at once.
                 self.flush_cjk(&mut f);
-                self.word.push_str(s);
+                let start = i;
+                while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+                    i += 1;
+                }
+                let from = self.word.len();
+                self.word.push_str(&text[start..i]);
+                self.word[from..].make_ascii_lowercase();
                 continue;
             }
-            decompose_compatible(c, |d| {
-                if is_combining_mark(d) {
-                    return;
-                }
-                if is_cjk(d) {
-                    self.flush_word(&mut f);
-                    self.cjk.push(d);
-                } else if d.is_alphanumeric() {
-                    self.flush_cjk(&mut f);
-                    for l in d.to_lowercase() {
-                        self.word.push(l);
-                    }
-                } else {
-                    self.flush_word(&mut f);
-                    self.flush_cjk(&mut f);
-                }
-            });
+            if b.is_ascii() {
+                self.flush_word(&mut f);
+                self.flush_cjk(&mut f);
+                i += 1;
+                continue;
+            }
+            let Some(c) = text[i..].chars().next() else {
+                break;
+            };
+            i += c.len_utf8();
+            self.fold(c, &mut f);
         }
         self.flush_word(&mut f);
         self.flush_cjk(&mut f);
+    }
+
+    /// Reads one character that is not ASCII.
+    fn fold(&mut self, c: char, f: &mut impl FnMut(&str, &str)) {
+        if is_cjk(c) {
+            self.flush_word(f);
+            self.cjk.push(c);
+            return;
+        }
+        if let Some(s) = special_fold(c) {
+            self.flush_cjk(f);
+            self.word.push_str(s);
+            return;
+        }
+        decompose_compatible(c, |d| {
+            if is_combining_mark(d) {
+                return;
+            }
+            if is_cjk(d) {
+                self.flush_word(f);
+                self.cjk.push(d);
+            } else if d.is_alphanumeric() {
+                self.flush_cjk(f);
+                for l in d.to_lowercase() {
+                    self.word.push(l);
+                }
+            } else {
+                self.flush_word(f);
+                self.flush_cjk(f);
+            }
+        });
     }
 
     fn flush_word(&mut self, f: &mut impl FnMut(&str, &str)) {

@@ -103,3 +103,52 @@ proptest::proptest! {
         proptest::prop_assert_eq!(terms(&s), terms(&s.to_lowercase()));
     }
 }
+
+/// The tokenizer as first written, a character at a time: the byte-level reading of
+/// ASCII runs must give the same terms and words.
+fn reference(text: &str) -> Vec<(String, String)> {
+    let mut t = Tokenizer::new();
+    let mut out = Vec::new();
+    let mut emit = |a: &str, b: &str| out.push((a.to_string(), b.to_string()));
+    for c in text.chars() {
+        if c.is_ascii() {
+            if c.is_ascii_alphanumeric() {
+                t.flush_cjk(&mut emit);
+                t.word.push(c.to_ascii_lowercase());
+            } else {
+                t.flush_word(&mut emit);
+                t.flush_cjk(&mut emit);
+            }
+        } else {
+            t.fold(c, &mut emit);
+        }
+    }
+    t.flush_word(&mut emit);
+    t.flush_cjk(&mut emit);
+    out
+}
+
+fn pairs(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    Tokenizer::new().terms(text, |a, b| out.push((a.to_string(), b.to_string())));
+    out
+}
+
+#[test]
+fn ascii_runs_join_the_letters_around_them() {
+    assert_eq!(terms("DÉPLOIEMENTs"), ["deploi"]);
+    assert_eq!(terms("Straße2go"), ["strasse2go"]);
+    assert_eq!(
+        terms("abcデプロイxyz"),
+        ["abc", "デプ", "プロ", "ロイ", "xyz"]
+    );
+}
+
+proptest::proptest! {
+    #[test]
+    fn reads_as_the_character_at_a_time_reference(
+        s in "([a-zA-Z0-9]{0,12}[ .'_\\-]?(é|É|ß|ｱ|ＡＰＩ|デプロイ|🚀|Ü|ı|\u{301})?){0,12}"
+    ) {
+        proptest::prop_assert_eq!(pairs(&s), reference(&s));
+    }
+}
