@@ -11,7 +11,7 @@ pub mod users;
 
 use crate::input::InputError;
 use crate::model::{Author, MediaRef, MessageInput};
-use crate::store::message::{Event, Reaction, StoredFile, StoredMessage};
+use crate::store::message::{Event, Extras, ExtrasBox, Reaction, StoredFile, StoredMessage};
 use crate::time::ts_key;
 use serde::Deserialize;
 use serde_json::Value;
@@ -165,17 +165,19 @@ pub fn message(m: &Value, path: &str, dir: Directory<'_>) -> Result<StoredMessag
         .map(str::to_string);
     let subtype = str_at(m, "subtype");
     Ok(StoredMessage {
-        id: ts.clone(),
+        other_id: None,
         key,
         author: std::sync::Arc::new(author(m, dir)),
         text: str_at(m, "text").unwrap_or("").to_string(),
         broadcast: thread_id.is_some()
             && matches!(subtype, Some("thread_broadcast" | "reply_broadcast")),
         thread_id,
-        reply_count: m.get("reply_count").and_then(Value::as_u64).unwrap_or(0),
-        latest_reply: nonempty(m, "latest_reply").map(str::to_string),
-        reactions: reactions(m),
-        files: files(m),
+        extras: ExtrasBox::new(Extras {
+            reply_count: m.get("reply_count").and_then(Value::as_u64).unwrap_or(0),
+            latest_reply: nonempty(m, "latest_reply").map(str::to_string),
+            reactions: reactions(m),
+            files: files(m),
+        }),
         edited: m.get("edited").is_some_and(Value::is_object),
         ts,
         cache: Default::default(),

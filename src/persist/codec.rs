@@ -2,7 +2,7 @@
 //! (absent when empty), read back with its sort key recomputed from its ts.
 
 use crate::model::{Author, MediaRef};
-use crate::store::message::{Reaction, StoredFile, StoredMessage};
+use crate::store::message::{Extras, ExtrasBox, Reaction, StoredFile, StoredMessage};
 use crate::time::ts_key;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -45,16 +45,16 @@ struct Saved<'a> {
 impl<'a> From<&'a StoredMessage> for Saved<'a> {
     fn from(m: &'a StoredMessage) -> Self {
         Saved {
-            id: Cow::Borrowed(&m.id),
+            id: Cow::Borrowed(m.id()),
             ts: Cow::Borrowed(&m.ts),
             author: Cow::Borrowed(&m.author),
             text: Cow::Borrowed(&m.text),
             thread: m.thread_id.as_deref().map(Cow::Borrowed),
             broadcast: m.broadcast,
-            replies: m.reply_count,
-            latest: m.latest_reply.as_deref().map(Cow::Borrowed),
+            replies: m.reply_count(),
+            latest: m.latest_reply().map(Cow::Borrowed),
             reactions: m
-                .reactions
+                .reactions()
                 .iter()
                 .map(|r| {
                     (
@@ -65,7 +65,7 @@ impl<'a> From<&'a StoredMessage> for Saved<'a> {
                 })
                 .collect(),
             files: m
-                .files
+                .files()
                 .iter()
                 .map(|f| (Cow::Borrowed(&f.media), f.url.as_deref().map(Cow::Borrowed)))
                 .collect(),
@@ -100,32 +100,34 @@ fn restore(s: Saved) -> Result<StoredMessage, CorruptRow> {
     let key = ts_key(&s.ts)
         .ok_or_else(|| CorruptRow(format!("message {:?} has no valid ts ({:?})", s.id, s.ts)))?;
     Ok(StoredMessage {
-        id: s.id.into_owned(),
+        other_id: (s.id != s.ts).then(|| s.id.as_ref().into()),
         key,
         ts: s.ts.into_owned(),
         author: Arc::new(s.author.into_owned()),
         text: s.text.into_owned(),
         thread_id: s.thread.map(Cow::into_owned),
         broadcast: s.broadcast,
-        reply_count: s.replies,
-        latest_reply: s.latest.map(Cow::into_owned),
-        reactions: s
-            .reactions
-            .into_iter()
-            .map(|(name, count, users)| Reaction {
-                name: name.into_owned(),
-                count,
-                users: users.into_owned(),
-            })
-            .collect(),
-        files: s
-            .files
-            .into_iter()
-            .map(|(media, url)| StoredFile {
-                media: media.into_owned(),
-                url: url.map(Cow::into_owned),
-            })
-            .collect(),
+        extras: ExtrasBox::new(Extras {
+            reply_count: s.replies,
+            latest_reply: s.latest.map(Cow::into_owned),
+            reactions: s
+                .reactions
+                .into_iter()
+                .map(|(name, count, users)| Reaction {
+                    name: name.into_owned(),
+                    count,
+                    users: users.into_owned(),
+                })
+                .collect(),
+            files: s
+                .files
+                .into_iter()
+                .map(|(media, url)| StoredFile {
+                    media: media.into_owned(),
+                    url: url.map(Cow::into_owned),
+                })
+                .collect(),
+        }),
         edited: s.edited,
         cache: Default::default(),
     })
@@ -160,14 +162,14 @@ mod tests {
         .unwrap_or_else(|| unreachable!("valid ts"));
         m.thread_id = Some("1775835600.000100".into());
         m.broadcast = true;
-        m.reply_count = 3;
-        m.latest_reply = Some("1775835700.000100".into());
-        m.reactions = vec![Reaction {
+        m.extras_mut().reply_count = 3;
+        m.extras_mut().latest_reply = Some("1775835700.000100".into());
+        m.extras_mut().reactions = vec![Reaction {
             name: "eyes".into(),
             count: 2,
             users: vec!["U2".into(), "U3".into()],
         }];
-        m.files = vec![StoredFile {
+        m.extras_mut().files = vec![StoredFile {
             media: MediaRef {
                 artifact_id: "F1".into(),
                 media_type: "image/png".into(),

@@ -21,7 +21,7 @@ fn msg(sec: u64, text: &str, thread: Option<u64>) -> StoredMessage {
     let mut m = StoredMessage::new(&ts(sec), author, text).unwrap_or_else(|| unreachable!("ts"));
     m.thread_id = thread.filter(|t| *t != sec).map(ts);
     if sec.is_multiple_of(5) {
-        m.files.push(StoredFile {
+        m.extras_mut().files.push(StoredFile {
             media: MediaRef {
                 artifact_id: format!("F{}", sec % 4),
                 media_type: "image/png".into(),
@@ -155,7 +155,7 @@ fn apply(store: &mut Store, op: &Op, now: &mut u64) {
         } => {
             let mut page = vec![{
                 let mut root = msg(thread, "root", None);
-                root.reply_count = replies.len() as u64;
+                root.extras_mut().reply_count = replies.len() as u64;
                 root
             }];
             page.extend(

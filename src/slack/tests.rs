@@ -46,7 +46,7 @@ fn plain_message_in_an_event_callback_envelope() {
         message_of(event_payload(&p, &no_dir).unwrap_or_else(|e| panic!("{e}")));
     assert_eq!(channel, "C07ROLLOUT");
     assert_eq!(workspace.as_deref(), Some("T024BE7LD"));
-    assert_eq!(m.id, "1775835612.000200");
+    assert_eq!(m.id(), "1775835612.000200");
     assert_eq!(m.author.display_name, "Sam Rivera");
     assert!(!m.author.is_bot);
     assert!(m.thread_id.is_none());
@@ -92,8 +92,8 @@ fn a_root_with_thread_ts_equal_to_its_ts_is_not_a_reply() {
         "latest_reply": "1775835660.000700", "reply_users": ["U1", "U2"] });
     let (_, _, m) = message_of(event_payload(&p, &no_dir).unwrap_or_else(|e| panic!("{e}")));
     assert!(m.thread_id.is_none());
-    assert_eq!(m.reply_count, 3);
-    assert_eq!(m.latest_reply.as_deref(), Some("1775835660.000700"));
+    assert_eq!(m.reply_count(), 3);
+    assert_eq!(m.latest_reply(), Some("1775835660.000700"));
 }
 
 #[test]
@@ -110,8 +110,8 @@ fn file_share_lists_its_files_and_skips_tombstones() {
         ]
     }));
     let (_, _, m) = message_of(event_payload(&p, &no_dir).unwrap_or_else(|e| panic!("{e}")));
-    assert_eq!(m.files.len(), 1);
-    let f = &m.files[0];
+    assert_eq!(m.files().len(), 1);
+    let f = &m.files()[0];
     assert_eq!(f.media.artifact_id, "F07SCREEN01");
     assert_eq!(f.media.media_type, "image/png");
     assert_eq!(f.media.byte_length, 48213);
@@ -263,13 +263,13 @@ fn history_page_with_cursor_reactions_and_edits() {
         Some("bmV4dF90czoxNzc1ODM1NjMwMDAwNDAw")
     );
     assert_eq!(page.messages.len(), 2);
-    let r = &page.messages[0].reactions[0];
+    let r = &page.messages[0].reactions()[0];
     assert_eq!(
         (r.name.as_str(), r.count, r.users.len()),
         ("white_check_mark", 2, 2)
     );
     assert!(page.messages[0].edited);
-    assert_eq!(page.messages[1].reply_count, 2);
+    assert_eq!(page.messages[1].reply_count(), 2);
 }
 
 #[test]

@@ -30,7 +30,7 @@ pub const DEFAULT_PLATFORM: &str = "slack";
 
 impl MessageView for StoredMessage {
     fn id(&self) -> &str {
-        &self.id
+        self.id()
     }
     fn ts(&self) -> &str {
         &self.ts
@@ -42,7 +42,7 @@ impl MessageView for StoredMessage {
         &self.text
     }
     fn media_refs(&self) -> Vec<MediaRef> {
-        self.files.iter().map(|f| f.media.clone()).collect()
+        self.files().iter().map(|f| f.media.clone()).collect()
     }
 }
 
@@ -181,7 +181,7 @@ pub struct ThreadStats<'a> {
     /// Replies held in the replies cache.
     pub held: u64,
     /// The newest reply known (held, or the platform's `latest_reply`): key and ts.
-    pub latest: Option<(TsKey, &'a String)>,
+    pub latest: Option<(TsKey, &'a str)>,
     pub entry: Option<&'a ThreadEntry>,
 }
 
@@ -286,7 +286,7 @@ struct AdjacentView<'a> {
 /// An adjacent message as the snapshot shows it.
 fn adjacent_view(m: &StoredMessage, activity: Option<Activity>) -> AdjacentView<'_> {
     AdjacentView {
-        message_id: &m.id,
+        message_id: m.id(),
         ts: m.iso_ts(),
         author: &m.author,
         snippet: m.snippet(),
@@ -295,9 +295,9 @@ fn adjacent_view(m: &StoredMessage, activity: Option<Activity>) -> AdjacentView<
             replies_last_1h: a.replies_last_1h,
             last_reply_ts: a.last_reply_ts.as_deref().map(to_iso),
         }),
-        has_media: !m.files.is_empty(),
+        has_media: !m.files().is_empty(),
         reactions: m
-            .reactions
+            .reactions()
             .iter()
             .map(|r| reaction_label(&r.name, r.count))
             .collect(),
@@ -339,7 +339,7 @@ impl Store {
             .filter(|t| *t != req.anchor_id);
         if let Some(thread) = thread {
             if let Some(e) = self.replies.peek(&thread_key(&req.channel, &thread)) {
-                if let Some(m) = e.value.replies.values().find(|m| m.id == req.anchor_id) {
+                if let Some(m) = e.value.replies.values().find(|m| m.id() == req.anchor_id) {
                     return Some(AnchorAt::Reply { message: m, thread });
                 }
             }
@@ -371,9 +371,9 @@ impl Store {
             AnchorAt::Window(m) | AnchorAt::Starter(m) => {
                 let held = self
                     .replies
-                    .peek(&thread_key(&req.channel, &m.id))
+                    .peek(&thread_key(&req.channel, m.id()))
                     .is_some();
-                (m.reply_count > 0 || held).then(|| m.id.clone())
+                (m.reply_count() > 0 || held).then(|| m.id().to_string())
             }
         }
     }
@@ -472,23 +472,22 @@ impl Store {
     ) -> Option<ThreadStats<'a>> {
         let entry = self
             .replies
-            .peek(&thread_key(channel, &m.id))
+            .peek(&thread_key(channel, m.id()))
             .map(|e| &e.value);
         let held = entry.map_or(0, |e| e.replies.len() as u64);
         let reply_count = if entry.is_some_and(|e| e.complete) {
             held
         } else {
-            held.max(m.reply_count)
+            held.max(m.reply_count())
         };
         if reply_count == 0 {
             return None;
         }
         let held_latest = entry
             .and_then(|e| e.replies.values().next_back())
-            .map(|r| (r.key, &r.ts));
+            .map(|r| (r.key, r.ts.as_str()));
         let platform_latest = m
-            .latest_reply
-            .as_ref()
+            .latest_reply()
             .and_then(|t| crate::time::ts_key(t).map(|k| (k, t)));
         let latest = match (held_latest, platform_latest) {
             (Some(a), Some(b)) => Some(if b.0 > a.0 { b } else { a }),
@@ -548,7 +547,7 @@ impl Store {
         Some(Activity {
             reply_count,
             replies_last_1h,
-            last_reply_ts: latest.map(|(_, t)| t.clone()),
+            last_reply_ts: latest.map(|(_, t)| t.to_string()),
             participant_names,
         })
     }
@@ -569,13 +568,13 @@ impl Store {
             .range(..center)
             .rev()
             .map(|(_, m)| &**m)
-            .filter(|m| m.id != skip)
+            .filter(|m| m.id() != skip)
             .peekable();
         let mut after = ch
             .window
             .range(center..)
             .map(|(_, m)| &**m)
-            .filter(|m| m.id != skip)
+            .filter(|m| m.id() != skip)
             .peekable();
         // The message at the centre (a reply's root) is nearest of all.
         let mid = match after.peek() {
@@ -644,12 +643,12 @@ impl Store {
                 false
             }
             _ => {
-                if root.is_some_and(|r| r.reply_count > 0) {
+                if root.is_some_and(|r| r.reply_count() > 0) {
                     notes.push(format!(
                         "Thread {tid} replies are not held; only the root is shown."
                     ));
                 }
-                root.is_some_and(|r| r.reply_count > 0)
+                root.is_some_and(|r| r.reply_count() > 0)
             }
         };
         match (usable, root) {
@@ -660,7 +659,7 @@ impl Store {
                     .unwrap_or_default();
                 let total = match held {
                     Some(e) if e.complete => replies.len() as u64,
-                    _ => root.reply_count.max(replies.len() as u64),
+                    _ => root.reply_count().max(replies.len() as u64),
                 };
                 (
                     Some(HeldThread {
@@ -722,9 +721,9 @@ impl Store {
                 .and_then(|c| c.platform.clone())
                 .unwrap_or_else(|| DEFAULT_PLATFORM.to_string()),
         };
-        let near = self.nearest(&req.channel, center, &anchor.id, req.adjacent);
+        let near = self.nearest(&req.channel, center, anchor.id(), req.adjacent);
         let anchor_view = AnchorView {
-            message_id: &anchor.id,
+            message_id: anchor.id(),
             ts: anchor.iso_ts(),
             author: &anchor.author,
             text: &anchor.text,
@@ -745,7 +744,7 @@ impl Store {
                         AdjacentPick {
                             json: Cow::Borrowed(f.json.as_str()),
                             estimate: f.estimate,
-                            signal: !m.reactions.is_empty(),
+                            signal: !m.reactions().is_empty(),
                             distance,
                         }
                     }

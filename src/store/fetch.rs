@@ -561,7 +561,7 @@ impl Store {
             if let Some(t) = m.thread_id.clone() {
                 self.channel_mut(channel)
                     .reply_threads
-                    .insert(m.id.clone(), t);
+                    .insert(m.id().to_string(), t);
             }
             self.put_message(channel, m, false, now);
         }

@@ -315,14 +315,16 @@ impl Store {
                 deleted_horizon: c.deleted_horizon,
             });
             for m in c.window.values() {
-                out.window
-                    .push(((id.clone(), m.id.clone()), Some(StoredMessage::clone(m))));
+                out.window.push((
+                    (id.clone(), m.id().to_string()),
+                    Some(StoredMessage::clone(m)),
+                ));
             }
             let mut orphans: Vec<&StoredMessage> = c.orphans.values().collect();
-            orphans.sort_by(|a, b| a.id.cmp(&b.id));
+            orphans.sort_by(|a, b| a.id().cmp(b.id()));
             for m in orphans {
                 out.orphans
-                    .push(((id.clone(), m.id.clone()), Some(m.clone())));
+                    .push(((id.clone(), m.id().to_string()), Some(m.clone())));
             }
             for (did, key) in &c.deleted_order {
                 out.deleted.push(DeletedChange::Remembered {
@@ -402,15 +404,15 @@ impl Store {
             let Some(m) = m else { continue };
             let m = self.shared_author(m);
             let ch = self.channel_mut(&channel);
-            ch.hold_id(&m.id, m.key);
+            ch.hold_id(m.id(), m.key);
             ch.window.insert(m.key, Box::new(m));
         }
         let mut evicted = Vec::new();
         for (id, ch) in &mut self.channels {
             while ch.window.len() > window_size {
                 if let Some((_, old)) = ch.window.pop_first() {
-                    ch.other_ids.remove(&old.id);
-                    evicted.push((id.clone(), old.id));
+                    ch.other_ids.remove(old.id());
+                    evicted.push((id.clone(), old.id().to_string()));
                 }
             }
             let msgs: Vec<StoredMessage> = ch
@@ -459,7 +461,7 @@ impl Store {
         for ((channel, thread), replies) in held {
             let ch = self.channel_mut(&channel);
             for m in &replies {
-                ch.reply_threads.insert(m.id.clone(), thread.clone());
+                ch.reply_threads.insert(m.id().to_string(), thread.clone());
                 ch.index_message(m);
             }
         }

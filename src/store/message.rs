@@ -24,10 +24,71 @@ pub struct StoredFile {
     pub url: Option<String>,
 }
 
+/// What only some messages have: replies, reactions, files.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Extras {
+    /// Replies the platform reported (history responses); the store's own count of the
+    /// replies it holds takes over once it holds the thread.
+    pub reply_count: u64,
+    /// Newest reply ts the platform reported.
+    pub latest_reply: Option<String>,
+    pub reactions: Vec<Reaction>,
+    pub files: Vec<StoredFile>,
+}
+
+/// No replies, reactions or files.
+static NO_EXTRAS: Extras = Extras {
+    reply_count: 0,
+    latest_reply: None,
+    reactions: Vec::new(),
+    files: Vec::new(),
+};
+
+/// A message's [`Extras`], allocated only when it has some: most chat messages have
+/// none, and a message then carries one pointer instead of eighty bytes. Two boxes are
+/// equal when their contents are (an empty box equals none).
+#[derive(Debug, Clone, Default)]
+pub struct ExtrasBox(pub(crate) Option<Box<Extras>>);
+
+impl ExtrasBox {
+    /// Boxes `extras` unless there are none.
+    pub fn new(extras: Extras) -> Self {
+        ExtrasBox((extras != NO_EXTRAS).then(|| Box::new(extras)))
+    }
+
+    pub fn get(&self) -> &Extras {
+        self.0.as_deref().unwrap_or(&NO_EXTRAS)
+    }
+
+    /// The extras to change, allocated if there were none.
+    pub fn get_mut(&mut self) -> &mut Extras {
+        self.0.get_or_insert_with(Box::default)
+    }
+
+    /// Frees the box once nothing is left in it.
+    fn tidy(&mut self) {
+        if self.0.as_deref() == Some(&NO_EXTRAS) {
+            self.0 = None;
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.0.as_ref().map_or(0, |_| std::mem::size_of::<Extras>())
+    }
+}
+
+impl PartialEq for ExtrasBox {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
 /// One message as the store holds it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredMessage {
-    pub id: String,
+    /// The message's id when it is not its ts (a Slack message's id is its ts, so most
+    /// messages hold no second copy of it): see [`StoredMessage::id`].
+    pub(crate) other_id: Option<Box<str>>,
     pub ts: String,
     pub key: TsKey,
     /// Shared by every message the store holds of the same author (see
@@ -39,19 +100,52 @@ pub struct StoredMessage {
     pub thread_id: Option<String>,
     /// A reply that was also posted to the channel.
     pub broadcast: bool,
-    /// Replies the platform reported (history responses); the store's own count of the
-    /// replies it holds takes over once it holds the thread.
-    pub reply_count: u64,
-    /// Newest reply ts the platform reported.
-    pub latest_reply: Option<String>,
-    pub reactions: Vec<Reaction>,
-    pub files: Vec<StoredFile>,
     pub edited: bool,
+    /// Replies, reactions and files: see [`StoredMessage::extras`].
+    pub(crate) extras: ExtrasBox,
     /// Cached renderings (reply JSON, snippet), dropped on edit.
     pub cache: super::render_cache::RenderCache,
 }
 
 impl StoredMessage {
+    /// The message's id (its ts unless the platform gave another).
+    pub fn id(&self) -> &str {
+        self.other_id.as_deref().unwrap_or(&self.ts)
+    }
+
+    /// Sets the message's id.
+    pub fn set_id(&mut self, id: &str) {
+        self.other_id = (id != self.ts).then(|| id.into());
+    }
+
+    /// Its replies, reactions and files.
+    pub fn extras(&self) -> &Extras {
+        self.extras.get()
+    }
+
+    /// Its replies, reactions and files, to change.
+    pub fn extras_mut(&mut self) -> &mut Extras {
+        self.extras.get_mut()
+    }
+
+    /// Replies the platform reported (see [`Extras::reply_count`]).
+    pub fn reply_count(&self) -> u64 {
+        self.extras().reply_count
+    }
+
+    /// Newest reply ts the platform reported.
+    pub fn latest_reply(&self) -> Option<&str> {
+        self.extras().latest_reply.as_deref()
+    }
+
+    pub fn reactions(&self) -> &[Reaction] {
+        &self.extras().reactions
+    }
+
+    pub fn files(&self) -> &[StoredFile] {
+        &self.extras().files
+    }
+
     /// A reply inside a thread (not its root).
     pub fn is_reply(&self) -> bool {
         self.thread_id.is_some()
@@ -66,18 +160,19 @@ impl StoredMessage {
     /// is shared, and counted by the store once.
     pub fn heap_bytes(&self) -> usize {
         let s = |x: &String| x.capacity();
-        s(&self.id)
+        self.other_id.as_ref().map_or(0, |id| id.len())
             + s(&self.ts)
             + s(&self.text)
             + self.thread_id.as_ref().map_or(0, s)
-            + self.latest_reply.as_ref().map_or(0, s)
+            + self.extras.heap_bytes()
+            + self.extras().latest_reply.as_ref().map_or(0, s)
             + self
-                .reactions
+                .reactions()
                 .iter()
                 .map(|r| s(&r.name) + r.users.iter().map(s).sum::<usize>() + 56)
                 .sum::<usize>()
             + self
-                .files
+                .files()
                 .iter()
                 .map(|f| {
                     s(&f.media.artifact_id)
@@ -109,18 +204,15 @@ impl StoredMessage {
         text: String,
     ) -> StoredMessage {
         StoredMessage {
-            id: ts.clone(),
+            other_id: None,
             key,
             ts,
             author: author.into(),
             text,
             thread_id: None,
             broadcast: false,
-            reply_count: 0,
-            latest_reply: None,
-            reactions: Vec::new(),
-            files: Vec::new(),
             edited: false,
+            extras: ExtrasBox::default(),
             cache: Default::default(),
         }
     }
@@ -136,14 +228,15 @@ impl StoredMessage {
                 ),
             )
         })?;
-        let id = m.message_id.clone().unwrap_or_else(|| m.ts.clone());
+        let id = m.message_id.as_deref().unwrap_or(&m.ts);
         if id.is_empty() {
             return Err(InputError::type_error(
                 format!("{path}.messageId"),
                 "expected a non-empty string",
             ));
         }
-        let thread_id = m.thread_id.filter(|t| *t != id && *t != m.ts);
+        let thread_id = m.thread_id.filter(|t| t != id && *t != m.ts);
+        let other_id = (id != m.ts).then(|| id.into());
         let files = m
             .media
             .unwrap_or_default()
@@ -165,16 +258,18 @@ impl StoredMessage {
             })
             .collect();
         Ok(StoredMessage {
-            id,
+            other_id,
             key,
             author: Arc::new(Author::from(&m.author)),
             text: m.text,
             broadcast: m.broadcast.unwrap_or(false) && thread_id.is_some(),
             thread_id,
-            reply_count: m.reply_count.unwrap_or(0),
-            latest_reply: m.last_reply_ts,
-            reactions,
-            files,
+            extras: ExtrasBox::new(Extras {
+                reply_count: m.reply_count.unwrap_or(0),
+                latest_reply: m.last_reply_ts,
+                reactions,
+                files,
+            }),
             edited: m.edited.unwrap_or(false),
             ts: m.ts,
             cache: Default::default(),
@@ -186,16 +281,16 @@ impl StoredMessage {
     pub fn react(&mut self, name: &str, user: Option<&str>, added: bool) {
         self.invalidate();
         let name = name.trim_matches(':');
-        let pos = self.reactions.iter().position(|r| r.name == name);
+        let pos = self.reactions().iter().position(|r| r.name == name);
         match (pos, added) {
-            (None, true) => self.reactions.push(Reaction {
+            (None, true) => self.extras.get_mut().reactions.push(Reaction {
                 name: name.to_string(),
                 count: 1,
                 users: user.map(|u| vec![u.to_string()]).unwrap_or_default(),
             }),
             (None, false) => {}
             (Some(i), true) => {
-                let r = &mut self.reactions[i];
+                let r = &mut self.extras.get_mut().reactions[i];
                 if let Some(u) = user {
                     if r.users.iter().any(|x| x == u) {
                         return;
@@ -205,7 +300,7 @@ impl StoredMessage {
                 r.count += 1;
             }
             (Some(i), false) => {
-                let r = &mut self.reactions[i];
+                let r = &mut self.extras.get_mut().reactions[i];
                 if let Some(u) = user {
                     match r.users.iter().position(|x| x == u) {
                         Some(j) => {
@@ -217,7 +312,8 @@ impl StoredMessage {
                 }
                 r.count = r.count.saturating_sub(1);
                 if r.count == 0 {
-                    self.reactions.remove(i);
+                    self.extras.get_mut().reactions.remove(i);
+                    self.extras.tidy();
                 }
             }
         }
@@ -431,7 +527,7 @@ pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Ev
         let thread_id = (!thread.is_empty() && thread != ts && thread != id).then_some(thread);
         let mut message = StoredMessage::plain(ts, key, author, text);
         if !id.is_empty() {
-            message.id = id;
+            message.set_id(&id);
         }
         message.thread_id = thread_id;
         out.push(Event::Message {

@@ -187,7 +187,7 @@ impl ChannelState {
             return Some(*k);
         }
         let k = crate::time::ts_key(id)?;
-        self.window.get(&k).filter(|m| m.id == id).map(|m| m.key)
+        self.window.get(&k).filter(|m| m.id() == id).map(|m| m.key)
     }
 
     /// Records that the window holds message `id` under `key` (nothing to record when
@@ -213,8 +213,8 @@ impl ChannelState {
     /// Remembers a reply whose thread is not held; returns the one forgotten to make
     /// room for it.
     fn remember_orphan(&mut self, m: &StoredMessage) -> Option<String> {
-        if self.orphans.insert(m.id.clone(), m.clone()).is_none() {
-            self.orphans_order.push_back(m.id.clone());
+        if self.orphans.insert(m.id().to_string(), m.clone()).is_none() {
+            self.orphans_order.push_back(m.id().to_string());
             if self.orphans_order.len() > ORPHAN_REPLIES_REMEMBERED {
                 if let Some(old) = self.orphans_order.pop_front() {
                     self.orphans.remove(&old);
@@ -227,9 +227,9 @@ impl ChannelState {
 
     /// Indexes (or re-indexes) a held message: its text and file names.
     fn index_message(&mut self, m: &StoredMessage) {
-        let mut texts: Vec<&str> = Vec::with_capacity(1 + m.files.len());
+        let mut texts: Vec<&str> = Vec::with_capacity(1 + m.files().len());
         texts.push(&m.text);
-        texts.extend(m.files.iter().filter_map(|f| f.media.filename.as_deref()));
+        texts.extend(m.files().iter().filter_map(|f| f.media.filename.as_deref()));
         self.index.add(
             m.key,
             m.thread_id.as_deref(),
@@ -386,21 +386,21 @@ impl Store {
         let Some(since) = self.fetch_since else {
             return m;
         };
-        if !self.recent.touched_after(channel, &m.id, since) {
+        if !self.recent.touched_after(channel, m.id(), since) {
             return m;
         }
-        if let Some(held) = self.find(channel, &m.id) {
+        if let Some(held) = self.find(channel, m.id()) {
             let mut h = held.clone();
-            h.reply_count = h.reply_count.max(m.reply_count);
-            if m.latest_reply.as_deref().and_then(crate::time::ts_key)
-                > h.latest_reply.as_deref().and_then(crate::time::ts_key)
+            h.extras_mut().reply_count = h.reply_count().max(m.reply_count());
+            if m.latest_reply().and_then(crate::time::ts_key)
+                > h.latest_reply().and_then(crate::time::ts_key)
             {
-                h.latest_reply = m.latest_reply;
+                h.extras_mut().latest_reply = m.latest_reply().map(str::to_string);
             }
             return h;
         }
         let mut m = m;
-        for p in self.recent.patches_after(channel, &m.id, since) {
+        for p in self.recent.patches_after(channel, m.id(), since) {
             let _ = p.apply(&mut m);
         }
         m
@@ -493,7 +493,7 @@ impl Store {
     }
 
     fn remember_files(&mut self, channel: &str, m: &StoredMessage) {
-        for f in &m.files {
+        for f in m.files() {
             let key = (channel.to_string(), f.media.artifact_id.clone());
             if !self.files.contains_key(&key) {
                 self.files_order.push_back(key.clone());
@@ -503,7 +503,7 @@ impl Store {
                 key,
                 FileLocation {
                     channel: channel.to_string(),
-                    message_id: m.id.clone(),
+                    message_id: m.id().to_string(),
                     media: f.media.clone(),
                     url: f.url.clone(),
                 },
@@ -547,7 +547,7 @@ impl Store {
         self.share_author(&mut m);
         let window_size = self.config.window_size;
         if live {
-            if self.channel_mut(channel).was_deleted(&m.id) {
+            if self.channel_mut(channel).was_deleted(m.id()) {
                 return;
             }
         } else if self.refuses_fetched(channel, &m) {
@@ -557,7 +557,7 @@ impl Store {
             self.put_reply(channel, &thread, &m, live, now);
             if live && !m.in_channel() && self.replies.peek(&thread_key(channel, &thread)).is_none()
             {
-                self.note_orphan(channel, &m.id);
+                self.note_orphan(channel, m.id());
                 if let Some(old) = self.channel_mut(channel).remember_orphan(&m) {
                     self.note_orphan(channel, &old);
                 }
@@ -567,40 +567,40 @@ impl Store {
         if !m.in_channel() {
             return;
         }
-        self.note_window(channel, &m.id);
+        self.note_window(channel, m.id());
         let ch = self.channel_mut(channel);
-        if ch.key_of(&m.id).is_some() {
-            if let Some(old) = ch.remove_from_window(&m.id) {
+        if ch.key_of(m.id()).is_some() {
+            if let Some(old) = ch.remove_from_window(m.id()) {
                 // A fetched copy may lag behind what events already told us.
                 let mut m = m;
                 if !live {
-                    m.reply_count = m.reply_count.max(old.reply_count);
-                    if old.latest_reply.as_ref().map(|s| crate::time::ts_key(s))
-                        > m.latest_reply.as_ref().map(|s| crate::time::ts_key(s))
+                    m.extras_mut().reply_count = m.reply_count().max(old.reply_count());
+                    if old.latest_reply().map(crate::time::ts_key)
+                        > m.latest_reply().map(crate::time::ts_key)
                     {
-                        m.latest_reply = old.latest_reply;
+                        m.extras_mut().latest_reply = old.latest_reply().map(str::to_string);
                     }
                 }
-                if old.text != m.text || old.files != m.files || old.key != m.key {
+                if old.text != m.text || old.files() != m.files() || old.key != m.key {
                     if old.key != m.key {
                         ch.index.remove(old.key);
                     }
                     ch.index_message(&m);
                 }
-                ch.hold_id(&m.id, m.key);
+                ch.hold_id(m.id(), m.key);
                 ch.window.insert(m.key, m);
                 return;
             }
         }
         ch.index_message(&m);
-        ch.hold_id(&m.id, m.key);
+        ch.hold_id(m.id(), m.key);
         ch.window.insert(m.key, m);
         let mut evicted = Vec::new();
         while ch.window.len() > window_size {
             match ch.window.pop_first() {
                 Some((_, old)) => {
-                    ch.other_ids.remove(&old.id);
-                    evicted.push((old.id, old.key));
+                    ch.other_ids.remove(old.id());
+                    evicted.push((old.id().to_string(), old.key));
                 }
                 None => break,
             }
@@ -617,7 +617,7 @@ impl Store {
         for (other, id) in moved {
             if other != thread {
                 if let Some(e) = self.replies.peek_mut(&thread_key(channel, &other)) {
-                    e.value.replies.retain(|_, m| m.id != id);
+                    e.value.replies.retain(|_, m| m.id() != id);
                 }
             }
         }
@@ -641,7 +641,7 @@ impl Store {
             .reply_threads
             .get(id)
             .and_then(|t| self.replies.peek(&thread_key(channel, t)))
-            .and_then(|e| e.value.replies.values().find(|m| m.id == id));
+            .and_then(|e| e.value.replies.values().find(|m| m.id() == id));
         match copy {
             Some(m) => {
                 if m.key != key {
@@ -660,11 +660,11 @@ impl Store {
     fn drop_thread_replies(&mut self, channel: &str, thread: &str, entry: &ThreadEntry) {
         for m in entry.replies.values() {
             if let Some(ch) = self.channels.get_mut(channel) {
-                if ch.reply_threads.get(&m.id).is_some_and(|t| t == thread) {
-                    ch.reply_threads.remove(&m.id);
+                if ch.reply_threads.get(m.id()).is_some_and(|t| t == thread) {
+                    ch.reply_threads.remove(m.id());
                 }
             }
-            self.refresh_index(channel, &m.id, m.key);
+            self.refresh_index(channel, m.id(), m.key);
         }
     }
 
@@ -682,7 +682,10 @@ impl Store {
         let key = thread_key(channel, thread);
         // A root known to have no replies starts a thread that is held complete from
         // its first reply on.
-        let root_count = self.channel_mut(channel).get(thread).map(|r| r.reply_count);
+        let root_count = self
+            .channel_mut(channel)
+            .get(thread)
+            .map(StoredMessage::reply_count);
         let mut is_new = true;
         let mut held_count = None;
         match self.replies.peek_mut(&key) {
@@ -713,27 +716,28 @@ impl Store {
         let held = self.replies.peek(&key).is_some();
         let ch = self.channel_mut(channel);
         if held {
-            let other = ch.reply_threads.insert(m.id.clone(), thread.to_string());
+            let other = ch
+                .reply_threads
+                .insert(m.id().to_string(), thread.to_string());
             ch.index_message(m);
             if let Some(other) = other {
-                self.leave_other_threads(channel, thread, vec![(other, m.id.clone())]);
+                self.leave_other_threads(channel, thread, vec![(other, m.id().to_string())]);
             }
             self.bound_thread(channel, thread);
         }
         let ch = self.channel_mut(channel);
         let bump = |root: &mut StoredMessage| {
             match held_count {
-                Some(n) => root.reply_count = n,
-                None if is_new && live => root.reply_count += 1,
+                Some(n) => root.extras_mut().reply_count = n,
+                None if is_new && live => root.extras_mut().reply_count += 1,
                 None => {}
             }
             let newer = root
-                .latest_reply
-                .as_deref()
+                .latest_reply()
                 .and_then(crate::time::ts_key)
                 .is_none_or(|k| k < m.key);
             if newer {
-                root.latest_reply = Some(m.ts.clone());
+                root.extras_mut().latest_reply = Some(m.ts.clone());
             }
         };
         let mut bumped = false;
@@ -767,11 +771,11 @@ impl Store {
         self.counters.replies_dropped += dropped.len() as u64;
         for m in dropped {
             if let Some(ch) = self.channels.get_mut(channel) {
-                if ch.reply_threads.get(&m.id).is_some_and(|t| t == thread) {
-                    ch.reply_threads.remove(&m.id);
+                if ch.reply_threads.get(m.id()).is_some_and(|t| t == thread) {
+                    ch.reply_threads.remove(m.id());
                 }
             }
-            self.refresh_index(channel, &m.id, m.key);
+            self.refresh_index(channel, m.id(), m.key);
         }
     }
 
@@ -801,7 +805,7 @@ impl Store {
         };
         if let Some(thread) = ch.reply_threads.get(id) {
             if let Some(entry) = self.replies.peek_mut(&thread_key(channel, thread)) {
-                if let Some(m) = entry.value.replies.values_mut().find(|m| m.id == id) {
+                if let Some(m) = entry.value.replies.values_mut().find(|m| m.id() == id) {
                     f(m);
                 }
             }
@@ -830,7 +834,7 @@ impl Store {
             let reply = self
                 .replies
                 .peek(&thread_key(channel, thread))
-                .and_then(|e| e.value.replies.values().find(|m| m.id == id));
+                .and_then(|e| e.value.replies.values().find(|m| m.id() == id));
             if reply.is_some() {
                 return reply;
             }
@@ -847,9 +851,9 @@ impl Store {
         let Some(ch) = self.channels.get(channel) else {
             return false;
         };
-        ch.was_deleted(&m.id)
+        ch.was_deleted(m.id())
             || (ch.deleted_horizon.is_some_and(|h| m.key <= h)
-                && self.find(channel, &m.id).is_none())
+                && self.find(channel, m.id()).is_none())
     }
 
     /// Removes message `id` everywhere it is held and remembers the deletion (at `now`,
@@ -895,7 +899,7 @@ impl Store {
             let reply_key = self
                 .replies
                 .peek(&thread_key(channel, t))
-                .and_then(|e| e.value.replies.values().find(|m| m.id == id))
+                .and_then(|e| e.value.replies.values().find(|m| m.id() == id))
                 .map(|m| m.key);
             if let Some(k) = reply_key {
                 self.channel_mut(channel).index.remove(k);
@@ -905,12 +909,12 @@ impl Store {
             let key = thread_key(channel, &thread);
             let mut left = None;
             if let Some(entry) = self.replies.peek_mut(&key) {
-                entry.value.replies.retain(|_, m| m.id != id);
+                entry.value.replies.retain(|_, m| m.id() != id);
                 left = Some((entry.value.replies.len() as u64, entry.value.complete));
             }
             let dec = |root: &mut StoredMessage| match left {
-                Some((n, true)) => root.reply_count = n,
-                _ => root.reply_count = root.reply_count.saturating_sub(1),
+                Some((n, true)) => root.extras_mut().reply_count = n,
+                _ => root.extras_mut().reply_count = root.reply_count().saturating_sub(1),
             };
             let ch = self.channel_mut(channel);
             let mut root_in_window = false;
@@ -932,12 +936,12 @@ impl Store {
         let holding: Vec<ThreadKey> = self
             .replies
             .iter()
-            .filter(|(k, e)| k.0 == channel && e.value.replies.values().any(|m| m.id == id))
+            .filter(|(k, e)| k.0 == channel && e.value.replies.values().any(|m| m.id() == id))
             .map(|(k, _)| k.clone())
             .collect();
         for k in holding {
             if let Some(e) = self.replies.peek_mut(&k) {
-                e.value.replies.retain(|_, m| m.id != id);
+                e.value.replies.retain(|_, m| m.id() != id);
             }
         }
         // A deleted root takes its thread's cached replies with it: without the root
@@ -954,8 +958,8 @@ impl Store {
         for m in messages {
             let m = self.shared_author(m);
             let m = self.merge_fetched(channel, m);
-            if !m.is_reply() && m.reply_count > 0 {
-                let key = thread_key(channel, &m.id);
+            if !m.is_reply() && m.reply_count() > 0 {
+                let key = thread_key(channel, m.id());
                 if !self.refuses_fetched(channel, &m) {
                     self.starters.insert(key, m.clone(), now);
                 }
@@ -1003,7 +1007,7 @@ impl Store {
         if let Some(since) = self.fetch_since.filter(|_| !self.recent.is_empty()) {
             // Replies that events delivered after the fetch began and the page lacks:
             // held in the previous entry, or remembered while the thread was not held.
-            let in_page: HashSet<&str> = messages.iter().map(|m| m.id.as_str()).collect();
+            let in_page: HashSet<&str> = messages.iter().map(StoredMessage::id).collect();
             let mut newer: Vec<StoredMessage> = Vec::new();
             let held = previous.iter().flat_map(|p| p.replies.values());
             let orphans = self
@@ -1013,9 +1017,9 @@ impl Store {
                 .flat_map(|c| c.orphans.values())
                 .filter(|m| m.thread_id.as_deref() == Some(thread));
             for m in held.chain(orphans) {
-                if !in_page.contains(m.id.as_str())
-                    && !newer.iter().any(|n| n.id == m.id)
-                    && self.recent.touched_after(channel, &m.id, since)
+                if !in_page.contains(m.id())
+                    && !newer.iter().any(|n| n.id() == m.id())
+                    && self.recent.touched_after(channel, m.id(), since)
                 {
                     newer.push(m.clone());
                 }
@@ -1033,11 +1037,14 @@ impl Store {
         let mut root = None;
         let mut moved = Vec::new();
         for m in messages {
-            if m.id == thread {
+            if m.id() == thread {
                 root = Some(m);
             } else if m.thread_id.as_deref() == Some(thread) {
-                if let Some(other) = ch.reply_threads.insert(m.id.clone(), thread.to_string()) {
-                    moved.push((other, m.id.clone()));
+                if let Some(other) = ch
+                    .reply_threads
+                    .insert(m.id().to_string(), thread.to_string())
+                {
+                    moved.push((other, m.id().to_string()));
                 }
                 entry.replies.insert(m.key, m);
             }
@@ -1047,7 +1054,7 @@ impl Store {
         if let Some(prev) = previous {
             let newest = entry.replies.keys().next_back().copied();
             for (k, m) in prev.replies {
-                if newest.is_none_or(|n| k > n) && !ch.was_deleted(&m.id) {
+                if newest.is_none_or(|n| k > n) && !ch.was_deleted(m.id()) {
                     entry.replies.insert(k, m);
                 }
             }
@@ -1059,16 +1066,16 @@ impl Store {
         let newest_ts = entry.replies.values().next_back().map(|m| m.ts.clone());
         if let Some(mut r) = root {
             if complete {
-                r.reply_count = held;
+                r.extras_mut().reply_count = held;
             } else {
-                r.reply_count = r.reply_count.max(held);
+                r.extras_mut().reply_count = r.reply_count().max(held);
             }
             if newest_ts.is_some() {
-                r.latest_reply = newest_ts;
+                r.extras_mut().latest_reply = newest_ts;
             }
             self.starters.insert(key.clone(), r.clone(), now);
             let ch = self.channel_mut(channel);
-            if ch.key_of(&r.id).is_some() {
+            if ch.key_of(r.id()).is_some() {
                 self.put_message(channel, r, false, now);
             }
         }
@@ -1092,11 +1099,11 @@ impl Store {
         self.forget_dropped_replies(channel, thread, &dropped);
         for m in &gone {
             if let Some(ch) = self.channels.get_mut(channel) {
-                if ch.reply_threads.get(&m.id).is_some_and(|t| t == thread) {
-                    ch.reply_threads.remove(&m.id);
+                if ch.reply_threads.get(m.id()).is_some_and(|t| t == thread) {
+                    ch.reply_threads.remove(m.id());
                 }
             }
-            self.refresh_index(channel, &m.id, m.key);
+            self.refresh_index(channel, m.id(), m.key);
         }
         let Some(ch) = self.channels.get_mut(channel) else {
             return;
@@ -1106,8 +1113,8 @@ impl Store {
             for m in e.value.replies.values() {
                 ch.index_message(m);
                 // The thread holds it now.
-                if ch.orphans.remove(&m.id).is_some() {
-                    adopted.push(m.id.clone());
+                if ch.orphans.remove(m.id()).is_some() {
+                    adopted.push(m.id().to_string());
                 }
             }
             for id in adopted {
@@ -1130,7 +1137,7 @@ impl Store {
             return;
         };
         if let Some(e) = self.replies.peek(&thread_key(channel, thread)) {
-            if let Some(m) = e.value.replies.values().find(|m| m.id == id) {
+            if let Some(m) = e.value.replies.values().find(|m| m.id() == id) {
                 ch.index_message(m);
             }
         }

@@ -60,7 +60,7 @@ pub fn touched_by(event: &Event) -> Option<(&str, &str, Option<Patch>)> {
     match event {
         Event::Message {
             channel, message, ..
-        } => Some((channel, &message.id, None)),
+        } => Some((channel, message.id(), None)),
         Event::Delete {
             channel,
             message_id,

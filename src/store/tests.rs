@@ -178,7 +178,7 @@ fn window_keeps_the_newest_messages_in_ts_order() {
     let ids: Vec<String> = s.channels[C]
         .window
         .values()
-        .map(|m| m.id.clone())
+        .map(|m| m.id().to_string())
         .collect();
     assert_eq!(ids, vec![ts(3), ts(4), ts(5)]);
     assert!(s.channels[C].get(&ts(1)).is_none());
@@ -196,7 +196,7 @@ fn a_new_thread_is_held_complete_from_its_first_reply_and_needs_no_fetch() {
     let t = b.thread().unwrap_or_else(|| panic!("thread"));
     assert_eq!(t.thread_id, ts(1));
     assert_eq!(t.truncation.total_replies, 2);
-    assert_eq!(s.channels[C].get(&ts(1)).map(|r| r.reply_count), Some(2));
+    assert_eq!(s.channels[C].get(&ts(1)).map(StoredMessage::reply_count), Some(2));
 }
 
 #[test]
@@ -212,11 +212,11 @@ fn replies_cache_entry_is_fresh_until_exactly_five_minutes_then_refetched() {
 fn a_reply_to_a_thread_the_store_does_not_hold_asks_for_a_fetch() {
     let mut s = warm();
     let mut root = msg(1, "root", None);
-    root.reply_count = 7; // known from history: replies exist that the store never saw
+    root.extras_mut().reply_count = 7; // known from history: replies exist that the store never saw
     s.put_history(C, vec![root], T0);
     live(&mut s, msg(9, "late reply", Some(1)), T0);
     assert_eq!(s.plan(&req(&ts(1)), &[], T0), vec![thread_need(1)]);
-    assert_eq!(s.channels[C].get(&ts(1)).map(|r| r.reply_count), Some(8));
+    assert_eq!(s.channels[C].get(&ts(1)).map(StoredMessage::reply_count), Some(8));
 }
 
 #[test]
@@ -224,7 +224,7 @@ fn a_fetched_thread_keeps_replies_that_arrived_by_event_after_the_page() {
     let mut s = warm_with_root();
     live(&mut s, msg(5, "by event", Some(1)), T0);
     let mut root = msg(1, "root", None);
-    root.reply_count = 2;
+    root.extras_mut().reply_count = 2;
     put_whole_thread(&mut s, root);
     let e = s
         .replies
@@ -239,7 +239,7 @@ fn a_fetched_thread_keeps_replies_that_arrived_by_event_after_the_page() {
 fn an_edit_changes_every_held_copy() {
     let mut s = warm();
     let mut root = msg(1, "root", None);
-    root.reply_count = 1;
+    root.extras_mut().reply_count = 1;
     s.put_thread_page(
         C,
         &ts(1),
@@ -277,7 +277,7 @@ fn an_edit_changes_every_held_copy() {
 fn a_deletion_removes_every_copy_and_a_late_fetch_cannot_bring_it_back() {
     let mut s = warm();
     let mut root = msg(1, "root", None);
-    root.reply_count = 2;
+    root.extras_mut().reply_count = 2;
     live(&mut s, root.clone(), T0);
     s.put_thread_page(
         C,
@@ -295,7 +295,7 @@ fn a_deletion_removes_every_copy_and_a_late_fetch_cannot_bring_it_back() {
         T0,
     );
     assert!(held(&mut s, &ts(2)).is_empty());
-    assert_eq!(s.channels[C].get(&ts(1)).map(|r| r.reply_count), Some(1));
+    assert_eq!(s.channels[C].get(&ts(1)).map(StoredMessage::reply_count), Some(1));
     // A fetch that started before the deletion returns the old thread.
     put_whole_thread(&mut s, root);
     assert!(held(&mut s, &ts(2)).is_empty());
@@ -335,10 +335,10 @@ fn reactions_are_counted_per_user_and_removed_at_zero() {
     react(&mut s, "U1", true);
     react(&mut s, "U1", true); // a repeat changes nothing
     react(&mut s, "U2", true);
-    assert_eq!(held(&mut s, &ts(1))[0].reactions[0].count, 2);
+    assert_eq!(held(&mut s, &ts(1))[0].reactions()[0].count, 2);
     react(&mut s, "U1", false);
     react(&mut s, "U2", false);
-    assert!(held(&mut s, &ts(1))[0].reactions.is_empty());
+    assert!(held(&mut s, &ts(1))[0].reactions().is_empty());
 }
 
 #[test]
@@ -511,7 +511,7 @@ proptest! {
                     deleted.push(ts(sec));
                 }
                 Op::FetchThread { root, replies } => {
-                    let mut page = vec![{ let mut r = msg(root, "root", None); r.reply_count = replies.len() as u64; r }];
+                    let mut page = vec![{ let mut r = msg(root, "root", None); r.extras_mut().reply_count = replies.len() as u64; r }];
                     page.extend(replies.iter().filter(|r| **r > root).map(|r| msg(*r, "fetched", Some(root))));
                     s.put_thread_page(C, &ts(root), page, true, true, now);
                 }
@@ -656,10 +656,10 @@ fn packed_messages_decode_in_order_with_non_ascii_and_lone_surrogates() {
         other => panic!("{other:?}"),
     };
     assert_eq!(a.text, "\u{FFFD}éllo 😀");
-    assert_eq!((a.id.as_str(), a.ts.as_str()), ("M1", "1775835600.000100"));
+    assert_eq!((a.id(), a.ts.as_str()), ("M1", "1775835600.000100"));
     match &events[1] {
         Event::Message { message, .. } => {
-            assert_eq!(message.id, "1775835601.000100");
+            assert_eq!(message.id(), "1775835601.000100");
             assert!(message.author.is_bot);
             assert_eq!(message.thread_id.as_deref(), Some("1775835600.000100"));
         }
@@ -863,11 +863,11 @@ fn a_message_whose_id_is_its_ts_needs_no_id_entry_and_other_ids_are_found_too() 
     live(&mut s, msg(1, "slack", None), T0);
     // A Discord-style message with an id of its own.
     let mut d = msg(2, "discord", None);
-    d.id = "1299430087154597888".into();
+    d.set_id("1299430087154597888");
     live(&mut s, d, T0);
     // An id that reads as a ts, but not its own: found by its id, not by its ts.
     let mut odd = msg(3, "odd", None);
-    odd.id = ts(4);
+    odd.set_id(&ts(4));
     live(&mut s, odd, T0);
     let ch = s.channel(C).unwrap_or_else(|| panic!("channel"));
     assert_eq!(
@@ -887,4 +887,29 @@ fn a_message_whose_id_is_its_ts_needs_no_id_entry_and_other_ids_are_found_too() 
     assert_eq!(ch.get(&ts(4)), None);
     assert_eq!(ch.window.len(), 2);
     assert_eq!(ch.other_ids.len(), 1);
+}
+
+#[test]
+fn a_plain_message_holds_no_second_id_and_no_extras() {
+    // Every held message pays for this struct: one pointer stands in for replies,
+    // reactions and files, and an id equal to the ts is not kept twice.
+    assert!(std::mem::size_of::<StoredMessage>() <= 136, "{}", std::mem::size_of::<StoredMessage>());
+    let mut m = msg(1, "plain", None);
+    assert!(m.other_id.is_none() && m.extras.0.is_none());
+    m.set_id(&ts(1));
+    assert!(m.other_id.is_none());
+    m.set_id("D42");
+    assert_eq!((m.id(), m.other_id.as_deref()), ("D42", Some("D42")));
+    // A reaction added then taken back leaves the message as it was, unboxed.
+    let before = msg(1, "plain", None);
+    let mut m = before.clone();
+    m.react("eyes", Some("U1"), true);
+    assert_eq!(m.reactions().len(), 1);
+    assert!(m.extras.0.is_some() && m != before);
+    m.react("eyes", Some("U1"), false);
+    assert!(m.extras.0.is_none());
+    assert_eq!(m, before);
+    // Removing a reaction a message never had allocates nothing.
+    m.react("eyes", None, false);
+    assert!(m.extras.0.is_none());
 }

@@ -41,15 +41,15 @@ pub struct StoredMessageView {
 impl From<&StoredMessage> for StoredMessageView {
     fn from(m: &StoredMessage) -> Self {
         StoredMessageView {
-            message_id: m.id.clone(),
+            message_id: m.id().to_string(),
             ts: m.ts.clone(),
             author: Author::clone(&m.author),
             text: m.text.clone(),
             thread_id: m.thread_id.clone(),
-            reply_count: m.reply_count,
-            latest_reply: m.latest_reply.clone(),
+            reply_count: m.reply_count(),
+            latest_reply: m.latest_reply().map(str::to_string),
             reactions: m
-                .reactions
+                .reactions()
                 .iter()
                 .map(|r| ReactionView {
                     name: r.name.clone(),
@@ -57,7 +57,7 @@ impl From<&StoredMessage> for StoredMessageView {
                     users: r.users.clone(),
                 })
                 .collect(),
-            media: m.files.iter().map(|f| f.media.clone()).collect(),
+            media: m.files().iter().map(|f| f.media.clone()).collect(),
             edited: m.edited,
             broadcast: m.broadcast,
         }

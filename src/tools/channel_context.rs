@@ -111,7 +111,7 @@ fn thread_of<'a>(
 ) -> Option<(&'a str, ThreadSummary, u64)> {
     let (tid, root) = match m.thread_id.as_deref() {
         Some(t) => (t, store.find(channel, t)),
-        None => (m.id.as_str(), Some(m)),
+        None => (m.id(), Some(m)),
     };
     let summary = match root {
         Some(r) => {
@@ -157,7 +157,7 @@ fn thread_of<'a>(
 /// count and newest activity (counts only; the names are looked up for the results).
 fn signals(store: &Store, channel: &str, m: &StoredMessage) -> Signals {
     let own = key_millis(m.key);
-    let reactions = m.reactions.iter().map(|r| r.count).sum();
+    let reactions = m.reactions().iter().map(|r| r.count).sum();
     let thread = match m.thread_id.as_deref() {
         None => store
             .thread_stats(channel, m)
@@ -360,7 +360,7 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
         }
         let thread = thread_of(store, channel, m, now);
         results.push(ResultView {
-            message_id: &m.id,
+            message_id: m.id(),
             thread_id: thread.as_ref().map(|t| t.0),
             ts: m.iso_ts(),
             author: &m.author,

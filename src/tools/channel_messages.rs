@@ -59,7 +59,7 @@ pub fn plan(
         let replies_fresh = store.replies_fresh(channel, &thread, now);
         let root = store.channel(channel).and_then(|c| c.get(&thread));
         // A root known to have no replies is a whole thread already.
-        let no_replies = root.is_some_and(|r| r.reply_count == 0)
+        let no_replies = root.is_some_and(|r| r.reply_count() == 0)
             && store.held_replies(channel, &thread).is_none();
         let root_held = root.is_some();
         let root_fresh = root_held || store.starter_fresh(channel, &thread, now);
@@ -220,7 +220,7 @@ pub fn build(
         let root_only = store
             .channel(channel)
             .and_then(|c| c.get(&thread))
-            .filter(|r| r.reply_count == 0 && !r.is_reply());
+            .filter(|r| r.reply_count() == 0 && !r.is_reply());
         let mut json = String::new();
         let limits = ThreadLimits {
             budget_tokens: u64::from(THREAD_BUDGET_TOKENS),
@@ -287,7 +287,7 @@ fn push_field(out: &mut String, name: &str, json: &str) {
 
 fn message_out(m: &StoredMessage) -> MessageOut<'_> {
     MessageOut {
-        message_id: &m.id,
+        message_id: m.id(),
         thread_id: m.thread_id.as_deref(),
         ts: m.iso_ts(),
         author: &m.author,

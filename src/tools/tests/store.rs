@@ -280,7 +280,7 @@ fn an_unheld_thread_is_fetched_and_max_replies_keeps_the_newest() {
     );
     let mut page = vec![{
         let mut r = msg(20, "Sam", "root", None);
-        r.reply_count = 3;
+        r.extras_mut().reply_count = 3;
         r
     }];
     page.extend((21..24).map(|i| msg(i, "Priya", &format!("reply {i}"), Some(20))));
@@ -306,7 +306,7 @@ fn media_only_for_files_of_this_channel_with_a_size_guard() {
         },
         url: None,
     };
-    m.files = vec![file("F1", 3), file("F2", 10_000)];
+    m.extras_mut().files = vec![file("F1", 3), file("F2", 10_000)];
     post(&mut s, "C1", m);
     assert_eq!(media_lookup(&mut s, "C2", "F1", 100), MediaLookup::NotFound);
     assert!(matches!(
