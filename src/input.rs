@@ -4,6 +4,7 @@
 //! type error, a value of the right type outside its range is a range error. Each names
 //! the path of the offending field (`adjacentMessages[3].ts`).
 
+use crate::short_str::{self, ShortStr};
 use serde::de::DeserializeOwned;
 use std::fmt;
 
@@ -559,6 +560,22 @@ impl<'a> PackedFields<'a> {
     /// would merge it with another id. `path` names it in the error.
     pub fn id(&mut self, path: impl FnOnce() -> String) -> Result<String, InputError> {
         Self::id_of(self.take()?, path)
+    }
+
+    /// The next field as [`PackedFields::id`] does, as a [`ShortStr`]: a timestamp or
+    /// short ASCII id is copied straight into it, with no allocation.
+    pub fn short_id(&mut self, path: impl FnOnce() -> String) -> Result<ShortStr, InputError> {
+        let units = self.take()?;
+        if units.len() <= short_str::INLINE_BYTES && units.iter().all(|&u| u < 0x80) {
+            let mut bytes = [0u8; short_str::INLINE_BYTES];
+            for (b, &u) in bytes.iter_mut().zip(units) {
+                *b = u as u8;
+            }
+            // ASCII, hence UTF-8.
+            let text = std::str::from_utf8(&bytes[..units.len()]).unwrap_or_default();
+            return Ok(ShortStr::new(text));
+        }
+        Self::id_of(units, path).map(ShortStr::from)
     }
 
     /// A field's units (from [`PackedFields::take`]) as an id, as [`PackedFields::id`].

@@ -21,6 +21,7 @@ pub mod ratelimit;
 pub mod runtime;
 pub mod search;
 pub mod sha256;
+pub mod short_str;
 pub mod slack;
 pub mod snapshot;
 pub mod store;

@@ -179,7 +179,7 @@ pub fn message(m: &Value, path: &str, dir: Directory<'_>) -> Result<StoredMessag
             files: files(m),
         }),
         edited: m.get("edited").is_some_and(Value::is_object),
-        ts,
+        ts: ts.into(),
         cache: Default::default(),
     })
 }

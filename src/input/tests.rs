@@ -186,3 +186,30 @@ mod utf16 {
         assert_eq!(s.capacity(), s.len());
     }
 }
+
+mod packed_short_ids {
+    use super::super::PackedFields;
+
+    #[test]
+    fn ids_are_kept_exactly_inline_or_not_and_lone_surrogates_refused() {
+        let long = "D".repeat(40);
+        let fields = ["1775835600.000100", long.as_str(), "Überprüfung", ""];
+        let mut units: Vec<u16> = Vec::new();
+        let mut lens = Vec::new();
+        for f in fields {
+            let u: Vec<u16> = f.encode_utf16().collect();
+            lens.push(u.len() as u32);
+            units.extend(u);
+        }
+        units.push(0xD83D);
+        lens.push(1);
+        let mut p = PackedFields::new(&units, &lens, "events");
+        for f in fields {
+            let got = p.short_id(|| "x".into()).unwrap_or_default();
+            assert_eq!(got, f);
+            assert_eq!(got.heap_bytes(), if f.len() > 23 { f.len() } else { 0 });
+        }
+        let err = p.short_id(|| "events[4].message.ts".into());
+        assert!(err.is_err_and(|e| e.to_string().contains("events[4].message.ts")));
+    }
+}

@@ -2,6 +2,7 @@
 //! (absent when empty), read back with its sort key recomputed from its ts.
 
 use crate::model::{Author, MediaRef};
+use crate::short_str::ShortStr;
 use crate::store::message::{Extras, ExtrasBox, Reaction, StoredFile, StoredMessage};
 use crate::time::ts_key;
 use serde::{Deserialize, Serialize};
@@ -102,7 +103,7 @@ fn restore(s: Saved) -> Result<StoredMessage, CorruptRow> {
     Ok(StoredMessage {
         other_id: (s.id != s.ts).then(|| s.id.as_ref().into()),
         key,
-        ts: s.ts.into_owned(),
+        ts: ShortStr::new(&s.ts),
         author: Arc::new(s.author.into_owned()),
         text: s.text.into_owned(),
         thread_id: s.thread.map(Cow::into_owned),

@@ -3,6 +3,7 @@
 use crate::input::{string_of_units, InputError, PackedFields};
 use crate::model::{Author, MediaRef, MessageInput};
 use crate::search::hasher::WordHash;
+use crate::short_str::ShortStr;
 use crate::time::{ts_key, TsKey};
 use napi_derive::napi;
 use serde::Deserialize;
@@ -89,7 +90,8 @@ pub struct StoredMessage {
     /// The message's id when it is not its ts (a Slack message's id is its ts, so most
     /// messages hold no second copy of it): see [`StoredMessage::id`].
     pub(crate) other_id: Option<Box<str>>,
-    pub ts: String,
+    /// The platform's timestamp as it was given (a Slack ts is kept inline).
+    pub ts: ShortStr,
     pub key: TsKey,
     /// Shared by every message the store holds of the same author (see
     /// [`super::Store`]'s author table).
@@ -161,7 +163,7 @@ impl StoredMessage {
     pub fn heap_bytes(&self) -> usize {
         let s = |x: &String| x.capacity();
         self.other_id.as_ref().map_or(0, |id| id.len())
-            + s(&self.ts)
+            + self.ts.heap_bytes()
             + s(&self.text)
             + self.thread_id.as_ref().map_or(0, s)
             + self.extras.heap_bytes()
@@ -188,7 +190,7 @@ impl StoredMessage {
     /// replies, reactions, files or edit. `None` when `ts` is not a platform timestamp.
     pub fn new(ts: &str, author: Author, text: &str) -> Option<StoredMessage> {
         Some(StoredMessage::plain(
-            ts.to_string(),
+            ts,
             ts_key(ts)?,
             author,
             text.to_string(),
@@ -198,7 +200,7 @@ impl StoredMessage {
     /// [`StoredMessage::new`] for a caller that already parsed `ts` into `key` (and may
     /// have an author shared already).
     pub fn plain(
-        ts: String,
+        ts: impl Into<ShortStr>,
         key: TsKey,
         author: impl Into<Arc<Author>>,
         text: String,
@@ -206,7 +208,7 @@ impl StoredMessage {
         StoredMessage {
             other_id: None,
             key,
-            ts,
+            ts: ts.into(),
             author: author.into(),
             text,
             thread_id: None,
@@ -271,7 +273,7 @@ impl StoredMessage {
                 files,
             }),
             edited: m.edited.unwrap_or(false),
-            ts: m.ts,
+            ts: m.ts.into(),
             cache: Default::default(),
         })
     }
@@ -490,7 +492,7 @@ pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Ev
             ));
         }
         let channel = fields.id(|| format!("events[{i}].channelId"))?;
-        let ts = fields.id(|| format!("events[{i}].message.ts"))?;
+        let ts = fields.short_id(|| format!("events[{i}].message.ts"))?;
         let text = fields.text()?;
         let user_units = fields.take()?;
         let name_units = fields.take()?;
@@ -511,7 +513,7 @@ pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Ev
             }
         };
         let thread = fields.id(|| format!("events[{i}].message.threadId"))?;
-        let id = fields.id(|| format!("events[{i}].message.messageId"))?;
+        let id = fields.short_id(|| format!("events[{i}].message.messageId"))?;
         if channel.is_empty() {
             return Err(InputError::type_error(
                 format!("{}.channelId", path()),

@@ -737,7 +737,7 @@ impl Store {
                 .and_then(crate::time::ts_key)
                 .is_none_or(|k| k < m.key);
             if newer {
-                root.extras_mut().latest_reply = Some(m.ts.clone());
+                root.extras_mut().latest_reply = Some(m.ts.to_string());
             }
         };
         let mut bumped = false;
@@ -1063,7 +1063,7 @@ impl Store {
         let dropped = entry.keep_newest(self.config.max_thread_replies);
         let held = entry.replies.len() as u64;
         let complete = entry.complete;
-        let newest_ts = entry.replies.values().next_back().map(|m| m.ts.clone());
+        let newest_ts = entry.replies.values().next_back().map(|m| m.ts.to_string());
         if let Some(mut r) = root {
             if complete {
                 r.extras_mut().reply_count = held;

@@ -196,7 +196,10 @@ fn a_new_thread_is_held_complete_from_its_first_reply_and_needs_no_fetch() {
     let t = b.thread().unwrap_or_else(|| panic!("thread"));
     assert_eq!(t.thread_id, ts(1));
     assert_eq!(t.truncation.total_replies, 2);
-    assert_eq!(s.channels[C].get(&ts(1)).map(StoredMessage::reply_count), Some(2));
+    assert_eq!(
+        s.channels[C].get(&ts(1)).map(StoredMessage::reply_count),
+        Some(2)
+    );
 }
 
 #[test]
@@ -216,7 +219,10 @@ fn a_reply_to_a_thread_the_store_does_not_hold_asks_for_a_fetch() {
     s.put_history(C, vec![root], T0);
     live(&mut s, msg(9, "late reply", Some(1)), T0);
     assert_eq!(s.plan(&req(&ts(1)), &[], T0), vec![thread_need(1)]);
-    assert_eq!(s.channels[C].get(&ts(1)).map(StoredMessage::reply_count), Some(8));
+    assert_eq!(
+        s.channels[C].get(&ts(1)).map(StoredMessage::reply_count),
+        Some(8)
+    );
 }
 
 #[test]
@@ -295,7 +301,10 @@ fn a_deletion_removes_every_copy_and_a_late_fetch_cannot_bring_it_back() {
         T0,
     );
     assert!(held(&mut s, &ts(2)).is_empty());
-    assert_eq!(s.channels[C].get(&ts(1)).map(StoredMessage::reply_count), Some(1));
+    assert_eq!(
+        s.channels[C].get(&ts(1)).map(StoredMessage::reply_count),
+        Some(1)
+    );
     // A fetch that started before the deletion returns the old thread.
     put_whole_thread(&mut s, root);
     assert!(held(&mut s, &ts(2)).is_empty());
@@ -893,7 +902,11 @@ fn a_message_whose_id_is_its_ts_needs_no_id_entry_and_other_ids_are_found_too() 
 fn a_plain_message_holds_no_second_id_and_no_extras() {
     // Every held message pays for this struct: one pointer stands in for replies,
     // reactions and files, and an id equal to the ts is not kept twice.
-    assert!(std::mem::size_of::<StoredMessage>() <= 136, "{}", std::mem::size_of::<StoredMessage>());
+    assert!(
+        std::mem::size_of::<StoredMessage>() <= 136,
+        "{}",
+        std::mem::size_of::<StoredMessage>()
+    );
     let mut m = msg(1, "plain", None);
     assert!(m.other_id.is_none() && m.extras.0.is_none());
     m.set_id(&ts(1));

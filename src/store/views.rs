@@ -42,7 +42,7 @@ impl From<&StoredMessage> for StoredMessageView {
     fn from(m: &StoredMessage) -> Self {
         StoredMessageView {
             message_id: m.id().to_string(),
-            ts: m.ts.clone(),
+            ts: m.ts.to_string(),
             author: Author::clone(&m.author),
             text: m.text.clone(),
             thread_id: m.thread_id.clone(),
