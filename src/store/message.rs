@@ -135,6 +135,14 @@ impl StoredMessage {
         self.extras().reply_count
     }
 
+    /// Sets the reply count; a message without extras gets none for a count of 0.
+    pub fn set_reply_count(&mut self, n: u64) {
+        if n != self.reply_count() {
+            self.extras.get_mut().reply_count = n;
+            self.extras.tidy();
+        }
+    }
+
     /// Newest reply ts the platform reported.
     pub fn latest_reply(&self) -> Option<&str> {
         self.extras().latest_reply.as_deref()

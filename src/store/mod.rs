@@ -391,7 +391,7 @@ impl Store {
         }
         if let Some(held) = self.find(channel, m.id()) {
             let mut h = held.clone();
-            h.extras_mut().reply_count = h.reply_count().max(m.reply_count());
+            h.set_reply_count(h.reply_count().max(m.reply_count()));
             if m.latest_reply().and_then(crate::time::ts_key)
                 > h.latest_reply().and_then(crate::time::ts_key)
             {
@@ -574,7 +574,7 @@ impl Store {
                 // A fetched copy may lag behind what events already told us.
                 let mut m = m;
                 if !live {
-                    m.extras_mut().reply_count = m.reply_count().max(old.reply_count());
+                    m.set_reply_count(m.reply_count().max(old.reply_count()));
                     if old.latest_reply().map(crate::time::ts_key)
                         > m.latest_reply().map(crate::time::ts_key)
                     {
@@ -728,8 +728,8 @@ impl Store {
         let ch = self.channel_mut(channel);
         let bump = |root: &mut StoredMessage| {
             match held_count {
-                Some(n) => root.extras_mut().reply_count = n,
-                None if is_new && live => root.extras_mut().reply_count += 1,
+                Some(n) => root.set_reply_count(n),
+                None if is_new && live => root.set_reply_count(root.reply_count() + 1),
                 None => {}
             }
             let newer = root
@@ -913,8 +913,8 @@ impl Store {
                 left = Some((entry.value.replies.len() as u64, entry.value.complete));
             }
             let dec = |root: &mut StoredMessage| match left {
-                Some((n, true)) => root.extras_mut().reply_count = n,
-                _ => root.extras_mut().reply_count = root.reply_count().saturating_sub(1),
+                Some((n, true)) => root.set_reply_count(n),
+                _ => root.set_reply_count(root.reply_count().saturating_sub(1)),
             };
             let ch = self.channel_mut(channel);
             let mut root_in_window = false;
@@ -1066,9 +1066,9 @@ impl Store {
         let newest_ts = entry.replies.values().next_back().map(|m| m.ts.to_string());
         if let Some(mut r) = root {
             if complete {
-                r.extras_mut().reply_count = held;
+                r.set_reply_count(held);
             } else {
-                r.extras_mut().reply_count = r.reply_count().max(held);
+                r.set_reply_count(r.reply_count().max(held));
             }
             if newest_ts.is_some() {
                 r.extras_mut().latest_reply = newest_ts;

@@ -925,4 +925,17 @@ fn a_plain_message_holds_no_second_id_and_no_extras() {
     // Removing a reaction a message never had allocates nothing.
     m.react("eyes", None, false);
     assert!(m.extras.0.is_none());
+    // Nor does a reply count of 0 (a held message merged with a fetched copy of it).
+    m.set_reply_count(0);
+    assert!(m.extras.0.is_none());
+    m.set_reply_count(3);
+    assert_eq!(m.reply_count(), 3);
+    m.set_reply_count(0);
+    assert!(m.extras.0.is_none());
+    // A message seen live, then again in a history page, stays unboxed.
+    let mut s = Store::new(StoreConfig::default());
+    live(&mut s, msg(1, "plain", None), T0);
+    s.put_history(C, vec![msg(1, "plain", None)], T0);
+    let held = s.channels[C].get(&ts(1)).unwrap_or_else(|| panic!("held"));
+    assert!(held.extras.0.is_none());
 }
