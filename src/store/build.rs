@@ -382,7 +382,7 @@ impl Store {
     fn held_before(&self, channel: &str, key: TsKey) -> usize {
         self.channels
             .get(channel)
-            .map_or(0, |c| c.window.range(..key).count())
+            .map_or(0, |c| c.window.count_before(key))
     }
 
     /// The fetches a request needs at `now`, leaving out those that already failed.
@@ -565,17 +565,11 @@ impl Store {
         };
         let mut before = ch
             .window
-            .range(..center)
+            .before(center)
             .rev()
-            .map(|(_, m)| &**m)
             .filter(|m| m.id() != skip)
             .peekable();
-        let mut after = ch
-            .window
-            .range(center..)
-            .map(|(_, m)| &**m)
-            .filter(|m| m.id() != skip)
-            .peekable();
+        let mut after = ch.window.from(center).filter(|m| m.id() != skip).peekable();
         // The message at the centre (a reply's root) is nearest of all.
         let mid = match after.peek() {
             Some(m) if m.key == center && n > 0 => after.next(),

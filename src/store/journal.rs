@@ -405,21 +405,17 @@ impl Store {
             let m = self.shared_author(m);
             let ch = self.channel_mut(&channel);
             ch.hold_id(m.id(), m.key);
-            ch.window.insert(m.key, Box::new(m));
+            ch.window.insert(Box::new(m));
         }
         let mut evicted = Vec::new();
         for (id, ch) in &mut self.channels {
             while ch.window.len() > window_size {
-                if let Some((_, old)) = ch.window.pop_first() {
+                if let Some(old) = ch.window.pop_first() {
                     ch.other_ids.remove(old.id());
                     evicted.push((id.clone(), old.id().to_string()));
                 }
             }
-            let msgs: Vec<StoredMessage> = ch
-                .window
-                .values()
-                .map(|m| StoredMessage::clone(m))
-                .collect();
+            let msgs: Vec<StoredMessage> = ch.window.values().map(StoredMessage::clone).collect();
             for m in &msgs {
                 ch.index_message(m);
             }

@@ -22,6 +22,7 @@ mod render_cache;
 pub mod request;
 pub mod stats;
 pub mod views;
+pub mod window;
 
 use crate::cache::{ByteCache, ByteSized, Lookup, TtlCache};
 use crate::model::Author;
@@ -119,10 +120,8 @@ pub struct ChannelState {
     pub name: Option<String>,
     pub platform: Option<String>,
     pub workspace: Option<String>,
-    /// Channel messages (top-level and broadcast replies) by ts, each boxed: a B-tree
-    /// node keeps room for eleven entries and is often half full, so what stays empty is
-    /// a pointer's room, not a message's.
-    pub window: BTreeMap<TsKey, Box<StoredMessage>>,
+    /// Channel messages (top-level and broadcast replies) in ts order, each boxed.
+    pub window: window::Window,
     /// Message id -> ts key, for the window's messages whose id is not their ts (a
     /// Slack message's id is its ts: its key is read from the id, so most messages need
     /// no entry here). Hashed with the index's fast hasher: the keys are the platform's
@@ -176,9 +175,7 @@ impl ChannelState {
     }
 
     pub fn get(&self, id: &str) -> Option<&StoredMessage> {
-        self.key_of(id)
-            .and_then(|k| self.window.get(&k))
-            .map(|m| &**m)
+        self.key_of(id).and_then(|k| self.window.get(&k))
     }
 
     /// The window key of message `id`, when the window holds it.
@@ -588,17 +585,17 @@ impl Store {
                     ch.index_message(&m);
                 }
                 ch.hold_id(m.id(), m.key);
-                ch.window.insert(m.key, m);
+                ch.window.insert(m);
                 return;
             }
         }
         ch.index_message(&m);
         ch.hold_id(m.id(), m.key);
-        ch.window.insert(m.key, m);
+        ch.window.insert(m);
         let mut evicted = Vec::new();
         while ch.window.len() > window_size {
             match ch.window.pop_first() {
-                Some((_, old)) => {
+                Some(old) => {
                     ch.other_ids.remove(old.id());
                     evicted.push((old.id().to_string(), old.key));
                 }
@@ -1180,11 +1177,12 @@ impl Store {
         let window: usize = self
             .channels
             .values()
-            .flat_map(|c| c.window.values())
-            .map(|m| {
-                m.heap_bytes()
-                    + std::mem::size_of::<StoredMessage>()
-                    + std::mem::size_of::<(TsKey, Box<StoredMessage>)>()
+            .map(|c| {
+                c.window.heap_bytes()
+                    + c.window
+                        .values()
+                        .map(|m| m.heap_bytes() + std::mem::size_of::<StoredMessage>())
+                        .sum::<usize>()
             })
             .sum();
         let replies: usize = self

@@ -853,7 +853,7 @@ fn messages_of_one_author_share_one_copy_of_the_author() {
     live(&mut s, msg(9, "a reply", Some(0)), T0);
     let held: Vec<&StoredMessage> = s
         .channel(C)
-        .map(|c| c.window.values().map(|m| &**m).collect())
+        .map(|c| c.window.values().collect())
         .unwrap_or_default();
     // msg() names the author after sec % 3: all four are U0.
     assert_eq!(held.len(), 3);
