@@ -2,7 +2,6 @@
 //! bytes) or a short id needs no heap allocation of its own. A store holding a million
 //! messages saves a million allocations of 32 bytes each, and the allocator's work.
 
-use std::borrow::Borrow;
 use std::fmt;
 use std::ops::Deref;
 
@@ -87,18 +86,6 @@ impl Deref for ShortStr {
     }
 }
 
-impl AsRef<str> for ShortStr {
-    fn as_ref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl Borrow<str> for ShortStr {
-    fn borrow(&self) -> &str {
-        self.as_str()
-    }
-}
-
 impl From<&str> for ShortStr {
     fn from(s: &str) -> Self {
         ShortStr::new(s)
@@ -108,12 +95,6 @@ impl From<&str> for ShortStr {
 impl From<String> for ShortStr {
     fn from(s: String) -> Self {
         ShortStr::new(&s)
-    }
-}
-
-impl From<&String> for ShortStr {
-    fn from(s: &String) -> Self {
-        ShortStr::new(s)
     }
 }
 
@@ -131,12 +112,6 @@ impl std::hash::Hash for ShortStr {
     }
 }
 
-impl PartialEq<str> for ShortStr {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
 impl PartialEq<&str> for ShortStr {
     fn eq(&self, other: &&str) -> bool {
         self.as_str() == *other
@@ -146,12 +121,6 @@ impl PartialEq<&str> for ShortStr {
 impl PartialEq<String> for ShortStr {
     fn eq(&self, other: &String) -> bool {
         self.as_str() == other.as_str()
-    }
-}
-
-impl PartialEq<ShortStr> for str {
-    fn eq(&self, other: &ShortStr) -> bool {
-        self == other.as_str()
     }
 }
 
@@ -170,12 +139,6 @@ impl PartialEq<ShortStr> for String {
 impl fmt::Debug for ShortStr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
-impl fmt::Display for ShortStr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self.as_str(), f)
     }
 }
 
