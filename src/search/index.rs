@@ -1,10 +1,10 @@
 //! An inverted index over one channel's held messages, scored with BM25.
 //!
 //! Documents are messages, keyed by their ts (unique within a channel). Each term has a
-//! posting list of `(slot, term frequency)` in slot order. Removing a message (deleted,
-//! edited, evicted) marks its slot dead: its postings stay in the lists, are skipped by
-//! every query and are dropped by the next compaction, which runs once dead postings
-//! outnumber live ones. An edit is a removal plus an addition, so a word edited away is
+//! posting list of `(slot, term frequency)` in slot order, gap-coded in bytes (see
+//! [`super::postings`]). Removing a message (deleted, edited, evicted) marks its slot
+//! dead: its postings stay in the lists, are skipped by every query and are dropped by
+//! the next compaction, which runs once dead postings outnumber live ones. An edit is a removal plus an addition, so a word edited away is
 //! never found again.
 //!
 //! Scoring is Okapi BM25 with the usual constants [`K1`] = 1.2 and [`B`] = 0.75:
@@ -18,6 +18,7 @@
 //! term count and avgdl the mean over live documents.
 
 use super::hasher::WordHash;
+use super::postings::PostingList;
 use super::terms::TermTable;
 use super::tokenize::{is_stop_word, Tokenizer};
 use crate::time::TsKey;
@@ -97,16 +98,6 @@ const COMPACT_MIN_DEAD: usize = 4_096;
 /// The length of a removed slot in [`SearchIndex::lens`].
 const DEAD: u32 = u32::MAX;
 
-/// A term's occurrence in one document: 6 bytes, not 8 (the lists hold some fifteen per
-/// message), hence packed to 2-byte alignment; fields are read and written by value.
-#[derive(Debug, Clone, Copy)]
-#[repr(C, packed(2))]
-struct Posting {
-    slot: u32,
-    /// Occurrences of the term in the document, at most [`MAX_TF`].
-    tf: u16,
-}
-
 /// The most occurrences of one term a posting counts; BM25 has long saturated by then
 /// (at 1,000 occurrences a term scores 99.8% of its maximum).
 const MAX_TF: u16 = u16::MAX;
@@ -174,7 +165,7 @@ pub struct IndexStats {
 #[derive(Debug, Default)]
 pub struct SearchIndex {
     terms: TermTable,
-    postings: Vec<Vec<Posting>>,
+    postings: Vec<PostingList>,
     docs: Vec<Doc>,
     /// Each slot's term count, [`DEAD`] once removed: the one per-posting lookup a query
     /// makes, kept dense so it stays in cache.
@@ -280,7 +271,7 @@ impl SearchIndex {
             for text in texts {
                 self.tokenizer.terms(text, |t, _| {
                     let id = terms.get_or_insert(t, || {
-                        postings.push(Vec::new());
+                        postings.push(PostingList::default());
                         postings.len() as u32 - 1
                     });
                     scratch.push(id);
@@ -297,10 +288,7 @@ impl SearchIndex {
             while j < self.scratch_terms.len() && self.scratch_terms[j] == id {
                 j += 1;
             }
-            self.postings[id as usize].push(Posting {
-                slot,
-                tf: u16::try_from(j - i).unwrap_or(MAX_TF),
-            });
+            self.postings[id as usize].push(slot, u16::try_from(j - i).unwrap_or(MAX_TF));
             unique += 1;
             i = j;
         }
@@ -354,13 +342,8 @@ impl SearchIndex {
         let mut term_ids = vec![u32::MAX; self.postings.len()];
         let mut postings = Vec::new();
         for (i, mut list) in std::mem::take(&mut self.postings).into_iter().enumerate() {
-            list.retain_mut(|p| {
-                let r = remap[p.slot as usize];
-                p.slot = r;
-                r != u32::MAX
-            });
+            list.remap(|slot| Some(remap[slot as usize]).filter(|&r| r != u32::MAX));
             if !list.is_empty() {
-                list.shrink_to_fit();
                 term_ids[i] = postings.len() as u32;
                 postings.push(list);
             }
@@ -465,7 +448,7 @@ impl SearchIndex {
                 list.len()
             } else {
                 list.iter()
-                    .filter(|p| lens[p.slot as usize] != DEAD)
+                    .filter(|&(slot, _)| lens[slot as usize] != DEAD)
                     .count()
             };
             let idf = (1.0 + (n as f64 - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
@@ -474,8 +457,8 @@ impl SearchIndex {
             let base = K1 * (1.0 - B);
             let per_len = K1 * B / avgdl;
             let lift = idf * (K1 + 1.0);
-            for p in list {
-                let i = p.slot as usize;
+            for (slot, tf) in list.iter() {
+                let i = slot as usize;
                 let len = lens[i];
                 if len == DEAD || since.is_some_and(|s| docs[i].key < s) {
                     continue;
@@ -485,9 +468,9 @@ impl SearchIndex {
                     if !finds {
                         continue;
                     }
-                    touched.push(p.slot);
+                    touched.push(slot);
                 }
-                let tf = f64::from(p.tf);
+                let tf = f64::from(tf);
                 let s = lift * tf / (tf + base + per_len * f64::from(len));
                 a.0 += s as f32;
                 a.1 |= mask;
@@ -528,12 +511,12 @@ impl SearchIndex {
     }
 
     pub fn stats(&self) -> IndexStats {
-        let postings: usize = self.postings.iter().map(Vec::len).sum();
+        let postings: usize = self.postings.iter().map(PostingList::len).sum();
         let term_bytes = self.terms.heap_bytes();
         let posting_bytes: usize = self
             .postings
             .iter()
-            .map(|l| l.capacity() * std::mem::size_of::<Posting>() + 24)
+            .map(|l| l.heap_bytes() + std::mem::size_of::<PostingList>())
             .sum();
         let doc_bytes = self.docs.capacity() * std::mem::size_of::<Doc>()
             + self.lens.capacity() * 4

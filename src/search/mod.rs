@@ -18,6 +18,7 @@
 
 pub mod hasher;
 pub mod index;
+pub mod postings;
 pub mod terms;
 pub mod tokenize;
 
