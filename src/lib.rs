@@ -24,6 +24,7 @@ pub mod sha256;
 pub mod short_str;
 pub mod slack;
 pub mod snapshot;
+pub mod sorted_deque;
 pub mod store;
 pub mod text;
 pub mod thread;

@@ -1,11 +1,11 @@
 //! An inverted index over one channel's held messages, scored with BM25.
 //!
 //! Documents are messages, keyed by their ts (unique within a channel). Each term has a
-//! posting list of `(slot, term frequency)` in slot order, gap-coded in bytes (see
-//! [`super::postings`]). Removing a message (deleted, edited, evicted) marks its slot
-//! dead: its postings stay in the lists, are skipped by every query and are dropped by
-//! the next compaction, which runs once dead postings outnumber live ones. An edit is a removal plus an addition, so a word edited away is
-//! never found again.
+//! posting list of `(slot, term frequency)` in slot order (see [`super::postings`]).
+//! Removing a message (deleted, edited, evicted) marks its slot dead: its postings stay
+//! in the lists, are skipped by every query and are dropped by the next compaction, which
+//! runs once dead postings outnumber live ones. An edit is a removal plus an addition, so
+//! a word edited away is never found again.
 //!
 //! Scoring is Okapi BM25 with the usual constants [`K1`] = 1.2 and [`B`] = 0.75:
 //!
@@ -18,11 +18,12 @@
 //! term count and avgdl the mean over live documents.
 
 use super::hasher::WordHash;
-use super::postings::PostingList;
+use super::postings::{PostingList, MAX_TF};
 use super::terms::TermTable;
 use super::tokenize::{is_stop_word, Tokenizer};
+use crate::sorted_deque::{Keyed, SortedDeque};
 use crate::time::TsKey;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 /// BM25 term-frequency saturation.
 pub const K1: f64 = 1.2;
@@ -98,10 +99,6 @@ const COMPACT_MIN_DEAD: usize = 4_096;
 /// The length of a removed slot in [`SearchIndex::lens`].
 const DEAD: u32 = u32::MAX;
 
-/// The most occurrences of one term a posting counts; BM25 has long saturated by then
-/// (at 1,000 occurrences a term scores 99.8% of its maximum).
-const MAX_TF: u16 = u16::MAX;
-
 /// One indexed message.
 #[derive(Debug, Clone)]
 pub struct Doc {
@@ -110,11 +107,23 @@ pub struct Doc {
     pub thread: Option<Box<str>>,
     /// Index into the author table.
     pub author: u32,
-    /// Terms, repeats included.
-    len: u32,
     /// Distinct terms (postings).
     unique: u32,
-    pub live: bool,
+}
+
+/// A live document's key and slot: 16 bytes, where a `(TsKey, u32)` takes 24.
+#[derive(Debug, Clone, Copy)]
+struct KeySlot {
+    secs: i64,
+    nanos: u32,
+    slot: u32,
+}
+
+impl Keyed for KeySlot {
+    #[inline]
+    fn key(&self) -> TsKey {
+        (self.secs, self.nanos)
+    }
 }
 
 /// A query word and the terms it gave.
@@ -152,6 +161,57 @@ pub struct Match {
     pub words: u32,
 }
 
+/// One query term's share of the BM25 sum, its constants hoisted out of the loop over
+/// its postings: `tf · (K1 + 1) · idf / (tf + K1 · (1 - B + B · |d| / avgdl))`.
+struct TermScore {
+    /// `idf · (K1 + 1)`.
+    lift: f64,
+    /// `K1 · (1 - B)`.
+    base: f64,
+    /// `K1 · B / avgdl`.
+    per_len: f64,
+    /// The query words the term came from.
+    mask: u32,
+    /// Whether the term finds messages, or only ranks those others found (a stop word).
+    finds: bool,
+}
+
+impl TermScore {
+    /// Adds the term's score to the accumulator of each live document in `list` (with a
+    /// key at or after `since`, when given), and notes the documents first found.
+    /// Everything is passed as slices, so the loop keeps them in registers.
+    #[inline]
+    fn accumulate(
+        &self,
+        list: &PostingList,
+        lens: &[u32],
+        since: Option<(TsKey, &[Doc])>,
+        acc: &mut [(f32, u32)],
+        touched: &mut Vec<u32>,
+    ) {
+        for (slot, tf) in list.iter() {
+            let i = slot as usize;
+            let (Some(&len), Some(a)) = (lens.get(i), acc.get_mut(i)) else {
+                continue;
+            };
+            if len == DEAD || since.is_some_and(|(s, docs)| docs.get(i).is_some_and(|d| d.key < s))
+            {
+                continue;
+            }
+            if a.1 == 0 {
+                if !self.finds {
+                    continue;
+                }
+                touched.push(slot);
+            }
+            let tf = f64::from(tf);
+            let s = self.lift * tf / (tf + self.base + self.per_len * f64::from(len));
+            a.0 += s as f32;
+            a.1 |= self.mask;
+        }
+    }
+}
+
 /// Sizes, for `stats()` and the memory report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct IndexStats {
@@ -170,7 +230,8 @@ pub struct SearchIndex {
     /// Each slot's term count, [`DEAD`] once removed: the one per-posting lookup a query
     /// makes, kept dense so it stays in cache.
     lens: Vec<u32>,
-    by_key: BTreeMap<TsKey, u32>,
+    /// Live documents by key.
+    by_key: SortedDeque<KeySlot>,
     authors: HashMap<Box<str>, u32, WordHash>,
     /// (user id, display name last seen) by author index.
     author_table: Vec<(Box<str>, String)>,
@@ -202,11 +263,12 @@ impl SearchIndex {
     }
 
     pub fn contains(&self, key: TsKey) -> bool {
-        self.by_key.contains_key(&key)
+        self.by_key.get(&key).is_some()
     }
 
     pub fn doc(&self, slot: u32) -> Option<&Doc> {
-        self.docs.get(slot as usize).filter(|d| d.live)
+        let live = self.lens.get(slot as usize).is_some_and(|&l| l != DEAD);
+        self.docs.get(slot as usize).filter(|_| live)
     }
 
     /// The (user id, display name) of an author index.
@@ -232,7 +294,7 @@ impl SearchIndex {
         since: Option<TsKey>,
     ) -> impl DoubleEndedIterator<Item = (TsKey, u32)> + '_ {
         let from = since.unwrap_or((i64::MIN, 0));
-        self.by_key.range(from..).map(|(k, s)| (*k, *s))
+        self.by_key.from(from).map(|e| (e.key(), e.slot))
     }
 
     /// Indexes a message (replacing what was indexed under its key): the terms of
@@ -297,24 +359,28 @@ impl SearchIndex {
             key,
             thread: thread.map(Into::into),
             author,
-            len,
             unique,
-            live: true,
         });
-        self.by_key.insert(key, slot);
+        self.by_key.insert(KeySlot {
+            secs: key.0,
+            nanos: key.1,
+            slot,
+        });
         self.live_len += u64::from(len);
         self.live_postings += unique as usize;
     }
 
     /// Removes the message indexed under `key`; returns whether there was one.
     pub fn remove(&mut self, key: TsKey) -> bool {
-        let Some(slot) = self.by_key.remove(&key) else {
+        let Some(KeySlot { slot, .. }) = self.by_key.remove(&key) else {
             return false;
         };
-        if let Some(d) = self.docs.get_mut(slot as usize) {
-            d.live = false;
-            self.lens[slot as usize] = DEAD;
-            self.live_len -= u64::from(d.len);
+        if let (Some(d), Some(len)) = (
+            self.docs.get(slot as usize),
+            self.lens.get_mut(slot as usize),
+        ) {
+            self.live_len -= u64::from(*len);
+            *len = DEAD;
             self.live_postings -= d.unique as usize;
             self.dead_postings += d.unique as usize;
             self.dead_docs += 1;
@@ -331,13 +397,19 @@ impl SearchIndex {
     pub fn compact(&mut self) {
         let mut remap = vec![u32::MAX; self.docs.len()];
         let mut docs = Vec::with_capacity(self.by_key.len());
-        for (i, d) in std::mem::take(&mut self.docs).into_iter().enumerate() {
-            if d.live {
+        let mut lens = Vec::with_capacity(self.by_key.len());
+        for (i, (d, len)) in std::mem::take(&mut self.docs)
+            .into_iter()
+            .zip(std::mem::take(&mut self.lens))
+            .enumerate()
+        {
+            if len != DEAD {
                 remap[i] = docs.len() as u32;
                 docs.push(d);
+                lens.push(len);
             }
         }
-        self.lens = docs.iter().map(|d| d.len).collect();
+        self.lens = lens;
         self.docs = docs;
         let mut term_ids = vec![u32::MAX; self.postings.len()];
         let mut postings = Vec::new();
@@ -353,8 +425,8 @@ impl SearchIndex {
             *id = term_ids[*id as usize];
             *id != u32::MAX
         });
-        for s in self.by_key.values_mut() {
-            *s = remap[*s as usize];
+        for e in self.by_key.iter_mut() {
+            e.slot = remap[e.slot as usize];
         }
         self.dead_postings = 0;
         self.dead_docs = 0;
@@ -453,28 +525,14 @@ impl SearchIndex {
             };
             let idf = (1.0 + (n as f64 - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
             weights.note(mask, idf);
-            // tf · (K1 + 1) / (tf + K1 · (1 - B + B · |d| / avgdl)), constants hoisted.
-            let base = K1 * (1.0 - B);
-            let per_len = K1 * B / avgdl;
-            let lift = idf * (K1 + 1.0);
-            for (slot, tf) in list.iter() {
-                let i = slot as usize;
-                let len = lens[i];
-                if len == DEAD || since.is_some_and(|s| docs[i].key < s) {
-                    continue;
-                }
-                let a = &mut acc[i];
-                if a.1 == 0 {
-                    if !finds {
-                        continue;
-                    }
-                    touched.push(slot);
-                }
-                let tf = f64::from(tf);
-                let s = lift * tf / (tf + base + per_len * f64::from(len));
-                a.0 += s as f32;
-                a.1 |= mask;
-            }
+            let term = TermScore {
+                lift: idf * (K1 + 1.0),
+                base: K1 * (1.0 - B),
+                per_len: K1 * B / avgdl,
+                mask,
+                finds,
+            };
+            term.accumulate(list, lens, since.map(|s| (s, &docs[..])), acc, touched);
         }
         // Relevance: BM25 times the share of the query's words the message covers.
         let shares = weights.shares();
@@ -525,8 +583,7 @@ impl SearchIndex {
                 .iter()
                 .map(|d| d.thread.as_ref().map_or(0, |t| t.len()))
                 .sum::<usize>();
-        // A B-tree entry is the key and value plus about a third for node overhead.
-        let key_bytes = self.by_key.len() * (std::mem::size_of::<(TsKey, u32)>() * 4 / 3);
+        let key_bytes = self.by_key.heap_bytes();
         let scratch = self.acc.capacity() * 8 + self.touched.capacity() * 4;
         IndexStats {
             documents: self.by_key.len() as u64,

@@ -567,9 +567,15 @@ impl Store {
             .window
             .before(center)
             .rev()
+            .map(|m| &**m)
             .filter(|m| m.id() != skip)
             .peekable();
-        let mut after = ch.window.from(center).filter(|m| m.id() != skip).peekable();
+        let mut after = ch
+            .window
+            .from(center)
+            .map(|m| &**m)
+            .filter(|m| m.id() != skip)
+            .peekable();
         // The message at the centre (a reply's root) is nearest of all.
         let mid = match after.peek() {
             Some(m) if m.key == center && n > 0 => after.next(),

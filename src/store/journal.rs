@@ -314,7 +314,7 @@ impl Store {
                 history_loaded: c.history_loaded,
                 deleted_horizon: c.deleted_horizon,
             });
-            for m in c.window.values() {
+            for m in c.window.iter() {
                 out.window.push((
                     (id.clone(), m.id().to_string()),
                     Some(StoredMessage::clone(m)),
@@ -415,7 +415,8 @@ impl Store {
                     evicted.push((id.clone(), old.id().to_string()));
                 }
             }
-            let msgs: Vec<StoredMessage> = ch.window.values().map(StoredMessage::clone).collect();
+            let msgs: Vec<StoredMessage> =
+                ch.window.iter().map(|m| StoredMessage::clone(m)).collect();
             for m in &msgs {
                 ch.index_message(m);
             }

@@ -175,7 +175,9 @@ impl ChannelState {
     }
 
     pub fn get(&self, id: &str) -> Option<&StoredMessage> {
-        self.key_of(id).and_then(|k| self.window.get(&k))
+        self.key_of(id)
+            .and_then(|k| self.window.get(&k))
+            .map(|m| &**m)
     }
 
     /// The window key of message `id`, when the window holds it.
@@ -1180,7 +1182,7 @@ impl Store {
             .map(|c| {
                 c.window.heap_bytes()
                     + c.window
-                        .values()
+                        .iter()
                         .map(|m| m.heap_bytes() + std::mem::size_of::<StoredMessage>())
                         .sum::<usize>()
             })

@@ -177,7 +177,7 @@ fn window_keeps_the_newest_messages_in_ts_order() {
     }
     let ids: Vec<String> = s.channels[C]
         .window
-        .values()
+        .iter()
         .map(|m| m.id().to_string())
         .collect();
     assert_eq!(ids, vec![ts(3), ts(4), ts(5)]);
@@ -581,7 +581,7 @@ proptest! {
 fn index_matches_held(s: &mut Store) -> Result<(), String> {
     let mut held: Vec<(crate::time::TsKey, String)> = Vec::new();
     if let Some(ch) = s.channels.get(C) {
-        held.extend(ch.window.values().map(|m| (m.key, m.text.clone())));
+        held.extend(ch.window.iter().map(|m| (m.key, m.text.clone())));
     }
     for (k, e) in s.replies.iter() {
         if k.0 == C {
@@ -853,7 +853,7 @@ fn messages_of_one_author_share_one_copy_of_the_author() {
     live(&mut s, msg(9, "a reply", Some(0)), T0);
     let held: Vec<&StoredMessage> = s
         .channel(C)
-        .map(|c| c.window.values().collect())
+        .map(|c| c.window.iter().map(|m| &**m).collect())
         .unwrap_or_default();
     // msg() names the author after sec % 3: all four are U0.
     assert_eq!(held.len(), 3);

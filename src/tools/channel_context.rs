@@ -98,7 +98,7 @@ fn held<'a>(
             return reply;
         }
     }
-    store.channel(channel)?.window.get(&key)
+    store.channel(channel)?.window.get(&key).map(|m| &**m)
 }
 
 /// The thread a message belongs to (a reply's thread, or the thread a root starts)

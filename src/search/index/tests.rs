@@ -169,11 +169,23 @@ fn stop_words_rank_what_other_words_find_and_find_alone() {
 
 #[test]
 fn a_posting_counts_a_term_up_to_max_tf() {
-    // 70,000 occurrences of one word: counted as MAX_TF, still found and ranked first.
+    // 70,000 occurrences of one word: counted as MAX_TF (255), still found and ranked first.
     let flood = "spam ".repeat(70_000);
     let mut ix = index(&["spam once", &flood]);
     let list = &ix.postings[ix.terms.get("spam").unwrap_or(u32::MAX) as usize];
     let tfs: Vec<u16> = list.iter().map(|(_, tf)| tf).collect();
     assert_eq!(tfs, vec![1, MAX_TF]);
     assert_eq!(ranked(&mut ix, "spam"), vec![k(2), k(1)]);
+}
+
+#[test]
+fn a_document_costs_forty_bytes_and_its_key_sixteen() {
+    // The key map holds a key and a slot in 16 bytes (a (TsKey, u32) takes 24); a
+    // document's length and liveness live in `lens` alone.
+    assert_eq!(std::mem::size_of::<KeySlot>(), 16);
+    assert!(
+        std::mem::size_of::<Doc>() <= 40,
+        "{}",
+        std::mem::size_of::<Doc>()
+    );
 }
