@@ -55,7 +55,7 @@ fn message(sec: u64, text: &str, thread: Option<u64>, user: u64) -> StoredMessag
     let Some(mut m) = StoredMessage::new(&ts(sec), author, text) else {
         unreachable!("the bench's timestamps are well-formed")
     };
-    m.thread_id = thread.map(ts);
+    m.thread_id = thread.map(|t| ts(t).into());
     m
 }
 

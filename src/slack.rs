@@ -168,10 +168,10 @@ pub fn message(m: &Value, path: &str, dir: Directory<'_>) -> Result<StoredMessag
         other_id: None,
         key,
         author: std::sync::Arc::new(author(m, dir)),
-        text: str_at(m, "text").unwrap_or("").to_string(),
+        text: str_at(m, "text").unwrap_or("").into(),
         broadcast: thread_id.is_some()
             && matches!(subtype, Some("thread_broadcast" | "reply_broadcast")),
-        thread_id,
+        thread_id: thread_id.map(Into::into),
         extras: ExtrasBox::new(Extras {
             reply_count: m.get("reply_count").and_then(Value::as_u64).unwrap_or(0),
             latest_reply: nonempty(m, "latest_reply").map(str::to_string),

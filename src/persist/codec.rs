@@ -105,8 +105,8 @@ fn restore(s: Saved) -> Result<StoredMessage, CorruptRow> {
         key,
         ts: ShortStr::new(&s.ts),
         author: Arc::new(s.author.into_owned()),
-        text: s.text.into_owned(),
-        thread_id: s.thread.map(Cow::into_owned),
+        text: s.text.into(),
+        thread_id: s.thread.map(Into::into),
         broadcast: s.broadcast,
         extras: ExtrasBox::new(Extras {
             reply_count: s.replies,

@@ -19,7 +19,7 @@ fn msg(sec: u64, text: &str, thread: Option<u64>) -> StoredMessage {
         is_bot: false,
     };
     let mut m = StoredMessage::new(&ts(sec), author, text).unwrap_or_else(|| unreachable!("ts"));
-    m.thread_id = thread.filter(|t| *t != sec).map(ts);
+    m.thread_id = thread.filter(|t| *t != sec).map(|t| ts(t).into());
     if sec.is_multiple_of(5) {
         m.extras_mut().files.push(StoredFile {
             media: MediaRef {

@@ -309,7 +309,7 @@ enum AnchorAt<'a> {
     Window(&'a StoredMessage),
     Reply {
         message: &'a StoredMessage,
-        thread: String,
+        thread: Box<str>,
     },
     Starter(&'a StoredMessage),
 }
@@ -340,7 +340,10 @@ impl Store {
         if let Some(thread) = thread {
             if let Some(e) = self.replies.peek(&thread_key(&req.channel, &thread)) {
                 if let Some(m) = e.value.replies.values().find(|m| m.id() == req.anchor_id) {
-                    return Some(AnchorAt::Reply { message: m, thread });
+                    return Some(AnchorAt::Reply {
+                        message: m,
+                        thread: thread.into(),
+                    });
                 }
             }
         }
@@ -367,7 +370,7 @@ impl Store {
     /// The thread an anchor belongs to or starts, if any.
     fn anchor_thread(&self, req: &ContextRequest, at: &AnchorAt<'_>) -> Option<String> {
         match at {
-            AnchorAt::Reply { thread, .. } => Some(thread.clone()),
+            AnchorAt::Reply { thread, .. } => Some(thread.to_string()),
             AnchorAt::Window(m) | AnchorAt::Starter(m) => {
                 let held = self
                     .replies

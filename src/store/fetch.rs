@@ -561,7 +561,7 @@ impl Store {
             if let Some(t) = m.thread_id.clone() {
                 self.channel_mut(channel)
                     .reply_threads
-                    .insert(m.id().to_string(), t);
+                    .insert(m.id().to_string(), t.into());
             }
             self.put_message(channel, m, false, now);
         }

@@ -96,10 +96,10 @@ pub struct StoredMessage {
     /// Shared by every message the store holds of the same author (see
     /// [`super::Store`]'s author table).
     pub author: Arc<Author>,
-    pub text: String,
+    pub text: Box<str>,
     /// The thread a reply belongs to (its root's id); `None` for top-level messages,
     /// thread roots included.
-    pub thread_id: Option<String>,
+    pub thread_id: Option<Box<str>>,
     /// A reply that was also posted to the channel.
     pub broadcast: bool,
     pub edited: bool,
@@ -172,8 +172,8 @@ impl StoredMessage {
         let s = |x: &String| x.capacity();
         self.other_id.as_ref().map_or(0, |id| id.len())
             + self.ts.heap_bytes()
-            + s(&self.text)
-            + self.thread_id.as_ref().map_or(0, s)
+            + self.text.len()
+            + self.thread_id.as_deref().map_or(0, str::len)
             + self.extras.heap_bytes()
             + self.extras().latest_reply.as_ref().map_or(0, s)
             + self
@@ -218,7 +218,7 @@ impl StoredMessage {
             key,
             ts: ts.into(),
             author: author.into(),
-            text,
+            text: text.into(),
             thread_id: None,
             broadcast: false,
             edited: false,
@@ -271,9 +271,9 @@ impl StoredMessage {
             other_id,
             key,
             author: Arc::new(Author::from(&m.author)),
-            text: m.text,
+            text: m.text.into(),
             broadcast: m.broadcast.unwrap_or(false) && thread_id.is_some(),
-            thread_id,
+            thread_id: thread_id.map(Into::into),
             extras: ExtrasBox::new(Extras {
                 reply_count: m.reply_count.unwrap_or(0),
                 latest_reply: m.last_reply_ts,
@@ -368,7 +368,7 @@ pub struct EventInput {
     // store finds a message's thread itself.
     #[serde(default)]
     #[napi(skip)]
-    pub thread_id: Option<String>,
+    pub thread_id: Option<Box<str>>,
     /// `message_changed`: the new text.
     #[serde(default)]
     pub text: Option<String>,
@@ -539,7 +539,7 @@ pub fn decode_packed(units: &[u16], lens: &[u32], kinds: &[u8]) -> Result<Vec<Ev
         if !id.is_empty() {
             message.set_id(&id);
         }
-        message.thread_id = thread_id;
+        message.thread_id = thread_id.map(Into::into);
         out.push(Event::Message {
             channel,
             workspace: None,

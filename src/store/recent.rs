@@ -39,9 +39,9 @@ impl Patch {
     pub fn apply(&self, m: &mut StoredMessage) -> bool {
         match self {
             Patch::Edit { text, edited } => {
-                let changed = m.text != *text;
+                let changed = *m.text != **text;
                 if changed {
-                    m.text.clone_from(text);
+                    m.text = text.as_str().into();
                     m.invalidate();
                 }
                 m.edited |= *edited;

@@ -21,7 +21,7 @@ fn msg(sec: u64, text: &str, thread: Option<u64>) -> StoredMessage {
         is_bot: false,
     };
     let mut m = StoredMessage::new(&ts(sec), author, text).unwrap_or_else(|| panic!("ts"));
-    m.thread_id = thread.map(ts);
+    m.thread_id = thread.map(|t| ts(t).into());
     m
 }
 
@@ -236,7 +236,7 @@ fn a_fetched_thread_keeps_replies_that_arrived_by_event_after_the_page() {
         .replies
         .peek(&thread_key(C, &ts(1)))
         .unwrap_or_else(|| panic!("entry"));
-    let texts: Vec<&str> = e.value.replies.values().map(|m| m.text.as_str()).collect();
+    let texts: Vec<&str> = e.value.replies.values().map(|m| &*m.text).collect();
     assert_eq!(texts, vec!["a", "b", "by event"]);
     assert!(e.value.complete);
 }
@@ -266,7 +266,7 @@ fn an_edit_changes_every_held_copy() {
     );
     let copies = held(&mut s, &ts(1));
     assert_eq!(copies.len(), 2, "window and starter cache");
-    assert!(copies.iter().all(|m| m.text == "root v2" && m.edited));
+    assert!(copies.iter().all(|m| &*m.text == "root v2" && m.edited));
     s.apply(
         Event::Edit {
             channel: C.into(),
@@ -276,7 +276,7 @@ fn an_edit_changes_every_held_copy() {
         },
         T0,
     );
-    assert_eq!(held(&mut s, &ts(2))[0].text, "r v2");
+    assert_eq!(&*held(&mut s, &ts(2))[0].text, "r v2");
 }
 
 #[test]
@@ -581,11 +581,16 @@ proptest! {
 fn index_matches_held(s: &mut Store) -> Result<(), String> {
     let mut held: Vec<(crate::time::TsKey, String)> = Vec::new();
     if let Some(ch) = s.channels.get(C) {
-        held.extend(ch.window.iter().map(|m| (m.key, m.text.clone())));
+        held.extend(ch.window.iter().map(|m| (m.key, m.text.to_string())));
     }
     for (k, e) in s.replies.iter() {
         if k.0 == C {
-            held.extend(e.value.replies.values().map(|m| (m.key, m.text.clone())));
+            held.extend(
+                e.value
+                    .replies
+                    .values()
+                    .map(|m| (m.key, m.text.to_string())),
+            );
         }
     }
     held.sort();
@@ -664,7 +669,7 @@ fn packed_messages_decode_in_order_with_non_ascii_and_lone_surrogates() {
         } => (channel, workspace, message),
         other => panic!("{other:?}"),
     };
-    assert_eq!(a.text, "\u{FFFD}éllo 😀");
+    assert_eq!(&*a.text, "\u{FFFD}éllo 😀");
     assert_eq!((a.id(), a.ts.as_str()), ("M1", "1775835600.000100"));
     match &events[1] {
         Event::Message { message, .. } => {
@@ -884,12 +889,12 @@ fn a_message_whose_id_is_its_ts_needs_no_id_entry_and_other_ids_are_found_too() 
         2,
         "only the two ids that are not their ts"
     );
-    assert_eq!(ch.get(&ts(1)).map(|m| m.text.as_str()), Some("slack"));
+    assert_eq!(ch.get(&ts(1)).map(|m| &*m.text), Some("slack"));
     assert_eq!(
-        ch.get("1299430087154597888").map(|m| m.text.as_str()),
+        ch.get("1299430087154597888").map(|m| &*m.text),
         Some("discord")
     );
-    assert_eq!(ch.get(&ts(4)).map(|m| m.text.as_str()), Some("odd"));
+    assert_eq!(ch.get(&ts(4)).map(|m| &*m.text), Some("odd"));
     assert_eq!(ch.key_of(&ts(3)), None, "ts(3) is not an id here");
     s.delete(C, &ts(4), T0);
     let ch = s.channel(C).unwrap_or_else(|| panic!("channel"));
@@ -901,9 +906,10 @@ fn a_message_whose_id_is_its_ts_needs_no_id_entry_and_other_ids_are_found_too() 
 #[test]
 fn a_plain_message_holds_no_second_id_and_no_extras() {
     // Every held message pays for this struct: one pointer stands in for replies,
-    // reactions and files, and an id equal to the ts is not kept twice.
+    // reactions and files, an id equal to the ts is not kept twice, and the text and
+    // thread id are boxed strings (no capacity field).
     assert!(
-        std::mem::size_of::<StoredMessage>() <= 136,
+        std::mem::size_of::<StoredMessage>() <= 120,
         "{}",
         std::mem::size_of::<StoredMessage>()
     );

@@ -21,7 +21,7 @@ fn msg(sec: u64, user: &str, text: &str, thread: Option<u64>) -> StoredMessage {
         is_bot: false,
     };
     let mut m = StoredMessage::new(&ts(sec), author, text).unwrap_or_else(|| panic!("ts"));
-    m.thread_id = thread.map(ts);
+    m.thread_id = thread.map(|t| ts(t).into());
     m
 }
 
