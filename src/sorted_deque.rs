@@ -6,8 +6,8 @@
 //! one end or the other (constant time), and one in the middle moves the nearer side
 //! only. Lookups are binary searches, and a key newer or older than everything held is
 //! placed by comparing with the last or first item alone. An item costs its own size and
-//! nothing else: a B-tree filled in key order leaves its nodes about half full, some
-//! 45 bytes per entry of a 24-byte entry.
+//! nothing else, where a B-tree filled in key order leaves its nodes about half full and
+//! nearly doubles that.
 
 use crate::time::TsKey;
 use std::collections::VecDeque;

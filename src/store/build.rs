@@ -309,7 +309,7 @@ enum AnchorAt<'a> {
     Window(&'a StoredMessage),
     Reply {
         message: &'a StoredMessage,
-        thread: Box<str>,
+        thread: String,
     },
     Starter(&'a StoredMessage),
 }
@@ -340,16 +340,13 @@ impl Store {
         if let Some(thread) = thread {
             if let Some(e) = self.replies.peek(&thread_key(&req.channel, &thread)) {
                 if let Some(m) = e.value.replies.values().find(|m| m.id() == req.anchor_id) {
-                    return Some(AnchorAt::Reply {
-                        message: m,
-                        thread: thread.into(),
-                    });
+                    return Some(AnchorAt::Reply { message: m, thread });
                 }
             }
         }
         if let Some(m) = ch.get(&req.anchor_id) {
             // A broadcast reply whose thread is not held.
-            if let Some(thread) = m.thread_id.clone() {
+            if let Some(thread) = m.thread_id.as_deref().map(str::to_string) {
                 return Some(AnchorAt::Reply { message: m, thread });
             }
         }
@@ -362,7 +359,7 @@ impl Store {
         // A reply the platform delivered by event, in a thread the store does not hold
         // (and may be unable to fetch): the anchor is still known.
         ch.orphan(&req.anchor_id).and_then(|m| {
-            let thread = m.thread_id.clone()?;
+            let thread = m.thread_id.as_deref()?.to_string();
             Some(AnchorAt::Reply { message: m, thread })
         })
     }
@@ -370,7 +367,7 @@ impl Store {
     /// The thread an anchor belongs to or starts, if any.
     fn anchor_thread(&self, req: &ContextRequest, at: &AnchorAt<'_>) -> Option<String> {
         match at {
-            AnchorAt::Reply { thread, .. } => Some(thread.to_string()),
+            AnchorAt::Reply { thread, .. } => Some(thread.clone()),
             AnchorAt::Window(m) | AnchorAt::Starter(m) => {
                 let held = self
                     .replies

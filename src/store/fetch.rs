@@ -558,10 +558,10 @@ impl Store {
     fn put_fetched_messages(&mut self, channel: &str, messages: Vec<StoredMessage>, now: u64) {
         for m in messages {
             let m = self.merge_fetched(channel, m);
-            if let Some(t) = m.thread_id.clone() {
+            if let Some(t) = m.thread_id.as_deref().map(str::to_string) {
                 self.channel_mut(channel)
                     .reply_threads
-                    .insert(m.id().to_string(), t.into());
+                    .insert(m.id().to_string(), t);
             }
             self.put_message(channel, m, false, now);
         }

@@ -368,7 +368,7 @@ pub struct EventInput {
     // store finds a message's thread itself.
     #[serde(default)]
     #[napi(skip)]
-    pub thread_id: Option<Box<str>>,
+    pub thread_id: Option<String>,
     /// `message_changed`: the new text.
     #[serde(default)]
     pub text: Option<String>,
