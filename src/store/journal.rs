@@ -415,11 +415,7 @@ impl Store {
                     evicted.push((id.clone(), old.id().to_string()));
                 }
             }
-            let msgs: Vec<StoredMessage> =
-                ch.window.iter().map(|m| StoredMessage::clone(m)).collect();
-            for m in &msgs {
-                ch.index_message(m);
-            }
+            ch.index_window();
         }
         for (channel, id) in evicted {
             self.note_window(&channel, &id);
@@ -450,14 +446,9 @@ impl Store {
                 rewrite_threads.push((channel, thread));
             }
         }
-        let held: Vec<(ThreadKey, Vec<StoredMessage>)> = self
-            .replies
-            .iter()
-            .map(|(k, e)| (k.clone(), e.value.replies.values().cloned().collect()))
-            .collect();
-        for ((channel, thread), replies) in held {
-            let ch = self.channel_mut(&channel);
-            for m in &replies {
+        for ((channel, thread), e) in self.replies.iter() {
+            let ch = self.channels.entry(channel.clone()).or_default();
+            for m in e.value.replies.values() {
                 ch.reply_threads.insert(m.id().to_string(), thread.clone());
                 ch.index_message(m);
             }

@@ -226,17 +226,29 @@ impl ChannelState {
 
     /// Indexes (or re-indexes) a held message: its text and file names.
     fn index_message(&mut self, m: &StoredMessage) {
-        let mut texts: Vec<&str> = Vec::with_capacity(1 + m.files().len());
-        texts.push(&m.text);
-        texts.extend(m.files().iter().filter_map(|f| f.media.filename.as_deref()));
-        self.index.add(
-            m.key,
-            m.thread_id.as_deref(),
-            &m.author.user_id,
-            &m.author.display_name,
-            &texts,
-        );
+        index_into(&mut self.index, m);
     }
+
+    /// Indexes every message the window holds (a channel just restored).
+    fn index_window(&mut self) {
+        for m in self.window.iter() {
+            index_into(&mut self.index, m);
+        }
+    }
+}
+
+/// Indexes `m`: its text and file names.
+fn index_into(index: &mut SearchIndex, m: &StoredMessage) {
+    let mut texts: Vec<&str> = Vec::with_capacity(1 + m.files().len());
+    texts.push(&m.text);
+    texts.extend(m.files().iter().filter_map(|f| f.media.filename.as_deref()));
+    index.add(
+        m.key,
+        m.thread_id.as_deref(),
+        &m.author.user_id,
+        &m.author.display_name,
+        &texts,
+    );
 }
 
 /// Counters reported by `stats()` that are not cache counters.
