@@ -37,34 +37,75 @@ pub fn utf16_len(s: &str) -> usize {
 /// `s` as UTF-16 code units (what a JS string holds). Handing V8 UTF-16 is much faster
 /// than having it decode UTF-8 once a string holds any character beyond Latin-1.
 ///
-/// Each ASCII run is found 8 bytes at a time and widened in one loop the compiler
-/// vectorizes; only the characters beyond ASCII are decoded one by one.
+/// Text is taken 16 bytes at a time: each block is widened whole (a loop the compiler
+/// vectorizes) and kept up to its first byte beyond ASCII, whose character and those
+/// right after it are then decoded one by one. A block that is all ASCII advances by 16
+/// without waiting for the bit scan, so long ASCII runs stream.
 pub fn to_utf16(s: &str) -> Vec<u16> {
+    const HIGH_BITS: u128 = u128::from_ne_bytes([0x80; 16]);
     let bytes = s.as_bytes();
-    // A string never has more UTF-16 units than UTF-8 bytes.
+    // A string never has more UTF-16 units than UTF-8 bytes, so the output (j) never
+    // overtakes the input (i): a block of 16 read at i always has room at j.
     let mut out = vec![0u16; bytes.len()];
     let (mut i, mut j) = (0, 0);
-    loop {
-        let rest = bytes.get(i..).unwrap_or_default();
-        let run = ascii_prefix(rest);
-        if let (Some(src), Some(dst)) = (rest.get(..run), out.get_mut(j..j + run)) {
+    while i < bytes.len() {
+        if let (Some(src), Some(dst)) = (
+            bytes
+                .get(i..i + 16)
+                .and_then(|b| <&[u8; 16]>::try_from(b).ok()),
+            out.get_mut(j..j + 16)
+                .and_then(|d| <&mut [u16; 16]>::try_from(d).ok()),
+        ) {
             for (d, &b) in dst.iter_mut().zip(src) {
                 *d = u16::from(b);
             }
+            let high = u128::from_le_bytes(*src) & HIGH_BITS;
+            if high == 0 {
+                i += 16;
+                j += 16;
+                continue;
+            }
+            let run = (high.trailing_zeros() / 8) as usize;
+            i += run;
+            j += run;
+        } else {
+            // Fewer than 16 bytes left.
+            let rest = bytes.get(i..).unwrap_or_default();
+            let run = rest.iter().position(|&b| b >= 0x80).unwrap_or(rest.len());
+            if let (Some(src), Some(dst)) = (rest.get(..run), out.get_mut(j..j + run)) {
+                for (d, &b) in dst.iter_mut().zip(src) {
+                    *d = u16::from(b);
+                }
+            }
+            i += run;
+            j += run;
         }
-        i += run;
-        j += run;
-        let Some(c) = s.get(i..).and_then(|rest| rest.chars().next()) else {
-            break;
-        };
-        let mut buf = [0u16; 2];
-        for &unit in c.encode_utf16(&mut buf).iter() {
+        // The characters beyond ASCII from here, decoded from valid UTF-8.
+        while let Some(&lead) = bytes.get(i).filter(|&&b| b >= 0x80) {
+            let cont = |k: usize| u32::from(bytes.get(i + k).copied().unwrap_or(0) & 0x3F);
+            let b = u32::from(lead);
+            let (unit, low, width) = if lead < 0xE0 {
+                (((b & 0x1F) << 6) | cont(1), None, 2)
+            } else if lead < 0xF0 {
+                (((b & 0x0F) << 12) | (cont(1) << 6) | cont(2), None, 3)
+            } else {
+                // Beyond the BMP: a surrogate pair.
+                let c = ((b & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3);
+                let c = c.wrapping_sub(0x1_0000);
+                (0xD800 | (c >> 10), Some(0xDC00 | (c & 0x3FF)), 4)
+            };
             if let Some(d) = out.get_mut(j) {
-                *d = unit;
+                *d = unit as u16;
             }
             j += 1;
+            if let Some(low) = low {
+                if let Some(d) = out.get_mut(j) {
+                    *d = low as u16;
+                }
+                j += 1;
+            }
+            i += width;
         }
-        i += c.len_utf8();
     }
     out.truncate(j);
     out

@@ -9,6 +9,28 @@ fn constants_match_the_seed() {
 }
 
 #[test]
+fn to_utf16_decodes_every_width_at_every_offset_of_a_block() {
+    // Each width of character, at each offset of a 16-byte block, before and after a
+    // block boundary, alone and in runs.
+    for c in ['é', 'デ', '🚀'] {
+        for offset in 0..40 {
+            for run in 1..4 {
+                let s = format!(
+                    "{}{}tail of ascii",
+                    "a".repeat(offset),
+                    c.to_string().repeat(run)
+                );
+                assert_eq!(
+                    to_utf16(&s),
+                    s.encode_utf16().collect::<Vec<u16>>(),
+                    "{s:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn utf16_len_counts_like_js_length() {
     assert_eq!(utf16_len(""), 0);
     assert_eq!(utf16_len("abc"), 3);
