@@ -175,6 +175,24 @@ mod utf16 {
     }
 
     #[test]
+    fn every_width_at_every_offset_of_a_block() {
+        // Each width of character and a lone surrogate, at each offset of a 16-unit
+        // block, before and after a block boundary, alone and in runs.
+        for c in ["é", "デ", "🚀", "\u{FFFD}"] {
+            for offset in 0..40 {
+                for run in 1..4 {
+                    let s = format!("{}{}tail of ascii", "a".repeat(offset), c.repeat(run));
+                    let units: Vec<u16> = s.encode_utf16().collect();
+                    assert_eq!(string_of_units(&units), s, "{s:?}");
+                    let mut lone = units.clone();
+                    lone.insert(offset, 0xD83D);
+                    assert_eq!(string_of_units(&lone), String::from_utf16_lossy(&lone));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn pairs_lone_and_reversed_surrogates() {
         let rocket = [0xD83D, 0xDE80];
         assert_eq!(string_of_units(&rocket), "🚀");
