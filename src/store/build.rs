@@ -338,8 +338,15 @@ impl Store {
             .or_else(|| req.thread_hint.clone())
             .filter(|t| *t != req.anchor_id);
         if let Some(thread) = thread {
-            if let Some(e) = self.replies.peek(&thread_key(&req.channel, &thread)) {
-                if let Some(m) = e.value.replies.values().find(|m| m.id() == req.anchor_id) {
+            if let Some(e) = self.replies_entry(&req.channel, &thread) {
+                // Replies are keyed by ts, which is the id on Slack: look there first,
+                // then (ids that are not a ts) through the thread.
+                let is_anchor = |m: &&StoredMessage| m.id() == req.anchor_id;
+                let found = crate::time::ts_key(&req.anchor_id)
+                    .and_then(|k| e.value.replies.get(&k))
+                    .filter(is_anchor)
+                    .or_else(|| e.value.replies.values().find(is_anchor));
+                if let Some(m) = found {
                     return Some(AnchorAt::Reply { message: m, thread });
                 }
             }
@@ -350,10 +357,7 @@ impl Store {
                 return Some(AnchorAt::Reply { message: m, thread });
             }
         }
-        if let Some(e) = self
-            .starters
-            .peek(&thread_key(&req.channel, &req.anchor_id))
-        {
+        if let Some(e) = self.starter_entry(&req.channel, &req.anchor_id) {
             return Some(AnchorAt::Starter(&e.value));
         }
         // A reply the platform delivered by event, in a thread the store does not hold
@@ -369,10 +373,7 @@ impl Store {
         match at {
             AnchorAt::Reply { thread, .. } => Some(thread.clone()),
             AnchorAt::Window(m) | AnchorAt::Starter(m) => {
-                let held = self
-                    .replies
-                    .peek(&thread_key(&req.channel, m.id()))
-                    .is_some();
+                let held = self.replies_entry(&req.channel, m.id()).is_some();
                 (m.reply_count() > 0 || held).then(|| m.id().to_string())
             }
         }
@@ -470,10 +471,7 @@ impl Store {
         channel: &str,
         m: &'a StoredMessage,
     ) -> Option<ThreadStats<'a>> {
-        let entry = self
-            .replies
-            .peek(&thread_key(channel, m.id()))
-            .map(|e| &e.value);
+        let entry = self.replies_entry(channel, m.id()).map(|e| &e.value);
         let held = entry.map_or(0, |e| e.replies.len() as u64);
         let reply_count = if entry.is_some_and(|e| e.complete) {
             held

@@ -24,7 +24,7 @@ pub mod stats;
 pub mod views;
 pub mod window;
 
-use crate::cache::{ByteCache, ByteSized, Lookup, TtlCache};
+use crate::cache::{ByteCache, ByteSized, Lookup, Stamped, TtlCache};
 use crate::model::Author;
 use crate::model::MediaRef;
 use crate::ratelimit::RateLimiter;
@@ -283,6 +283,28 @@ pub fn thread_key(channel: &str, thread: &str) -> ThreadKey {
     (channel.to_string(), thread.to_string())
 }
 
+/// Runs `f` with the [`ThreadKey`] of `thread` in `channel`, built in a buffer this
+/// thread reuses, so a cache lookup allocates nothing (building a context looks up the
+/// thread of every adjacent message).
+fn with_thread_key<R>(channel: &str, thread: &str, f: impl FnOnce(&ThreadKey) -> R) -> R {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<ThreadKey> = const {
+            std::cell::RefCell::new((String::new(), String::new()))
+        };
+    }
+    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+        Ok(mut key) => {
+            key.0.clear();
+            key.0.push_str(channel);
+            key.1.clear();
+            key.1.push_str(thread);
+            f(&key)
+        }
+        // Only if `f` itself looked a key up this way.
+        Err(_) => f(&thread_key(channel, thread)),
+    })
+}
+
 /// Everything the store holds. Its fields are private: state changes through the
 /// methods here and in the submodules, which keep the caches, the search index and the
 /// counters in step.
@@ -315,6 +337,18 @@ pub struct Store {
 }
 
 impl Store {
+    /// The replies held for `thread` in `channel`, whatever their age, without counting
+    /// a cache lookup.
+    fn replies_entry(&self, channel: &str, thread: &str) -> Option<&Stamped<ThreadEntry>> {
+        with_thread_key(channel, thread, |k| self.replies.peek(k))
+    }
+
+    /// The starter message held for `thread` in `channel`, whatever its age, without
+    /// counting a cache lookup.
+    fn starter_entry(&self, channel: &str, thread: &str) -> Option<&Stamped<StoredMessage>> {
+        with_thread_key(channel, thread, |k| self.starters.peek(k))
+    }
+
     pub fn new(config: StoreConfig) -> Self {
         Store {
             replies: TtlCache::new(config.replies_max, config.replies_ttl_ms),
@@ -353,9 +387,7 @@ impl Store {
     /// The held replies of `thread` in `channel`, fresh or not (not counted as a cache
     /// hit or miss).
     pub fn held_replies(&self, channel: &str, thread: &str) -> Option<&ThreadEntry> {
-        self.replies
-            .peek(&thread_key(channel, thread))
-            .map(|e| &e.value)
+        self.replies_entry(channel, thread).map(|e| &e.value)
     }
 
     /// The replies cache holds `thread` within its TTL at `now` (counted as a hit or miss).
@@ -566,8 +598,7 @@ impl Store {
         }
         if let Some(thread) = m.thread_id.clone() {
             self.put_reply(channel, &thread, &m, live, now);
-            if live && !m.in_channel() && self.replies.peek(&thread_key(channel, &thread)).is_none()
-            {
+            if live && !m.in_channel() && self.replies_entry(channel, &thread).is_none() {
                 self.note_orphan(channel, m.id());
                 if let Some(old) = self.channel_mut(channel).remember_orphan(&m) {
                     self.note_orphan(channel, &old);
@@ -843,15 +874,13 @@ impl Store {
         }
         if let Some(thread) = ch.reply_threads.get(id) {
             let reply = self
-                .replies
-                .peek(&thread_key(channel, thread))
+                .replies_entry(channel, thread)
                 .and_then(|e| e.value.replies.values().find(|m| m.id() == id));
             if reply.is_some() {
                 return reply;
             }
         }
-        self.starters
-            .peek(&thread_key(channel, id))
+        self.starter_entry(channel, id)
             .map(|e| &e.value)
             .or_else(|| ch.orphan(id))
     }
@@ -908,8 +937,7 @@ impl Store {
         }
         if let Some(t) = &thread {
             let reply_key = self
-                .replies
-                .peek(&thread_key(channel, t))
+                .replies_entry(channel, t)
                 .and_then(|e| e.value.replies.values().find(|m| m.id() == id))
                 .map(|m| m.key);
             if let Some(k) = reply_key {

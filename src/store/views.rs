@@ -2,7 +2,7 @@
 //! its thread's activity (`threadActivity`).
 
 use super::message::StoredMessage;
-use super::{thread_key, Store};
+use super::Store;
 use crate::model::{Author, MediaRef};
 use napi_derive::napi;
 use serde::Serialize;
@@ -95,11 +95,7 @@ impl Store {
     /// it has no replies or is not held.
     pub fn thread_summary(&self, channel: &str, id: &str, now: u64) -> Option<ThreadSummary> {
         let held = self.channels.get(channel).and_then(|c| c.get(id));
-        let msg = held.or_else(|| {
-            self.starters
-                .peek(&thread_key(channel, id))
-                .map(|e| &e.value)
-        })?;
+        let msg = held.or_else(|| self.starter_entry(channel, id).map(|e| &e.value))?;
         let a = self.activity(channel, msg, now)?;
         Some(ThreadSummary {
             reply_count: a.reply_count,
