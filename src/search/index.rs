@@ -20,6 +20,7 @@
 use super::hasher::WordHash;
 use super::postings::{PostingList, MAX_TF};
 use super::terms::TermTable;
+use super::threads::ThreadTable;
 use super::tokenize::{is_stop_word, Tokenizer};
 use crate::sorted_deque::{Keyed, SortedDeque};
 use crate::time::TsKey;
@@ -99,16 +100,25 @@ const COMPACT_MIN_DEAD: usize = 4_096;
 /// The length of a removed slot in [`SearchIndex::lens`].
 const DEAD: u32 = u32::MAX;
 
-/// One indexed message.
+/// One indexed message: 24 bytes.
 #[derive(Debug, Clone)]
 pub struct Doc {
-    pub key: TsKey,
-    /// The thread of a reply (its root's id); `None` for channel messages.
-    pub thread: Option<Box<str>>,
+    /// The key, flattened (a `TsKey` field would be padded to 16 bytes).
+    secs: i64,
+    nanos: u32,
     /// Index into the author table.
     pub author: u32,
     /// Distinct terms (postings).
     unique: u32,
+    /// The thread of a reply, by its number in the index's thread table
+    /// ([`super::threads::NO_THREAD`] for channel messages).
+    thread: u32,
+}
+
+impl Doc {
+    pub fn key(&self) -> TsKey {
+        (self.secs, self.nanos)
+    }
 }
 
 /// A live document's key and slot: 16 bytes, where a `(TsKey, u32)` takes 24.
@@ -194,7 +204,8 @@ impl TermScore {
             let (Some(&len), Some(a)) = (lens.get(i), acc.get_mut(i)) else {
                 continue;
             };
-            if len == DEAD || since.is_some_and(|(s, docs)| docs.get(i).is_some_and(|d| d.key < s))
+            if len == DEAD
+                || since.is_some_and(|(s, docs)| docs.get(i).is_some_and(|d| d.key() < s))
             {
                 continue;
             }
@@ -227,6 +238,8 @@ pub struct SearchIndex {
     terms: TermTable,
     postings: Vec<PostingList>,
     docs: Vec<Doc>,
+    /// The thread ids of indexed replies, each held once.
+    threads: ThreadTable,
     /// Each slot's term count, [`DEAD`] once removed: the one per-posting lookup a query
     /// makes, kept dense so it stays in cache.
     lens: Vec<u32>,
@@ -269,6 +282,11 @@ impl SearchIndex {
     pub fn doc(&self, slot: u32) -> Option<&Doc> {
         let live = self.lens.get(slot as usize).is_some_and(|&l| l != DEAD);
         self.docs.get(slot as usize).filter(|_| live)
+    }
+
+    /// The thread of a reply (its root's id); `None` for a channel message.
+    pub fn thread_of(&self, d: &Doc) -> Option<&str> {
+        self.threads.get(d.thread)
     }
 
     /// The (user id, display name) of an author index.
@@ -355,11 +373,13 @@ impl SearchIndex {
             i = j;
         }
         self.lens.push(len);
+        let thread = self.threads.intern(thread);
         self.docs.push(Doc {
-            key,
-            thread: thread.map(Into::into),
+            secs: key.0,
+            nanos: key.1,
             author,
             unique,
+            thread,
         });
         self.by_key.insert(KeySlot {
             secs: key.0,
@@ -408,6 +428,11 @@ impl SearchIndex {
                 docs.push(d);
                 lens.push(len);
             }
+        }
+        // Threads whose replies all left are dropped too.
+        let old_threads = std::mem::take(&mut self.threads);
+        for d in &mut docs {
+            d.thread = self.threads.intern(old_threads.get(d.thread));
         }
         self.lens = lens;
         self.docs = docs;
@@ -578,11 +603,7 @@ impl SearchIndex {
             .sum();
         let doc_bytes = self.docs.capacity() * std::mem::size_of::<Doc>()
             + self.lens.capacity() * 4
-            + self
-                .docs
-                .iter()
-                .map(|d| d.thread.as_ref().map_or(0, |t| t.len()))
-                .sum::<usize>();
+            + self.threads.heap_bytes();
         let key_bytes = self.by_key.heap_bytes();
         let scratch = self.acc.capacity() * 8 + self.touched.capacity() * 4;
         IndexStats {

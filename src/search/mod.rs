@@ -20,6 +20,7 @@ pub mod hasher;
 pub mod index;
 pub mod postings;
 pub mod terms;
+pub mod threads;
 pub mod tokenize;
 
 use crate::time::{key_millis, TsKey};

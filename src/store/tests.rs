@@ -620,7 +620,7 @@ fn index_matches_held(s: &mut Store) -> Result<(), String> {
             .index
             .score(&q, None, None)
             .iter()
-            .filter_map(|m| ch.index.doc(m.slot).map(|d| d.key))
+            .filter_map(|m| ch.index.doc(m.slot).map(crate::search::index::Doc::key))
             .collect();
         found.sort();
         found.retain(|k| !ambiguous.contains(k));

@@ -197,7 +197,7 @@ fn candidates_of(index: &SearchIndex, matches: &[Match], named: &[u32]) -> Vec<C
             let d = index.doc(m.slot)?;
             Some(Candidate {
                 slot: m.slot,
-                key: d.key,
+                key: d.key(),
                 bm25: m.bm25,
                 words: m.words,
                 by_named_author: named.contains(&d.author),
@@ -220,7 +220,7 @@ fn rank_held(
     let index = &ch.index;
     rank(candidates, reference, k, |c| {
         let d = index.doc(c.slot)?;
-        let m = held(store, channel, d.key, d.thread.as_deref())?;
+        let m = held(store, channel, d.key(), index.thread_of(d))?;
         Some(signals(store, channel, m))
     })
 }
@@ -273,7 +273,7 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
             .take(FALLBACK_SCAN)
             .map(|(slot, d)| Candidate {
                 slot,
-                key: d.key,
+                key: d.key(),
                 bm25: 0.0,
                 words: 0,
                 by_named_author: named.contains(&d.author),
@@ -335,7 +335,7 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
         let Some(d) = index.doc(r.candidate.slot) else {
             continue;
         };
-        let Some(m) = held(store, channel, d.key, d.thread.as_deref()) else {
+        let Some(m) = held(store, channel, d.key(), index.thread_of(d)) else {
             continue;
         };
         let mut parts: Vec<String> = Vec::new();

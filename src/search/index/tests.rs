@@ -16,7 +16,7 @@ fn ranked(ix: &mut SearchIndex, q: &str) -> Vec<TsKey> {
     let q = ix.query(q);
     let mut m = ix.score(&q, None, None);
     m.sort_by(|a, b| b.bm25.total_cmp(&a.bm25).then(a.slot.cmp(&b.slot)));
-    m.iter().map(|m| ix.docs[m.slot as usize].key).collect()
+    m.iter().map(|m| ix.docs[m.slot as usize].key()).collect()
 }
 
 #[test]
@@ -179,13 +179,43 @@ fn a_posting_counts_a_term_up_to_max_tf() {
 }
 
 #[test]
-fn a_document_costs_forty_bytes_and_its_key_sixteen() {
+fn a_document_costs_twenty_four_bytes_and_its_key_sixteen() {
     // The key map holds a key and a slot in 16 bytes (a (TsKey, u32) takes 24); a
-    // document's length and liveness live in `lens` alone.
+    // document's length and liveness live in `lens` alone, its key is flattened and
+    // its thread is a number in the thread table.
     assert_eq!(std::mem::size_of::<KeySlot>(), 16);
-    assert!(
-        std::mem::size_of::<Doc>() <= 40,
-        "{}",
-        std::mem::size_of::<Doc>()
-    );
+    assert_eq!(std::mem::size_of::<Doc>(), 24);
+}
+
+#[test]
+fn replies_keep_their_thread_through_compaction_and_dead_threads_go() {
+    let mut ix = SearchIndex::new();
+    for i in 0..10_000 {
+        let thread = format!("root{}", i % 50);
+        ix.add(k(i), Some(&thread), "U1", "Sam", &[&format!("word{i}")]);
+    }
+    ix.add(k(20_000), None, "U1", "Sam", &["channel message"]);
+    assert_eq!(ix.threads.len(), 50, "each thread id is held once");
+    // Remove every reply of threads 0..45: compaction drops their ids.
+    for i in 0..10_000 {
+        if i % 50 < 45 {
+            ix.remove(k(i));
+        }
+    }
+    ix.compact();
+    assert_eq!(ix.threads.len(), 5);
+    for i in [45, 99, 9_999] {
+        let hit = ranked(&mut ix, &format!("word{i}"));
+        assert_eq!(hit, [k(i)]);
+        let slot = ix.by_key.get(&k(i)).map(|e| e.slot).unwrap_or(u32::MAX);
+        let d = ix.doc(slot).unwrap_or_else(|| panic!("doc {i}"));
+        assert_eq!(ix.thread_of(d), Some(format!("root{}", i % 50).as_str()));
+    }
+    let slot = ix
+        .by_key
+        .get(&k(20_000))
+        .map(|e| e.slot)
+        .unwrap_or(u32::MAX);
+    let d = ix.doc(slot).unwrap_or_else(|| panic!("channel message"));
+    assert_eq!(ix.thread_of(d), None);
 }
