@@ -1183,6 +1183,15 @@ export interface ChannelStoreOptions {
    * with its own limiter and says so in `stats().redis` and in build notes.
    */
   redis?: RedisOptions
+  /**
+   * Keep the text of held messages compressed (default true). The store learns which
+   * byte sequences its chat repeats from its first 16 KB of text and packs every later
+   * text with them: chat text takes about half its bytes, generated or very
+   * repetitive text far fewer. Packing costs ingest some 15% of its speed, and
+   * reading a text back a fraction of a microsecond; `false` keeps every text as it
+   * came.
+   */
+  packText?: boolean
   fetcher?: ChannelFetcher
   /**
    * Epoch milliseconds now (default: the system clock). Inject one to test TTLs and

@@ -9,7 +9,8 @@
 //     then reading promptSection (target: p50 at most 50 µs);
 //   - memory per held message, its index included, at 100,000 and (full run) 1,000,000
 //     messages (1,000 per channel), each store in a fresh process (target: at most twice
-//     the text's UTF-8 bytes);
+//     the text's UTF-8 bytes); once with the generated texts, once with real chat text
+//     (bench/chat-corpus.js) joined to the same length, which packs less tightly;
 //   - ingest with the store saved to SQLite (options.persist): the rate of the calls
 //     (the writer thread runs behind them) and the rate until `flush()` resolves, against
 //     the same store in memory (target: within 2x).
@@ -43,10 +44,10 @@ function text() {
 }
 const T0 = 1775835600
 const users = Array.from({ length: 20 }, (_, i) => ({ userId: `U0${1000 + i}`, displayName: `user${i}` }))
-const event = (channelId, ts, threadId) => ({
+const event = (channelId, ts, threadId, body = text()) => ({
   type: 'message',
   channelId,
-  message: { ts, text: text(), author: users[Math.floor(rand() * users.length)], ...(threadId ? { threadId } : {}) },
+  message: { ts, text: body, author: users[Math.floor(rand() * users.length)], ...(threadId ? { threadId } : {}) },
 })
 // Flat strings, as JSON.parse of real payloads gives them.
 const flat = (x) => JSON.parse(JSON.stringify(x))
@@ -191,7 +192,19 @@ async function latency() {
 // ---------------------------------------------------------------- memory
 // Each store is measured in a fresh process of its own (`--memory addon|js`), so nothing
 // else this run allocated moves the figures.
-function memoryChild(kind, messages) {
+async function memoryChild(kind, messages, source) {
+  // `chat`: real chat text instead of the generated words, consecutive messages of the
+  // public corpus joined until each text has 200 characters (the generated texts' size).
+  let next = text
+  if (source === 'chat') {
+    const lines = (await require('./chat-corpus').loadChat()).map((m) => m.text)
+    let at = 0
+    next = () => {
+      let s = ''
+      while (s.length < 200) s += `${lines[at++ % lines.length]} `
+      return s
+    }
+  }
   // 1,000 messages per channel (the default window), so every message stays held. The
   // input is made a batch at a time, so it dies young; V8 still keeps some of the pages
   // it grew into (some 25 MB), which resident memory counts with the store's.
@@ -200,7 +213,7 @@ function memoryChild(kind, messages) {
     flat(
       Array.from({ length: 1000 }, (_, j) => {
         const k = from + j
-        return event(`C${String(k % channels).padStart(4, '0')}`, `${T0 + Math.floor(k / channels)}.${String(k % channels).padStart(6, '0')}`)
+        return event(`C${String(k % channels).padStart(4, '0')}`, `${T0 + Math.floor(k / channels)}.${String(k % channels).padStart(6, '0')}`, undefined, next())
       }),
     )
   const make = kind === 'addon' ? () => new addon.ChannelStore() : () => new JsChannelStore()
@@ -226,9 +239,9 @@ function memoryChild(kind, messages) {
   console.log(JSON.stringify({ bytes, v8Growth, messages: stats ? stats.messages : messages, estimate, textBytes }))
 }
 
-function memory(messages) {
+function memory(messages, source = 'words') {
   const run = (kind) => {
-    const r = spawnSync(process.execPath, ['--expose-gc', '--max-old-space-size=8192', __filename, '--memory', kind, String(messages)], { encoding: 'utf8' })
+    const r = spawnSync(process.execPath, ['--expose-gc', '--max-old-space-size=8192', __filename, '--memory', kind, String(messages), source], { encoding: 'utf8' })
     if (r.status !== 0) throw new Error(`memory child failed: ${r.stderr}`)
     return JSON.parse(r.stdout)
   }
@@ -237,6 +250,7 @@ function memory(messages) {
   if (a.messages !== messages) throw new Error(`the store held ${a.messages} of ${messages} messages`)
   return {
     messages: a.messages,
+    source,
     addonEstimatePerMessage: Math.round(a.estimate / a.messages),
     addonRssPerMessage: Math.round(a.bytes / a.messages),
     v8GrowthPerMessage: Math.round(a.v8Growth / a.messages),
@@ -248,9 +262,9 @@ function memory(messages) {
 
 async function main() {
   const at = process.argv.indexOf('--memory')
-  if (at >= 0) return memoryChild(process.argv[at + 1], Number(process.argv[at + 2]))
+  if (at >= 0) return memoryChild(process.argv[at + 1], Number(process.argv[at + 2]), process.argv[at + 3])
   const batches = ingestBatches()
-  const result = { ingest: ingest(batches), persisted: await ingestPersisted(batches), buildContext: await latency(), memory: (QUICK ? [100_000] : [100_000, 1_000_000]).map(memory) }
+  const result = { ingest: ingest(batches), persisted: await ingestPersisted(batches), buildContext: await latency(), memory: (QUICK ? [100_000] : [100_000, 1_000_000]).flatMap((n) => [memory(n), memory(n, 'chat')]) }
   if (JSON_OUT) {
     console.log(JSON.stringify(result, null, 2))
     return
@@ -267,7 +281,7 @@ async function main() {
   console.log(`  addon buildContext alone p50 ${b.addonBuildOnly.p50.toFixed(1)} µs; with snapshot and thread read as objects p50 ${b.addonMaterialized.p50.toFixed(1)} µs (prompt ${f(b.promptChars)} chars, ${b.includedReplies} replies)`)
   for (const x of m) {
     console.log(
-      `memory per message  addon ${x.addonRssPerMessage} B (RSS delta, ${(x.addonRssPerMessage / x.textBytesPerMessage).toFixed(2)}x its ${x.textBytesPerMessage} B of text; target <= 2x: ${x.met ? 'met' : 'missed'}; of it ${x.v8GrowthPerMessage} B is V8's heap grown by the input, the store's own estimate ~${x.addonEstimatePerMessage} B with its index)   js ${x.jsHeapPerMessage} B (heap delta)   at ${f(x.messages)} messages`,
+      `memory per message (${x.source === 'chat' ? 'real chat text' : 'generated words'})  addon ${x.addonRssPerMessage} B (RSS delta, ${(x.addonRssPerMessage / x.textBytesPerMessage).toFixed(2)}x its ${x.textBytesPerMessage} B of text; target <= 2x: ${x.met ? 'met' : 'missed'}; of it ${x.v8GrowthPerMessage} B is V8's heap grown by the input, the store's own estimate ~${x.addonEstimatePerMessage} B with its index)   js ${x.jsHeapPerMessage} B (heap delta)   at ${f(x.messages)} messages`,
     )
   }
 }

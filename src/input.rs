@@ -593,7 +593,9 @@ impl<'a> PackedFields<'a> {
 /// ASCII, most of chat text, is found eight units at a time and narrowed a run at a
 /// time; only the other characters are decoded one by one.
 pub fn string_of_units(units: &[u16]) -> String {
-    let mut out: Vec<u8> = Vec::with_capacity(utf8_len_of_units(units));
+    // One byte more: a message's text becomes a store's text by gaining one, in place
+    // (see `PackedText::from_string`).
+    let mut out: Vec<u8> = Vec::with_capacity(utf8_len_of_units(units) + 1);
     let mut i = 0;
     while i < units.len() {
         let run = ascii_units(&units[i..]);

@@ -15,6 +15,7 @@ pub mod input;
 pub mod manifest;
 pub mod memory;
 pub mod model;
+pub mod packed_text;
 pub mod persist;
 pub mod prompt;
 pub mod ratelimit;

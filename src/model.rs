@@ -3,6 +3,7 @@
 
 use napi_derive::napi;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// Version tag carried by every ChannelSnapshot and ThreadContext.
 pub const SCHEMA_VERSION: &str = "1.0";
@@ -360,7 +361,7 @@ pub trait MessageView {
     fn id(&self) -> &str;
     fn ts(&self) -> &str;
     fn author(&self) -> Author;
-    fn text(&self) -> &str;
+    fn text(&self) -> Cow<'_, str>;
     fn media_refs(&self) -> Vec<MediaRef>;
 }
 
@@ -374,8 +375,8 @@ impl MessageView for MessageInput {
     fn author(&self) -> Author {
         Author::from(&self.author)
     }
-    fn text(&self) -> &str {
-        &self.text
+    fn text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.text)
     }
     fn media_refs(&self) -> Vec<MediaRef> {
         MessageInput::media_refs(self)

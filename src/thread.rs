@@ -48,13 +48,14 @@ pub fn build_thread_context(input: &ThreadInput, budget_tokens: u64) -> Budgeted
 
 /// A reply as a ThreadContext shows it: over 300 tokens, cut to 1,199 units plus `…`.
 pub fn thread_reply<M: MessageView + ?Sized>(r: &M) -> ThreadReply {
-    let cut = truncate_reply(r.text());
+    let text = r.text();
+    let cut = truncate_reply(&text);
     ThreadReply {
         message_id: r.id().to_string(),
         ts: to_iso(r.ts()),
         author: r.author(),
         is_truncated: cut.is_some(),
-        text: cut.unwrap_or_else(|| r.text().to_string()),
+        text: cut.unwrap_or_else(|| text.into_owned()),
         media: r.media_refs(),
     }
 }
@@ -65,7 +66,7 @@ pub fn thread_root<M: MessageView + ?Sized>(root: &M) -> ThreadRoot {
         message_id: root.id().to_string(),
         ts: to_iso(root.ts()),
         author: root.author(),
-        text: root.text().to_string(),
+        text: root.text().into_owned(),
         media: root.media_refs(),
     }
 }
@@ -102,10 +103,10 @@ pub fn budget_thread<R: MessageView, M: MessageView>(
         };
     }
 
-    let root_tokens = estimate_tokens(root.text());
+    let root_tokens = estimate_tokens(&root.text());
     let tokens: Vec<u64> = replies
         .iter()
-        .map(|r| capped_reply_tokens(r.text()))
+        .map(|r| capped_reply_tokens(&r.text()))
         .collect();
     let cut = most_recent_within(&tokens, budget_tokens.saturating_sub(root_tokens));
     let omitted_range_ts = (cut.omitted() > 0).then(|| {

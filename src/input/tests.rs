@@ -152,10 +152,11 @@ mod utf16 {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
         #[test]
-        fn decodes_as_std_lossy_at_exact_capacity(units in prop::collection::vec(unit(), 0..64)) {
+        fn decodes_as_std_lossy_with_one_byte_to_spare(units in prop::collection::vec(unit(), 0..64)) {
             let s = string_of_units(&units);
             prop_assert_eq!(&s, &String::from_utf16_lossy(&units));
-            prop_assert_eq!(s.capacity(), s.len());
+            // One byte to spare: the byte a store adds to a text it takes in.
+            prop_assert_eq!(s.capacity(), s.len() + 1);
         }
 
         /// ASCII runs of every length between other units: the eight-unit blocks and
@@ -170,7 +171,7 @@ mod utf16 {
                 .collect();
             let s = string_of_units(&units);
             prop_assert_eq!(&s, &String::from_utf16_lossy(&units));
-            prop_assert_eq!(s.capacity(), s.len());
+            prop_assert_eq!(s.capacity(), s.len() + 1);
         }
     }
 
@@ -201,7 +202,7 @@ mod utf16 {
         let mixed: Vec<u16> = "Überprüfung デプロイ 🚀".encode_utf16().collect();
         let s = string_of_units(&mixed);
         assert_eq!(s, "Überprüfung デプロイ 🚀");
-        assert_eq!(s.capacity(), s.len());
+        assert_eq!(s.capacity(), s.len() + 1);
     }
 }
 

@@ -2,6 +2,7 @@
 //! (absent when empty), read back with its sort key recomputed from its ts.
 
 use crate::model::{Author, MediaRef};
+use crate::packed_text::PackedText;
 use crate::short_str::ShortStr;
 use crate::store::message::{Extras, ExtrasBox, Reaction, StoredFile, StoredMessage};
 use crate::time::ts_key;
@@ -49,7 +50,7 @@ impl<'a> From<&'a StoredMessage> for Saved<'a> {
             id: Cow::Borrowed(m.id()),
             ts: Cow::Borrowed(&m.ts),
             author: Cow::Borrowed(&m.author),
-            text: Cow::Borrowed(&m.text),
+            text: m.text.as_str(),
             thread: m.thread_id.as_deref().map(Cow::Borrowed),
             broadcast: m.broadcast,
             replies: m.reply_count(),
@@ -105,7 +106,7 @@ fn restore(s: Saved) -> Result<StoredMessage, CorruptRow> {
         key,
         ts: ShortStr::new(&s.ts),
         author: Arc::new(s.author.into_owned()),
-        text: s.text.into(),
+        text: PackedText::from(s.text.into_owned()),
         thread_id: s.thread.map(Into::into),
         broadcast: s.broadcast,
         extras: ExtrasBox::new(Extras {

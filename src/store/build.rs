@@ -38,8 +38,8 @@ impl MessageView for StoredMessage {
     fn author(&self) -> Author {
         Author::clone(&self.author)
     }
-    fn text(&self) -> &str {
-        &self.text
+    fn text(&self) -> Cow<'_, str> {
+        self.text.as_str()
     }
     fn media_refs(&self) -> Vec<MediaRef> {
         self.files().iter().map(|f| f.media.clone()).collect()
@@ -720,11 +720,12 @@ impl Store {
                 .unwrap_or_else(|| DEFAULT_PLATFORM.to_string()),
         };
         let near = self.nearest(&req.channel, center, anchor.id(), req.adjacent);
+        let anchor_text = anchor.text.as_str();
         let anchor_view = AnchorView {
             message_id: anchor.id(),
             ts: anchor.iso_ts(),
             author: &anchor.author,
-            text: &anchor.text,
+            text: &anchor_text,
             media: anchor.media_refs(),
             thread_id: anchor.thread_id.as_deref(),
         };

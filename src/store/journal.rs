@@ -402,7 +402,7 @@ impl Store {
         let window_size = self.config.window_size;
         for ((channel, _), m) in saved.window {
             let Some(m) = m else { continue };
-            let m = self.shared_author(m);
+            let m = self.prepared(m);
             let ch = self.channel_mut(&channel);
             ch.hold_id(m.id(), m.key);
             ch.window.insert(Box::new(m));
@@ -429,11 +429,8 @@ impl Store {
         // Entries the bounds changed or dropped: the file must follow.
         let mut rewrite_threads: Vec<ThreadKey> = Vec::new();
         for (key, t) in threads {
-            let replies: Vec<StoredMessage> = t
-                .replies
-                .into_iter()
-                .map(|m| self.shared_author(m))
-                .collect();
+            let replies: Vec<StoredMessage> =
+                t.replies.into_iter().map(|m| self.prepared(m)).collect();
             let mut entry = ThreadEntry {
                 replies: replies.into_iter().map(|m| (m.key, m)).collect(),
                 complete: t.complete,
@@ -461,13 +458,13 @@ impl Store {
         starters.sort_by_key(|(_, s)| s.written_at);
         let mut rewrite_starters: Vec<ThreadKey> = Vec::new();
         for (key, s) in starters {
-            let message = self.shared_author(s.message);
+            let message = self.prepared(s.message);
             let gone = self.starters.insert(key, message, s.written_at);
             rewrite_starters.extend(gone.into_iter().map(|(k, _)| k));
         }
         for ((channel, _), m) in saved.orphans {
             let Some(m) = m else { continue };
-            let m = self.shared_author(m);
+            let m = self.prepared(m);
             if let Some(old) = self.channel_mut(&channel).remember_orphan(&m) {
                 self.note_orphan(&channel, &old);
             }

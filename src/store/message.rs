@@ -2,6 +2,7 @@
 
 use crate::input::{string_of_units, InputError, PackedFields};
 use crate::model::{Author, MediaRef, MessageInput};
+use crate::packed_text::PackedText;
 use crate::search::hasher::WordHash;
 use crate::short_str::ShortStr;
 use crate::time::{ts_key, TsKey};
@@ -96,7 +97,9 @@ pub struct StoredMessage {
     /// Shared by every message the store holds of the same author (see
     /// [`super::Store`]'s author table).
     pub author: Arc<Author>,
-    pub text: Box<str>,
+    /// Packed by the store when it takes the message in: read it with
+    /// [`PackedText::as_str`].
+    pub text: PackedText,
     /// The thread a reply belongs to (its root's id); `None` for top-level messages,
     /// thread roots included.
     pub thread_id: Option<Box<str>>,
@@ -172,7 +175,7 @@ impl StoredMessage {
         let s = |x: &String| x.capacity();
         self.other_id.as_ref().map_or(0, |id| id.len())
             + self.ts.heap_bytes()
-            + self.text.len()
+            + self.text.heap_bytes()
             + self.thread_id.as_deref().map_or(0, str::len)
             + self.extras.heap_bytes()
             + self.extras().latest_reply.as_ref().map_or(0, s)
@@ -197,12 +200,7 @@ impl StoredMessage {
     /// A plain top-level message posted at `ts` (also its id) by `author`: no thread,
     /// replies, reactions, files or edit. `None` when `ts` is not a platform timestamp.
     pub fn new(ts: &str, author: Author, text: &str) -> Option<StoredMessage> {
-        Some(StoredMessage::plain(
-            ts,
-            ts_key(ts)?,
-            author,
-            text.to_string(),
-        ))
+        Some(StoredMessage::plain(ts, ts_key(ts)?, author, text))
     }
 
     /// [`StoredMessage::new`] for a caller that already parsed `ts` into `key` (and may
@@ -211,7 +209,7 @@ impl StoredMessage {
         ts: impl Into<ShortStr>,
         key: TsKey,
         author: impl Into<Arc<Author>>,
-        text: String,
+        text: impl Into<PackedText>,
     ) -> StoredMessage {
         StoredMessage {
             other_id: None,

@@ -27,6 +27,7 @@ pub mod window;
 use crate::cache::{ByteCache, ByteSized, Lookup, Stamped, TtlCache};
 use crate::model::Author;
 use crate::model::MediaRef;
+use crate::packed_text::{PackedText, TextPacker};
 use crate::ratelimit::RateLimiter;
 use crate::search::hasher::WordHash;
 use crate::search::index::SearchIndex;
@@ -226,29 +227,37 @@ impl ChannelState {
 
     /// Indexes (or re-indexes) a held message: its text and file names.
     fn index_message(&mut self, m: &StoredMessage) {
-        index_into(&mut self.index, m);
+        index_into(&mut self.index, m, &m.text);
+    }
+
+    /// [`ChannelState::index_message`], reading `text` (the text `m` came with, before
+    /// it was packed: indexing it costs no decoding).
+    fn index_message_as(&mut self, m: &StoredMessage, text: &PackedText) {
+        index_into(&mut self.index, m, text);
     }
 
     /// Indexes every message the window holds (a channel just restored).
     fn index_window(&mut self) {
         for m in self.window.iter() {
-            index_into(&mut self.index, m);
+            index_into(&mut self.index, m, &m.text);
         }
     }
 }
 
-/// Indexes `m`: its text and file names.
-fn index_into(index: &mut SearchIndex, m: &StoredMessage) {
-    let mut texts: Vec<&str> = Vec::with_capacity(1 + m.files().len());
-    texts.push(&m.text);
-    texts.extend(m.files().iter().filter_map(|f| f.media.filename.as_deref()));
-    index.add(
-        m.key,
-        m.thread_id.as_deref(),
-        &m.author.user_id,
-        &m.author.display_name,
-        &texts,
-    );
+/// Indexes `m`: its text (`text`, which reads as `m`'s) and file names.
+fn index_into(index: &mut SearchIndex, m: &StoredMessage, text: &PackedText) {
+    text.with_str(|text| {
+        let mut texts: Vec<&str> = Vec::with_capacity(1 + m.files().len());
+        texts.push(text);
+        texts.extend(m.files().iter().filter_map(|f| f.media.filename.as_deref()));
+        index.add(
+            m.key,
+            m.thread_id.as_deref(),
+            &m.author.user_id,
+            &m.author.display_name,
+            &texts,
+        );
+    });
 }
 
 /// Counters reported by `stats()` that are not cache counters.
@@ -334,6 +343,8 @@ pub struct Store {
     /// One copy of each author, shared by the messages held of them (a channel has a few
     /// dozen authors and thousands of messages).
     authors: HashSet<Arc<Author>, WordHash>,
+    /// Packs the text of each message the store takes in.
+    texts: TextPacker,
 }
 
 impl Store {
@@ -365,6 +376,11 @@ impl Store {
             journal: None,
             coordination_note: None,
             authors: HashSet::default(),
+            texts: if config.pack_text {
+                TextPacker::default()
+            } else {
+                TextPacker::off()
+            },
             config,
         }
     }
@@ -485,7 +501,12 @@ impl Store {
     /// changes the text re-indexes it.
     fn patch(&mut self, channel: &str, id: &str, patch: &Patch) {
         let mut changed = false;
-        self.for_each_copy(channel, id, |m| changed |= patch.apply(m));
+        let mut texts = std::mem::take(&mut self.texts);
+        self.for_each_copy(channel, id, |m| {
+            changed |= patch.apply(m);
+            texts.pack(&mut m.text);
+        });
+        self.texts = texts;
         if changed {
             self.reindex(channel, id);
         }
@@ -560,10 +581,19 @@ impl Store {
         }
     }
 
-    /// `m` with its author shared with the other messages held of that author.
-    pub(super) fn shared_author(&mut self, mut m: StoredMessage) -> StoredMessage {
-        self.share_author(&mut m);
+    /// `m` ready to be held (see [`Store::prepare`]).
+    pub(super) fn prepared(&mut self, mut m: StoredMessage) -> StoredMessage {
+        self.prepare(&mut m);
         m
+    }
+
+    /// Readies `m` to be held: packs its text, and gives it the author shared with the
+    /// other messages held of that author. Returns the text as it came when it was
+    /// packed.
+    fn prepare(&mut self, m: &mut StoredMessage) -> Option<PackedText> {
+        let plain = self.texts.pack(&mut m.text);
+        self.share_author(m);
+        plain
     }
 
     /// Gives `m` the author shared with the other messages held of that author.
@@ -587,7 +617,8 @@ impl Store {
         now: u64,
     ) {
         let mut m: Box<StoredMessage> = m.into();
-        self.share_author(&mut m);
+        // The index reads the text as it came while it is at hand, rather than decode it.
+        let plain = self.prepare(&mut m);
         let window_size = self.config.window_size;
         if live {
             if self.channel_mut(channel).was_deleted(m.id()) {
@@ -597,7 +628,7 @@ impl Store {
             return;
         }
         if let Some(thread) = m.thread_id.clone() {
-            self.put_reply(channel, &thread, &m, live, now);
+            self.put_reply(channel, &thread, &m, plain.as_ref(), live, now);
             if live && !m.in_channel() && self.replies_entry(channel, &thread).is_none() {
                 self.note_orphan(channel, m.id());
                 if let Some(old) = self.channel_mut(channel).remember_orphan(&m) {
@@ -627,14 +658,14 @@ impl Store {
                     if old.key != m.key {
                         ch.index.remove(old.key);
                     }
-                    ch.index_message(&m);
+                    ch.index_message_as(&m, plain.as_ref().unwrap_or(&m.text));
                 }
                 ch.hold_id(m.id(), m.key);
                 ch.window.insert(m);
                 return;
             }
         }
-        ch.index_message(&m);
+        ch.index_message_as(&m, plain.as_ref().unwrap_or(&m.text));
         ch.hold_id(m.id(), m.key);
         ch.window.insert(m);
         let mut evicted = Vec::new();
@@ -719,8 +750,17 @@ impl Store {
     }
 
     /// Adds a reply to its thread's entry when the thread is held (or is new enough to
-    /// be held complete), and updates the root's counters.
-    fn put_reply(&mut self, channel: &str, thread: &str, m: &StoredMessage, live: bool, now: u64) {
+    /// be held complete), and updates the root's counters. `plain` is the reply's text
+    /// as it came, when packing replaced it (the index reads it).
+    fn put_reply(
+        &mut self,
+        channel: &str,
+        thread: &str,
+        m: &StoredMessage,
+        plain: Option<&PackedText>,
+        live: bool,
+        now: u64,
+    ) {
         let key = thread_key(channel, thread);
         // A root known to have no replies starts a thread that is held complete from
         // its first reply on.
@@ -761,7 +801,7 @@ impl Store {
             let other = ch
                 .reply_threads
                 .insert(m.id().to_string(), thread.to_string());
-            ch.index_message(m);
+            ch.index_message_as(m, plain.unwrap_or(&m.text));
             if let Some(other) = other {
                 self.leave_other_threads(channel, thread, vec![(other, m.id().to_string())]);
             }
@@ -995,7 +1035,7 @@ impl Store {
     /// Ingests one page of a channel's history (newest first or oldest first).
     pub fn put_history(&mut self, channel: &str, messages: Vec<StoredMessage>, now: u64) {
         for m in messages {
-            let m = self.shared_author(m);
+            let m = self.prepared(m);
             let m = self.merge_fetched(channel, m);
             if !m.is_reply() && m.reply_count() > 0 {
                 let key = thread_key(channel, m.id());
@@ -1039,7 +1079,7 @@ impl Store {
         let mut messages: Vec<StoredMessage> = messages
             .into_iter()
             .map(|m| {
-                let m = self.shared_author(m);
+                let m = self.prepared(m);
                 self.merge_fetched(channel, m)
             })
             .collect();

@@ -39,7 +39,7 @@ impl Patch {
     pub fn apply(&self, m: &mut StoredMessage) -> bool {
         match self {
             Patch::Edit { text, edited } => {
-                let changed = *m.text != **text;
+                let changed = m.text != **text;
                 if changed {
                     m.text = text.as_str().into();
                     m.invalidate();

@@ -36,7 +36,7 @@ impl StoredMessage {
     pub fn snippet(&self) -> &str {
         self.rc()
             .snippet
-            .get_or_init(|| truncate_snippet(&self.text))
+            .get_or_init(|| truncate_snippet(&self.text.as_str()))
     }
 
     /// The message's ts as ISO-8601.

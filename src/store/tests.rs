@@ -236,7 +236,12 @@ fn a_fetched_thread_keeps_replies_that_arrived_by_event_after_the_page() {
         .replies
         .peek(&thread_key(C, &ts(1)))
         .unwrap_or_else(|| panic!("entry"));
-    let texts: Vec<&str> = e.value.replies.values().map(|m| &*m.text).collect();
+    let texts: Vec<String> = e
+        .value
+        .replies
+        .values()
+        .map(|m| m.text.as_str().into_owned())
+        .collect();
     assert_eq!(texts, vec!["a", "b", "by event"]);
     assert!(e.value.complete);
 }
@@ -266,7 +271,7 @@ fn an_edit_changes_every_held_copy() {
     );
     let copies = held(&mut s, &ts(1));
     assert_eq!(copies.len(), 2, "window and starter cache");
-    assert!(copies.iter().all(|m| &*m.text == "root v2" && m.edited));
+    assert!(copies.iter().all(|m| m.text == *"root v2" && m.edited));
     s.apply(
         Event::Edit {
             channel: C.into(),
@@ -276,7 +281,7 @@ fn an_edit_changes_every_held_copy() {
         },
         T0,
     );
-    assert_eq!(&*held(&mut s, &ts(2))[0].text, "r v2");
+    assert_eq!(held(&mut s, &ts(2))[0].text.as_str(), "r v2");
 }
 
 #[test]
@@ -581,7 +586,11 @@ proptest! {
 fn index_matches_held(s: &mut Store) -> Result<(), String> {
     let mut held: Vec<(crate::time::TsKey, String)> = Vec::new();
     if let Some(ch) = s.channels.get(C) {
-        held.extend(ch.window.iter().map(|m| (m.key, m.text.to_string())));
+        held.extend(
+            ch.window
+                .iter()
+                .map(|m| (m.key, m.text.as_str().into_owned())),
+        );
     }
     for (k, e) in s.replies.iter() {
         if k.0 == C {
@@ -589,7 +598,7 @@ fn index_matches_held(s: &mut Store) -> Result<(), String> {
                 e.value
                     .replies
                     .values()
-                    .map(|m| (m.key, m.text.to_string())),
+                    .map(|m| (m.key, m.text.as_str().into_owned())),
             );
         }
     }
@@ -669,7 +678,7 @@ fn packed_messages_decode_in_order_with_non_ascii_and_lone_surrogates() {
         } => (channel, workspace, message),
         other => panic!("{other:?}"),
     };
-    assert_eq!(&*a.text, "\u{FFFD}éllo 😀");
+    assert_eq!(a.text.as_str(), "\u{FFFD}éllo 😀");
     assert_eq!((a.id(), a.ts.as_str()), ("M1", "1775835600.000100"));
     match &events[1] {
         Event::Message { message, .. } => {
@@ -889,12 +898,19 @@ fn a_message_whose_id_is_its_ts_needs_no_id_entry_and_other_ids_are_found_too() 
         2,
         "only the two ids that are not their ts"
     );
-    assert_eq!(ch.get(&ts(1)).map(|m| &*m.text), Some("slack"));
     assert_eq!(
-        ch.get("1299430087154597888").map(|m| &*m.text),
-        Some("discord")
+        ch.get(&ts(1)).map(|m| m.text.as_str().into_owned()),
+        Some("slack".to_string())
     );
-    assert_eq!(ch.get(&ts(4)).map(|m| &*m.text), Some("odd"));
+    assert_eq!(
+        ch.get("1299430087154597888")
+            .map(|m| m.text.as_str().into_owned()),
+        Some("discord".to_string())
+    );
+    assert_eq!(
+        ch.get(&ts(4)).map(|m| m.text.as_str().into_owned()),
+        Some("odd".to_string())
+    );
     assert_eq!(ch.key_of(&ts(3)), None, "ts(3) is not an id here");
     s.delete(C, &ts(4), T0);
     let ch = s.channel(C).unwrap_or_else(|| panic!("channel"));
@@ -944,4 +960,43 @@ fn a_plain_message_holds_no_second_id_and_no_extras() {
     s.put_history(C, vec![msg(1, "plain", None)], T0);
     let held = s.channels[C].get(&ts(1)).unwrap_or_else(|| panic!("held"));
     assert!(held.extras.0.is_none());
+}
+
+#[test]
+fn texts_taken_in_after_the_first_sixteen_kilobytes_are_packed_and_read_back_exactly() {
+    let mut s = Store::new(StoreConfig::default());
+    let text = |i: u64| {
+        format!("message {i}: the deploy of the checkout service is rolling out to the canary, p99 is fine")
+    };
+    for i in 1..=400 {
+        live(&mut s, msg(i, &text(i), None), T0);
+    }
+    let ch = s.channel(C).unwrap_or_else(|| panic!("channel"));
+    let raw: usize = (1..=400).map(|i| text(i).len()).sum();
+    let sampled = raw.min(crate::packed_text::SAMPLE_BYTES);
+    let packed = ch.window.iter().filter(|m| m.text.is_packed()).count();
+    assert!(packed >= 200, "{packed} of 400 packed");
+    for (i, m) in (1..).zip(ch.window.iter()) {
+        assert_eq!(m.text.as_str(), text(i));
+    }
+    let bytes: usize = ch.window.iter().map(|m| m.text.heap_bytes()).sum();
+    assert!(
+        bytes < sampled + (raw - sampled) / 2,
+        "{bytes} B held for {raw} B"
+    );
+    let view = s.message_view(C, &ts(400)).map(|v| v.text);
+    assert_eq!(view, Some(text(400)));
+    // An edit replaces the text with a packed copy of the new one.
+    s.apply(
+        Event::Edit {
+            channel: C.into(),
+            message_id: ts(400),
+            text: text(4000),
+            edited: true,
+        },
+        T0,
+    );
+    let edited = &held(&mut s, &ts(400))[0];
+    assert!(edited.text.is_packed());
+    assert_eq!(edited.text.as_str(), text(4000));
 }

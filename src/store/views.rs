@@ -44,7 +44,7 @@ impl From<&StoredMessage> for StoredMessageView {
             message_id: m.id().to_string(),
             ts: m.ts.to_string(),
             author: Author::clone(&m.author),
-            text: m.text.to_string(),
+            text: m.text.as_str().into_owned(),
             thread_id: m.thread_id.as_deref().map(str::to_string),
             reply_count: m.reply_count(),
             latest_reply: m.latest_reply().map(str::to_string),

@@ -364,7 +364,7 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
             thread_id: thread.as_ref().map(|t| t.0),
             ts: m.iso_ts(),
             author: &m.author,
-            text: clip(&m.text),
+            text: clip(&m.text.as_str()),
             thread_summary: thread.map(|t| t.1),
             relevance_signal: parts.join("; "),
         });

@@ -17,6 +17,7 @@ use crate::store::{CachedMedia, FileLocation, Store};
 use crate::text::THREAD_BUDGET_TOKENS;
 use serde::Serialize;
 use serde_json::{json, Value};
+use std::borrow::Cow;
 
 /// A media artifact the call asks for, as far as the store knows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,7 +118,7 @@ struct MessageOut<'a> {
     thread_id: Option<&'a str>,
     ts: &'a str,
     author: &'a Author,
-    text: &'a str,
+    text: Cow<'a, str>,
     media: Vec<MediaRef>,
 }
 
@@ -291,7 +292,7 @@ fn message_out(m: &StoredMessage) -> MessageOut<'_> {
         thread_id: m.thread_id.as_deref(),
         ts: m.iso_ts(),
         author: &m.author,
-        text: &m.text,
+        text: m.text.as_str(),
         media: m.media_refs(),
     }
 }
