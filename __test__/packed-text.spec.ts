@@ -1,6 +1,7 @@
-// A store packs the text of the messages it holds once it has seen 16 KB of them: every
-// way a text leaves the store (getMessage, the prompt section, the tools, a saved file,
-// an edit) gives it back to the character, and the store holds fewer bytes than the text.
+// With packText, a store packs the text of the messages it holds once it has seen 16 KB
+// of them: every way a text leaves the store (getMessage, the prompt section, the tools,
+// a saved file, an edit) gives it back to the character, and the store holds fewer bytes
+// than the text. Without it (the default), every text is held as it came.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -33,7 +34,7 @@ const rawBytes = Array.from({ length: COUNT }, (_, i) => Buffer.byteLength(text(
 describe('packed message text', () => {
   it('gives every text back to the character while holding fewer bytes than the text', async () => {
     const file = join(dir, 'packed.sqlite')
-    const store = new ChannelStore({ clock: () => (T0 + 3600) * 1000, persist: { path: file } })
+    const store = new ChannelStore({ clock: () => (T0 + 3600) * 1000, persist: { path: file }, packText: true })
     store.ingestMany(Array.from({ length: COUNT }, (_, i) => post(i + 1)))
     for (let s = 1; s <= COUNT; s++) expect(store.getMessage(C, ts(s))?.text).toBe(text(s))
     // What the texts take: the store's bytes less those of the same messages without
@@ -60,19 +61,22 @@ describe('packed message text', () => {
     await store.flush()
     await store.close()
 
-    const back = new ChannelStore({ clock: () => (T0 + 3600) * 1000, persist: { path: file } })
+    const back = new ChannelStore({ clock: () => (T0 + 3600) * 1000, persist: { path: file }, packText: true })
     for (let s = 1; s <= COUNT; s++) expect(back.getMessage(C, ts(s))?.text).toBe(s === 555 ? 'edited: デプロイ done 🚀' : text(s))
     expect(textBytes(back)).toBeLessThan(16 * 1024 + (rawBytes - 16 * 1024) * 0.6)
     await back.close()
   })
 
-  it('keeps every text as it came with packText: false', () => {
-    const store = new ChannelStore({ packText: false })
+  it('keeps every text as it came by default and with packText: false', () => {
+    const store = new ChannelStore()
     store.ingestMany(Array.from({ length: COUNT }, (_, i) => post(i + 1)))
     const empty = new ChannelStore({ packText: false })
     empty.ingestMany(Array.from({ length: COUNT }, (_, i) => post(i + 1, '')))
     // Each text is held whole (both stores add the byte that says it is not packed).
     expect(store.stats().messageBytes - empty.stats().messageBytes).toBe(rawBytes)
+    const off = new ChannelStore({ packText: false })
+    off.ingestMany(Array.from({ length: COUNT }, (_, i) => post(i + 1)))
+    expect(off.stats().messageBytes).toBe(store.stats().messageBytes)
     for (let s = 1; s <= COUNT; s++) expect(store.getMessage(C, ts(s))?.text).toBe(text(s))
     expect(() => new ChannelStore({ packText: 'yes' } as never)).toThrow(TypeError)
   })

@@ -2,7 +2,7 @@
 // ChannelStore benchmarks, addon against the same design in plain JS (bench/js-channel-store.js),
 // in one run:
 //   - ingest: 100,000 message events (~200-byte texts, 10 channels) through ingestMany in
-//     batches of 1,000 (target: at least 500,000 messages/s, and 3x the plain-JS store
+//     batches of 1,000, also with packText: true (target: at least 500,000 messages/s, and 3x the plain-JS store
 //     keeping a MiniSearch index of each window as the addon keeps its own; the JS store
 //     without an index is reported too);
 //   - buildContext from a warm store: 50 adjacent messages, anchor in a 200-reply thread,
@@ -10,7 +10,8 @@
 //   - memory per held message, its index included, at 100,000 and (full run) 1,000,000
 //     messages (1,000 per channel), each store in a fresh process (target: at most twice
 //     the text's UTF-8 bytes); once with the generated texts, once with real chat text
-//     (bench/chat-corpus.js) joined to the same length, which packs less tightly;
+//     (bench/chat-corpus.js) joined to the same length; each also with packText: true
+//     (held text compressed), which packs the generated words far tighter than chat;
 //   - ingest with the store saved to SQLite (options.persist): the rate of the calls
 //     (the writer thread runs behind them) and the rate until `flush()` resolves, against
 //     the same store in memory (target: within 2x).
@@ -82,10 +83,12 @@ function ingest(batches) {
     return median(xs)
   }
   const addonRate = rate(() => new addon.ChannelStore())
+  const addonPackedRate = rate(() => new addon.ChannelStore({ packText: true }))
   const jsRate = rate(() => new JsChannelStore())
   const jsIndexedRate = rate(() => new JsChannelStore({ index: true }))
   return {
     addonMsgsPerSec: Math.round(addonRate),
+    addonPackedMsgsPerSec: Math.round(addonPackedRate),
     jsMsgsPerSec: Math.round(jsRate),
     jsIndexedMsgsPerSec: Math.round(jsIndexedRate),
     target: 500_000,
@@ -216,10 +219,11 @@ async function memoryChild(kind, messages, source) {
         return event(`C${String(k % channels).padStart(4, '0')}`, `${T0 + Math.floor(k / channels)}.${String(k % channels).padStart(6, '0')}`, undefined, next())
       }),
     )
-  const make = kind === 'addon' ? () => new addon.ChannelStore() : () => new JsChannelStore()
+  const make = { addon: () => new addon.ChannelStore(), 'addon-packed': () => new addon.ChannelStore({ packText: true }), js: () => new JsChannelStore() }[kind]
   make().ingestMany(batch(0)) // warm the code path on a throwaway store
   global.gc()
-  const read = () => (kind === 'addon' ? process.memoryUsage().rss : process.memoryUsage().heapUsed)
+  const native = kind !== 'js'
+  const read = () => (native ? process.memoryUsage().rss : process.memoryUsage().heapUsed)
   let textBytes = 0
   const before = read()
   // The input batches are garbage once ingested, but V8 keeps the heap pages they grew
@@ -234,7 +238,7 @@ async function memoryChild(kind, messages, source) {
   global.gc()
   const bytes = read() - before
   const v8Growth = process.memoryUsage().heapTotal - heapBefore
-  const stats = kind === 'addon' ? store.stats() : null
+  const stats = native ? store.stats() : null
   const estimate = stats ? stats.messageBytes + stats.search.indexBytes : null
   console.log(JSON.stringify({ bytes, v8Growth, messages: stats ? stats.messages : messages, estimate, textBytes }))
 }
@@ -246,6 +250,7 @@ function memory(messages, source = 'words') {
     return JSON.parse(r.stdout)
   }
   const a = run('addon')
+  const packed = run('addon-packed')
   const j = run('js')
   if (a.messages !== messages) throw new Error(`the store held ${a.messages} of ${messages} messages`)
   return {
@@ -256,6 +261,9 @@ function memory(messages, source = 'words') {
     v8GrowthPerMessage: Math.round(a.v8Growth / a.messages),
     textBytesPerMessage: Math.round(a.textBytes / a.messages),
     met: a.bytes <= 2 * a.textBytes,
+    packedRssPerMessage: Math.round(packed.bytes / packed.messages),
+    packedEstimatePerMessage: Math.round(packed.estimate / packed.messages),
+    packedMet: packed.bytes <= 2 * packed.textBytes,
     jsHeapPerMessage: Math.round(j.bytes / j.messages),
   }
 }
@@ -272,7 +280,7 @@ async function main() {
   const { ingest: i, persisted: p, buildContext: b, memory: m } = result
   const f = (n) => n.toLocaleString('en-US')
   console.log(`ChannelStore (${QUICK ? 'quick' : 'full'} run, node ${process.version})`)
-  console.log(`ingestMany          addon ${f(i.addonMsgsPerSec)} msgs/s   target ${f(i.target)}: ${i.met ? 'met' : 'missed'}`)
+  console.log(`ingestMany          addon ${f(i.addonMsgsPerSec)} msgs/s   target ${f(i.target)}: ${i.met ? 'met' : 'missed'}   with packText ${f(i.addonPackedMsgsPerSec)} msgs/s`)
   console.log(
     `  js with MiniSearch ${f(i.jsIndexedMsgsPerSec)} msgs/s   addon/js ${(i.addonMsgsPerSec / i.jsIndexedMsgsPerSec).toFixed(2)}x (target ${i.vsIndexedTarget}x: ${i.vsIndexedMet ? 'met' : 'missed'})   js without an index ${f(i.jsMsgsPerSec)} msgs/s   addon/js ${(i.addonMsgsPerSec / i.jsMsgsPerSec).toFixed(2)}x`,
   )
@@ -281,7 +289,7 @@ async function main() {
   console.log(`  addon buildContext alone p50 ${b.addonBuildOnly.p50.toFixed(1)} µs; with snapshot and thread read as objects p50 ${b.addonMaterialized.p50.toFixed(1)} µs (prompt ${f(b.promptChars)} chars, ${b.includedReplies} replies)`)
   for (const x of m) {
     console.log(
-      `memory per message (${x.source === 'chat' ? 'real chat text' : 'generated words'})  addon ${x.addonRssPerMessage} B (RSS delta, ${(x.addonRssPerMessage / x.textBytesPerMessage).toFixed(2)}x its ${x.textBytesPerMessage} B of text; target <= 2x: ${x.met ? 'met' : 'missed'}; of it ${x.v8GrowthPerMessage} B is V8's heap grown by the input, the store's own estimate ~${x.addonEstimatePerMessage} B with its index)   js ${x.jsHeapPerMessage} B (heap delta)   at ${f(x.messages)} messages`,
+      `memory per message (${x.source === 'chat' ? 'real chat text' : 'generated words'})  addon ${x.addonRssPerMessage} B (RSS delta, ${(x.addonRssPerMessage / x.textBytesPerMessage).toFixed(2)}x its ${x.textBytesPerMessage} B of text; target <= 2x: ${x.met ? 'met' : 'missed'}; of it ${x.v8GrowthPerMessage} B is V8's heap grown by the input, the store's own estimate ~${x.addonEstimatePerMessage} B with its index)   with packText ${x.packedRssPerMessage} B (${(x.packedRssPerMessage / x.textBytesPerMessage).toFixed(2)}x, ${x.packedMet ? 'met' : 'missed'}; estimate ~${x.packedEstimatePerMessage} B)   js ${x.jsHeapPerMessage} B (heap delta)   at ${f(x.messages)} messages`,
     )
   }
 }

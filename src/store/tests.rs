@@ -964,7 +964,10 @@ fn a_plain_message_holds_no_second_id_and_no_extras() {
 
 #[test]
 fn texts_taken_in_after_the_first_sixteen_kilobytes_are_packed_and_read_back_exactly() {
-    let mut s = Store::new(StoreConfig::default());
+    let mut s = Store::new(StoreConfig {
+        pack_text: true,
+        ..StoreConfig::default()
+    });
     let text = |i: u64| {
         format!("message {i}: the deploy of the checkout service is rolling out to the canary, p99 is fine")
     };
