@@ -1,10 +1,11 @@
-//! The text of held messages, kept compressed. A store learns a table of the byte
-//! sequences its chat repeats (FSST: up to 255 symbols of 1 to 8 bytes, each written as
-//! one byte) from the first texts it holds, then packs every text it takes in with that
-//! table. Real chat text shrinks to about half; a text the table does not shorten is
-//! kept as it came. Reading a packed text decodes it (a fifth of a microsecond for 200
-//! bytes), so the store reads texts only where it must: indexing, first renderings,
-//! snippets, saving and handing a message to JS.
+//! The text of held messages, kept compressed when the store is asked to
+//! (`packText`). A store learns a table of the byte sequences its chat repeats (FSST:
+//! up to 255 symbols of 1 to 8 bytes, each written as one byte) from the first texts it
+//! holds, then packs every text it takes in with that table. Real chat text shrinks to
+//! about half; a text the table does not shorten is kept as it came. Reading a packed
+//! text decodes it (a fifth of a microsecond for 200 bytes), so the store reads texts
+//! only where it must: first renderings, snippets, saving, re-indexing and handing a
+//! message to JS.
 //!
 //! A text names its table by a one-byte id, and the tables live for the whole process
 //! (a table is 2.3 KB): a process can hold [`MAX_TABLES`] of them. The stores created
@@ -68,8 +69,7 @@ thread_local! {
 /// A message's text as the store holds it: one allocation, the text or its codes
 /// followed by one byte naming the table it is packed with (0: kept as it came). The
 /// byte goes last so that a string taken in with a byte to spare becomes a text without
-/// being copied.
-/// Read it with [`PackedText::as_str`].
+/// being copied. Read it with [`PackedText::as_str`] or [`PackedText::with_str`].
 #[derive(Clone)]
 pub struct PackedText(Box<[u8]>);
 
@@ -112,7 +112,7 @@ impl PackedText {
     }
 
     /// Calls `f` with the text. A packed text is decoded into a buffer kept per thread
-    /// rather than into a new string: the index reads each text it takes in this way.
+    /// rather than into a new string (the index reads texts this way).
     pub fn with_str<R>(&self, f: impl FnOnce(&str) -> R) -> R {
         let body = self.body();
         let table = match self.id() {
