@@ -1189,7 +1189,7 @@ export interface ChannelStoreOptions {
    * later text with them: real chat text takes about half its bytes, repetitive text
    * (bots, alerts, logs) far fewer. It costs ingest some 10-20% of its speed and
    * reading a text back a fraction of a microsecond; with real chat, whose search
-   * index outweighs its text, a held message shrinks by about a tenth.
+   * index outweighs its text, a held message shrinks by some 8%.
    */
   packText?: boolean
   fetcher?: ChannelFetcher

@@ -195,18 +195,33 @@ async function latency() {
 // ---------------------------------------------------------------- memory
 // Each store is measured in a fresh process of its own (`--memory addon|js`), so nothing
 // else this run allocated moves the figures.
-async function memoryChild(kind, messages, source) {
-  // `chat`: real chat text instead of the generated words, consecutive messages of the
-  // public corpus joined until each text has 200 characters (the generated texts' size).
+/** Real chat text: consecutive messages of the public corpus joined until each text has
+ * 200 characters (the generated texts' size), written one JSON string a line to a file the
+ * memory child reads, so the child never holds the corpus (freed during a measurement, its
+ * pages would be subtracted from the store's). */
+async function chatTextsFile() {
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const lines = (await require('./chat-corpus').loadChat()).map((m) => m.text)
+  const texts = []
+  for (let at = 0; at < lines.length; ) {
+    let s = ''
+    while (s.length < 200 && at < lines.length) s += `${lines[at++]} `
+    texts.push(JSON.stringify(s))
+  }
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'chat-texts-')), 'texts.jsonl')
+  fs.writeFileSync(file, texts.join('\n'))
+  return file
+}
+
+function memoryChild(kind, messages, textsFile) {
+  // With a file of texts (real chat), its texts in turn instead of generated words. They
+  // are read before the baseline and stay alive to the end.
   let next = text
-  if (source === 'chat') {
-    const lines = (await require('./chat-corpus').loadChat()).map((m) => m.text)
+  const texts = textsFile ? require('node:fs').readFileSync(textsFile, 'utf8').split('\n').map((l) => JSON.parse(l)) : []
+  if (textsFile) {
     let at = 0
-    next = () => {
-      let s = ''
-      while (s.length < 200) s += `${lines[at++ % lines.length]} `
-      return s
-    }
+    next = () => texts[at++ % texts.length]
   }
   // 1,000 messages per channel (the default window), so every message stays held. The
   // input is made a batch at a time, so it dies young; V8 still keeps some of the pages
@@ -240,12 +255,13 @@ async function memoryChild(kind, messages, source) {
   const v8Growth = process.memoryUsage().heapTotal - heapBefore
   const stats = native ? store.stats() : null
   const estimate = stats ? stats.messageBytes + stats.search.indexBytes : null
-  console.log(JSON.stringify({ bytes, v8Growth, messages: stats ? stats.messages : messages, estimate, textBytes }))
+  console.log(JSON.stringify({ bytes, v8Growth, messages: stats ? stats.messages : messages, estimate, textBytes, texts: texts.length }))
 }
 
-function memory(messages, source = 'words') {
+function memory(messages, textsFile) {
+  const source = textsFile ? 'chat' : 'words'
   const run = (kind) => {
-    const r = spawnSync(process.execPath, ['--expose-gc', '--max-old-space-size=8192', __filename, '--memory', kind, String(messages), source], { encoding: 'utf8' })
+    const r = spawnSync(process.execPath, ['--expose-gc', '--max-old-space-size=8192', __filename, '--memory', kind, String(messages), ...(textsFile ? [textsFile] : [])], { encoding: 'utf8' })
     if (r.status !== 0) throw new Error(`memory child failed: ${r.stderr}`)
     return JSON.parse(r.stdout)
   }
@@ -272,7 +288,10 @@ async function main() {
   const at = process.argv.indexOf('--memory')
   if (at >= 0) return memoryChild(process.argv[at + 1], Number(process.argv[at + 2]), process.argv[at + 3])
   const batches = ingestBatches()
-  const result = { ingest: ingest(batches), persisted: await ingestPersisted(batches), buildContext: await latency(), memory: (QUICK ? [100_000] : [100_000, 1_000_000]).flatMap((n) => [memory(n), memory(n, 'chat')]) }
+  const result = { ingest: ingest(batches), persisted: await ingestPersisted(batches), buildContext: await latency(), memory: [] }
+  const chat = await chatTextsFile()
+  for (const n of QUICK ? [100_000] : [100_000, 1_000_000]) result.memory.push(memory(n), memory(n, chat))
+  require('node:fs').rmSync(path.dirname(chat), { recursive: true, force: true })
   if (JSON_OUT) {
     console.log(JSON.stringify(result, null, 2))
     return

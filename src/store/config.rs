@@ -265,7 +265,7 @@ pub struct ChannelStoreOptions {
     /// later text with them: real chat text takes about half its bytes, repetitive text
     /// (bots, alerts, logs) far fewer. It costs ingest some 10-20% of its speed and
     /// reading a text back a fraction of a microsecond; with real chat, whose search
-    /// index outweighs its text, a held message shrinks by about a tenth.
+    /// index outweighs its text, a held message shrinks by some 8%.
     pub pack_text: Option<bool>,
     // Functions do not survive JSON: the binding reads the fetcher and the clock from
     // the object itself; here they are only accepted as known fields.
