@@ -26,6 +26,7 @@ pub mod short_str;
 pub mod slack;
 pub mod snapshot;
 pub mod sorted_deque;
+pub mod spare;
 pub mod store;
 pub mod text;
 pub mod thread;

@@ -42,11 +42,24 @@ pub fn utf16_len(s: &str) -> usize {
 /// right after it are then decoded one by one. A block that is all ASCII advances by 16
 /// without waiting for the bit scan, so long ASCII runs stream.
 pub fn to_utf16(s: &str) -> Vec<u16> {
+    let mut out = Vec::new();
+    let n = to_utf16_into(s, &mut out).len();
+    out.truncate(n);
+    out
+}
+
+/// [`to_utf16`] into a buffer the caller keeps between calls: the units are written at
+/// its start and returned as a slice of it. The buffer only grows (to the UTF-8 length
+/// of the longest string converted), and what it held is overwritten, never cleared, so
+/// a reused buffer costs neither an allocation nor a fill.
+pub fn to_utf16_into<'a>(s: &str, out: &'a mut Vec<u16>) -> &'a [u16] {
     const HIGH_BITS: u128 = u128::from_ne_bytes([0x80; 16]);
     let bytes = s.as_bytes();
     // A string never has more UTF-16 units than UTF-8 bytes, so the output (j) never
     // overtakes the input (i): a block of 16 read at i always has room at j.
-    let mut out = vec![0u16; bytes.len()];
+    if out.len() < bytes.len() {
+        out.resize(bytes.len(), 0);
+    }
     let (mut i, mut j) = (0, 0);
     while i < bytes.len() {
         if let (Some(src), Some(dst)) = (
@@ -107,8 +120,7 @@ pub fn to_utf16(s: &str) -> Vec<u16> {
             i += width;
         }
     }
-    out.truncate(j);
-    out
+    out.get(..j).unwrap_or_default()
 }
 
 /// The length of the ASCII prefix of `bytes`: 8 bytes are tested at once, and the first

@@ -346,11 +346,31 @@ pub fn parse_json<'e>(env: &'e Env, text: &str) -> Result<Unknown<'e>> {
 /// A large Rust string as a JS string, by the cheapest door V8 has: ASCII is copied as
 /// Latin-1 bytes; anything else is converted to UTF-16 first (V8's own UTF-8 decoding is
 /// slower for such text).
+///
+/// The UTF-16 units are written to a buffer kept by the thread between calls (up to
+/// [`UTF16_SCRATCH_MAX_BYTES`]), so handing over a prompt section does not allocate, and
+/// fault in, a fresh buffer of twice its size each time.
 pub fn create_js_string<'e>(env: &'e Env, s: &str) -> Result<JsString<'e>> {
     if s.is_ascii() {
         return env.create_string_latin1(s.as_bytes());
     }
-    env.create_string_utf16(crate::text::to_utf16(s))
+    if s.len() > UTF16_SCRATCH_MAX_BYTES {
+        return env.create_string_utf16(crate::text::to_utf16(s));
+    }
+    UTF16_SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+        Ok(mut buf) => env.create_string_utf16(crate::text::to_utf16_into(s, &mut buf)),
+        // Not reached (V8 does not call back into the addon while it copies), but a
+        // second borrow would only cost an allocation.
+        Err(_) => env.create_string_utf16(crate::text::to_utf16(s)),
+    })
+}
+
+/// The longest string (in UTF-8 bytes) whose UTF-16 conversion goes through the thread's
+/// kept buffer; the buffer then holds at most twice this many bytes.
+pub const UTF16_SCRATCH_MAX_BYTES: usize = 512 * 1024;
+
+thread_local! {
+    static UTF16_SCRATCH: std::cell::RefCell<Vec<u16>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Reads an id argument: a string that is well-formed Unicode (a lone surrogate would be

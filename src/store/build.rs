@@ -15,9 +15,11 @@ use crate::model::{
     ThreadTelemetry, SCHEMA_VERSION,
 };
 use crate::prompt::{
-    guidance_estimate, guidance_text, section_json, section_tags, SNAPSHOT_CLOSE, THREAD_CLOSE,
+    guidance_estimate, guidance_text, section_json, section_tags, SNAPSHOT_CLOSE, SNAPSHOT_OPEN,
+    THREAD_CLOSE, THREAD_OPEN,
 };
 use crate::snapshot::reaction_label;
+use crate::spare;
 use crate::time::{key_millis, to_iso, TsKey};
 use crate::tokens;
 use serde::Serialize;
@@ -252,6 +254,123 @@ fn within_snapshot_budget(
         written += tokens::estimate(&format!(",\"adjacent_omitted\":{omitted}"));
     }
     (keep, written)
+}
+
+/// The unindented ChannelSnapshot JSON in parts: its head (without the adjacent
+/// messages) and the adjacent messages' fragments, of which those in `keep` are written.
+struct SnapshotParts<'a> {
+    head: &'a str,
+    picks: &'a [AdjacentPick<'a>],
+    keep: &'a [bool],
+    adjacent_omitted: Option<u32>,
+}
+
+impl SnapshotParts<'_> {
+    /// An upper bound of the JSON's length.
+    fn len(&self) -> usize {
+        let body: usize = self.picks.iter().map(|p| p.json.len() + 1).sum();
+        self.head.len() + body + 48
+    }
+
+    /// Appends the JSON to `out`.
+    fn write(&self, out: &mut String) {
+        out.reserve(self.len());
+        out.push_str(self.head.strip_suffix('}').unwrap_or(self.head));
+        out.push_str(",\"adjacent\":[");
+        let mut first = true;
+        for (p, _) in self.picks.iter().zip(self.keep).filter(|(_, k)| **k) {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            out.push_str(&p.json);
+        }
+        out.push(']');
+        if let Some(n) = self.adjacent_omitted {
+            out.push_str(",\"adjacent_omitted\":");
+            out.push_str(&n.to_string());
+        }
+        out.push('}');
+    }
+}
+
+/// The prompt section and where its documents sit in it.
+struct Assembled {
+    prompt: String,
+    snapshot_range: std::ops::Range<usize>,
+    thread_range: Option<std::ops::Range<usize>>,
+    documents: Option<Documents>,
+    /// Token estimates of the snapshot's and the thread's text in the prompt.
+    estimates: (f64, f64),
+}
+
+/// The prompt section of a request for the compact or the indented form: the documents'
+/// JSON is turned into the form the prompt shows (the compact form keeps the JSON beside
+/// it; it wins when both are asked), and each text's estimate is counted.
+fn assemble_documents(
+    guidance: &str,
+    snapshot_json: String,
+    thread_json: Option<String>,
+    compact: bool,
+) -> Assembled {
+    let mut documents = None;
+    let (snapshot_text, thread_text) = if !compact {
+        // Indented: the snapshot was written so, the thread is indented here.
+        let pretty = thread_json.map(|j| {
+            serde_json::from_str::<serde_json::Value>(&j)
+                .map(|v| section_json(&v, true))
+                .unwrap_or(j)
+        });
+        (snapshot_json, pretty)
+    } else {
+        match serde_json::from_str::<ChannelSnapshot>(&snapshot_json) {
+            Ok(snap) => {
+                let thread_text = thread_json.as_deref().map(|j| {
+                    serde_json::from_str::<ThreadContext>(j)
+                        .map(|t| compact_thread(&t, &snap.anchor.ts))
+                        .unwrap_or_else(|_| j.to_string())
+                });
+                let text = compact_snapshot(&snap);
+                documents = Some(Documents {
+                    snapshot: snapshot_json,
+                    thread: thread_json,
+                });
+                (text, thread_text)
+            }
+            Err(_) => (snapshot_json, thread_json),
+        }
+    };
+    let (snapshot_open, thread_open) = section_tags(documents.is_some());
+    let extra = thread_text.as_ref().map_or(0, |t| t.len() + 64);
+    let mut prompt = String::with_capacity(guidance.len() + snapshot_text.len() + extra + 128);
+    prompt.push_str(guidance);
+    prompt.push('\n');
+    prompt.push_str(snapshot_open);
+    prompt.push('\n');
+    let snapshot_range = prompt.len()..prompt.len() + snapshot_text.len();
+    prompt.push_str(&snapshot_text);
+    prompt.push('\n');
+    prompt.push_str(SNAPSHOT_CLOSE);
+    let mut thread_range = None;
+    if let Some(t) = &thread_text {
+        prompt.push_str("\n\n");
+        prompt.push_str(thread_open);
+        prompt.push('\n');
+        thread_range = Some(prompt.len()..prompt.len() + t.len());
+        prompt.push_str(t);
+        prompt.push('\n');
+        prompt.push_str(THREAD_CLOSE);
+    }
+    Assembled {
+        estimates: (
+            tokens::estimate(&snapshot_text),
+            thread_text.as_deref().map_or(0.0, tokens::estimate),
+        ),
+        prompt,
+        snapshot_range,
+        thread_range,
+        documents,
+    }
 }
 
 /// The snapshot without its adjacent messages, which are appended as fragments.
@@ -770,44 +889,6 @@ impl Store {
         let (keep, json_estimate) = within_snapshot_budget(&head, &picks, req);
         let omitted = keep.iter().filter(|k| !**k).count();
         let adjacent_omitted = (omitted > 0).then(|| u32::try_from(omitted).unwrap_or(u32::MAX));
-        let snapshot_json = if req.prompt.pretty {
-            let adjacent = near
-                .iter()
-                .zip(&keep)
-                .filter(|(_, k)| **k)
-                .map(|(m, _)| self.adjacent_view(&req.channel, m, now))
-                .collect();
-            section_json(
-                &SnapshotView {
-                    schema_version: SCHEMA_VERSION,
-                    channel,
-                    anchor: anchor_view,
-                    adjacent,
-                    adjacent_omitted,
-                },
-                true,
-            )
-        } else {
-            let body: usize = picks.iter().map(|p| p.json.len() + 1).sum();
-            let mut json = String::with_capacity(head.len() + body + 48);
-            json.push_str(head.strip_suffix('}').unwrap_or(&head));
-            json.push_str(",\"adjacent\":[");
-            let mut first = true;
-            for (p, _) in picks.iter().zip(&keep).filter(|(_, k)| **k) {
-                if !first {
-                    json.push(',');
-                }
-                first = false;
-                json.push_str(&p.json);
-            }
-            json.push(']');
-            if let Some(n) = adjacent_omitted {
-                json.push_str(&format!(",\"adjacent_omitted\":{n}"));
-            }
-            json.push('}');
-            json
-        };
-
         let mut stale = false;
         let mut rendered = None;
         if let Some(tid) = thread_id {
@@ -815,96 +896,103 @@ impl Store {
             stale = was_stale;
             rendered = held.map(|h| (tid, h.root, h.replies, h.total));
         }
-        let guidance = guidance_text(req.prompt);
-        // The thread's JSON, budgeted unindented.
-        let mut thread_json = None;
-        let mut thread_estimate = 0.0;
+        // The thread's JSON, budgeted unindented, appended to a buffer.
         let mut truncation = None;
         let mut telemetry = None;
-        if let Some((tid, root, replies, total)) = rendered {
-            let mut json = String::new();
-            let r = render_thread(
-                &tid,
-                root,
-                &replies,
-                total,
-                ThreadLimits {
-                    budget_tokens: req.budget_tokens,
-                    token_ratio: req.token_ratio,
-                    max_replies: usize::MAX,
-                },
-                &mut json,
-            );
-            truncation = Some(r.truncation);
-            telemetry = Some(r.telemetry);
-            thread_estimate = r.estimate;
-            thread_json = Some(json);
-        }
-        // What the prompt shows of each document: the JSON (the thread indented when
-        // asked), or the compact text of the same messages.
-        let mut documents = None;
-        let (snapshot_text, thread_text) = if req.prompt.compact {
-            match serde_json::from_str::<ChannelSnapshot>(&snapshot_json) {
-                Ok(snap) => {
-                    let thread_text = thread_json.as_deref().map(|j| {
-                        serde_json::from_str::<ThreadContext>(j)
-                            .map(|t| compact_thread(&t, &snap.anchor.ts))
-                            .unwrap_or_else(|_| j.to_string())
-                    });
-                    let text = compact_snapshot(&snap);
-                    documents = Some(Documents {
-                        snapshot: snapshot_json,
-                        thread: thread_json,
-                    });
-                    (text, thread_text)
-                }
-                Err(_) => (snapshot_json, thread_json),
-            }
-        } else if req.prompt.pretty {
-            let pretty = thread_json.map(|j| {
-                serde_json::from_str::<serde_json::Value>(&j)
-                    .map(|v| section_json(&v, true))
-                    .unwrap_or(j)
-            });
-            (snapshot_json, pretty)
-        } else {
-            (snapshot_json, thread_json)
+        let mut render = |out: &mut String| {
+            rendered.as_ref().map(|(tid, root, replies, total)| {
+                let r = render_thread(
+                    tid,
+                    root,
+                    replies,
+                    *total,
+                    ThreadLimits {
+                        budget_tokens: req.budget_tokens,
+                        token_ratio: req.token_ratio,
+                        max_replies: usize::MAX,
+                    },
+                    out,
+                );
+                truncation = Some(r.truncation);
+                telemetry = Some(r.telemetry);
+                r.estimate
+            })
         };
-        let (snapshot_open, thread_open) = section_tags(documents.is_some());
-        // The unindented JSON's estimates are known from its parts; other forms are counted.
-        let plain = !req.prompt.pretty && documents.is_none();
+        let guidance = guidance_text(req.prompt);
         let g_est = guidance_estimate(req.prompt);
-        let s_est = if plain {
-            json_estimate
+        let snapshot_parts = SnapshotParts {
+            head: &head,
+            picks: &picks,
+            keep: &keep,
+            adjacent_omitted,
+        };
+        let assembled = if req.prompt.pretty || req.prompt.compact {
+            let snapshot_json = if req.prompt.pretty {
+                let adjacent = near
+                    .iter()
+                    .zip(&keep)
+                    .filter(|(_, k)| **k)
+                    .map(|(m, _)| self.adjacent_view(&req.channel, m, now))
+                    .collect();
+                section_json(
+                    &SnapshotView {
+                        schema_version: SCHEMA_VERSION,
+                        channel,
+                        anchor: anchor_view,
+                        adjacent,
+                        adjacent_omitted,
+                    },
+                    true,
+                )
+            } else {
+                let mut json = String::new();
+                snapshot_parts.write(&mut json);
+                json
+            };
+            let mut thread_json = String::new();
+            let thread_json = render(&mut thread_json).map(|_| thread_json);
+            assemble_documents(guidance, snapshot_json, thread_json, req.prompt.compact)
         } else {
-            tokens::estimate(&snapshot_text)
-        };
-        let t_est = match &thread_text {
-            Some(_) if plain => thread_estimate,
-            Some(t) => tokens::estimate(t),
-            None => 0.0,
-        };
-        let extra = thread_text.as_ref().map_or(0, |t| t.len() + 64);
-        let mut prompt = String::with_capacity(guidance.len() + snapshot_text.len() + extra + 128);
-        prompt.push_str(guidance);
-        prompt.push('\n');
-        prompt.push_str(snapshot_open);
-        prompt.push('\n');
-        let snapshot_range = prompt.len()..prompt.len() + snapshot_text.len();
-        prompt.push_str(&snapshot_text);
-        prompt.push('\n');
-        prompt.push_str(SNAPSHOT_CLOSE);
-        drop(snapshot_text);
-        let mut thread_range = None;
-        if let Some(t) = &thread_text {
-            prompt.push_str("\n\n");
-            prompt.push_str(thread_open);
+            // The default form writes both documents straight into the prompt, whose
+            // estimates are known from their parts.
+            let mut prompt = spare::take(guidance.len() + snapshot_parts.len() + 128);
+            prompt.push_str(guidance);
             prompt.push('\n');
-            thread_range = Some(prompt.len()..prompt.len() + t.len());
-            prompt.push_str(t);
+            prompt.push_str(SNAPSHOT_OPEN);
             prompt.push('\n');
-            prompt.push_str(THREAD_CLOSE);
-        }
+            let at = prompt.len();
+            snapshot_parts.write(&mut prompt);
+            let snapshot_range = at..prompt.len();
+            prompt.push('\n');
+            prompt.push_str(SNAPSHOT_CLOSE);
+            let mut thread_range = None;
+            let mut t_est = 0.0;
+            if rendered.is_some() {
+                prompt.push_str("\n\n");
+                prompt.push_str(THREAD_OPEN);
+                prompt.push('\n');
+                let at = prompt.len();
+                t_est = render(&mut prompt).unwrap_or(0.0);
+                thread_range = Some(at..prompt.len());
+                prompt.push('\n');
+                prompt.push_str(THREAD_CLOSE);
+            }
+            Assembled {
+                prompt,
+                snapshot_range,
+                thread_range,
+                documents: None,
+                estimates: (json_estimate, t_est),
+            }
+        };
+        let Assembled {
+            prompt,
+            snapshot_range,
+            thread_range,
+            documents,
+            estimates: (s_est, t_est),
+        } = assembled;
+        let (snapshot_open, thread_open) = section_tags(documents.is_some());
         if stale {
             self.counters.stale_serves += 1;
         }

@@ -108,6 +108,18 @@ proptest! {
     }
 
     #[test]
+    fn to_utf16_into_a_reused_buffer_writes_only_the_new_units(
+        first in "\\PC{0,300}",
+        second in "\\PC{0,300}",
+    ) {
+        let mut buf = Vec::new();
+        prop_assert_eq!(to_utf16_into(&first, &mut buf).to_vec(), first.encode_utf16().collect::<Vec<u16>>());
+        let kept = buf.len();
+        prop_assert_eq!(to_utf16_into(&second, &mut buf).to_vec(), second.encode_utf16().collect::<Vec<u16>>());
+        prop_assert_eq!(buf.len(), kept.max(second.len()));
+    }
+
+    #[test]
     fn ascii_prefix_stops_at_the_first_byte_beyond_ascii(s in "[ -~]{0,40}[\u{80}-\u{10ffff}]?\\PC{0,8}") {
         let expected = s.bytes().position(|b| b >= 0x80).unwrap_or(s.len());
         prop_assert_eq!(ascii_prefix(s.as_bytes()), expected);

@@ -97,6 +97,7 @@ impl BuiltContext {
 
 impl ObjectFinalize for BuiltContext {
     fn finalize(self, env: Env) -> Result<()> {
+        crate::spare::give(self.built.prompt);
         if self.external > 0 {
             env.adjust_external_memory(-self.external)?;
         }
@@ -142,7 +143,7 @@ impl BuiltContext {
             .and_then(|p| obj.define_properties(&[p]));
         match kept {
             Ok(()) => {
-                self.built.prompt = String::new();
+                crate::spare::give(std::mem::take(&mut self.built.prompt));
                 self.prompt_in_js = true;
                 self.report_external(env);
             }
