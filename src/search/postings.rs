@@ -19,56 +19,106 @@ struct Posting {
     tf: u8,
 }
 
-#[derive(Debug, Clone, Default)]
-pub struct PostingList(Vec<Posting>);
+/// A term's postings. Most terms of real chat are in one document of a channel (names,
+/// typos, links, numbers), so a list of one posting keeps it inline, in the 24 bytes a
+/// list takes anyway, rather than in an allocation of its own (32 bytes with the
+/// allocator's header).
+#[derive(Debug, Clone)]
+pub struct PostingList(Repr);
+
+#[derive(Debug, Clone)]
+enum Repr {
+    One(Posting),
+    Many(Vec<Posting>),
+}
+
+impl Default for PostingList {
+    fn default() -> Self {
+        PostingList(Repr::Many(Vec::new()))
+    }
+}
 
 impl PostingList {
+    #[inline]
+    fn as_slice(&self) -> &[Posting] {
+        match &self.0 {
+            Repr::One(p) => std::slice::from_ref(p),
+            Repr::Many(v) => v,
+        }
+    }
+
     /// Postings in the list.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.as_slice().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.as_slice().is_empty()
     }
 
     /// Appends a posting, its frequency counted up to [`MAX_TF`] (and at least 1).
     /// `slot` must be greater than every slot already in the list; one that is not is
     /// dropped (and stops a debug build), so the list stays in order.
     pub fn push(&mut self, slot: u32, tf: u16) {
-        let last = self.0.last().map(|p| p.slot);
+        let last = self.as_slice().last().map(|p| p.slot);
         debug_assert!(
             last.is_none_or(|l| slot > l),
             "posting slots must increase: {slot} after {last:?}"
         );
-        if last.is_none_or(|l| slot > l) {
-            let tf = tf.clamp(1, MAX_TF) as u8;
-            self.0.push(Posting { slot, tf });
+        if last.is_some_and(|l| slot <= l) {
+            return;
+        }
+        let p = Posting {
+            slot,
+            tf: tf.clamp(1, MAX_TF) as u8,
+        };
+        match &mut self.0 {
+            Repr::Many(v) if v.is_empty() && v.capacity() == 0 => self.0 = Repr::One(p),
+            Repr::Many(v) => v.push(p),
+            Repr::One(first) => {
+                let mut v = Vec::with_capacity(4);
+                v.push(*first);
+                v.push(p);
+                self.0 = Repr::Many(v);
+            }
         }
     }
 
     /// The postings, `(slot, frequency)` in slot order.
     #[inline]
     pub fn iter(&self) -> impl Iterator<Item = (u32, u16)> + '_ {
-        self.0.iter().map(|p| (p.slot, u16::from(p.tf)))
+        self.as_slice().iter().map(|p| (p.slot, u16::from(p.tf)))
     }
 
     /// Rewrites the list through `remap`: a posting's slot becomes `remap(slot)`, or the
     /// posting goes when that is `None`. The new slots must keep the order.
     pub fn remap(&mut self, mut remap: impl FnMut(u32) -> Option<u32>) {
-        self.0.retain_mut(|p| match remap(p.slot) {
+        let mut v = match std::mem::take(self).0 {
+            Repr::One(p) => vec![p],
+            Repr::Many(v) => v,
+        };
+        v.retain_mut(|p| match remap(p.slot) {
             Some(s) => {
                 p.slot = s;
                 true
             }
             None => false,
         });
-        self.0.shrink_to_fit();
+        self.0 = match v.as_slice() {
+            [one] => Repr::One(*one),
+            _ => {
+                v.shrink_to_fit();
+                Repr::Many(v)
+            }
+        };
     }
 
     /// Heap bytes the list holds.
     pub fn heap_bytes(&self) -> usize {
-        self.0.capacity() * std::mem::size_of::<Posting>()
+        match &self.0 {
+            Repr::One(_) => 0,
+            Repr::Many(v) => v.capacity() * std::mem::size_of::<Posting>(),
+        }
     }
 }
 

@@ -10,7 +10,32 @@ fn a_posting_takes_five_bytes_and_counts_up_to_max_tf() {
     }
     let want = [(0, 1), (7, 1), (9, 254), (10, MAX_TF), (u32::MAX, MAX_TF)];
     assert_eq!(list.iter().collect::<Vec<_>>(), want);
-    assert_eq!(list.heap_bytes(), list.0.capacity() * 5);
+    assert!(list.heap_bytes() >= 5 * 5);
+}
+
+#[test]
+fn a_single_posting_is_held_inline_in_the_lists_24_bytes() {
+    assert_eq!(std::mem::size_of::<PostingList>(), 24);
+    let mut list = PostingList::default();
+    assert!(list.is_empty());
+    list.push(42, 3);
+    assert_eq!((list.len(), list.heap_bytes()), (1, 0));
+    assert_eq!(list.iter().collect::<Vec<_>>(), [(42, 3)]);
+    // A second posting moves both to the heap, in order.
+    list.push(50, 1);
+    assert_eq!(list.iter().collect::<Vec<_>>(), [(42, 3), (50, 1)]);
+    assert!(list.heap_bytes() >= 10);
+    // Remapped down to one, it is inline again; down to none, empty.
+    list.remap(|s| (s == 50).then_some(7));
+    assert_eq!(
+        (list.iter().collect::<Vec<_>>(), list.heap_bytes()),
+        (vec![(7, 1)], 0)
+    );
+    list.remap(|_| None);
+    assert!(list.is_empty());
+    assert_eq!(list.heap_bytes(), 0);
+    list.push(0, 1);
+    assert_eq!(list.iter().collect::<Vec<_>>(), [(0, 1)]);
 }
 
 /// A debug build stops at a slot out of order...
