@@ -1,7 +1,7 @@
 //! The index's dictionary: each distinct term and its id.
 //!
 //! Nearly every term of chat text is short, so a term of up to [`INLINE_BYTES`] bytes is
-//! kept as one 128-bit number (its bytes and its length) instead of a heap string: a
+//! kept as one 128-bit number (its bytes and its length, in two words) instead of a heap string: a
 //! lookup hashes and compares two machine words and never follows a pointer, and an entry
 //! costs no allocation. Longer terms keep a string key.
 
@@ -12,19 +12,37 @@ use std::collections::HashMap;
 pub const INLINE_BYTES: usize = 15;
 
 /// A short term as a number: its bytes, then its length in the top byte, so two terms
-/// share a number only when they are the same bytes.
+/// share a number only when they are the same bytes. Kept as two 64-bit words rather
+/// than a `u128`, whose 16-byte alignment would pad each table entry (key and id) from
+/// 24 bytes to 32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct InlineKey([u64; 2]);
+
+impl std::hash::Hash for InlineKey {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.0[0]);
+        state.write_u64(self.0[1]);
+    }
+}
+
 #[inline]
-fn inline_key(term: &[u8]) -> u128 {
+fn inline_key(term: &[u8]) -> InlineKey {
     let mut b = [0u8; 16];
     b[..term.len()].copy_from_slice(term);
     b[15] = term.len() as u8;
-    u128::from_le_bytes(b)
+    let word = |at: usize| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[at..at + 8]);
+        u64::from_le_bytes(w)
+    };
+    InlineKey([word(0), word(8)])
 }
 
 /// Term -> id.
 #[derive(Debug, Default)]
 pub struct TermTable {
-    inline: HashMap<u128, u32, WordHash>,
+    inline: HashMap<InlineKey, u32, WordHash>,
     long: HashMap<Box<str>, u32, WordHash>,
 }
 
@@ -74,7 +92,7 @@ impl TermTable {
     /// Approximate heap bytes: each entry, its share of the tables' control bytes and,
     /// for a long term, its string.
     pub fn heap_bytes(&self) -> usize {
-        self.inline.capacity() * (32 + 1)
+        self.inline.capacity() * (std::mem::size_of::<(InlineKey, u32)>() + 1)
             + self.long.capacity() * (24 + 1)
             + self.long.keys().map(|k| k.len()).sum::<usize>()
     }

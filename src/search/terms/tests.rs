@@ -33,6 +33,11 @@ fn short_and_long_terms_keep_their_ids() {
 }
 
 #[test]
+fn a_short_term_entry_takes_24_bytes() {
+    assert_eq!(std::mem::size_of::<(InlineKey, u32)>(), 24);
+}
+
+#[test]
 fn a_trailing_nul_is_not_the_shorter_term() {
     let mut t = TermTable::default();
     t.get_or_insert("ab", || 7);
