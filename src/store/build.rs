@@ -294,6 +294,25 @@ impl SnapshotParts<'_> {
     }
 }
 
+/// Appends one document of the prompt section: `gap`, the opening tag, a line break, the
+/// text `body` writes, a line break and the closing tag. Returns where the text sits.
+fn write_document(
+    prompt: &mut String,
+    gap: &str,
+    tags: (&str, &str),
+    body: impl FnOnce(&mut String),
+) -> std::ops::Range<usize> {
+    prompt.push_str(gap);
+    prompt.push_str(tags.0);
+    prompt.push('\n');
+    let at = prompt.len();
+    body(prompt);
+    let range = at..prompt.len();
+    prompt.push('\n');
+    prompt.push_str(tags.1);
+    range
+}
+
 /// The prompt section and where its documents sit in it.
 struct Assembled {
     prompt: String,
@@ -344,23 +363,14 @@ fn assemble_documents(
     let extra = thread_text.as_ref().map_or(0, |t| t.len() + 64);
     let mut prompt = String::with_capacity(guidance.len() + snapshot_text.len() + extra + 128);
     prompt.push_str(guidance);
-    prompt.push('\n');
-    prompt.push_str(snapshot_open);
-    prompt.push('\n');
-    let snapshot_range = prompt.len()..prompt.len() + snapshot_text.len();
-    prompt.push_str(&snapshot_text);
-    prompt.push('\n');
-    prompt.push_str(SNAPSHOT_CLOSE);
-    let mut thread_range = None;
-    if let Some(t) = &thread_text {
-        prompt.push_str("\n\n");
-        prompt.push_str(thread_open);
-        prompt.push('\n');
-        thread_range = Some(prompt.len()..prompt.len() + t.len());
-        prompt.push_str(t);
-        prompt.push('\n');
-        prompt.push_str(THREAD_CLOSE);
-    }
+    let snapshot_range = write_document(&mut prompt, "\n", (snapshot_open, SNAPSHOT_CLOSE), |p| {
+        p.push_str(&snapshot_text);
+    });
+    let thread_range = thread_text.as_deref().map(|t| {
+        write_document(&mut prompt, "\n\n", (thread_open, THREAD_CLOSE), |p| {
+            p.push_str(t);
+        })
+    });
     Assembled {
         estimates: (
             tokens::estimate(&snapshot_text),
@@ -957,26 +967,16 @@ impl Store {
             // estimates are known from their parts.
             let mut prompt = spare::take(guidance.len() + snapshot_parts.len() + 128);
             prompt.push_str(guidance);
-            prompt.push('\n');
-            prompt.push_str(SNAPSHOT_OPEN);
-            prompt.push('\n');
-            let at = prompt.len();
-            snapshot_parts.write(&mut prompt);
-            let snapshot_range = at..prompt.len();
-            prompt.push('\n');
-            prompt.push_str(SNAPSHOT_CLOSE);
-            let mut thread_range = None;
+            let snapshot_range =
+                write_document(&mut prompt, "\n", (SNAPSHOT_OPEN, SNAPSHOT_CLOSE), |p| {
+                    snapshot_parts.write(p);
+                });
             let mut t_est = 0.0;
-            if rendered.is_some() {
-                prompt.push_str("\n\n");
-                prompt.push_str(THREAD_OPEN);
-                prompt.push('\n');
-                let at = prompt.len();
-                t_est = render(&mut prompt).unwrap_or(0.0);
-                thread_range = Some(at..prompt.len());
-                prompt.push('\n');
-                prompt.push_str(THREAD_CLOSE);
-            }
+            let thread_range = rendered.is_some().then(|| {
+                write_document(&mut prompt, "\n\n", (THREAD_OPEN, THREAD_CLOSE), |p| {
+                    t_est = render(p).unwrap_or(0.0);
+                })
+            });
             Assembled {
                 prompt,
                 snapshot_range,
