@@ -73,7 +73,7 @@ impl PostingList {
             tf: tf.clamp(1, MAX_TF) as u8,
         };
         match &mut self.0 {
-            Repr::Many(v) if v.is_empty() && v.capacity() == 0 => self.0 = Repr::One(p),
+            Repr::Many(v) if v.is_empty() => self.0 = Repr::One(p),
             Repr::Many(v) => v.push(p),
             Repr::One(first) => {
                 let mut v = Vec::with_capacity(4);

@@ -1,9 +1,9 @@
 //! The index's dictionary: each distinct term and its id.
 //!
 //! Nearly every term of chat text is short, so a term of up to [`INLINE_BYTES`] bytes is
-//! kept as one 128-bit number (its bytes and its length, in two words) instead of a heap string: a
-//! lookup hashes and compares two machine words and never follows a pointer, and an entry
-//! costs no allocation. Longer terms keep a string key.
+//! kept as a 128-bit key (its bytes and its length, in two words) instead of a heap
+//! string: a lookup hashes and compares two machine words and never follows a pointer,
+//! and an entry costs no allocation. Longer terms keep a string key.
 
 use super::hasher::WordHash;
 use std::collections::HashMap;
