@@ -38,63 +38,6 @@ pub const MAX_QUERY_WORDS: usize = 32;
 /// (BM25 alone, length-normalized per term, often ranks the short match first).
 pub const COVERAGE_EXPONENT: i32 = 3;
 
-/// What each query word weighs in [`WordWeights::coverage`]: the IDF of its rarest term
-/// (a word the index has never seen, the highest IDF there is), so covering a rare word
-/// counts and covering "how" or "will" hardly does.
-#[derive(Debug, Clone)]
-pub struct WordWeights {
-    idf: Vec<f64>,
-    /// The IDF of a term no document holds.
-    unseen: f64,
-}
-
-impl WordWeights {
-    pub fn new(words: usize, docs: usize) -> Self {
-        WordWeights {
-            idf: vec![f64::NAN; words],
-            unseen: (1.0 + (docs as f64 + 0.5) / 0.5).ln(),
-        }
-    }
-
-    /// A term of the words in `mask` has this IDF.
-    pub fn note(&mut self, mask: u32, idf: f64) {
-        for (i, w) in self.idf.iter_mut().enumerate() {
-            if mask & (1 << i) != 0 && (w.is_nan() || *w < idf) {
-                *w = idf;
-            }
-        }
-    }
-
-    /// Each word's share of the query's IDF (words never seen weigh the most).
-    pub fn shares(&self) -> Vec<f64> {
-        let weights: Vec<f64> = self
-            .idf
-            .iter()
-            .map(|w| if w.is_nan() { self.unseen } else { *w })
-            .collect();
-        let total: f64 = weights.iter().sum();
-        weights
-            .iter()
-            .map(|w| if total > 0.0 { w / total } else { 0.0 })
-            .collect()
-    }
-}
-
-/// The coverage factor of a match of the query words in `mask`, each word weighing its
-/// share (see [`WordWeights::shares`]): the share covered to the power
-/// [`COVERAGE_EXPONENT`]; 1 for a query without words.
-pub fn coverage(mask: u32, shares: &[f64]) -> f64 {
-    if shares.is_empty() {
-        return 1.0;
-    }
-    let covered: f64 = shares
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| mask & (1 << i) != 0)
-        .map(|(_, s)| s)
-        .sum();
-    covered.min(1.0).powi(COVERAGE_EXPONENT)
-}
 /// Compaction runs once this many postings are dead and they outnumber live ones.
 const COMPACT_MIN_DEAD: usize = 4_096;
 /// The length of a removed slot in [`SearchIndex::lens`].
@@ -171,58 +114,6 @@ pub struct Match {
     pub words: u32,
 }
 
-/// One query term's share of the BM25 sum, its constants hoisted out of the loop over
-/// its postings: `tf · (K1 + 1) · idf / (tf + K1 · (1 - B + B · |d| / avgdl))`.
-struct TermScore {
-    /// `idf · (K1 + 1)`.
-    lift: f64,
-    /// `K1 · (1 - B)`.
-    base: f64,
-    /// `K1 · B / avgdl`.
-    per_len: f64,
-    /// The query words the term came from.
-    mask: u32,
-    /// Whether the term finds messages, or only ranks those others found (a stop word).
-    finds: bool,
-}
-
-impl TermScore {
-    /// Adds the term's score to the accumulator of each live document in `list` (with a
-    /// key at or after `since`, when given), and notes the documents first found.
-    /// Everything is passed as slices, so the loop keeps them in registers.
-    #[inline]
-    fn accumulate(
-        &self,
-        list: &PostingList,
-        lens: &[u32],
-        since: Option<(TsKey, &[Doc])>,
-        acc: &mut [(f32, u32)],
-        touched: &mut Vec<u32>,
-    ) {
-        for (slot, tf) in list.iter() {
-            let i = slot as usize;
-            let (Some(&len), Some(a)) = (lens.get(i), acc.get_mut(i)) else {
-                continue;
-            };
-            if len == DEAD
-                || since.is_some_and(|(s, docs)| docs.get(i).is_some_and(|d| d.key() < s))
-            {
-                continue;
-            }
-            if a.1 == 0 {
-                if !self.finds {
-                    continue;
-                }
-                touched.push(slot);
-            }
-            let tf = f64::from(tf);
-            let s = self.lift * tf / (tf + self.base + self.per_len * f64::from(len));
-            a.0 += s as f32;
-            a.1 |= self.mask;
-        }
-    }
-}
-
 /// Sizes, for `stats()` and the memory report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct IndexStats {
@@ -259,6 +150,9 @@ pub struct SearchIndex {
     acc: Vec<(f32, u32)>,
     /// Slots touched by the current query.
     touched: Vec<u32>,
+    /// Queries whose last terms only ranked what the first ones found.
+    #[cfg(test)]
+    closed_queries: usize,
 }
 
 impl SearchIndex {
@@ -494,105 +388,6 @@ impl SearchIndex {
         q
     }
 
-    /// BM25 scores of the live documents with `key >= since` matching any query term,
-    /// in slot order.
-    ///
-    /// With `cut = Some((k, headroom))`, only matches that can still reach the top `k`
-    /// once the caller multiplies scores by a factor in `[1, headroom]` are returned:
-    /// those with `bm25 · headroom` at least the `k`-th largest bm25. A query matching
-    /// half the channel then hands back a few hundred matches, not tens of thousands.
-    pub fn score(
-        &mut self,
-        q: &Query,
-        since: Option<TsKey>,
-        cut: Option<(usize, f64)>,
-    ) -> Vec<Match> {
-        self.score_with_cut(q, since, cut).0
-    }
-
-    /// [`SearchIndex::score`] (each match's `bm25` weighted by [`coverage`]), and the
-    /// `k`-th largest of those the cut was made from
-    /// (`-inf` when nothing was cut). A ranking over the matches is exact when its
-    /// `k`-th score reaches that value; below it, some of the `k` best matches did not
-    /// make the ranking and the cut ones must be ranked too.
-    pub fn score_with_cut(
-        &mut self,
-        q: &Query,
-        since: Option<TsKey>,
-        cut: Option<(usize, f64)>,
-    ) -> (Vec<Match>, f64) {
-        let n = self.by_key.len();
-        if n == 0 || !q.has_terms() {
-            return (Vec::new(), f64::NEG_INFINITY);
-        }
-        let avgdl = (self.live_len as f64 / n as f64).max(1.0);
-        if self.acc.len() < self.docs.len() {
-            self.acc.resize(self.docs.len(), (0.0, 0));
-        }
-        let lens = &self.lens;
-        let docs = &self.docs;
-        let acc = &mut self.acc;
-        let touched = &mut self.touched;
-        touched.clear();
-        let mut weights = WordWeights::new(q.words.len(), n);
-        // Stop words come last and only add to messages the other terms found.
-        let finding = q.terms.iter().map(|&t| (t, true));
-        let ranking = q.stop_terms.iter().map(|&t| (t, false));
-        for ((term, mask), finds) in finding.chain(ranking) {
-            let list = &self.postings[term as usize];
-            // Document frequency over live documents; with none removed, the list's length.
-            let df = if self.dead_docs == 0 {
-                list.len()
-            } else {
-                list.iter()
-                    .filter(|&(slot, _)| lens[slot as usize] != DEAD)
-                    .count()
-            };
-            let idf = (1.0 + (n as f64 - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
-            weights.note(mask, idf);
-            let term = TermScore {
-                lift: idf * (K1 + 1.0),
-                base: K1 * (1.0 - B),
-                per_len: K1 * B / avgdl,
-                mask,
-                finds,
-            };
-            term.accumulate(list, lens, since.map(|s| (s, &docs[..])), acc, touched);
-        }
-        // Relevance: BM25 times the share of the query's words the message covers.
-        let shares = weights.shares();
-        let relevance = |a: (f32, u32)| f64::from(a.0) * coverage(a.1, &shares);
-        let (floor, kth) = match cut {
-            Some((k, headroom)) if k > 0 && touched.len() > 4 * k => {
-                let mut best: Vec<f32> = touched
-                    .iter()
-                    .map(|&i| relevance(acc[i as usize]) as f32)
-                    .collect();
-                let at = best.len() - k;
-                let (_, kth, _) = best.select_nth_unstable_by(at, f32::total_cmp);
-                let kth = f64::from(*kth);
-                // f32 sums: leave a little room for rounding.
-                (kth / headroom * (1.0 - 1e-6), kth)
-            }
-            _ => (f64::NEG_INFINITY, f64::NEG_INFINITY),
-        };
-        let mut out = Vec::new();
-        for &slot in touched.iter() {
-            let a = &mut acc[slot as usize];
-            let bm25 = relevance(*a);
-            if bm25 >= floor {
-                out.push(Match {
-                    slot,
-                    bm25,
-                    words: a.1,
-                });
-            }
-            *a = (0.0, 0);
-        }
-        out.sort_unstable_by_key(|m| m.slot);
-        (out, kth)
-    }
-
     pub fn stats(&self) -> IndexStats {
         let postings: usize = self.postings.iter().map(PostingList::len).sum();
         let term_bytes = self.terms.heap_bytes();
@@ -615,6 +410,8 @@ impl SearchIndex {
         }
     }
 }
+
+mod score;
 
 #[cfg(test)]
 mod tests;

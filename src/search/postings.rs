@@ -90,6 +90,30 @@ impl PostingList {
         self.as_slice().iter().map(|p| (p.slot, u16::from(p.tf)))
     }
 
+    /// The frequency of `slot` in the list, looked for from position `*from` on, which
+    /// then moves to the first posting at or after `slot`. Slots looked up in increasing
+    /// order walk the list once: each step gallops (1, 2, 4, ... postings ahead) and
+    /// then bisects, so a few lookups in a long list touch a few cache lines each
+    /// instead of every posting.
+    pub fn seek(&self, from: &mut usize, slot: u32) -> Option<u16> {
+        let list = self.as_slice();
+        let start = (*from).min(list.len());
+        let rest = list.get(start..).unwrap_or_default();
+        // Gallop to a window [lo, hi) that holds the first posting >= slot.
+        let (mut lo, mut step) = (0, 1);
+        while rest.get(lo + step - 1).is_some_and(|p| p.slot < slot) {
+            lo += step;
+            step *= 2;
+        }
+        let hi = (lo + step).min(rest.len());
+        let window = rest.get(lo..hi).unwrap_or_default();
+        let at = lo + window.partition_point(|p| p.slot < slot);
+        *from = start + at;
+        rest.get(at)
+            .filter(|p| p.slot == slot)
+            .map(|p| u16::from(p.tf))
+    }
+
     /// Rewrites the list through `remap`: a posting's slot becomes `remap(slot)`, or the
     /// posting goes when that is `None`. The new slots must keep the order.
     pub fn remap(&mut self, mut remap: impl FnMut(u32) -> Option<u32>) {

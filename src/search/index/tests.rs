@@ -1,3 +1,4 @@
+use super::score::{coverage, CoverageTable, WordWeights};
 use super::*;
 
 fn k(s: i64) -> TsKey {
@@ -218,4 +219,136 @@ fn replies_keep_their_thread_through_compaction_and_dead_threads_go() {
         .unwrap_or(u32::MAX);
     let d = ix.doc(slot).unwrap_or_else(|| panic!("channel message"));
     assert_eq!(ix.thread_of(d), None);
+}
+
+/// Documents of words drawn from a small vocabulary: a few rare words, common ones and a
+/// stop word, so queries mix short and long posting lists.
+fn mixed_corpus(seed: u64, docs: usize) -> SearchIndex {
+    const WORDS: [(&str, u64); 9] = [
+        ("zebra", 2),
+        ("quokka", 3),
+        ("ibis", 5),
+        ("deploy", 30),
+        ("service", 45),
+        ("check", 55),
+        ("ready", 70),
+        ("the", 80),
+        ("and", 60),
+    ];
+    let mut x = seed | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut ix = SearchIndex::new();
+    for i in 0..docs {
+        let mut text = String::new();
+        for (w, percent) in WORDS {
+            for _ in 0..=(next() % 3) {
+                if next() % 100 < percent {
+                    text.push_str(w);
+                    text.push(' ');
+                }
+            }
+        }
+        text.push_str(&"filler ".repeat((next() % 5) as usize));
+        ix.add(k(i as i64 + 1), None, "U1", "Sam", &[&text]);
+    }
+    ix
+}
+
+/// What a cut must return, from every match: those that could reach the top `k` within
+/// `headroom`, and the `k`-th score (or everything and `-inf` for few matches).
+fn expected_cut(all: &[Match], k: usize, headroom: f64) -> (Vec<Match>, f64) {
+    if all.len() <= 4 * k {
+        return (all.to_vec(), f64::NEG_INFINITY);
+    }
+    let mut best: Vec<f32> = all.iter().map(|m| m.bm25 as f32).collect();
+    best.sort_by(|a, b| b.total_cmp(a));
+    let kth = f64::from(best[k - 1]);
+    let floor = kth / headroom * (1.0 - 1e-6);
+    (
+        all.iter().copied().filter(|m| m.bm25 >= floor).collect(),
+        kth,
+    )
+}
+
+#[test]
+fn common_terms_after_the_top_is_out_of_their_reach_only_rank_what_was_found() {
+    let mut ix = SearchIndex::new();
+    for i in 0..2_000 {
+        let text = if i % 20 == 0 {
+            "rare common"
+        } else {
+            "common filler"
+        };
+        ix.add(k(i + 1), None, "U1", "Sam", &[text]);
+    }
+    let q = ix.query("common rare");
+    let all = ix.score(&q, None, None);
+    assert_eq!(all.len(), 2_000);
+    assert_eq!(ix.closed_queries, 0, "an uncut query ranks every match");
+    let got = ix.score_with_cut(&q, None, Some((8, 1.6)));
+    assert_eq!(
+        ix.closed_queries, 1,
+        "\"common\" only ranks what \"rare\" found"
+    );
+    assert_eq!(got, expected_cut(&all, 8, 1.6));
+    assert_eq!(got.0.len(), 100);
+}
+
+proptest::proptest! {
+    /// Whatever the corpus and the query, a cut query returns exactly the matches and
+    /// k-th score the cut of every match gives, whether or not its common terms were
+    /// confined to what the rarer ones found.
+    #[test]
+    fn a_cut_query_agrees_with_the_cut_of_every_match(
+        seed in proptest::prelude::any::<u64>(),
+        docs in 50usize..600,
+        words in proptest::collection::vec(0usize..9, 1..5),
+        k in 1usize..10,
+        headroom in 1.0f64..3.0,
+    ) {
+        const VOCAB: [&str; 9] = ["zebra", "quokka", "ibis", "deploy", "service", "check", "ready", "the", "and"];
+        let mut ix = mixed_corpus(seed, docs);
+        let text: Vec<&str> = words.iter().map(|&w| VOCAB[w]).collect();
+        let q = ix.query(&text.join(" "));
+        let all = ix.score(&q, None, None);
+        let got = ix.score_with_cut(&q, None, Some((k, headroom)));
+        proptest::prop_assert_eq!(got, expected_cut(&all, k, headroom));
+    }
+}
+
+#[test]
+fn the_property_corpus_exercises_the_confined_terms() {
+    // The property above means something only if its queries close: check that
+    // a typical one does.
+    let mut ix = mixed_corpus(7, 500);
+    let q = ix.query("zebra ready the");
+    let all = ix.score(&q, None, None);
+    let got = ix.score_with_cut(&q, None, Some((2, 1.6)));
+    assert_eq!(got, expected_cut(&all, 2, 1.6));
+    assert_eq!(ix.closed_queries, 1);
+}
+
+#[test]
+fn the_coverage_table_answers_as_the_formula() {
+    for words in [
+        0usize,
+        1,
+        3,
+        CoverageTable::MAX_WORDS,
+        CoverageTable::MAX_WORDS + 2,
+    ] {
+        let raw: Vec<f64> = (0..words).map(|i| 1.0 + i as f64 * 0.7).collect();
+        let total: f64 = raw.iter().sum();
+        let shares: Vec<f64> = raw.iter().map(|w| w / total).collect();
+        let table = CoverageTable::new(shares.clone());
+        assert_eq!(table.table.is_empty(), words > CoverageTable::MAX_WORDS);
+        for mask in 0..1u32 << words {
+            assert_eq!(table.get(mask).to_bits(), coverage(mask, &shares).to_bits());
+        }
+    }
 }

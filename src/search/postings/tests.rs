@@ -92,3 +92,30 @@ proptest! {
         prop_assert_eq!(list.iter().collect::<Vec<_>>(), remapped);
     }
 }
+
+proptest! {
+    /// Seeking increasing slots finds exactly the postings a scan finds, whatever the
+    /// gaps, and leaves the position at the first posting not before the slot.
+    #[test]
+    fn seeking_increasing_slots_agrees_with_a_scan(
+        gaps in proptest::collection::vec((1u32..50, 1u16..300), 0..200),
+        probes in proptest::collection::vec(0u32..6_000, 0..100),
+    ) {
+        let mut list = PostingList::default();
+        let mut slot = 0;
+        for &(gap, tf) in &gaps {
+            slot += gap;
+            list.push(slot, tf);
+        }
+        let all: Vec<(u32, u16)> = list.iter().collect();
+        let mut probes = probes;
+        probes.sort_unstable();
+        probes.dedup();
+        let mut at = 0;
+        for p in probes {
+            let want = all.iter().find(|&&(s, _)| s == p).map(|&(_, tf)| tf);
+            prop_assert_eq!(list.seek(&mut at, p), want);
+            prop_assert_eq!(at, all.partition_point(|&(s, _)| s < p));
+        }
+    }
+}
