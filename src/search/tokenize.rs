@@ -159,6 +159,8 @@ pub struct Tokenizer {
     /// The run of CJK characters being read.
     cjk: Vec<char>,
     term: String,
+    /// A CJK run as a string, handed to the caller as the word of its bigrams.
+    run: String,
 }
 
 impl Tokenizer {
@@ -257,16 +259,16 @@ impl Tokenizer {
     }
 
     fn emit_cjk(&mut self, f: &mut impl FnMut(&str, &str)) {
-        let run: String = self.cjk.iter().collect();
+        self.run.clear();
+        self.run.extend(self.cjk.iter());
         if self.cjk.len() == 1 {
-            f(&run, &run);
+            f(&self.run, &self.run);
         } else {
-            let mut pair = String::with_capacity(8);
             for w in self.cjk.windows(2) {
-                pair.clear();
-                pair.push(w[0]);
-                pair.push(w[1]);
-                f(&pair, &run);
+                self.term.clear();
+                self.term.push(w[0]);
+                self.term.push(w[1]);
+                f(&self.term, &self.run);
             }
         }
         self.cjk.clear();
