@@ -153,6 +153,9 @@ pub struct SearchIndex {
     /// Queries whose last terms only ranked what the first ones found.
     #[cfg(test)]
     closed_queries: usize,
+    /// Queries scored (a ranking that is not sure of its cut scores its query again).
+    #[cfg(test)]
+    pub(crate) scored_queries: usize,
 }
 
 impl SearchIndex {
@@ -412,6 +415,7 @@ impl SearchIndex {
 }
 
 mod score;
+pub use score::CUT_ROUNDING;
 
 #[cfg(test)]
 mod tests;

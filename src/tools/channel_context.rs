@@ -3,7 +3,7 @@
 
 use super::input::ContextInput;
 use crate::model::Author;
-use crate::search::index::{Match, Query, SearchIndex};
+use crate::search::index::{Match, Query, SearchIndex, CUT_ROUNDING};
 use crate::search::{max_boost, rank, Candidate, Ranked, Signals};
 use crate::store::message::StoredMessage;
 use crate::store::Store;
@@ -315,10 +315,14 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
         .map_or((0, 0), |(k, _)| k);
     let k = input.max_results;
     let mut ranked = rank_held(store, channel, candidates, reference, k);
-    // The index cut is exact when the k-th score reaches the k-th bm25 it was made from
-    // (see `SearchIndex::score_with_cut`); otherwise rank every match.
+    // The index cut is exact when the k-th score reaches the k-th bm25 it was made from,
+    // less the room the cut left for rounding (every match it dropped scores below that;
+    // see `SearchIndex::score_with_cut`); otherwise rank every match. Without the room, a
+    // k-th score equal to the k-th bm25 (no boost) but not rounded to f32 as the k-th
+    // bm25 is would rank every match again.
     let cut = kth.is_finite();
-    if cut && (ranked.len() < k || ranked.last().is_some_and(|w| w.score < kth)) {
+    let reached = kth * CUT_ROUNDING;
+    if cut && (ranked.len() < k || ranked.last().is_some_and(|w| w.score < reached)) {
         if let Some(index) = store.search_index_mut(channel) {
             let (all, _) = index.score_with_cut(&query, input.since, None);
             let candidates = candidates_of(index, &all, &named);

@@ -180,8 +180,14 @@ impl TermScore {
 }
 
 /// A term that can no longer find documents looks up the found ones in its list when
-/// the list is more than this many times longer than they are many.
-const SEEK_RATIO: usize = 4;
+/// the list is more than this many times longer than they are many (a lookup gallops
+/// and bisects, a handful of steps that each wait on memory; reading a posting is one).
+const SEEK_RATIO: usize = 16;
+
+/// A cut keeps the matches whose BM25 times the headroom reaches the k-th best BM25
+/// times this: the scores are f32 sums, and the k-th is rounded to f32, so a little room
+/// keeps a match that ties with the k-th.
+pub const CUT_ROUNDING: f64 = 1.0 - 1e-6;
 
 /// Room left for the rounding of f32 sums when a bound decides that no document the
 /// remaining terms could find can reach the top.
@@ -226,6 +232,10 @@ impl SearchIndex {
         since: Option<TsKey>,
         cut: Option<(usize, f64)>,
     ) -> (Vec<Match>, f64) {
+        #[cfg(test)]
+        {
+            self.scored_queries += 1;
+        }
         let n = self.by_key.len();
         if n == 0 || !q.has_terms() {
             return (Vec::new(), f64::NEG_INFINITY);
@@ -274,7 +284,8 @@ impl SearchIndex {
         let relevance = |a: (f32, u32)| f64::from(a.0) * coverage.get(a.1);
         // ceiling[j]: the most a document that no term before j found can reach (every
         // term from j on adding its whole lift, covering all their words); left[j]: the
-        // postings those terms hold.
+        // postings those terms hold; reach[j]: the most any document can have from the
+        // terms before j, so the k-th best found so far is at most that.
         let mut ceiling = vec![0.0; plan.len()];
         let mut left = vec![0; plan.len()];
         let (mut lift, mut mask, mut postings) = (0.0, 0, 0);
@@ -284,6 +295,13 @@ impl SearchIndex {
             postings += t.postings;
             ceiling[j] = lift * coverage.get(mask);
             left[j] = postings;
+        }
+        let mut reach = vec![0.0; plan.len()];
+        let (mut lift, mut mask) = (0.0, 0);
+        for (j, t) in plan.iter().enumerate() {
+            reach[j] = lift * coverage.get(mask);
+            lift += t.lift;
+            mask |= t.mask;
         }
         let lens = &self.lens;
         let docs = &self.docs;
@@ -299,9 +317,14 @@ impl SearchIndex {
         for (j, t) in plan.iter().enumerate() {
             let list = &self.postings[t.term as usize];
             if let Some((k, headroom)) = cut.filter(|&(k, _)| k > 0) {
-                if open && t.finds && touched.len() > 4 * k && left[j] > 2 * touched.len() {
+                // Looking for the k-th costs a pass over what was found: only when the
+                // terms left hold far more postings, and when closing is not ruled out
+                // by the bounds alone.
+                let worth = left[j] > 2 * touched.len()
+                    && ceiling[j] * headroom * BOUND_SLACK < reach[j] * CUT_ROUNDING;
+                if open && t.finds && touched.len() > 4 * k && worth {
                     let kth = kth_largest(touched.iter().map(|&i| relevance(acc[i as usize])), k);
-                    open = ceiling[j] * headroom * BOUND_SLACK >= kth * (1.0 - 1e-6);
+                    open = ceiling[j] * headroom * BOUND_SLACK >= kth * CUT_ROUNDING;
                     #[cfg(test)]
                     if !open {
                         self.closed_queries += 1;
@@ -312,7 +335,8 @@ impl SearchIndex {
             if !finds && touched.len().saturating_mul(SEEK_RATIO) < list.len() {
                 // Nothing is found from here on, so `touched` stays in this order.
                 if !in_slot_order {
-                    touched.sort_unstable();
+                    // A run in slot order per finding term: a merge, for the stable sort.
+                    touched.sort();
                     in_slot_order = true;
                 }
                 t.accumulate_touched(list, lens, touched, acc);
@@ -331,7 +355,7 @@ impl SearchIndex {
             Some((k, headroom)) if k > 0 && touched.len() > 4 * k => {
                 let kth = kth_largest(touched.iter().map(|&i| relevance(acc[i as usize])), k);
                 // f32 sums: leave a little room for rounding.
-                (kth / headroom * (1.0 - 1e-6), kth)
+                (kth / headroom * CUT_ROUNDING, kth)
             }
             _ => (f64::NEG_INFINITY, f64::NEG_INFINITY),
         };
@@ -348,7 +372,8 @@ impl SearchIndex {
             }
             *a = (0.0, 0);
         }
-        out.sort_unstable_by_key(|m| m.slot);
+        // In slot order per run of `touched` (see above): the stable sort merges them.
+        out.sort_by_key(|m| m.slot);
         (out, kth)
     }
 }

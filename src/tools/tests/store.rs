@@ -343,3 +343,37 @@ fn media_only_for_files_of_this_channel_with_a_size_guard() {
         .unwrap_or_default()
         .contains("larger than"));
 }
+
+#[test]
+fn a_cut_search_whose_top_has_no_boost_is_not_scored_twice() {
+    // Matches from ten years before the channel's newest message have no recency left,
+    // so each one's score is its BM25; the cut's k-th BM25 is rounded to f32. The
+    // ranking must still take the cut as exact, not score the query a second time.
+    let mut s = Store::new(StoreConfig::default());
+    for i in 0..300u64 {
+        let text = format!(
+            "deploy {}{}",
+            "canary ".repeat((i % 5) as usize),
+            format!("word{} ", i % 13).repeat((i % 7) as usize)
+        );
+        post(&mut s, "C1", msg(i, "sam", &text, None));
+    }
+    post(
+        &mut s,
+        "C1",
+        msg(10 * 365 * 86_400, "sam", "unrelated", None),
+    );
+    for j in 0..13 {
+        let scored = |s: &mut Store| s.search_index_mut("C1").map_or(0, |ix| ix.scored_queries);
+        let before = scored(&mut s);
+        let out = search(
+            &mut s,
+            "C1",
+            // A word no message has: no match covers the whole query, so no score is an
+            // f32 sum times 1.
+            json!({"intent": format!("deploy canary word{j} nowhere"), "max_results": 8}),
+        );
+        assert_eq!(out["results"].as_array().map(Vec::len), Some(8), "{out}");
+        assert_eq!(scored(&mut s) - before, 1, "query {j} was scored again");
+    }
+}
