@@ -316,10 +316,9 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
     let k = input.max_results;
     let mut ranked = rank_held(store, channel, candidates, reference, k);
     // The index cut is exact when the k-th score reaches the k-th bm25 it was made from,
-    // less the room the cut left for rounding (every match it dropped scores below that;
-    // see `SearchIndex::score_with_cut`); otherwise rank every match. Without the room, a
-    // k-th score equal to the k-th bm25 (no boost) but not rounded to f32 as the k-th
-    // bm25 is would rank every match again.
+    // less the room the cut left for rounding: every match it dropped scores below that
+    // (see `SearchIndex::score_with_cut`). Otherwise rank every match. (A k-th match
+    // without boost scores its bm25 unrounded, a rounding short of the f32 k-th.)
     let cut = kth.is_finite();
     let reached = kth * CUT_ROUNDING;
     if cut && (ranked.len() < k || ranked.last().is_some_and(|w| w.score < reached)) {

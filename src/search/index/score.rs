@@ -224,8 +224,8 @@ impl SearchIndex {
     /// [`SearchIndex::score`] (each match's `bm25` weighted by [`coverage`]), and the
     /// `k`-th largest of those the cut was made from
     /// (`-inf` when nothing was cut). A ranking over the matches is exact when its
-    /// `k`-th score reaches that value; below it, some of the `k` best matches did not
-    /// make the ranking and the cut ones must be ranked too.
+    /// `k`-th score reaches that value times [`CUT_ROUNDING`]; below it, some of the `k`
+    /// best matches did not make the ranking and the cut ones must be ranked too.
     pub fn score_with_cut(
         &mut self,
         q: &Query,
