@@ -5,7 +5,7 @@ use super::{Doc, Match, Query, SearchIndex, B, COVERAGE_EXPONENT, DEAD, K1};
 use crate::search::postings::PostingList;
 use crate::time::TsKey;
 
-/// What each query word weighs in [`WordWeights::coverage`]: the IDF of its rarest term
+/// What each query word weighs in [`coverage`]: the IDF of its rarest term
 /// (a word the index has never seen, the highest IDF there is), so covering a rare word
 /// counts and covering "how" or "will" hardly does.
 #[derive(Debug, Clone)]
@@ -62,6 +62,7 @@ pub fn coverage(mask: u32, shares: &[f64]) -> f64 {
         .sum();
     covered.min(1.0).powi(COVERAGE_EXPONENT)
 }
+
 /// [`coverage`] of every mask of a query's words, worked out once per query (a query
 /// scores it for each match) when the query has at most [`CoverageTable::MAX_WORDS`]
 /// words; a longer one has it computed each time.
@@ -320,9 +321,12 @@ impl SearchIndex {
                 // Looking for the k-th costs a pass over what was found: only when the
                 // terms left hold far more postings, and when closing is not ruled out
                 // by the bounds alone.
-                let worth = left[j] > 2 * touched.len()
-                    && ceiling[j] * headroom * BOUND_SLACK < reach[j] * CUT_ROUNDING;
-                if open && t.finds && touched.len() > 4 * k && worth {
+                if open
+                    && t.finds
+                    && touched.len() > 4 * k
+                    && left[j] > 2 * touched.len()
+                    && ceiling[j] * headroom * BOUND_SLACK < reach[j] * CUT_ROUNDING
+                {
                     let kth = kth_largest(touched.iter().map(|&i| relevance(acc[i as usize])), k);
                     open = ceiling[j] * headroom * BOUND_SLACK >= kth * CUT_ROUNDING;
                     #[cfg(test)]
@@ -354,7 +358,6 @@ impl SearchIndex {
         let (floor, kth) = match cut {
             Some((k, headroom)) if k > 0 && touched.len() > 4 * k => {
                 let kth = kth_largest(touched.iter().map(|&i| relevance(acc[i as usize])), k);
-                // f32 sums: leave a little room for rounding.
                 (kth / headroom * CUT_ROUNDING, kth)
             }
             _ => (f64::NEG_INFINITY, f64::NEG_INFINITY),
