@@ -591,9 +591,13 @@ export declare class MemoryStore {
   compact(sessionId: string, threadKey: string, options?: CompactOptions): CompactionResult | null
   /**
    * The context for one user message: policy, personality, thread summary, retrieved
-   * memories (with the summaries of other lanes the message names), recent messages
-   * of the lane, quoted reply, user message, each an escaped XML-like section, within
-   * `budgetTokens`. Deterministic to the byte for the same store and input.
+   * memories (with the summaries of other lanes the message names), the lane's older
+   * messages that match the message (with the turns around them), recent messages of
+   * the lane, quoted reply, user message, each an escaped XML-like section, within
+   * `budgetTokens`, which the layers share and use: the more budget, the more of the
+   * conversation comes back. Messages are shown under day headings with their dates
+   * and how long ago that was (from `now`). Deterministic to the byte for the same
+   * store and input.
    */
   assemble(input: AssembleInput): AssembledContext
   /**
@@ -812,17 +816,42 @@ export interface ApplyCompactionOptions {
 export declare function applyThreadBudget<T extends BudgetReply>(input: { replies: T[]; budgetTokens?: number | null }): { included: T[]; truncation: Truncation }
 
 /**
- * An assembled context: the layers as XML-like sections in order, within the budget
- * (layers give way in the order memories, oldest recent messages, quoted reply,
- * summary, personality; never the policy or the user message).
+ * An assembled context: the layers as XML-like sections in order, within the budget,
+ * which they share (summary, memories and recent messages up to their shares, the
+ * retrieved messages the rest, then what is left back to them); never without the
+ * policy or the user message.
  */
 export interface AssembledContext {
   text: string
   tokens: AssembledTokens
   memoriesIncluded: number
+  /** Retrieved messages included (matches of the query and the turns around them). */
+  passagesIncluded: number
   recentIncluded: number
   /** The policy and the user message alone exceed the budget (both still included). */
   overBudget: boolean
+  /**
+   * The part of `text` that changes seldom (policy, personality, summary, memories,
+   * system blocks): for the system prompt, where a cached prefix can reuse it.
+   */
+  system: string
+  /**
+   * The part of `text` that changes every turn (turn blocks, retrieved and recent
+   * messages, quoted reply, user message): for after the cached prefix, with the
+   * newest user turn. `text` is `system` followed by `turn`.
+   */
+  turn: string
+  /** With `hostMessages`: the index of the first one to send (0 without). */
+  keepFrom: number
+  /**
+   * With `hostMessages`: how many of the first ones the lane's summary stands for
+   * (never sent); a `keepFrom` past it means the budget left messages out.
+   */
+  summaryCovers: number
+  /** `turnBlocks` left out because they did not fit the budget (the last first). */
+  turnBlocksLeftOut: number
+  /** `systemBlocks` left out because they did not fit the budget (the last first). */
+  systemBlocksLeftOut: number
 }
 
 /** Estimated tokens per layer of an assembled context (0 for a layer left out). */
@@ -831,9 +860,19 @@ export interface AssembledTokens {
   personality: number
   summary: number
   memories: number
+  /** The retrieved messages: older messages of the lane that match the query. */
+  passages: number
   recent: number
   quoted: number
   user: number
+  /** The turn and system blocks kept. */
+  blocks: number
+  /** The caller's messages kept (`hostMessages` from `keepFrom` on). */
+  host: number
+  /**
+   * The whole text, counted as one (what the budget holds; each layer counted alone
+   * carries its own rounding margin, so the layers add up to more).
+   */
   total: number
 }
 
@@ -854,12 +893,41 @@ export interface AssembleInput {
   query?: string | null
   /** The text of the message the user replied to, labelled apart from theirs. */
   quotedReply?: string | null
-  /** Recent messages of the lane, at most (default 10). */
+  /** Recent messages of the lane, at most (default: as many as the budget gives them). */
   recent?: number
-  /** Retrieved memories, at most (default 5). */
+  /** Retrieved memory records, at most (default 5). */
   memories?: number
   /** The hard budget of the whole context, in estimated tokens. */
   budgetTokens: number
+  /** The moment dates are told from, "3 days ago" (ms since 1970; default: now). */
+  now?: number
+  /**
+   * The conversation's messages the caller sends the model itself, oldest first (a
+   * host's transcript). They take the place of the recent messages: the result's
+   * `keepFrom` says from which one on to send them (whole turns, the newest first,
+   * the current one always), the rest of the budget going to the other layers.
+   */
+  hostMessages?: Array<HostMessageInput>
+  /**
+   * The most tokens the retrieved messages may take (default: what the budget leaves
+   * them). They change every turn, so a prompt cache never reuses them.
+   */
+  retrievedMaxTokens?: number
+  /**
+   * Retrieve a match only when it holds at least this many of the question's search
+   * terms (all of them, for a question of fewer; default 1: any match).
+   */
+  retrievedMinTerms?: number
+  /**
+   * Text that changes every turn (a platform's thread block), put in `turn` before
+   * the retrieved messages; left out when it does not fit.
+   */
+  turnBlocks?: Array<string>
+  /**
+   * Text that changes seldom (earlier conversations), put in `system` after the
+   * memories; left out when it does not fit.
+   */
+  systemBlocks?: Array<string>
 }
 
 /**
@@ -1472,6 +1540,19 @@ export declare function formatSlackThreadContext(input: ThreadBlockInput): strin
  * top-level messages), in insertion order. The objects are the manifest's own.
  */
 export declare function getThreadAttachments(manifest: AttachmentManifest, threadId: string | null): AttachmentRecord[]
+
+/** A message the caller sends the model itself. */
+export interface HostMessageInput {
+  /** The id it was stored under with `ingest` (empty or absent: not stored). */
+  id?: string
+  /** Written by the user (a kept window opens on a user message). */
+  user: boolean
+  /**
+   * What it costs as the model receives it: the central estimate of its tokens
+   * (`tokenEstimate(JSON.stringify(message)).estimate`).
+   */
+  tokens: number
+}
 
 /** What `ingest` did with one message. */
 export interface IngestedMessage {

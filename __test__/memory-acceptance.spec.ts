@@ -45,20 +45,20 @@ describe('conversation memory, replayed', () => {
     }
   })
 
-  it('keeps the context flat while the history grows: rolling summaries reduce the tokens', () => {
+  it('keeps the context within its budget while the history grows past it: summaries and retrieval stand for the rest', () => {
     const last = rows[rows.length - 1]
-    // Sending the whole history grows without bound; the engine's context is bounded by
-    // the summaries (8 items per section) and the 10 recent messages of the lane.
+    // Sending the whole history grows without bound; the engine's context uses its budget
+    // (4,000) and stops there, the summaries and the retrieved messages standing for what
+    // no longer fits.
     expect(last.whole).toBeGreaterThan(6_000)
-    expect(last.engine).toBeLessThan(last.whole * 0.2)
-    const maxOf = (from: number, to: number) => Math.max(...rows.slice(from, to).map((r) => r.engine))
-    const growthHistory = rows[149].whole / rows[99].whole
-    const growthEngine = maxOf(100, 150) / maxOf(50, 100)
-    expect(growthHistory).toBeGreaterThan(1.45)
-    expect(growthEngine).toBeLessThan(growthHistory)
+    for (const r of rows) expect(r.engine, `turn ${r.turn}`).toBeLessThanOrEqual(4_000)
+    // While a lane's own history is below the budget, its context is about that history;
+    // the last turns send less than half of the whole history.
+    expect(rows[149].whole / rows[99].whole).toBeGreaterThan(1.45)
+    for (const r of rows.slice(125)) expect(r.engine / r.whole, `turn ${r.turn}`).toBeLessThan(0.5)
     const total = rows.reduce((n, r) => n + r.engine, 0)
     const whole = rows.reduce((n, r) => n + r.whole, 0)
-    expect(total / whole).toBeLessThan(0.25)
+    expect(total / whole).toBeLessThan(0.5)
   })
 
   it('picks up a thread where it left off with nothing in memory but the SQLite file', () => {
@@ -71,7 +71,9 @@ describe('conversation memory, replayed', () => {
     })
     expect(a.text).toMatch(/<thread_summary>\nCurrent goals \/ open questions:\n- Who is interviewing candidate/)
     expect(a.text).toMatch(/We agreed to make an offer to candidate \d+ if references pass\./)
-    expect(a.recentIncluded).toBe(10)
+    // The lane's newest messages, as many as their share of the budget holds.
+    expect(a.recentIncluded).toBeGreaterThanOrEqual(10)
+    expect(a.tokens.total).toBeLessThanOrEqual(4_000)
     reopened.close()
   })
 })

@@ -136,6 +136,43 @@ describe('MemoryStore', () => {
     expect(tight.memoriesIncluded).toBe(0)
   })
 
+  it('recalls an old message of a long lane by its words, dated, and fills a larger budget with more', () => {
+    const m = new MemoryStore()
+    const batch = Array.from({ length: 400 }, (_, i) =>
+      msg(String(i + 1), i === 30 ? 'Caroline went to the LGBTQ support group on Sunday' : `status ${i}: the build queue is long today`),
+    )
+    m.ingest(batch)
+    const now = T0 + 3 * 86_400_000
+    const ask = (budgetTokens: number) => m.assemble({ sessionId: S, threadKey: 'root:42', userMessage: 'When did Caroline go to the support group?', budgetTokens, now })
+    const small = ask(1_000)
+    expect(small.text).toContain('Caroline went to the LGBTQ support group on Sunday')
+    expect(small.text).toMatch(/<retrieved_messages>\n## \w{3} \d+ \w{3} \d{4} \(3 days ago\)\n/)
+    expect(small.passagesIncluded).toBeGreaterThan(0)
+    const sizes = [1_000, 2_000, 4_000, 8_000].map((b) => ask(b))
+    for (const [i, a] of sizes.entries()) {
+      expect(a.tokens.total).toBeLessThanOrEqual([1_000, 2_000, 4_000, 8_000][i])
+      if (i > 0) expect(a.recentIncluded + a.passagesIncluded).toBeGreaterThan(sizes[i - 1].recentIncluded + sizes[i - 1].passagesIncluded)
+    }
+    expect(small.text).toBe(small.system + small.turn)
+  })
+
+  it("keeps a host's own messages from the newest within the budget and never repeats them", () => {
+    const m = new MemoryStore()
+    const batch = Array.from({ length: 60 }, (_, i) =>
+      msg(String(i + 1), i === 4 ? 'the Lisbon venue is booked for May' : `turn ${i}: checking the queue`, { role: i % 2 === 0 ? 'user' : 'assistant' }),
+    )
+    m.ingest(batch)
+    const hostMessages = batch.map((b) => ({ id: b.messageId, user: b.role === 'user', tokens: 12 }))
+    const a = m.assemble({ sessionId: S, threadKey: 'root:42', userMessage: '', query: 'is the venue booked?', hostMessages, budgetTokens: 600, now: T0 })
+    expect(a.keepFrom).toBeGreaterThan(4)
+    expect(a.keepFrom % 2).toBe(0)
+    expect(a.tokens.total).toBeLessThanOrEqual(600)
+    expect(a.turn).toContain('the Lisbon venue is booked for May')
+    for (let i = a.keepFrom; i < 60; i++) expect(a.turn).not.toContain(`turn ${i}: checking`)
+    const e = thrown(() => m.assemble({ sessionId: S, threadKey: 'root:42', userMessage: '', hostMessages: [{ id: 'x', user: true, tokens: -1 }], budgetTokens: 600 }))
+    expect(e).toMatchObject({ name: 'RangeError', path: 'input.hostMessages[0].tokens' })
+  })
+
   it('takes plain batches through the packed lane with the same results and the same refusals', () => {
     const plain = new MemoryStore()
     const batch = [

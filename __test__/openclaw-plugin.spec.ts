@@ -117,12 +117,17 @@ describe('the OpenClaw plugin', () => {
     const budget = 2_000
     const out = await e.assemble({ sessionId: 's1', sessionKey: SLACK_THREAD, messages, tokenBudget: budget, prompt: 'the rollout' })
     expect(out.systemPromptAddition).toMatch(/^<conversation_memory>\n<thread_summary>\nCurrent goals \/ open questions:/)
-    expect(out.systemPromptAddition).toContain('- We decided to ship part 34 of the rollout behind a flag.')
+    // The summary, cut to its share of the budget, keeps its newest items.
+    expect(out.systemPromptAddition).toMatch(/- We decided to ship part 3\d of the rollout behind a flag\./)
     expect(out.estimatedTokens).toBeLessThanOrEqual(budget)
     expect(out.messages.length).toBeLessThan(messages.length)
     expect(out.messages[0].role).toBe('user')
-    // The kept messages are the host's own objects, tool calls with their results.
-    expect(out.messages.every((m) => messages.includes(m))).toBe(true)
+    // The kept messages are the host's own objects, tool calls with their results; the
+    // newest user message is a copy that carries this turn's retrieved messages first.
+    const carrier = out.messages.findLastIndex((m) => m.role === 'user')
+    expect(out.messages.filter((_, i) => i !== carrier).every((m) => messages.includes(m))).toBe(true)
+    const original = messages.findLast((m) => m.role === 'user')!
+    expect(out.messages[carrier].content).toEqual([{ type: 'text', text: expect.stringMatching(/^<memory_for_this_turn>\n<retrieved_messages>\n## /) }, { type: 'text', text: original.content }])
     for (const [i, m] of out.messages.entries()) {
       if (m.role === 'toolResult') expect(out.messages[i - 1].role).toBe('assistant')
     }
@@ -253,9 +258,11 @@ describe('the OpenClaw plugin', () => {
       image,
       { type: 'text', text: original.content },
     ])
-    // Once: the next turn sends the kept messages as they are, and the host's are untouched.
+    // Once: the next turn sends the kept messages as they are (but the newest user
+    // message, which carries the turn's retrieved messages), and the host's are untouched.
     const second = await e.assemble({ sessionId: 's', sessionKey: SLACK_THREAD, messages, tokenBudget: 100_000 })
-    expect(second.messages.every((m) => messages.includes(m))).toBe(true)
+    const carrier = second.messages.findLastIndex((m) => m.role === 'user')
+    expect(second.messages.filter((_, i) => i !== carrier).every((m) => messages.includes(m))).toBe(true)
     expect(messages[2].content).toEqual([{ type: 'text', text: 'see the chart' }, image])
     await e.dispose()
   })

@@ -25,6 +25,22 @@ const BLOCK =
 const assemble = (e: ReturnType<typeof createContextEngine>, sessionKey: string, tokenBudget = 50_000) =>
   e.assemble({ sessionId: `s-${sessionKey}`, sessionKey, messages: hostTurn, tokenBudget })
 
+/** Everything the model is sent: the system prompt addition and the messages' text. */
+const seen = (out: { systemPromptAddition?: string; messages: HostMessage[] }) =>
+  [
+    out.systemPromptAddition ?? '',
+    ...out.messages.flatMap((m) =>
+      typeof m.content === 'string' ? [m.content] : (m.content as Array<{ text?: string }>).map((b) => b.text ?? ''),
+    ),
+  ].join('\n')
+
+/** The text the engine put with the newest user message, for this turn only. */
+const turnBlock = (out: { messages: HostMessage[] }) => {
+  const last = out.messages.at(-1)
+  const first = Array.isArray(last?.content) ? last.content[0] : undefined
+  return first && typeof first === 'object' && 'text' in first ? String(first.text) : ''
+}
+
 describe('the Slack thread block in the OpenClaw engine', () => {
   let slack: Awaited<ReturnType<typeof startSlackApi>>
   beforeAll(async () => {
@@ -41,14 +57,17 @@ describe('the Slack thread block in the OpenClaw engine', () => {
     store.ingestSlackResponse(C, { ok: true, messages: slackThread, has_more: false }, { threadId: ROOT })
     const e = createContextEngine({ path: ':memory:' }, { channelStore: store })
     const out = await assemble(e, THREAD)
-    const addition = out.systemPromptAddition ?? ''
-    expect(addition).toContain(BLOCK)
+    // It changes every turn: it goes with the newest user message, after the prefix a
+    // prompt cache reuses, never into the system prompt addition.
+    expect(turnBlock(out)).toMatch(/^<memory_for_this_turn>\n/)
+    expect(turnBlock(out)).toContain(BLOCK)
+    expect(out.systemPromptAddition ?? '').not.toContain('slack_thread_context')
     // Counted in the estimate, which stays within the budget.
     expect(out.estimatedTokens).toBeGreaterThanOrEqual(Math.ceil(BLOCK.length / 4))
     expect(out.estimatedTokens).toBeLessThanOrEqual(50_000)
     // The limit, then nothing for a direct message, a top-level chat or another platform.
     const one = createContextEngine({ path: ':memory:', threadBlockLimit: 1 }, { channelStore: store })
-    expect((await assemble(one, THREAD)).systemPromptAddition).toContain(
+    expect(seen(await assemble(one, THREAD))).toContain(
       '<slack_thread_context>\ndeploybot: Restarted 3 workers.\nCurrent question: are they running?\n</slack_thread_context>',
     )
     for (const key of [
@@ -56,15 +75,15 @@ describe('the Slack thread block in the OpenClaw engine', () => {
       'agent:main:slack:channel:c07rollout',
       `agent:main:discord:channel:c07rollout:thread:${ROOT}`,
     ]) {
-      expect((await assemble(e, key)).systemPromptAddition ?? '').not.toContain('slack_thread_context')
+      expect(seen(await assemble(e, key))).not.toContain('slack_thread_context')
     }
-    // Turned off; and a budget whose history share cannot hold it leaves it out, noted.
+    // Turned off; and a budget that cannot hold it leaves it out, noted.
     const off = createContextEngine({ path: ':memory:', threadBlock: false }, { channelStore: store })
-    expect((await assemble(off, THREAD)).systemPromptAddition ?? '').not.toContain('slack_thread_context')
+    expect(seen(await assemble(off, THREAD))).not.toContain('slack_thread_context')
     const tight = createContextEngine({ path: ':memory:' }, { channelStore: store })
     const small = await assemble(tight, THREAD, 100)
-    expect(small.systemPromptAddition ?? '').not.toContain('slack_thread_context')
-    expect(tight.diagnostics.map((d) => d.message).join(' ')).toMatch(/thread block \(\d+ tokens\) is over the history's share of the budget \(25\)/)
+    expect(seen(small)).not.toContain('slack_thread_context')
+    expect(tight.diagnostics.map((d) => d.message).join(' ')).toMatch(/the Slack thread block \(\d+ tokens\) did not fit the budget \(100\); left out/)
     expect(e.diagnostics).toEqual([])
     await Promise.all([e, one, off, tight].map((x) => x.dispose()))
   })
@@ -74,7 +93,7 @@ describe('the Slack thread block in the OpenClaw engine', () => {
     slack.setMode('ok')
     const e = createContextEngine({ path: ':memory:', slack: { botToken: 'xoxb-test', apiUrl: slack.url } })
     const out = await assemble(e, THREAD)
-    expect(out.systemPromptAddition).toContain(BLOCK)
+    expect(turnBlock(out)).toContain(BLOCK)
     expect(slack.calls.map((c) => c.method).sort()).toEqual(['conversations.replies', 'users.info', 'users.info'])
     expect(slack.calls.every((c) => c.auth === 'Bearer xoxb-test')).toBe(true)
     expect(slack.calls[0].params).toMatchObject({ channel: C, ts: ROOT })
@@ -94,8 +113,7 @@ describe('the Slack thread block in the OpenClaw engine', () => {
       slack.setMode(mode)
       const e = createContextEngine({ path: ':memory:', slack: { botToken: 'xoxb-test', apiUrl: slack.url } })
       const out = await assemble(e, THREAD)
-      expect(out.messages).toEqual(hostTurn)
-      expect(out.systemPromptAddition ?? '').not.toContain('slack_thread_context')
+      expect(seen(out)).not.toContain('slack_thread_context')
       expect(e.diagnostics.map((d) => d.message).join(' ')).toMatch(why)
       await e.dispose()
     }

@@ -110,8 +110,8 @@ function replay({ messages = 300, budget = 4_000, path: file = ':memory:' } = {}
         threadKey,
         policy: 'You are the team assistant. Never share credentials.',
         userMessage: text,
-        recent: 10,
         budgetTokens: budget,
+        now: base.ts,
       })
       add(text)
       rows.push({ turn: rows.length + 1, lane: lane.name, threadKey, engine: assembled.tokens.total, whole, text: assembled.text })

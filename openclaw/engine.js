@@ -8,9 +8,9 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { MemoryStore } = require('../index.js')
 const { placeSession, laneOf } = require('./session-key.js')
-const { textOf, imagesOf, messageId, tsOf, estimateMessage, tokensOfText } = require('./messages.js')
+const { textOf, imagesOf, messageId, tsOf, estimateMessage } = require('./messages.js')
+const { MemoryStore, tokenEstimate } = require('../index.js')
 const { readOptions } = require('./options.js')
 const { SlackThreadSource } = require('./slack-thread.js')
 
@@ -46,6 +46,8 @@ class MemoryContextEngine {
     this.openFailedAt = null
     /** Summary versions whose media was re-attached, by session and lane. */
     this.recovered = new Map()
+    /** Lanes whose last assembly left host messages out: compacted after the turn. */
+    this.trimmed = new Set()
     this.slackThreads =
       this.options.threadBlock && (host.channelStore || this.options.slack)
         ? new SlackThreadSource({ channelStore: host.channelStore, slack: this.options.slack, limit: this.options.threadBlockLimit })
@@ -181,7 +183,10 @@ class MemoryContextEngine {
       const place = placeSession(params?.sessionKey, params?.sessionId)
       const messages = Array.isArray(params?.messages) ? params.messages : []
       const { lane } = this.store_(place, messages)
-      await this.compactLane(place, lane, false, params?.runtimeContext)
+      // The last assembly left some of the host's messages out: fold them into the
+      // summary now, off the read path (they stay retrievable verbatim).
+      const trimmed = this.trimmed.delete(`${place.sessionId}\u0000${lane}`)
+      await this.compactLane(place, lane, trimmed, params?.runtimeContext)
     } catch (err) {
       this.note('afterTurn', err)
     }
@@ -260,54 +265,77 @@ class MemoryContextEngine {
     }
   }
 
+  /**
+   * One call into the store's assembly: the layers, the retrieved messages, the thread
+   * block and the history share `tokenBudget` with the host's own messages, which are
+   * kept from the newest (whole turns, the current one always). What changes seldom
+   * (policy, personality, summary, memories, history) goes into `systemPromptAddition`,
+   * a prefix the model's prompt cache can reuse; what changes every turn (the messages
+   * retrieved for this question, the thread block) goes with the newest user message,
+   * after that prefix.
+   */
   async assembleWithin(params, messages) {
     const place = placeSession(params.sessionKey, params.sessionId)
     const { lane } = this.store_(place, messages)
-    const budget = positive(params.tokenBudget) ?? positive(params.runtimeContext?.tokenBudget) ?? Infinity
-    const costs = messages.map(estimateMessage)
+    const budget = positive(params.tokenBudget) ?? positive(params.runtimeContext?.tokenBudget) ?? MAX_BUDGET
     const lastUser = lastIndex(messages, (m) => m?.role === 'user')
-    // The history's share of the budget: the Slack thread block first, the tiers after.
-    const share = Math.min(this.options.historyTokens, Number.isFinite(budget) ? Math.floor(budget / 4) : this.options.historyTokens)
-    const thread = await this.threadBlock(place, share)
     const memory = this.memory()
-
-    // The lane's summary, read once (and again after a compaction here).
-    let summary = memory.record(place.sessionId, 'thread_summary', lane)
-    // The thread block, the thread's history and the thread status come first: the
-    // messages get what the budget leaves after them and the memory layers.
-    const history = [...thread, ...this.historyLayers(memory, place, params, messages, share - tokensOf(thread), summary)]
-    const historyTokens = tokensOf(history)
-    // Messages the lane's summary covers are left out: the summary stands for them.
-    let start = coveredUntil(summary, messages)
-    const layerBudget = Math.min(this.options.memoryBudgetTokens, Math.floor(budget / 4))
-    let from = fitFrom(messages, costs, start, budget - layerBudget - historyTokens, lastUser)
-    if (from > start && this.options.compactWhenTrimming) {
-      // The budget drops messages the summary does not cover yet: fold them in first.
-      memory.compact(place.sessionId, lane, { force: true })
-      summary = memory.record(place.sessionId, 'thread_summary', lane)
-      start = coveredUntil(summary, messages)
-      from = Math.max(from, start)
-    }
+    const summary = memory.record(place.sessionId, 'thread_summary', lane)
+    // The thread block and the history each get at most a quarter of the budget; the
+    // assembly budgets them with the rest and leaves out one that does not fit.
+    const share = Math.min(this.options.historyTokens, Math.floor(Math.min(budget, MAX_BUDGET) / 4))
+    const thread = await this.threadBlock(place)
+    const history = this.historyLayers(memory, place, params, messages, share, summary)
     const query = params.prompt ?? (lastUser >= 0 ? textOf(messages[lastUser]) : '') ?? ''
-    const layers = memory.assemble({
+    const now = Date.now()
+    const host = messages.map((m) => {
+      const text = textOf(m)
+      const stored = text !== null && text.trim() !== ''
+      return { id: stored ? messageId(m, text) : '', user: m?.role === 'user', tokens: estimateOf(m) }
+    })
+    const out = memory.assemble({
       sessionId: place.sessionId,
       threadKey: lane,
       policy: this.options.policy,
       personality: this.options.personality,
       userMessage: '',
       query,
-      recent: 0,
       memories: this.options.memories,
-      budgetTokens: layerBudget,
+      budgetTokens: Math.min(budget, MAX_BUDGET),
+      now,
+      hostMessages: host,
+      retrievedMaxTokens: this.options.recallTokens,
+      // Only what clearly matches: every turn's retrieved messages are sent anew.
+      retrievedMinTerms: RECALL_MIN_TERMS,
+      turnBlocks: thread,
+      systemBlocks: history,
     })
+    if (out.turnBlocksLeftOut > 0) {
+      this.note('threadBlock', `the Slack thread block (${tokenEstimate(thread[0]).upperBound} tokens) did not fit the budget (${budget}); left out`)
+    }
+    if (out.systemBlocksLeftOut > 0) {
+      this.note('history', `${out.systemBlocksLeftOut} of the history blocks did not fit the budget (${budget}); left out`)
+    }
+    const from = out.keepFrom
+    // The budget, not the summary, left messages out: fold them in after the turn.
+    if (from > out.summaryCovers && this.options.compactWhenTrimming) this.trimmed.add(`${place.sessionId}\u0000${lane}`)
     let kept = messages.slice(from)
     kept = this.reattach(place, lane, summary, messages.slice(0, from), kept)
-    const parts = []
-    if (layers.text !== '') parts.push(`<conversation_memory>\n${layers.text}</conversation_memory>`)
-    parts.push(...history)
-    const addition = parts.length === 0 ? undefined : parts.join('\n')
-    const estimatedTokens = kept.reduce((n, m) => n + estimateMessage(m), 0) + tokensOfText(addition ?? '')
-    return addition === undefined ? { messages: kept, estimatedTokens } : { messages: kept, estimatedTokens, systemPromptAddition: addition }
+    let system = out.system === '' ? '' : `<conversation_memory>\n${out.system}</conversation_memory>`
+    if (out.turn !== '') {
+      const block = `<memory_for_this_turn>\n${out.turn}</memory_for_this_turn>`
+      const at = lastIndex(kept, (m) => m?.role === 'user')
+      if (at >= 0) {
+        kept = kept.slice()
+        kept[at] = withLeadingText(kept[at], block)
+      } else {
+        // No user message to carry it: it goes last in the system prompt addition.
+        system = system === '' ? block : `${system}\n${block}`
+      }
+    }
+    const result = { messages: kept, estimatedTokens: out.tokens.total }
+    if (system !== '') result.systemPromptAddition = system
+    return result
   }
 
   /**
@@ -342,20 +370,16 @@ class MemoryContextEngine {
 
   /**
    * The `<slack_thread_context>` block of a Slack channel thread session (none for a
-   * direct message, a top-level chat or another platform), when it fits `maxTokens`.
+   * direct message, a top-level chat or another platform); the assembly leaves it out
+   * when it does not fit the budget.
    */
-  async threadBlock(place, maxTokens) {
+  async threadBlock(place) {
     if (this.slackThreads === null || place.replyTo === null || place.platform !== 'slack') return []
     if (place.kind === 'direct' || place.kind === 'dm') return []
     // OpenClaw lowercases session keys; Slack's ids are upper case.
     const { block, notes } = await this.slackThreads.block(place.chatId.toUpperCase(), place.replyTo)
     for (const n of notes) this.note('threadBlock', n)
-    if (block === '') return []
-    if (tokensOf([block]) > maxTokens) {
-      this.note('threadBlock', `the Slack thread block (${tokensOf([block])} tokens) is over the history's share of the budget (${maxTokens}); left out`)
-      return []
-    }
-    return [block]
+    return block === '' ? [] : [block]
   }
 
   /**
@@ -411,9 +435,27 @@ class MemoryContextEngine {
   }
 }
 
-/** Tokens of system-prompt parts, each on its own line. */
-function tokensOf(parts) {
-  return parts.reduce((n, p) => n + tokensOfText(p) + 1, 0)
+/** Search terms an earlier message must share with the question to come back with a turn. */
+const RECALL_MIN_TERMS = 2
+
+/** The most a budget can be (the store's limit); an unbounded host gets this. */
+const MAX_BUDGET = 4_294_967_295
+
+/** The central token estimate of a message as the model receives it (its JSON). */
+function estimateOf(message) {
+  try {
+    // The assembly applies the model's ratio to the whole once.
+    const t = tokenEstimate(JSON.stringify(message) ?? '')
+    return t.tokens / t.ratio
+  } catch {
+    return 0
+  }
+}
+
+/** A copy of `message` with `text` as a first text block (the host's object is untouched). */
+function withLeadingText(message, text) {
+  const content = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : Array.isArray(message.content) ? message.content : []
+  return { ...message, content: [{ type: 'text', text }, ...content] }
 }
 
 function positive(n) {
@@ -423,40 +465,6 @@ function positive(n) {
 function lastIndex(list, pred) {
   for (let i = list.length - 1; i >= 0; i--) if (pred(list[i])) return i
   return -1
-}
-
-/** Index of the first message the lane's `summary` does not cover (0 when none is). */
-function coveredUntil(summary, messages) {
-  const to = summary?.messageRange?.to
-  if (!to) return 0
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const text = textOf(messages[i])
-    if (text !== null && messageId(messages[i], text) === to) return startOfTurn(messages, i + 1)
-  }
-  return 0
-}
-
-/** The first user message at or after `i` (a kept window never opens on a tool result). */
-function startOfTurn(messages, i) {
-  while (i < messages.length && messages[i]?.role !== 'user') i++
-  return i
-}
-
-/**
- * Where the kept messages start: the newest that fit `budget` from `start` on, opening on
- * a user message, and never after the current turn (`lastUser`), which is always kept.
- */
-function fitFrom(messages, costs, start, budget, lastUser) {
-  let used = 0
-  let from = messages.length
-  for (let i = messages.length - 1; i >= start; i--) {
-    if (used + costs[i] > budget && (lastUser < 0 || i < lastUser)) break
-    used += costs[i]
-    from = i
-  }
-  from = startOfTurn(messages, from)
-  if (lastUser >= 0 && from > lastUser) from = lastUser
-  return Math.max(Math.min(from, messages.length), 0)
 }
 
 function defaultPath(agentDir) {

@@ -25,11 +25,17 @@ export interface ContextEngineOptions {
   summarizerTimeoutMs?: number
   /** Retrieved memories at most (default 5). */
   memories?: number
-  /** Most tokens of the memory section (default 2,000, and at most a quarter of the budget). */
+  /** No longer used (accepted so older configs stay valid): the assembly shares the budget among its layers by its own policy. */
   memoryBudgetTokens?: number
+  /**
+   * Most tokens of the earlier messages retrieved for each turn (default 1,000; 0 turns
+   * retrieval off). They go with the newest user message and change every turn, so a
+   * prompt cache never reuses them.
+   */
+  recallTokens?: number
   /** After a compaction, re-attach this thread's images once (default true). */
   reattachMedia?: boolean
-  /** Fold messages into the summary before the budget leaves them out (default true). */
+  /** After a turn whose context left some of the host's messages out, fold them into the thread summary (default true); they stay retrievable word for word. */
   compactWhenTrimming?: boolean
   /**
    * Add the thread key's earlier conversations by calendar tiers (the last 30 minutes and

@@ -8,7 +8,7 @@ use super::js::{
 };
 use super::runtime::now_ms;
 use crate::input::{self, whole_number, InputError};
-use crate::memory::assemble::{assemble, AssembleRequest};
+use crate::memory::assemble::{assemble, AssembleRequest, HostMessage};
 use crate::memory::db::MemoryError;
 use crate::memory::history::{conversation_context, thread_status, window};
 use crate::memory::shapes::{
@@ -519,9 +519,13 @@ impl JsMemoryStore {
     }
 
     /// The context for one user message: policy, personality, thread summary, retrieved
-    /// memories (with the summaries of other lanes the message names), recent messages
-    /// of the lane, quoted reply, user message, each an escaped XML-like section, within
-    /// `budgetTokens`. Deterministic to the byte for the same store and input.
+    /// memories (with the summaries of other lanes the message names), the lane's older
+    /// messages that match the message (with the turns around them), recent messages of
+    /// the lane, quoted reply, user message, each an escaped XML-like section, within
+    /// `budgetTokens`, which the layers share and use: the more budget, the more of the
+    /// conversation comes back. Messages are shown under day headings with their dates
+    /// and how long ago that was (from `now`). Deterministic to the byte for the same
+    /// store and input.
     #[napi(
         catch_unwind,
         ts_args_type = "input: AssembleInput",
@@ -532,6 +536,36 @@ impl JsMemoryStore {
         let i: AssembleInput = from_js(env, F, "input", input)?;
         let budget = input::budget_tokens(i.budget_tokens, "input.budgetTokens")
             .map_err(|e| throw(env, F, &e))?;
+        let host: Option<Vec<HostMessage<'_>>> = i
+            .host_messages
+            .as_ref()
+            .map(|list| {
+                list.iter()
+                    .enumerate()
+                    .map(|(n, m)| {
+                        if !m.tokens.is_finite() || m.tokens < 0.0 {
+                            return Err(InputError::range_error(
+                                format!("input.hostMessages[{n}].tokens"),
+                                format!("must be a finite number >= 0, got {}", m.tokens),
+                            ));
+                        }
+                        Ok(HostMessage {
+                            id: m.id.as_deref().unwrap_or_default(),
+                            user: m.user,
+                            est: m.tokens,
+                        })
+                    })
+                    .collect::<std::result::Result<Vec<_>, _>>()
+            })
+            .transpose()
+            .map_err(|e| throw(env, F, &e))?;
+        let turn_blocks: Vec<&str> = i.turn_blocks.iter().flatten().map(String::as_str).collect();
+        let system_blocks: Vec<&str> = i
+            .system_blocks
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
         let req = AssembleRequest {
             session_id: &i.session_id,
             thread_key: &i.thread_key,
@@ -540,9 +574,28 @@ impl JsMemoryStore {
             user_message: &i.user_message,
             quoted_reply: i.quoted_reply.as_deref(),
             query: i.query.as_deref(),
-            recent: count_or(env, F, "input.recent", i.recent, 10)?,
+            recent: i
+                .recent
+                .map(|n| count_or(env, F, "input.recent", Some(n), 0))
+                .transpose()?,
             memories: count_or(env, F, "input.memories", i.memories, 5)?,
             budget_tokens: budget,
+            now_ms: now_or(env, F, "input.now", i.now)?,
+            host: host.as_deref(),
+            passages_min_terms: count_or(
+                env,
+                F,
+                "input.retrievedMinTerms",
+                i.retrieved_min_terms,
+                1,
+            )?,
+            passages_max_tokens: i
+                .retrieved_max_tokens
+                .map(|n| input::budget_tokens(n, "input.retrievedMaxTokens"))
+                .transpose()
+                .map_err(|e| throw(env, F, &e))?,
+            turn_blocks: &turn_blocks,
+            system_blocks: &system_blocks,
         };
         let out = self.with(env, F, |s| assemble(s, &req))?;
         to_js(env, &AssembledContext::from(&out))

@@ -15,7 +15,7 @@ pub const WAL_CHECKPOINT_PAGES: i64 = 16_384;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The schema, one step per version: step `i` takes the file from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 5] = [
+const MIGRATIONS: [&str; 6] = [
     r"
 CREATE TABLE messages (
     seq        INTEGER PRIMARY KEY,
@@ -168,7 +168,19 @@ CREATE TABLE channel_media (
     r"
 ALTER TABLE records ADD COLUMN fence INTEGER NOT NULL DEFAULT 0;
 ",
+    // The full-text index of every stored message (see `super::passages`): contentless
+    // (the text is in `messages`), its rowid the message's `seq`. The messages stored
+    // before it are indexed by `passages::backfill` in the same transaction.
+    r"
+CREATE VIRTUAL TABLE messages_index USING fts5 (
+    scope, body, content = '', contentless_delete = 1,
+    tokenize = 'porter unicode61 remove_diacritics 2');
+",
 ];
+
+/// The version whose step creates the message index (the messages already stored are
+/// indexed right after it).
+const MESSAGE_INDEX_VERSION: usize = 5;
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -288,8 +300,15 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MemoryError> {
             supported: SCHEMA_VERSION,
         });
     }
-    for step in MIGRATIONS.iter().skip(usize::try_from(found).unwrap_or(0)) {
+    for (version, step) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .skip(usize::try_from(found).unwrap_or(0))
+    {
         tx.execute_batch(step)?;
+        if version == MESSAGE_INDEX_VERSION {
+            super::passages::backfill(&tx)?;
+        }
     }
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     tx.commit()?;

@@ -6,6 +6,7 @@ pub mod assemble;
 pub mod db;
 pub mod history;
 pub mod keys;
+pub mod passages;
 pub mod secrets;
 pub mod shapes;
 pub mod store;

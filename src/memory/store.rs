@@ -4,6 +4,7 @@
 use super::db::{self, MemoryError};
 use super::history::{Conversation, Turn};
 use super::keys::{thread_key, Placement};
+use super::passages::is_unsegmented;
 use super::secrets::redact;
 use super::summary::{CompactionPolicy, Summary, Trigger};
 use crate::tokens::counted;
@@ -49,6 +50,8 @@ pub struct NewMessage<'a> {
 /// A message as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChatMessage {
+    /// Its row in the store: the order messages were stored in.
+    pub seq: i64,
     pub message_id: String,
     pub thread_key: String,
     pub role: Role,
@@ -280,17 +283,19 @@ pub struct Compaction {
 /// The store over one SQLite file.
 #[derive(Debug)]
 pub struct MemoryStore {
-    conn: Connection,
+    pub(super) conn: Connection,
 }
 
-fn chat_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
+/// A message from the columns `seq, message_id, thread_key, role, text, ts_ms, reply_to`.
+pub(super) fn chat_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
     Ok(ChatMessage {
-        message_id: r.get(0)?,
-        thread_key: r.get(1)?,
-        role: Role::parse(&r.get::<_, String>(2)?),
-        text: r.get(3)?,
-        ts_ms: r.get(4)?,
-        reply_to: r.get(5)?,
+        seq: r.get(0)?,
+        message_id: r.get(1)?,
+        thread_key: r.get(2)?,
+        role: Role::parse(&r.get::<_, String>(3)?),
+        text: r.get(4)?,
+        ts_ms: r.get(5)?,
+        reply_to: r.get(6)?,
     })
 }
 
@@ -399,6 +404,7 @@ impl MemoryStore {
                 m.reply_to
             ])?;
         if inserted == 1 {
+            self.index_message(self.conn.last_insert_rowid(), m.session_id, &key, m.text)?;
             return Ok((key, true));
         }
         let stored = self.lane_of(m.session_id, m.message_id)?.unwrap_or(key);
@@ -424,7 +430,7 @@ impl MemoryStore {
         n: usize,
     ) -> Result<Vec<ChatMessage>, MemoryError> {
         let mut stmt = self.conn.prepare_cached(
-            "SELECT message_id, thread_key, role, text, ts_ms, reply_to FROM messages
+            "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
              WHERE session_id = ?1 AND thread_key = ?2 ORDER BY seq DESC LIMIT ?3",
         )?;
         let limit = i64::try_from(n).unwrap_or(i64::MAX);
@@ -482,7 +488,7 @@ impl MemoryStore {
             _ => None,
         };
         let mut stmt = self.conn.prepare_cached(
-            "SELECT message_id, thread_key, role, text, ts_ms, reply_to FROM messages
+            "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
              WHERE session_id = ?1 AND thread_key = ?2 AND seq > ?3 ORDER BY seq",
         )?;
         let rows = stmt.query_map(params![session, lane, covered_to.unwrap_or(0)], chat_row)?;
@@ -995,12 +1001,6 @@ fn fts_queries(text: &str) -> (Option<String>, Option<String>) {
     }
     let join = |v: Vec<String>| (!v.is_empty()).then(|| v.join(" OR "));
     (join(words.iter().map(|w| quote(w)).collect()), join(grams))
-}
-
-/// Scripts written without spaces between words.
-fn is_unsegmented(c: char) -> bool {
-    matches!(u32::from(c),
-        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x0E00..=0x0E7F)
 }
 
 #[cfg(test)]

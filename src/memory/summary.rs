@@ -249,6 +249,30 @@ impl Summary {
         Ok(s)
     }
 
+    /// Removes the oldest item of the longest section (the first such section in heading
+    /// order on a tie): how a summary is cut to fit a budget. False when it has none.
+    pub fn drop_oldest(&mut self) -> bool {
+        let sections = self.sections_mut();
+        let mut longest: Option<usize> = None;
+        for (i, s) in sections.iter().enumerate() {
+            if !s.is_empty() && longest.is_none_or(|l| sections[l].len() < s.len()) {
+                longest = Some(i);
+            }
+        }
+        match longest {
+            Some(i) => {
+                sections[i].remove(0);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// How many items the summary holds in all.
+    pub fn items(&self) -> usize {
+        self.sections().iter().map(|s| s.len()).sum()
+    }
+
     fn add(list: &mut Vec<String>, item: String) {
         list.retain(|x| *x != item);
         list.push(item);

@@ -1,0 +1,453 @@
+//! Retrieval over the verbatim messages: every stored message is in a full-text index
+//! (`messages_index`, SQLite FTS5), scoped to its session and lane, and a question finds
+//! the messages that share its words, best first by BM25, each with the turns around it.
+//!
+//! What is indexed: the message's words, lower-cased, diacritics removed and stemmed
+//! (Porter), so "researching" finds "research"; runs of scripts written without spaces
+//! (Chinese, Japanese, Korean, Thai) as overlapping character pairs, so a two-character
+//! word is found inside a longer run. A scope column holds two opaque tokens, one for the
+//! session and one for the session's lane, so a search reads only the postings of its
+//! own scope's messages (FTS5 seeks through the rest).
+//!
+//! What a question searches for: its distinct words that are not [`STOP_WORDS`] (all of
+//! them when every word is one), and the character pairs of its unsegmented runs.
+//!
+//! Scope: the message's own lane, any match ([`MemoryStore::lane_hits`]); another lane of
+//! the same session only with a strong match, one that holds every searched term of a
+//! question of two terms or more ([`MemoryStore::strong_hits_elsewhere`]), or when the
+//! message names that lane (the assembly then searches it as its own).
+
+use super::db::MemoryError;
+use super::store::{ChatMessage, MemoryStore};
+use rusqlite::{params, OptionalExtension};
+use sha2::{Digest, Sha256};
+
+/// Words a question is not searched by (unless it has no other): English function words
+/// and the question words, which match every other message of a chat.
+pub const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+    "be", "because", "been", "before", "being", "but", "by", "can", "could", "did", "do", "does",
+    "doing", "for", "from", "get", "got", "had", "has", "have", "he", "her", "here", "hers", "him",
+    "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "let", "me", "more", "most",
+    "my", "no", "not", "now", "of", "on", "or", "other", "our", "out", "over", "re", "s", "she",
+    "should", "so", "some", "such", "t", "than", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "those", "to", "too", "up", "us", "very", "was", "we", "were", "what",
+    "whats", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
+    "you", "your", "yours", "ve", "ll", "d", "m", "don", "didn", "doesn", "isn", "wasn", "ok",
+    "okay", "yes", "yeah",
+];
+
+/// Scripts written without spaces between words.
+pub fn is_unsegmented(c: char) -> bool {
+    matches!(u32::from(c),
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x0E00..=0x0E7F)
+}
+
+/// The text the index holds for a message: the message itself, with each run of an
+/// unsegmented script replaced by its overlapping character pairs (a lone character stays
+/// as it is), spaced so the tokenizer sees each pair as a word.
+pub fn index_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut run: Vec<char> = Vec::new();
+    for c in text.chars() {
+        if is_unsegmented(c) {
+            run.push(c);
+            continue;
+        }
+        push_pairs(&mut out, &run);
+        run.clear();
+        out.push(c);
+    }
+    push_pairs(&mut out, &run);
+    out
+}
+
+fn push_pairs(out: &mut String, run: &[char]) {
+    match run {
+        [] => {}
+        [one] => {
+            out.push(' ');
+            out.push(*one);
+            out.push(' ');
+        }
+        _ => {
+            for pair in run.windows(2) {
+                out.push(' ');
+                out.push(pair[0]);
+                out.push(pair[1]);
+            }
+            out.push(' ');
+        }
+    }
+}
+
+/// The scope tokens of a message of `session` in `lane`: `s` and `l` followed by the
+/// first 64 bits of a SHA-256 of the session (and lane), in hex. Opaque, fixed-length,
+/// one token each for the tokenizer; a search checks the stored session and lane of what
+/// it finds, so a collision cannot leak another session's message.
+pub fn scope_tokens(session: &str, lane: &str) -> String {
+    format!("{} {}", session_token(session), lane_token(session, lane))
+}
+
+fn hex64(parts: &[&str]) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update(p.as_bytes());
+        h.update([0u8]);
+    }
+    h.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn session_token(session: &str) -> String {
+    format!("s{}", hex64(&[session]))
+}
+
+fn lane_token(session: &str, lane: &str) -> String {
+    format!("l{}", hex64(&[session, lane]))
+}
+
+/// The terms a question is searched by, in the order they first appear, each once: its
+/// words that are not [`STOP_WORDS`] (or all its words, when each is one), lower-cased,
+/// and the character pairs of its unsegmented runs.
+pub fn query_terms(text: &str) -> Vec<String> {
+    let (words, stops) = split_terms(text);
+    if words.is_empty() {
+        stops
+    } else {
+        words
+    }
+}
+
+/// The [`STOP_WORDS`] of a question that [`query_terms`] left out: what a search falls
+/// back on when none of its other terms is in the lane ("Where is Sam from?" about a
+/// chat where the name is never written).
+pub fn fallback_terms(text: &str) -> Vec<String> {
+    let (words, stops) = split_terms(text);
+    if words.is_empty() {
+        Vec::new()
+    } else {
+        stops
+    }
+}
+
+fn split_terms(text: &str) -> (Vec<String>, Vec<String>) {
+    let mut words: Vec<String> = Vec::new();
+    let mut stops: Vec<String> = Vec::new();
+    for token in text.split(|c: char| !c.is_alphanumeric()) {
+        if token.is_empty() {
+            continue;
+        }
+        let chars: Vec<char> = token.chars().collect();
+        if chars.iter().any(|&c| is_unsegmented(c)) {
+            // Split the token into its segmented and unsegmented runs.
+            let mut i = 0;
+            while i < chars.len() {
+                let uns = is_unsegmented(chars[i]);
+                let start = i;
+                while i < chars.len() && is_unsegmented(chars[i]) == uns {
+                    i += 1;
+                }
+                let part = &chars[start..i];
+                if uns {
+                    if part.len() == 1 {
+                        push_once(&mut words, part[0].to_string());
+                    }
+                    for pair in part.windows(2) {
+                        push_once(&mut words, pair.iter().collect());
+                    }
+                } else {
+                    push_word(&mut words, &mut stops, &part.iter().collect::<String>());
+                }
+            }
+        } else {
+            push_word(&mut words, &mut stops, token);
+        }
+    }
+    (words, stops)
+}
+
+fn push_word(words: &mut Vec<String>, stops: &mut Vec<String>, token: &str) {
+    let lower = token.to_lowercase();
+    if STOP_WORDS.contains(&lower.as_str()) {
+        push_once(stops, lower);
+    } else {
+        push_once(words, lower);
+    }
+}
+
+fn push_once(list: &mut Vec<String>, term: String) {
+    if !list.contains(&term) {
+        list.push(term);
+    }
+}
+
+/// An FTS5 expression over the body column: the terms, each quoted (no query syntax gets
+/// through), joined by `op`.
+fn body_expression(terms: &[String], op: &str) -> String {
+    let quoted: Vec<String> = terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect();
+    format!("body : ({})", quoted.join(&format!(" {op} ")))
+}
+
+/// A message found by a search: its row in `messages` and how well it matched (higher is
+/// better).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    pub seq: i64,
+    pub score: f64,
+    /// How many of the searched terms it holds.
+    pub terms: usize,
+}
+
+/// BM25's term-frequency saturation (here: how much a long message is discounted).
+pub const BM25_K1: f64 = 1.2;
+/// BM25's length normalization: 0 ignores a message's length, 1 divides by it.
+pub const BM25_B: f64 = 0.75;
+
+/// The inverse document frequency of a term found in `df` of `n` messages (BM25's, never
+/// negative).
+pub fn idf(n: usize, df: usize) -> f64 {
+    #[allow(clippy::cast_precision_loss)] // message counts are far below 2^53
+    let (n, df) = (n as f64, df as f64);
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+impl MemoryStore {
+    /// Adds a stored message to the index (`seq` is its row in `messages`).
+    pub(super) fn index_message(
+        &self,
+        seq: i64,
+        session: &str,
+        lane: &str,
+        text: &str,
+    ) -> Result<(), MemoryError> {
+        self.conn
+            .prepare_cached("INSERT INTO messages_index (rowid, scope, body) VALUES (?1, ?2, ?3)")?
+            .execute(params![seq, scope_tokens(session, lane), index_text(text)])?;
+        Ok(())
+    }
+
+    /// The rows of the index that match `expression`, below `below_seq`, oldest first
+    /// (FTS5 reads a doclist forward page by page; backward it loads it whole).
+    fn matching(&self, expression: &str, below_seq: i64) -> Result<Vec<i64>, MemoryError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT rowid FROM messages_index WHERE messages_index MATCH ?1 AND rowid < ?2",
+        )?;
+        let rows = stmt.query_map(params![expression, below_seq], |r| r.get::<_, i64>(0))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// How many messages `lane` of `session` holds.
+    pub fn lane_size(&self, session: &str, lane: &str) -> Result<usize, MemoryError> {
+        let n: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT count(*) FROM messages WHERE session_id = ?1 AND thread_key = ?2",
+            )?
+            .query_row(params![session, lane], |r| r.get(0))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    /// The messages of `lane` older than `below_seq` that hold any of `terms`, best
+    /// first, at most `limit`, with the weight of each term (its IDF in the lane; 0 for
+    /// a term no message of the lane holds).
+    ///
+    /// BM25 over the lane: a message scores, for each term it holds, the term's IDF
+    /// counted among the lane's messages, saturated by the message's length against the
+    /// mean length of the matches ([`BM25_K1`], [`BM25_B`]; a term counts once per
+    /// message: chat messages are short, and one said twice is rarely more relevant).
+    /// Ties go to the newer message. The statistics are the lane's own, so a search
+    /// costs what the lane's matching messages cost, whatever else the file holds.
+    pub fn lane_hits(
+        &self,
+        session: &str,
+        lane: &str,
+        terms: &[String],
+        below_seq: i64,
+        limit: usize,
+    ) -> Result<(Vec<Hit>, Vec<f64>), MemoryError> {
+        if terms.is_empty() || limit == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let n = self.lane_size(session, lane)?;
+        let scope = lane_token(session, lane);
+        // Per message: the sum of the IDFs of the terms it holds.
+        let mut idfs: std::collections::HashMap<i64, (f64, usize)> =
+            std::collections::HashMap::new();
+        let mut weights = Vec::with_capacity(terms.len());
+        for t in terms {
+            let expression = format!(
+                "scope : \"{scope}\" AND {}",
+                body_expression(std::slice::from_ref(t), "OR")
+            );
+            let rows = self.matching(&expression, i64::MAX)?;
+            // A term the lane never holds weighs nothing (and says so to the caller).
+            let w = if rows.is_empty() {
+                0.0
+            } else {
+                idf(n.max(rows.len()), rows.len())
+            };
+            weights.push(w);
+            for seq in rows.into_iter().filter(|&s| s < below_seq) {
+                let e = idfs.entry(seq).or_insert((0.0, 0));
+                e.0 += w;
+                e.1 += 1;
+            }
+        }
+        if idfs.is_empty() {
+            return Ok((Vec::new(), weights));
+        }
+        let lengths = self.text_lengths(idfs.keys().copied())?;
+        #[allow(clippy::cast_precision_loss)] // lengths are far below 2^53
+        let mean = lengths.values().sum::<usize>() as f64 / lengths.len().max(1) as f64;
+        let mut hits: Vec<Hit> = idfs
+            .into_iter()
+            .map(|(seq, (sum, terms))| {
+                #[allow(clippy::cast_precision_loss)]
+                let dl = lengths.get(&seq).copied().unwrap_or(0) as f64;
+                let norm = 1.0 - BM25_B + BM25_B * dl / mean.max(1.0);
+                Hit {
+                    seq,
+                    score: sum * (BM25_K1 + 1.0) / (1.0 + BM25_K1 * norm),
+                    terms,
+                }
+            })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.seq.cmp(&a.seq)));
+        hits.truncate(limit);
+        Ok((hits, weights))
+    }
+
+    /// The length in characters of the text of each stored message of `seqs`, read in
+    /// one statement.
+    fn text_lengths(
+        &self,
+        seqs: impl Iterator<Item = i64>,
+    ) -> Result<std::collections::HashMap<i64, usize>, MemoryError> {
+        let list =
+            serde_json::Value::Array(seqs.map(serde_json::Value::from).collect()).to_string();
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT m.seq, length(m.text) FROM json_each(?1) j JOIN messages m ON m.seq = j.value",
+        )?;
+        let rows = stmt.query_map(params![list], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                usize::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The messages of the session's other lanes that hold every one of `terms` (two or
+    /// more), newest first, at most `limit`.
+    pub fn strong_hits_elsewhere(
+        &self,
+        session: &str,
+        lane: &str,
+        terms: &[String],
+        limit: usize,
+    ) -> Result<Vec<ChatMessage>, MemoryError> {
+        if terms.len() < 2 || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let expression = format!(
+            "scope : \"{}\" AND {}",
+            session_token(session),
+            body_expression(terms, "AND")
+        );
+        let mut out = Vec::new();
+        // Newest first.
+        for seq in self.matching(&expression, i64::MAX)?.into_iter().rev() {
+            if out.len() >= limit {
+                break;
+            }
+            match self.message_in(session, seq)? {
+                Some(m) if m.thread_key != lane => out.push(m),
+                _ => {}
+            }
+        }
+        Ok(out)
+    }
+
+    /// The oldest stored message of `session` among `ids`: its seq.
+    pub fn oldest_seq_of(&self, session: &str, ids: &[&str]) -> Result<Option<i64>, MemoryError> {
+        if ids.is_empty() {
+            return Ok(None);
+        }
+        let list =
+            serde_json::Value::Array(ids.iter().map(|&i| serde_json::Value::from(i)).collect())
+                .to_string();
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT min(m.seq) FROM json_each(?2) j
+                 JOIN messages m ON m.session_id = ?1 AND m.message_id = j.value",
+            )?
+            .query_row(params![session, list], |r| r.get(0))?)
+    }
+
+    /// The stored message of `session` at `seq` (`None` for another session's).
+    pub fn message_in(&self, session: &str, seq: i64) -> Result<Option<ChatMessage>, MemoryError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
+                 WHERE seq = ?1 AND session_id = ?2",
+            )?
+            .query_row(params![seq, session], super::store::chat_row)
+            .optional()?)
+    }
+
+    /// Up to `n` messages of the message's lane just before (`after` false, newest first)
+    /// or just after (`after` true, oldest first) the stored message at `seq`.
+    pub fn lane_neighbours(
+        &self,
+        session: &str,
+        lane: &str,
+        seq: i64,
+        after: bool,
+        n: usize,
+    ) -> Result<Vec<ChatMessage>, MemoryError> {
+        let sql = if after {
+            "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
+             WHERE session_id = ?1 AND thread_key = ?2 AND seq > ?3 ORDER BY seq LIMIT ?4"
+        } else {
+            "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
+             WHERE session_id = ?1 AND thread_key = ?2 AND seq < ?3 ORDER BY seq DESC LIMIT ?4"
+        };
+        let limit = i64::try_from(n).unwrap_or(i64::MAX);
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(params![session, lane, seq, limit], super::store::chat_row)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+}
+
+/// Indexes the messages stored before the index existed (a file from an older version),
+/// in the transaction that creates the index.
+pub(super) fn backfill(tx: &rusqlite::Transaction<'_>) -> Result<(), MemoryError> {
+    let mut read =
+        tx.prepare("SELECT seq, session_id, thread_key, text FROM messages ORDER BY seq")?;
+    let mut write =
+        tx.prepare("INSERT INTO messages_index (rowid, scope, body) VALUES (?1, ?2, ?3)")?;
+    let mut rows = read.query([])?;
+    while let Some(r) = rows.next()? {
+        let seq: i64 = r.get(0)?;
+        let session: String = r.get(1)?;
+        let lane: String = r.get(2)?;
+        let text: String = r.get(3)?;
+        write.execute(params![
+            seq,
+            scope_tokens(&session, &lane),
+            index_text(&text)
+        ])?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,199 @@
+use super::*;
+use crate::memory::store::{NewMessage, Role};
+
+const S: &str = "telegram:chat:42";
+
+fn store_with(messages: &[(&str, Option<&str>, &str)]) -> MemoryStore {
+    let mut s = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
+    for (i, (id, topic, text)) in messages.iter().enumerate() {
+        let m = NewMessage {
+            session_id: S,
+            chat_id: "42",
+            message_id: id,
+            role: if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            text,
+            ts_ms: i64::try_from(i).unwrap_or(0) * 60_000,
+            topic_id: *topic,
+            reply_to: None,
+        };
+        s.ingest(&m).unwrap_or_else(|e| panic!("{e}"));
+    }
+    s
+}
+
+fn ids(s: &MemoryStore, hits: &[Hit]) -> Vec<String> {
+    hits.iter()
+        .map(|h| {
+            s.message_in(S, h.seq)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .map_or_else(String::new, |m| m.message_id)
+        })
+        .collect()
+}
+
+fn message_ids(messages: &[ChatMessage]) -> Vec<&str> {
+    messages.iter().map(|m| m.message_id.as_str()).collect()
+}
+
+#[test]
+fn query_terms_drop_stop_words_unless_nothing_else_is_left() {
+    assert_eq!(
+        query_terms("What did Caroline research, and WHEN?"),
+        ["caroline", "research"]
+    );
+    assert_eq!(query_terms("what is it?"), ["what", "is", "it"]);
+    assert_eq!(query_terms("  ,,, "), Vec::<String>::new());
+    // Unsegmented runs become character pairs; a lone character stays.
+    assert_eq!(
+        query_terms("東京大学 in 2024"),
+        ["東京", "京大", "大学", "2024"]
+    );
+    assert_eq!(query_terms("猫"), ["猫"]);
+}
+
+#[test]
+fn the_fallback_is_the_stop_words_a_question_with_other_words_left_out() {
+    assert_eq!(
+        fallback_terms("Where is Casey from?"),
+        ["where", "is", "from"]
+    );
+    assert!(fallback_terms("where is it?").is_empty());
+}
+
+#[test]
+fn a_term_the_lane_never_holds_weighs_nothing() {
+    let s = store_with(&[("1", None, "I am from Texas")]);
+    let (hits, w) = s
+        .lane_hits(S, "root:42", &query_terms("Casey texas"), i64::MAX, 10)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(w[0], 0.0);
+    assert!(w[1] > 0.0);
+    assert_eq!(ids(&s, &hits), ["1"]);
+}
+
+#[test]
+fn index_text_spaces_the_pairs_of_unsegmented_runs_and_keeps_the_rest() {
+    assert_eq!(index_text("plain words."), "plain words.");
+    assert_eq!(index_text("我在东京"), " 我在 在东 东京 ");
+    assert_eq!(index_text("v2 猫!"), "v2  猫 !");
+}
+
+#[test]
+fn a_lane_search_ranks_by_bm25_with_stemming_and_stays_in_its_lane() {
+    let s = store_with(&[
+        (
+            "1",
+            None,
+            "I have been researching adoption agencies lately",
+        ),
+        ("2", None, "That sounds like a big step"),
+        (
+            "3",
+            None,
+            "the adoption research took weeks, adoption is hard",
+        ),
+        ("4", Some("7"), "adoption agencies in another topic"),
+        ("5", None, "lunch?"),
+    ]);
+    let lane = "root:42";
+    let terms = query_terms("What did she research about adoption?");
+    let (hits, weights) = s
+        .lane_hits(S, lane, &terms, i64::MAX, 10)
+        .unwrap_or_else(|e| panic!("{e}"));
+    // "researching" is found by "research"; the other topic's message is not. Both hold
+    // both terms; the shorter ranks first.
+    assert_eq!(ids(&s, &hits), ["1", "3"]);
+    assert_eq!(weights.len(), 2);
+    assert!(hits[0].score > hits[1].score && hits[1].score > 0.0);
+    // A term fewer messages of the lane hold weighs more.
+    let (one, w) = s
+        .lane_hits(S, lane, &query_terms("big adoption"), i64::MAX, 10)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(w[0] > w[1], "{w:?}");
+    assert_eq!(ids(&s, &one)[0], "2");
+    // Only messages older than `below_seq`.
+    let (below, _) = s
+        .lane_hits(S, lane, &terms, hits[1].seq, 10)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ids(&s, &below), ["1"]);
+    // Another session sees nothing.
+    assert!(s
+        .lane_hits("telegram:chat:43", lane, &terms, i64::MAX, 10)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .0
+        .is_empty());
+}
+
+#[test]
+fn another_lane_is_searched_only_by_a_match_of_every_term() {
+    let s = store_with(&[
+        ("1", None, "root lane chatter"),
+        ("2", Some("7"), "the adoption agencies list is ready"),
+        ("3", Some("8"), "adoption only"),
+    ]);
+    let strong = |q: &str| {
+        s.strong_hits_elsewhere(S, "root:42", &query_terms(q), 10)
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    assert_eq!(message_ids(&strong("adoption agencies?")), ["2"]);
+    // One term is never strong enough.
+    assert!(strong("adoption").is_empty());
+    assert!(strong("adoption lunch").is_empty());
+}
+
+#[test]
+fn cjk_text_is_found_by_a_two_character_word_inside_a_longer_run() {
+    let s = store_with(&[("1", None, "我们下周去东京大学参观"), ("2", None, "好的")]);
+    let (hits, _) = s
+        .lane_hits(S, "root:42", &query_terms("东京在哪里"), i64::MAX, 10)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ids(&s, &hits), ["1"]);
+}
+
+#[test]
+fn neighbours_are_the_lanes_turns_around_a_message() {
+    let s = store_with(&[
+        ("1", None, "a"),
+        ("2", Some("7"), "other lane"),
+        ("3", None, "b"),
+        ("4", None, "c"),
+        ("5", None, "d"),
+    ]);
+    let seq_of = |id: &str| {
+        s.recent(S, "root:42", 10)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .into_iter()
+            .find(|m| m.message_id == id)
+            .map_or(0, |m| m.seq)
+    };
+    let around = |after, n| {
+        s.lane_neighbours(S, "root:42", seq_of("3"), after, n)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .into_iter()
+            .map(|m| m.message_id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(around(false, 2), ["1"]);
+    assert_eq!(around(true, 2), ["4", "5"]);
+    assert_eq!(around(true, 1), ["4"]);
+}
+
+#[test]
+fn query_syntax_in_a_question_is_only_words() {
+    let s = store_with(&[("1", None, "NEAR the AND gate, OR not")]);
+    for q in [
+        "\"unbalanced",
+        "a AND (b",
+        "NEAR(x y)",
+        "col : x",
+        "*",
+        "x^y",
+    ] {
+        s.lane_hits(S, "root:42", &query_terms(q), i64::MAX, 10)
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+    }
+}
