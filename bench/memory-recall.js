@@ -1,0 +1,195 @@
+#!/usr/bin/env node
+// Does the conversation memory bring back what a question needs? Long two-person chats of
+// weeks of sessions, with questions whose answers are known turns (bench/long-chats.js,
+// made from the public chitchat corpus). Every turn of a chat is stored in order, with the
+// default compaction after each; then each question is asked once per budget, and the
+// context is checked:
+//   - evidence recall: the share of evidence turns whose text is in the context verbatim;
+//   - answer containment: the share of questions whose answer is in it (any case);
+//   - real tokens by @anthropic-ai/tokenizer: mean, max, and how many contexts were over.
+// Context builders, same turns, same budgets, in one run:
+//   - MemoryStore.assemble with its defaults (userMessage: the question, budgetTokens, now);
+//   - the OpenClaw engine's assemble (the question as the prompt, tokenBudget), its
+//     systemPromptAddition and messages;
+//   - the newest turns, as many as fit the budget in real tokens;
+//   - BM25 over all turns (MiniSearch, OR of the question's words), best first, as many as
+//     fit the budget in real tokens.
+// The baselines are filled by real tokens (the engine by its own bound), one turn a line.
+// Targets: evidence recall above BM25's at every budget and at least 85% at 8,000; none
+// over budget.
+//
+//   node bench/memory-recall.js [--quick] [--json] [--chats N]
+//   (--quick: 3 chats, every 4th question)
+'use strict'
+
+const path = require('node:path')
+const MiniSearch = require('minisearch')
+const { MemoryStore } = require(path.join(__dirname, '..'))
+const { createContextEngine } = require(path.join(__dirname, '..', 'openclaw'))
+const { loadLongChats } = require('./long-chats')
+const { referenceTokens } = require('./reference-tokens')
+
+const QUICK = process.argv.includes('--quick')
+const JSON_OUT = process.argv.includes('--json')
+const chatsArg = process.argv.indexOf('--chats')
+const CHATS = chatsArg > 0 ? Number(process.argv[chatsArg + 1]) : QUICK ? 3 : 10
+const EVERY = QUICK ? 4 : 1
+const BUDGETS = [1_000, 2_000, 4_000, 8_000]
+const TARGETS = { aboveBm25: true, recallAt8000: 0.85, overBudget: 0 }
+const DAY = 86_400_000
+
+const quantile = (xs, q) => {
+  const s = Float64Array.from(xs).sort()
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]
+}
+
+/** Turns newest first, as many as fit `budget` real tokens, one a line. */
+function newestTurns(turns, cost, budget) {
+  const out = []
+  let used = 0
+  for (let i = turns.length - 1; i >= 0; i--) {
+    if (used + cost.get(turns[i].id) > budget) break
+    used += cost.get(turns[i].id)
+    out.push(turns[i].text)
+  }
+  return out.reverse().join('\n')
+}
+
+/** BM25's best turns, as many as fit `budget` real tokens (skipping one that does not fit). */
+function bm25Turns(index, byId, cost, question, budget) {
+  const out = []
+  let used = 0
+  for (const r of index.search(question)) {
+    const c = cost.get(r.id)
+    if (used + c > budget) continue
+    used += c
+    out.push(byId.get(r.id).text)
+  }
+  return out.join('\n')
+}
+
+function score(q, context) {
+  const lower = context.toLowerCase()
+  const found = q.evidenceTexts.filter((t) => context.includes(t)).length
+  return { evidence: found / q.evidenceTexts.length, answer: lower.includes(q.answer.toLowerCase()) ? 1 : 0 }
+}
+
+function engineContext(out) {
+  const parts = []
+  if (typeof out.systemPromptAddition === 'string') parts.push(out.systemPromptAddition)
+  for (const m of out.messages ?? []) {
+    if (typeof m.content === 'string') parts.push(m.content)
+    else if (Array.isArray(m.content)) for (const b of m.content) if (b?.type === 'text') parts.push(b.text)
+  }
+  return parts.join('\n')
+}
+
+async function main() {
+  const chats = (await loadLongChats({ count: CHATS })).slice(0, CHATS)
+  const builders = ['MemoryStore.assemble', 'OpenClaw engine', 'newest turns', 'BM25 (MiniSearch)']
+  const acc = new Map()
+  for (const b of builders) for (const budget of BUDGETS) acc.set(`${b}@${budget}`, { evidence: 0, answer: 0, n: 0, tokens: [], over: 0, ms: [], kinds: {} })
+  const add = (b, budget, s, tokens, ms, kind) => {
+    const a = acc.get(`${b}@${budget}`)
+    const k = (a.kinds[kind] ??= { evidence: 0, n: 0 })
+    k.evidence += s.evidence
+    k.n++
+    a.evidence += s.evidence
+    a.answer += s.answer
+    a.n++
+    a.tokens.push(tokens)
+    if (tokens > budget) a.over++
+    if (ms !== undefined) a.ms.push(ms)
+  }
+  let questions = 0
+  let turnsTotal = 0
+  for (const chat of chats) {
+    const turns = chat.sessions.flatMap((s) => s.turns)
+    turnsTotal += turns.length
+    const byId = new Map(turns.map((t) => [t.id, t]))
+    const cost = new Map(turns.map((t) => [t.id, referenceTokens(`${t.text}\n`)]))
+    const now = turns[turns.length - 1].ts + DAY
+    // The memory store, every turn in order with the default compaction after each.
+    const memory = new MemoryStore()
+    const sessionId = `bench:${chat.id}`
+    let lane = null
+    for (const t of turns) {
+      ;[{ threadKey: lane }] = memory.ingest([{ sessionId, chatId: chat.id, messageId: t.id, role: t.role, text: t.text, ts: t.ts }])
+      memory.compact(sessionId, lane, { now: t.ts })
+    }
+    // The OpenClaw engine, fed as the host feeds it: one committed turn at a time.
+    const engine = createContextEngine({ path: ':memory:', history: false, threadStatus: false, threadBlock: false })
+    const sessionKey = `agent:main:bench:direct:${chat.id}`
+    for (const s of chat.sessions) {
+      for (const t of s.turns) {
+        await engine.afterTurn({ sessionId: `${chat.id}-${s.start}`, sessionKey, messages: [{ id: t.id, role: t.role, content: t.text, timestamp: t.ts }] })
+      }
+    }
+    const index = new MiniSearch({ fields: ['text'], idField: 'id' })
+    index.addAll(turns.map((t) => ({ id: t.id, text: t.text })))
+    for (const [qi, q] of chat.questions.entries()) {
+      if (qi % EVERY !== 0) continue
+      questions++
+      q.evidenceTexts = q.evidence.map((id) => byId.get(id).text)
+      for (const budget of BUDGETS) {
+        const t0 = process.hrtime.bigint()
+        const a = memory.assemble({ sessionId, threadKey: lane, userMessage: q.question, budgetTokens: budget, now })
+        const ms = Number(process.hrtime.bigint() - t0) / 1e6
+        add('MemoryStore.assemble', budget, score(q, a.text), referenceTokens(a.text), ms, q.kind)
+        const e = engineContext(await engine.assemble({ sessionId: `${chat.id}-ask`, sessionKey, messages: [], prompt: q.question, tokenBudget: budget }))
+        add('OpenClaw engine', budget, score(q, e), referenceTokens(e), undefined, q.kind)
+        const n = newestTurns(turns, cost, budget)
+        add('newest turns', budget, score(q, n), referenceTokens(n), undefined, q.kind)
+        const b = bm25Turns(index, byId, cost, q.question, budget)
+        add('BM25 (MiniSearch)', budget, score(q, b), referenceTokens(b), undefined, q.kind)
+      }
+    }
+    memory.close()
+    await engine.dispose()
+  }
+  const rows = []
+  for (const b of builders) {
+    for (const budget of BUDGETS) {
+      const a = acc.get(`${b}@${budget}`)
+      rows.push({
+        builder: b,
+        budget,
+        evidenceRecall: a.evidence / a.n,
+        answerContainment: a.answer / a.n,
+        meanTokens: a.tokens.reduce((x, y) => x + y, 0) / a.n,
+        maxTokens: Math.max(...a.tokens),
+        overBudget: a.over,
+        p50Ms: a.ms.length ? quantile(a.ms, 0.5) : null,
+        p99Ms: a.ms.length ? quantile(a.ms, 0.99) : null,
+        byKind: Object.fromEntries(Object.entries(a.kinds).map(([k, v]) => [k, { evidenceRecall: v.evidence / v.n, questions: v.n }])),
+      })
+    }
+  }
+  const at = (b, budget) => rows.find((r) => r.builder === b && r.budget === budget)
+  const met = {
+    aboveBm25: BUDGETS.every((x) => at('MemoryStore.assemble', x).evidenceRecall > at('BM25 (MiniSearch)', x).evidenceRecall),
+    recallAt8000: at('MemoryStore.assemble', 8_000).evidenceRecall >= TARGETS.recallAt8000,
+    overBudget: rows.filter((r) => r.builder === 'MemoryStore.assemble' || r.builder === 'OpenClaw engine').every((r) => r.overBudget === 0),
+  }
+  if (JSON_OUT) {
+    console.log(JSON.stringify({ chats: chats.length, turns: turnsTotal, questions, rows, targets: TARGETS, met }, null, 2))
+    return
+  }
+  console.log(`memory recall: ${chats.length} chats, ${turnsTotal} turns, ${questions} questions${QUICK ? ' (quick)' : ''}`)
+  const pct = (x) => `${(100 * x).toFixed(1)}%`
+  console.log('builder                 budget  evidence  (asked / told)  answer  real tokens mean/max  over  assemble p50/p99 ms')
+  for (const r of rows) {
+    const ms = r.p50Ms === null ? '' : `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)}`
+    console.log(
+      `${r.builder.padEnd(22)} ${String(r.budget).padStart(7)}  ${pct(r.evidenceRecall).padStart(8)}  ${`${pct(r.byKind.asked?.evidenceRecall ?? 0)} / ${pct(r.byKind.told?.evidenceRecall ?? 0)}`.padStart(14)}  ${pct(r.answerContainment).padStart(6)}  ${`${r.meanTokens.toFixed(0)} / ${r.maxTokens}`.padStart(20)}  ${String(r.overBudget).padStart(4)}  ${ms}`,
+    )
+  }
+  console.log(
+    `targets: above BM25 at every budget ${met.aboveBm25 ? 'met' : 'missed'}; >= 85% at 8,000 ${met.recallAt8000 ? 'met' : 'missed'}; none over budget ${met.overBudget ? 'met' : 'missed'}`,
+  )
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})
