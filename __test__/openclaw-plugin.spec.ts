@@ -138,6 +138,26 @@ describe('the OpenClaw plugin', () => {
     await e.dispose()
   })
 
+  it('keeps the summary at a small budget and brings back a dropped message the question names, never twice', async () => {
+    const e = engine('small-budget.sqlite')
+    const messages = conversation(45)
+    await e.afterTurn({ sessionId: 's1', sessionKey: SLACK_THREAD, messages, prePromptMessageCount: 0, sessionFile: 'x' })
+    for (const budget of [2_000, 3_000]) {
+      const out = await e.assemble({ sessionId: 's1', sessionKey: SLACK_THREAD, messages, tokenBudget: budget, prompt: 'what did we decide about part 12 of the rollout?' })
+      expect(out.estimatedTokens).toBeLessThanOrEqual(budget)
+      // The summary gets its share even when the budget is small (cut to its newest items).
+      expect(out.systemPromptAddition).toMatch(/<thread_summary>\n/)
+      // Part 12 is long out of the kept messages: it comes back with this turn, dated.
+      const carrier = out.messages.findLast((m) => m.role === 'user')!
+      const block = (carrier.content as Array<{ text: string }>)[0].text
+      expect(block).toMatch(/<retrieved_messages>\n## \w{3} \d+ \w{3} \d{4} \(/)
+      expect(block).toContain('We decided to ship part 12 of the rollout behind a flag.')
+      const sent = out.messages.map((m) => JSON.stringify(m.content)).join('\n')
+      expect(sent.split('ship part 12 of').length - 1).toBe(1)
+    }
+    await e.dispose()
+  })
+
   it('commits an accepted turn once per advancement key, and maintains by compacting when due', async () => {
     const e = engine('commit.sqlite')
     expect(e.info.transcriptSemantics).toEqual({

@@ -269,7 +269,7 @@ class MemoryContextEngine {
    * One call into the store's assembly: the layers, the retrieved messages, the thread
    * block and the history share `tokenBudget` with the host's own messages, which are
    * kept from the newest (whole turns, the current one always). What changes seldom
-   * (policy, personality, summary, memories, history) goes into `systemPromptAddition`,
+   * (policy, personality, summary, history) goes into `systemPromptAddition`,
    * a prefix the model's prompt cache can reuse; what changes every turn (the messages
    * retrieved for this question, the thread block) goes with the newest user message,
    * after that prefix.

@@ -1,7 +1,9 @@
 //! Layered assembly: the context for one user message, from the store, in the seed's
 //! order (policy, personality, thread summary, retrieved memories, retrieved messages,
 //! recent messages of the same lane, quoted reply context, user message) within a hard
-//! token budget that it uses.
+//! token budget that it uses. A caller's system blocks come after the summary, its turn
+//! blocks after the memories; everything from the memories on (retrieved for this
+//! message) is the turn part, what comes before it the stable part.
 //!
 //! How the budget is shared. The policy, the personality, the quoted reply and the user
 //! message come first; what the budget leaves after them (the rest) goes to the other
@@ -151,11 +153,11 @@ pub struct Assembled {
     pub recent_included: usize,
     /// The policy and the user message alone exceed the budget.
     pub over_budget: bool,
-    /// The part that changes seldom (policy, personality, summary, memories, system
-    /// blocks), for a cached prefix.
+    /// The part that changes seldom (policy, personality, summary, system blocks), for a
+    /// cached prefix.
     pub system: String,
-    /// The part that changes every turn (turn blocks, retrieved and recent messages,
-    /// quoted reply, user message). `text` is `system` then `turn`.
+    /// The part that changes every turn (memories, turn blocks, retrieved and recent
+    /// messages, quoted reply, user message). `text` is `system` then `turn`.
     pub turn: String,
     /// With caller's messages: the first one kept (all before it are left out).
     pub keep_from: usize,
@@ -345,11 +347,12 @@ impl Plan<'_> {
             self.policy.as_str(),
             self.personality.as_deref().unwrap_or_default(),
             self.summary.as_ref().map_or("", |s| s.0.as_str()),
-            &memories,
             &system_blocks,
         ]
         .concat();
+        // The memories are retrieved for this message: they change with it.
         let turn = [
+            memories.as_str(),
             turn_blocks.as_str(),
             &passages,
             &recent,
@@ -507,18 +510,8 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
         passage_order: Vec::new(),
         recent: Block::default(),
         host: None,
-        turn_blocks: req
-            .turn_blocks
-            .iter()
-            .filter(|b| !b.trim().is_empty())
-            .map(|b| format!("{}\n", b.trim_end()))
-            .collect(),
-        system_blocks: req
-            .system_blocks
-            .iter()
-            .filter(|b| !b.trim().is_empty())
-            .map(|b| format!("{}\n", b.trim_end()))
-            .collect(),
+        turn_blocks: blocks(req.turn_blocks),
+        system_blocks: blocks(req.system_blocks),
     };
     let summary_record = store.record(req.session_id, RecordKind::ThreadSummary, req.thread_key)?;
     if let Some(messages) = req.host {
@@ -882,8 +875,8 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
         turn,
         keep_from: plan.host.as_ref().map_or(0, |h| h.from),
         summary_covers: plan.host.as_ref().map_or(0, |h| h.floor),
-        turn_blocks_left_out: given(req.turn_blocks) - plan.turn_blocks.len(),
-        system_blocks_left_out: given(req.system_blocks) - plan.system_blocks.len(),
+        turn_blocks_left_out: blocks(req.turn_blocks).len() - plan.turn_blocks.len(),
+        system_blocks_left_out: blocks(req.system_blocks).len() - plan.system_blocks.len(),
         tokens,
         memories_included: plan.memories_kept,
         passages_included: plan.passages.lines.len(),
@@ -891,9 +884,13 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
     })
 }
 
-/// The blocks of `blocks` that are not empty.
-fn given(blocks: &[&str]) -> usize {
-    blocks.iter().filter(|b| !b.trim().is_empty()).count()
+/// The caller's blocks that are not empty, each ending in one line break.
+fn blocks(given: &[&str]) -> Vec<String> {
+    given
+        .iter()
+        .filter(|b| !b.trim().is_empty())
+        .map(|b| format!("{}\n", b.trim_end()))
+        .collect()
 }
 
 /// The turns before and after `hit` in its lane, nearest first ([`NEIGHBOURS`] each

@@ -645,12 +645,13 @@ pub struct AssembledContext {
     pub recent_included: f64,
     /// The policy and the user message alone exceed the budget (both still included).
     pub over_budget: bool,
-    /// The part of `text` that changes seldom (policy, personality, summary, memories,
-    /// system blocks): for the system prompt, where a cached prefix can reuse it.
+    /// The part of `text` that changes seldom (policy, personality, summary, system
+    /// blocks): for the system prompt, where a cached prefix can reuse it.
     pub system: String,
-    /// The part of `text` that changes every turn (turn blocks, retrieved and recent
-    /// messages, quoted reply, user message): for after the cached prefix, with the
-    /// newest user turn. `text` is `system` followed by `turn`.
+    /// The part of `text` that changes every turn (the memories retrieved for this
+    /// message, turn blocks, retrieved and recent messages, quoted reply, user message):
+    /// for after the cached prefix, with the newest user turn. `text` is `system`
+    /// followed by `turn`.
     pub turn: String,
     /// With `hostMessages`: the index of the first one to send (0 without).
     pub keep_from: f64,

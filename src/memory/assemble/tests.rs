@@ -182,24 +182,16 @@ fn long_lane(n: usize, needle: Option<(usize, &str)>) -> MemoryStore {
     s
 }
 
-fn ask<'a>(query: &'a str, budget: u64) -> AssembleRequest<'a> {
+fn ask(query: &str, budget: u64) -> AssembleRequest<'_> {
     AssembleRequest {
-        session_id: S,
-        thread_key: "root:42",
         policy: "",
         personality: "",
         user_message: query,
         quoted_reply: None,
-        query: None,
         recent: None,
-        memories: 5,
-        budget_tokens: budget,
+        thread_key: "root:42",
         now_ms: T0 + 3 * 86_400_000 + 43_200_000,
-        host: None,
-        passages_max_tokens: None,
-        passages_min_terms: 1,
-        turn_blocks: &[],
-        system_blocks: &[],
+        ..request(budget)
     }
 }
 
@@ -519,12 +511,12 @@ fn the_current_turn_is_always_kept_and_a_block_that_does_not_fit_gives_way() {
 }
 
 #[test]
-fn the_summary_and_memories_are_the_stable_part_the_retrieved_messages_the_turn_part() {
+fn the_summary_is_the_stable_part_what_is_retrieved_for_the_message_the_turn_part() {
     let s = store();
     let a = assemble(&s, &request(10_000)).unwrap_or_else(|e| panic!("{e}"));
-    assert!(a.system.contains("<thread_summary>") && a.system.contains("<memories>"));
-    assert!(!a.system.contains("<recent_messages>") && !a.system.contains("<user_message>"));
-    assert!(a.turn.contains("<user_message>"));
+    assert!(a.system.contains("<thread_summary>") && a.system.contains("<policy>"));
+    assert!(!a.system.contains("<memories>") && !a.system.contains("<recent_messages>"));
+    assert!(a.turn.starts_with("<memories>") && a.turn.contains("<user_message>"));
 }
 
 #[test]
