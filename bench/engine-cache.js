@@ -16,7 +16,7 @@
 // Targets (at OpenClaw's budget): median prefix share >= 0.9; cost below the whole
 // transcript's.
 //
-//   node bench/engine-cache.js [--json]
+//   node bench/engine-cache.js [--json] [--recall 1000,500,0]   (recallTokens values to run)
 'use strict'
 
 const path = require('node:path')
@@ -29,8 +29,9 @@ const BUDGETS = [{ name: "OpenClaw's (200K model)", tokens: 180_000 }, { name: '
 const BASE_SYSTEM = 'You are the team assistant in a Slack workspace. Answer briefly and cite the thread when you can.'
 const SESSION_KEY = 'agent:main:slack:channel:c0bench:thread:1700000000.000100'
 const TARGETS = { medianPrefixShare: 0.9, costVsWhole: 1 }
-/** The engine's retrieval per turn: its default, and off. */
-const RECALL = [{ name: 'recallTokens 1000 (default)', tokens: 1_000 }, { name: 'recallTokens 0', tokens: 0 }]
+/** The engine's retrieval per turn (`--recall`): its default, and off. */
+const recallArg = process.argv.indexOf('--recall')
+const RECALL = (recallArg > 0 ? process.argv[recallArg + 1] : '1000,0').split(',').map((t) => ({ name: `recallTokens ${t}`, tokens: Number(t) }))
 const READ = 0.1
 const WRITE = 1.25
 
