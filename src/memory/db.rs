@@ -11,11 +11,14 @@ pub const CACHE_KIB: i64 = 65_536;
 /// WAL pages between automatic checkpoints (16,384 pages of 4 KiB: 64 MiB).
 pub const WAL_CHECKPOINT_PAGES: i64 = 16_384;
 
+/// Prepared statements kept per connection.
+pub const STATEMENT_CACHE: usize = 64;
+
 /// How long a write waits for another connection's lock before it fails.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The schema, one step per version: step `i` takes the file from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 6] = [
+pub(super) const MIGRATIONS: [&str; 6] = [
     r"
 CREATE TABLE messages (
     seq        INTEGER PRIMARY KEY,
@@ -170,11 +173,21 @@ ALTER TABLE records ADD COLUMN fence INTEGER NOT NULL DEFAULT 0;
 ",
     // The full-text index of every stored message (see `super::passages`): contentless
     // (the text is in `messages`), its rowid the message's `seq`. The messages stored
-    // before it are indexed by `passages::backfill` in the same transaction.
+    // before it are indexed by `passages::backfill` in the same transaction. And each
+    // lane's size and characters, the statistics its searches rank by.
     r"
 CREATE VIRTUAL TABLE messages_index USING fts5 (
     scope, body, content = '', contentless_delete = 1,
     tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TABLE lane_stats (
+    session_id TEXT NOT NULL,
+    thread_key TEXT NOT NULL,
+    messages   INTEGER NOT NULL,
+    chars      INTEGER NOT NULL,
+    PRIMARY KEY (session_id, thread_key)
+) WITHOUT ROWID;
+INSERT INTO lane_stats (session_id, thread_key, messages, chars)
+    SELECT session_id, thread_key, count(*), sum(length(text)) FROM messages GROUP BY 1, 2;
 ",
 ];
 
@@ -278,6 +291,8 @@ fn open_by(path: &str, deadline: Instant) -> Result<Connection, MemoryError> {
         |r| r.get(0),
     )?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // An assembly alone uses more statements than rusqlite's default cache of 16 holds.
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     migrate(&mut conn)?;
     Ok(conn)
 }

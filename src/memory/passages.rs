@@ -209,6 +209,12 @@ pub const BM25_K1: f64 = 1.2;
 /// BM25's length normalization: 0 ignores a message's length, 1 divides by it.
 pub const BM25_B: f64 = 0.75;
 
+/// The most a message's length can lift its score: BM25's factor for a message of no
+/// length, `(k1 + 1) / (1 + k1 (1 - b))`.
+const MAX_LIFT: f64 = (BM25_K1 + 1.0) / (1.0 + BM25_K1 * (1.0 - BM25_B));
+/// Matches whose lengths are read at a time.
+const LENGTH_CHUNK: usize = 256;
+
 /// The inverse document frequency of a term found in `df` of `n` messages (BM25's, never
 /// negative).
 pub fn idf(n: usize, df: usize) -> f64 {
@@ -242,15 +248,19 @@ impl MemoryStore {
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
-    /// How many messages `lane` of `session` holds.
-    pub fn lane_size(&self, session: &str, lane: &str) -> Result<usize, MemoryError> {
-        let n: i64 = self
+    /// How many messages `lane` of `session` holds, and their mean length in characters.
+    pub fn lane_stats(&self, session: &str, lane: &str) -> Result<(usize, f64), MemoryError> {
+        let (n, chars): (i64, i64) = self
             .conn
             .prepare_cached(
-                "SELECT count(*) FROM messages WHERE session_id = ?1 AND thread_key = ?2",
+                "SELECT messages, chars FROM lane_stats WHERE session_id = ?1 AND thread_key = ?2",
             )?
-            .query_row(params![session, lane], |r| r.get(0))?;
-        Ok(usize::try_from(n).unwrap_or(0))
+            .query_row(params![session, lane], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?
+            .unwrap_or((0, 0));
+        #[allow(clippy::cast_precision_loss)] // counts are far below 2^53
+        let mean = if n > 0 { chars as f64 / n as f64 } else { 0.0 };
+        Ok((usize::try_from(n).unwrap_or(0), mean))
     }
 
     /// The messages of `lane` older than `below_seq` that hold any of `terms`, best
@@ -259,7 +269,7 @@ impl MemoryStore {
     ///
     /// BM25 over the lane: a message scores, for each term it holds, the term's IDF
     /// counted among the lane's messages, saturated by the message's length against the
-    /// mean length of the matches ([`BM25_K1`], [`BM25_B`]; a term counts once per
+    /// lane's mean length ([`BM25_K1`], [`BM25_B`]; a term counts once per
     /// message: chat messages are short, and one said twice is rarely more relevant).
     /// Ties go to the newer message. The statistics are the lane's own, so a search
     /// costs what the lane's matching messages cost, whatever else the file holds.
@@ -274,7 +284,7 @@ impl MemoryStore {
         if terms.is_empty() || limit == 0 {
             return Ok((Vec::new(), Vec::new()));
         }
-        let n = self.lane_size(session, lane)?;
+        let (n, mean) = self.lane_stats(session, lane)?;
         let scope = lane_token(session, lane);
         // Per message: the sum of the IDFs of the terms it holds.
         let mut idfs: std::collections::HashMap<i64, (f64, usize)> =
@@ -302,12 +312,21 @@ impl MemoryStore {
         if idfs.is_empty() {
             return Ok((Vec::new(), weights));
         }
-        let lengths = self.text_lengths(idfs.keys().copied())?;
-        #[allow(clippy::cast_precision_loss)] // lengths are far below 2^53
-        let mean = lengths.values().sum::<usize>() as f64 / lengths.len().max(1) as f64;
-        let mut hits: Vec<Hit> = idfs
+        // Best first by terms alone; lengths are read a chunk at a time, and no more once
+        // the next chunk's best could not reach the `limit`-th score even at the shortest
+        // length (the most a length can lift a score is MAX_LIFT).
+        let mut candidates: Vec<(i64, f64, usize)> = idfs
             .into_iter()
-            .map(|(seq, (sum, terms))| {
+            .map(|(seq, (sum, terms))| (seq, sum, terms))
+            .collect();
+        candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        let mut hits: Vec<Hit> = Vec::with_capacity(limit + LENGTH_CHUNK);
+        for chunk in candidates.chunks(LENGTH_CHUNK) {
+            if hits.len() >= limit && chunk[0].1 * MAX_LIFT < hits[limit - 1].score {
+                break;
+            }
+            let lengths = self.text_lengths(chunk.iter().map(|c| c.0))?;
+            hits.extend(chunk.iter().map(|&(seq, sum, terms)| {
                 #[allow(clippy::cast_precision_loss)]
                 let dl = lengths.get(&seq).copied().unwrap_or(0) as f64;
                 let norm = 1.0 - BM25_B + BM25_B * dl / mean.max(1.0);
@@ -316,10 +335,10 @@ impl MemoryStore {
                     score: sum * (BM25_K1 + 1.0) / (1.0 + BM25_K1 * norm),
                     terms,
                 }
-            })
-            .collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.seq.cmp(&a.seq)));
-        hits.truncate(limit);
+            }));
+            hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.seq.cmp(&a.seq)));
+            hits.truncate(limit);
+        }
         Ok((hits, weights))
     }
 
@@ -355,10 +374,12 @@ impl MemoryStore {
         if terms.len() < 2 || limit == 0 {
             return Ok(Vec::new());
         }
+        // The message's own lane is left out by the index, not read and dropped.
         let expression = format!(
-            "scope : \"{}\" AND {}",
+            "(scope : \"{}\" AND {}) NOT scope : \"{}\"",
             session_token(session),
-            body_expression(terms, "AND")
+            body_expression(terms, "AND"),
+            lane_token(session, lane)
         );
         let mut out = Vec::new();
         // Newest first.
@@ -413,18 +434,20 @@ impl MemoryStore {
         after: bool,
         n: usize,
     ) -> Result<Vec<ChatMessage>, MemoryError> {
-        let sql = if after {
-            "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
-             WHERE session_id = ?1 AND thread_key = ?2 AND seq > ?3 ORDER BY seq LIMIT ?4"
-        } else {
-            "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
-             WHERE session_id = ?1 AND thread_key = ?2 AND seq < ?3 ORDER BY seq DESC LIMIT ?4"
-        };
-        let limit = i64::try_from(n).unwrap_or(i64::MAX);
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let rows = stmt.query_map(params![session, lane, seq, limit], super::store::chat_row)?;
+        let mut stmt = self.conn.prepare_cached(&neighbours_sql(after, n))?;
+        let rows = stmt.query_map(params![session, lane, seq], super::store::chat_row)?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
+}
+
+/// The statement of [`MemoryStore::lane_neighbours`]. Its LIMIT is written in, not bound:
+/// SQLite plans a statement with a bound LIMIT again for every new value.
+pub(super) fn neighbours_sql(after: bool, n: usize) -> String {
+    let (cmp, order) = if after { (">", "ASC") } else { ("<", "DESC") };
+    format!(
+        "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
+         WHERE session_id = ?1 AND thread_key = ?2 AND seq {cmp} ?3 ORDER BY seq {order} LIMIT {n}"
+    )
 }
 
 /// Indexes the messages stored before the index existed (a file from an older version),

@@ -280,6 +280,9 @@ pub struct Compaction {
     pub source: SummarySource,
 }
 
+/// Messages and characters stored per (session, lane) by one batch.
+type LaneTally = std::collections::HashMap<(String, String), (i64, i64)>;
+
 /// The store over one SQLite file.
 #[derive(Debug)]
 pub struct MemoryStore {
@@ -329,7 +332,8 @@ impl MemoryStore {
     /// Stores a message verbatim and returns its thread key. Storing the same message id of
     /// a session again changes nothing and returns the key it was stored under.
     pub fn ingest(&mut self, m: &NewMessage<'_>) -> Result<String, MemoryError> {
-        self.insert(m).map(|(key, _)| key)
+        let mut out = self.ingest_batch(std::slice::from_ref(m))?;
+        Ok(out.pop().map(|(key, _)| key).unwrap_or_default())
     }
 
     /// Stores messages in one transaction: all of them or, on an error, none. Returns each
@@ -339,10 +343,12 @@ impl MemoryStore {
         messages: &[NewMessage<'_>],
     ) -> Result<Vec<(String, bool)>, MemoryError> {
         let tx = self.conn.unchecked_transaction()?;
+        let mut tally = LaneTally::default();
         let out = messages
             .iter()
-            .map(|m| self.insert(m))
+            .map(|m| self.insert(m, &mut tally))
             .collect::<Result<Vec<_>, _>>()?;
+        self.add_lane_stats(&tally)?;
         tx.commit()?;
         Ok(out)
     }
@@ -367,15 +373,37 @@ impl MemoryStore {
             .execute(params![advancement_key, session, now_ms])?
             == 1;
         if fresh {
+            let mut tally = LaneTally::default();
             for m in messages {
-                self.insert(m)?;
+                self.insert(m, &mut tally)?;
             }
+            self.add_lane_stats(&tally)?;
         }
         tx.commit()?;
         Ok(fresh)
     }
 
-    fn insert(&self, m: &NewMessage<'_>) -> Result<(String, bool), MemoryError> {
+    /// Adds what a batch stored to its lanes' statistics (one write per lane).
+    fn add_lane_stats(&self, tally: &LaneTally) -> Result<(), MemoryError> {
+        let mut stmt = self.conn.prepare_cached(
+            "INSERT INTO lane_stats (session_id, thread_key, messages, chars) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (session_id, thread_key) DO UPDATE SET
+                 messages = messages + excluded.messages, chars = chars + excluded.chars",
+        )?;
+        // In key order: the same file gets the same writes in the same order.
+        let mut lanes: Vec<_> = tally.iter().collect();
+        lanes.sort();
+        for ((session, lane), (messages, chars)) in lanes {
+            stmt.execute(params![session, lane, messages, chars])?;
+        }
+        Ok(())
+    }
+
+    fn insert(
+        &self,
+        m: &NewMessage<'_>,
+        tally: &mut LaneTally,
+    ) -> Result<(String, bool), MemoryError> {
         let placement = Placement {
             chat_id: m.chat_id,
             topic_id: m.topic_id,
@@ -405,6 +433,11 @@ impl MemoryStore {
             ])?;
         if inserted == 1 {
             self.index_message(self.conn.last_insert_rowid(), m.session_id, &key, m.text)?;
+            let t = tally
+                .entry((m.session_id.to_string(), key.clone()))
+                .or_insert((0, 0));
+            t.0 += 1;
+            t.1 += i64::try_from(m.text.chars().count()).unwrap_or(i64::MAX);
             return Ok((key, true));
         }
         let stored = self.lane_of(m.session_id, m.message_id)?.unwrap_or(key);
@@ -808,7 +841,9 @@ impl MemoryStore {
                  WHERE {table} MATCH ?1 AND r.session_id = ?2
                    AND (r.kind IN ('fact', 'preference', 'outcome')
                         OR (r.kind = 'thread_summary' AND r.thread_key = ?3))
-                 ORDER BY score LIMIT ?4",
+                 ORDER BY score LIMIT {limit}",
+                // Written in, not bound: SQLite plans a bound LIMIT again for every value.
+                limit = i64::try_from(k).unwrap_or(i64::MAX),
                 cols = RECORD_COLUMNS
                     .split(", ")
                     .map(|c| format!("r.{c}"))
@@ -816,9 +851,8 @@ impl MemoryStore {
                     .join(", ")
             );
             let mut stmt = self.conn.prepare_cached(&sql)?;
-            let limit = i64::try_from(k).unwrap_or(i64::MAX);
             // The score comes after the record's columns, so `record_row` reads the rest.
-            let rows = stmt.query_map(params![q, session, lane, limit], |r| {
+            let rows = stmt.query_map(params![q, session, lane], |r| {
                 Ok((r.get::<_, f64>(9)?, record_row(r)?))
             })?;
             for row in rows {

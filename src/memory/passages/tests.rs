@@ -197,3 +197,147 @@ fn query_syntax_in_a_question_is_only_words() {
             .unwrap_or_else(|e| panic!("{q}: {e}"));
     }
 }
+
+#[test]
+fn reading_lengths_only_as_far_as_the_top_can_change_gives_the_top_of_the_whole_ranking() {
+    // 1,500 messages of varied length over a few words: many more matches than a chunk.
+    let words = ["queue", "release", "venue", "budget", "rollout", "lunch"];
+    let mut texts = Vec::new();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for i in 0..1_500 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let n = usize::try_from(x % 24).unwrap_or(0) + 1;
+        let text: Vec<&str> = (0..n)
+            .map(|k| words[usize::try_from((x >> (k % 50)) % 6).unwrap_or(0)])
+            .chain(std::iter::once(if i % 3 == 0 { "filler" } else { "words" }))
+            .collect();
+        texts.push(text.join(" "));
+    }
+    let ids: Vec<String> = (0..texts.len()).map(|i| i.to_string()).collect();
+    let rows: Vec<(&str, Option<&str>, &str)> = ids
+        .iter()
+        .zip(&texts)
+        .map(|(id, t)| (id.as_str(), None, t.as_str()))
+        .collect();
+    let s = store_with(&rows);
+    for q in [
+        "venue budget",
+        "queue release rollout",
+        "lunch",
+        "filler venue",
+    ] {
+        let terms = query_terms(q);
+        let (all, _) = s
+            .lane_hits(S, "root:42", &terms, i64::MAX, 100_000)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(all.len() > 2 * LENGTH_CHUNK, "{q}: {}", all.len());
+        for k in [1, 10, 200] {
+            let (top, _) = s
+                .lane_hits(S, "root:42", &terms, i64::MAX, k)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(top, all[..k], "{q} @{k}");
+        }
+    }
+}
+
+#[test]
+fn the_searches_of_an_assembly_are_prepared_once_not_again_for_each_value() {
+    use rusqlite::StatementStatus;
+    let texts: Vec<String> = (0..300)
+        .map(|i| format!("message {i} about the release {}", i % 7))
+        .collect();
+    let ids: Vec<String> = (0..300).map(|i| i.to_string()).collect();
+    let rows: Vec<(&str, Option<&str>, &str)> = ids
+        .iter()
+        .zip(&texts)
+        .map(|(id, t)| (id.as_str(), None, t.as_str()))
+        .collect();
+    let s = store_with(&rows);
+    // A bound LIMIT makes SQLite plan the statement again for every new value.
+    for (i, q) in ["release 3", "release 4", "message 5", "about 6"]
+        .iter()
+        .enumerate()
+    {
+        let seq = 100 + i64::try_from(i).unwrap_or(0);
+        s.lane_hits(S, "root:42", &query_terms(q), i64::MAX, 10 + i)
+            .unwrap_or_else(|e| panic!("{e}"));
+        s.lane_neighbours(S, "root:42", seq, false, 2)
+            .unwrap_or_else(|e| panic!("{e}"));
+        s.lane_neighbours(S, "root:42", seq, true, 2)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    for after in [false, true] {
+        let st = s
+            .conn
+            .prepare_cached(&neighbours_sql(after, 2))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(st.get_status(StatementStatus::Run), 4);
+        assert_eq!(st.get_status(StatementStatus::RePrepare), 0);
+    }
+}
+
+#[test]
+fn a_lanes_statistics_count_each_stored_message_once() {
+    let mut s = store_with(&[
+        ("1", None, "abcd"),
+        ("2", None, "ab"),
+        ("3", Some("7"), "x"),
+    ]);
+    assert_eq!(s.lane_stats(S, "root:42").unwrap_or_default(), (2, 3.0));
+    assert_eq!(s.lane_stats(S, "topic:42:7").unwrap_or_default(), (1, 1.0));
+    assert_eq!(s.lane_stats(S, "root:43").unwrap_or_default(), (0, 0.0));
+    // Stored again: nothing changes. A new one, alone or in a committed turn, counts.
+    let again = NewMessage {
+        session_id: S,
+        chat_id: "42",
+        message_id: "2",
+        role: Role::User,
+        text: "ab",
+        ts_ms: 0,
+        topic_id: None,
+        reply_to: None,
+    };
+    s.ingest(&again).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.lane_stats(S, "root:42").unwrap_or_default(), (2, 3.0));
+    let fresh = NewMessage {
+        message_id: "4",
+        text: "abcdef",
+        ..again.clone()
+    };
+    s.commit_turn("k1", S, &[fresh], 0)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.lane_stats(S, "root:42").unwrap_or_default(), (3, 4.0));
+}
+
+#[test]
+fn a_file_from_before_the_index_has_its_messages_indexed_and_counted_when_opened() {
+    let dir = std::env::temp_dir().join(format!("passages-migrate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or(());
+    let path = dir.join("v5.sqlite");
+    let _ = std::fs::remove_file(&path);
+    let path = path.to_string_lossy().to_string();
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        for step in &crate::memory::db::MIGRATIONS[..5] {
+            conn.execute_batch(step).unwrap_or_else(|e| panic!("{e}"));
+        }
+        conn.pragma_update(None, "user_version", 5).unwrap_or(());
+        conn.execute(
+            "INSERT INTO messages (session_id, message_id, thread_key, role, text, ts_ms)
+             VALUES (?1, 'a', 'root:42', 'user', 'the Lisbon venue is booked', 1),
+                    (?1, 'b', 'root:42', 'assistant', 'noted', 2)",
+            [S],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let s = MemoryStore::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    let (hits, _) = s
+        .lane_hits(S, "root:42", &query_terms("venue"), i64::MAX, 10)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ids(&s, &hits), ["a"]);
+    assert_eq!(s.lane_stats(S, "root:42").unwrap_or_default(), (2, 15.5));
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
