@@ -122,12 +122,11 @@ describe('the OpenClaw plugin', () => {
     expect(out.estimatedTokens).toBeLessThanOrEqual(budget)
     expect(out.messages.length).toBeLessThan(messages.length)
     expect(out.messages[0].role).toBe('user')
-    // The kept messages are the host's own objects, tool calls with their results; the
-    // newest user message is a copy that carries this turn's retrieved messages first.
-    const carrier = out.messages.findLastIndex((m) => m.role === 'user')
-    expect(out.messages.filter((_, i) => i !== carrier).every((m) => messages.includes(m))).toBe(true)
-    const original = messages.findLast((m) => m.role === 'user')!
-    expect(out.messages[carrier].content).toEqual([{ type: 'text', text: expect.stringMatching(/^<memory_for_this_turn>\n<retrieved_messages>\n## /) }, { type: 'text', text: original.content }])
+    // The kept messages are the host's own objects, tool calls with their results (OpenClaw
+    // keeps what assemble returns: a changed message would come back every turn). This
+    // turn's retrieved messages (off by default) are not there.
+    expect(out.messages.every((m) => messages.includes(m))).toBe(true)
+    expect(out.systemPromptAddition).not.toContain('<retrieved_messages>')
     for (const [i, m] of out.messages.entries()) {
       if (m.role === 'toolResult') expect(out.messages[i - 1].role).toBe('assistant')
     }
@@ -138,8 +137,8 @@ describe('the OpenClaw plugin', () => {
     await e.dispose()
   })
 
-  it('keeps the summary at a small budget and brings back a dropped message the question names, never twice', async () => {
-    const e = engine('small-budget.sqlite')
+  it('keeps the summary at a small budget and, with recallTokens, brings back a dropped message the question names, never twice', async () => {
+    const e = engine('small-budget.sqlite', { recallTokens: 1_000 })
     const messages = conversation(45)
     await e.afterTurn({ sessionId: 's1', sessionKey: SLACK_THREAD, messages, prePromptMessageCount: 0, sessionFile: 'x' })
     for (const budget of [2_000, 3_000]) {
@@ -147,12 +146,12 @@ describe('the OpenClaw plugin', () => {
       expect(out.estimatedTokens).toBeLessThanOrEqual(budget)
       // The summary gets its share even when the budget is small (cut to its newest items).
       expect(out.systemPromptAddition).toMatch(/<thread_summary>\n/)
-      // Part 12 is long out of the kept messages: it comes back with this turn, dated.
-      const carrier = out.messages.findLast((m) => m.role === 'user')!
-      const block = (carrier.content as Array<{ text: string }>)[0].text
-      expect(block).toMatch(/<retrieved_messages>\n## \w{3} \d+ \w{3} \d{4} \(/)
+      // Part 12 is long out of the kept messages: it comes back for this turn, dated.
+      const addition = out.systemPromptAddition ?? ''
+      const block = addition.slice(addition.indexOf('<memory_for_this_turn>'))
+      expect(block).toMatch(/^<memory_for_this_turn>\n<retrieved_messages>\n## \w{3} \d+ \w{3} \d{4} \(/)
       expect(block).toContain('We decided to ship part 12 of the rollout behind a flag.')
-      const sent = out.messages.map((m) => JSON.stringify(m.content)).join('\n')
+      const sent = [addition, ...out.messages.map((m) => JSON.stringify(m.content))].join('\n')
       expect(sent.split('ship part 12 of').length - 1).toBe(1)
     }
     await e.dispose()
@@ -278,11 +277,9 @@ describe('the OpenClaw plugin', () => {
       image,
       { type: 'text', text: original.content },
     ])
-    // Once: the next turn sends the kept messages as they are (but the newest user
-    // message, which carries the turn's retrieved messages), and the host's are untouched.
+    // Once: the next turn sends the kept messages as they are, and the host's are untouched.
     const second = await e.assemble({ sessionId: 's', sessionKey: SLACK_THREAD, messages, tokenBudget: 100_000 })
-    const carrier = second.messages.findLastIndex((m) => m.role === 'user')
-    expect(second.messages.filter((_, i) => i !== carrier).every((m) => messages.includes(m))).toBe(true)
+    expect(second.messages.every((m) => messages.includes(m))).toBe(true)
     expect(messages[2].content).toEqual([{ type: 'text', text: 'see the chart' }, image])
     await e.dispose()
   })

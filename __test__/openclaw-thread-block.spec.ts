@@ -34,11 +34,11 @@ const seen = (out: { systemPromptAddition?: string; messages: HostMessage[] }) =
     ),
   ].join('\n')
 
-/** The text the engine put with the newest user message, for this turn only. */
-const turnBlock = (out: { messages: HostMessage[] }) => {
-  const last = out.messages.at(-1)
-  const first = Array.isArray(last?.content) ? last.content[0] : undefined
-  return first && typeof first === 'object' && 'text' in first ? String(first.text) : ''
+/** The part of the system prompt addition that is for this turn only (it comes last). */
+const turnBlock = (out: { systemPromptAddition?: string }) => {
+  const addition = out.systemPromptAddition ?? ''
+  const at = addition.indexOf('<memory_for_this_turn>')
+  return at < 0 ? '' : addition.slice(at)
 }
 
 describe('the Slack thread block in the OpenClaw engine', () => {
@@ -57,11 +57,12 @@ describe('the Slack thread block in the OpenClaw engine', () => {
     store.ingestSlackResponse(C, { ok: true, messages: slackThread, has_more: false }, { threadId: ROOT })
     const e = createContextEngine({ path: ':memory:' }, { channelStore: store })
     const out = await assemble(e, THREAD)
-    // It changes every turn: it goes with the newest user message, after the prefix a
-    // prompt cache reuses, never into the system prompt addition.
+    // It changes every turn: it comes last in the addition, after what a prompt cache
+    // reuses; the host's messages are its own objects, untouched.
     expect(turnBlock(out)).toMatch(/^<memory_for_this_turn>\n/)
     expect(turnBlock(out)).toContain(BLOCK)
-    expect(out.systemPromptAddition ?? '').not.toContain('slack_thread_context')
+    expect(out.messages).toEqual(hostTurn)
+    expect(out.messages[0]).toBe(hostTurn[0])
     // Counted in the estimate, which stays within the budget.
     expect(out.estimatedTokens).toBeGreaterThanOrEqual(Math.ceil(BLOCK.length / 4))
     expect(out.estimatedTokens).toBeLessThanOrEqual(50_000)

@@ -29,9 +29,9 @@ const BUDGETS = [{ name: "OpenClaw's (200K model)", tokens: 180_000 }, { name: '
 const BASE_SYSTEM = 'You are the team assistant in a Slack workspace. Answer briefly and cite the thread when you can.'
 const SESSION_KEY = 'agent:main:slack:channel:c0bench:thread:1700000000.000100'
 const TARGETS = { medianPrefixShare: 0.9, costVsWhole: 1 }
-/** The engine's retrieval per turn (`--recall`): its default, and off. */
+/** The engine's retrieval per turn (`--recall`): off (its default), and on. */
 const recallArg = process.argv.indexOf('--recall')
-const RECALL = (recallArg > 0 ? process.argv[recallArg + 1] : '1000,0').split(',').map((t) => ({ name: `recallTokens ${t}`, tokens: Number(t) }))
+const RECALL = (recallArg > 0 ? process.argv[recallArg + 1] : '0,1000').split(',').map((t) => ({ name: `recallTokens ${t}`, tokens: Number(t) }))
 const READ = 0.1
 const WRITE = 1.25
 

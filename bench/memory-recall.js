@@ -10,7 +10,7 @@
 // Context builders, same turns, same budgets, in one run:
 //   - MemoryStore.assemble with its defaults (userMessage: the question, budgetTokens, now);
 //   - the OpenClaw engine's assemble (the question as the prompt, tokenBudget), its
-//     systemPromptAddition and messages;
+//     systemPromptAddition and messages, with its defaults and with recallTokens 1,000;
 //   - the newest turns, as many as fit the budget in real tokens;
 //   - BM25 over all turns (MiniSearch, OR of the question's words), best first, as many as
 //     fit the budget in real tokens.
@@ -86,7 +86,7 @@ function engineContext(out) {
 
 async function main() {
   const chats = (await loadLongChats({ count: CHATS })).slice(0, CHATS)
-  const builders = ['MemoryStore.assemble', 'OpenClaw engine', 'newest turns', 'BM25 (MiniSearch)']
+  const builders = ['MemoryStore.assemble', 'OpenClaw engine', 'OpenClaw engine, recall on', 'newest turns', 'BM25 (MiniSearch)']
   const acc = new Map()
   for (const b of builders) for (const budget of BUDGETS) acc.set(`${b}@${budget}`, { evidence: 0, answer: 0, n: 0, tokens: [], over: 0, ms: [], kinds: {} })
   const add = (b, budget, s, tokens, ms, kind) => {
@@ -118,12 +118,17 @@ async function main() {
       memory.compact(sessionId, lane, { now: t.ts })
     }
     // The OpenClaw engine, fed as the host feeds it: one committed turn at a time.
-    const engine = createContextEngine({ path: ':memory:', history: false, threadStatus: false, threadBlock: false })
+    // Its defaults, and with retrieval into the context on (recallTokens).
+    const engines = []
     const sessionKey = `agent:main:bench:direct:${chat.id}`
-    for (const s of chat.sessions) {
-      for (const t of s.turns) {
-        await engine.afterTurn({ sessionId: `${chat.id}-${s.start}`, sessionKey, messages: [{ id: t.id, role: t.role, content: t.text, timestamp: t.ts }] })
+    for (const options of [{}, { recallTokens: 1_000 }]) {
+      const engine = createContextEngine({ path: ':memory:', history: false, threadStatus: false, threadBlock: false, ...options })
+      for (const s of chat.sessions) {
+        for (const t of s.turns) {
+          await engine.afterTurn({ sessionId: `${chat.id}-${s.start}`, sessionKey, messages: [{ id: t.id, role: t.role, content: t.text, timestamp: t.ts }] })
+        }
       }
+      engines.push(engine)
     }
     const index = new MiniSearch({ fields: ['text'], idField: 'id' })
     index.addAll(turns.map((t) => ({ id: t.id, text: t.text })))
@@ -136,8 +141,10 @@ async function main() {
         const a = memory.assemble({ sessionId, threadKey: lane, userMessage: q.question, budgetTokens: budget, now })
         const ms = Number(process.hrtime.bigint() - t0) / 1e6
         add('MemoryStore.assemble', budget, score(q, a.text), referenceTokens(a.text), ms, q.kind)
-        const e = engineContext(await engine.assemble({ sessionId: `${chat.id}-ask`, sessionKey, messages: [], prompt: q.question, tokenBudget: budget }))
-        add('OpenClaw engine', budget, score(q, e), referenceTokens(e), undefined, q.kind)
+        for (const [i, name] of ['OpenClaw engine', 'OpenClaw engine, recall on'].entries()) {
+          const e = engineContext(await engines[i].assemble({ sessionId: `${chat.id}-ask`, sessionKey, messages: [], prompt: q.question, tokenBudget: budget }))
+          add(name, budget, score(q, e), referenceTokens(e), undefined, q.kind)
+        }
         const n = newestTurns(turns, cost, budget)
         add('newest turns', budget, score(q, n), referenceTokens(n), undefined, q.kind)
         const b = bm25Turns(index, byId, cost, q.question, budget)
@@ -145,7 +152,7 @@ async function main() {
       }
     }
     memory.close()
-    await engine.dispose()
+    for (const engine of engines) await engine.dispose()
   }
   const rows = []
   for (const b of builders) {
@@ -169,7 +176,7 @@ async function main() {
   const met = {
     aboveBm25: BUDGETS.every((x) => at('MemoryStore.assemble', x).evidenceRecall > at('BM25 (MiniSearch)', x).evidenceRecall),
     recallAt8000: at('MemoryStore.assemble', 8_000).evidenceRecall >= TARGETS.recallAt8000,
-    overBudget: rows.filter((r) => r.builder === 'MemoryStore.assemble' || r.builder === 'OpenClaw engine').every((r) => r.overBudget === 0),
+    overBudget: rows.filter((r) => r.builder.startsWith('MemoryStore') || r.builder.startsWith('OpenClaw')).every((r) => r.overBudget === 0),
   }
   if (JSON_OUT) {
     console.log(JSON.stringify({ chats: chats.length, turns: turnsTotal, questions, rows, targets: TARGETS, met }, null, 2))
@@ -177,11 +184,11 @@ async function main() {
   }
   console.log(`memory recall: ${chats.length} chats, ${turnsTotal} turns, ${questions} questions${QUICK ? ' (quick)' : ''}`)
   const pct = (x) => `${(100 * x).toFixed(1)}%`
-  console.log('builder                 budget  evidence  (asked / told)  answer  real tokens mean/max  over  assemble p50/p99 ms')
+  console.log('builder                     budget  evidence  (asked / told)  answer  real tokens mean/max  over  assemble p50/p99 ms')
   for (const r of rows) {
     const ms = r.p50Ms === null ? '' : `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)}`
     console.log(
-      `${r.builder.padEnd(22)} ${String(r.budget).padStart(7)}  ${pct(r.evidenceRecall).padStart(8)}  ${`${pct(r.byKind.asked?.evidenceRecall ?? 0)} / ${pct(r.byKind.told?.evidenceRecall ?? 0)}`.padStart(14)}  ${pct(r.answerContainment).padStart(6)}  ${`${r.meanTokens.toFixed(0)} / ${r.maxTokens}`.padStart(20)}  ${String(r.overBudget).padStart(4)}  ${ms}`,
+      `${r.builder.padEnd(26)} ${String(r.budget).padStart(7)}  ${pct(r.evidenceRecall).padStart(8)}  ${`${pct(r.byKind.asked?.evidenceRecall ?? 0)} / ${pct(r.byKind.told?.evidenceRecall ?? 0)}`.padStart(14)}  ${pct(r.answerContainment).padStart(6)}  ${`${r.meanTokens.toFixed(0)} / ${r.maxTokens}`.padStart(20)}  ${String(r.overBudget).padStart(4)}  ${ms}`,
     )
   }
   console.log(

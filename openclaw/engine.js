@@ -268,11 +268,11 @@ class MemoryContextEngine {
   /**
    * One call into the store's assembly: the layers, the retrieved messages, the thread
    * block and the history share `tokenBudget` with the host's own messages, which are
-   * kept from the newest (whole turns, the current one always). What changes seldom
-   * (policy, personality, summary, history) goes into `systemPromptAddition`,
-   * a prefix the model's prompt cache can reuse; what changes every turn (the messages
-   * retrieved for this question, the thread block) goes with the newest user message,
-   * after that prefix.
+   * kept from the newest (whole turns, the current one always) and returned as the host's
+   * own objects. `systemPromptAddition` holds what changes seldom (policy, personality,
+   * summary, history) first, then, last, what changes every turn (the memories and
+   * messages retrieved for this question, the thread block), so a prompt cache can reuse
+   * everything up to that last part.
    */
   async assembleWithin(params, messages) {
     const place = placeSession(params.sessionKey, params.sessionId)
@@ -321,18 +321,12 @@ class MemoryContextEngine {
     if (from > out.summaryCovers && this.options.compactWhenTrimming) this.trimmed.add(`${place.sessionId}\u0000${lane}`)
     let kept = messages.slice(from)
     kept = this.reattach(place, lane, summary, messages.slice(0, from), kept)
-    let system = out.system === '' ? '' : `<conversation_memory>\n${out.system}</conversation_memory>`
-    if (out.turn !== '') {
-      const block = `<memory_for_this_turn>\n${out.turn}</memory_for_this_turn>`
-      const at = lastIndex(kept, (m) => m?.role === 'user')
-      if (at >= 0) {
-        kept = kept.slice()
-        kept[at] = withLeadingText(kept[at], block)
-      } else {
-        // No user message to carry it: it goes last in the system prompt addition.
-        system = system === '' ? block : `${system}\n${block}`
-      }
-    }
+    // The host's message objects are never changed: OpenClaw keeps what assemble returns
+    // in its transcript, so a block put into a message would come back every turn.
+    const parts = []
+    if (out.system !== '') parts.push(`<conversation_memory>\n${out.system}</conversation_memory>`)
+    if (out.turn !== '') parts.push(`<memory_for_this_turn>\n${out.turn}</memory_for_this_turn>`)
+    const system = parts.join('\n')
     const result = { messages: kept, estimatedTokens: out.tokens.total }
     if (system !== '') result.systemPromptAddition = system
     return result
@@ -450,12 +444,6 @@ function estimateOf(message) {
   } catch {
     return 0
   }
-}
-
-/** A copy of `message` with `text` as a first text block (the host's object is untouched). */
-function withLeadingText(message, text) {
-  const content = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : Array.isArray(message.content) ? message.content : []
-  return { ...message, content: [{ type: 'text', text }, ...content] }
 }
 
 function positive(n) {

@@ -28,9 +28,10 @@ export interface ContextEngineOptions {
   /** No longer used (accepted so older configs stay valid): the assembly shares the budget among its layers by its own policy. */
   memoryBudgetTokens?: number
   /**
-   * Most tokens of the earlier messages retrieved for each turn (default 1,000; 0 turns
-   * retrieval off). They go with the newest user message and change every turn, so a
-   * prompt cache never reuses them.
+   * Most tokens of earlier messages retrieved into the context for each turn (default 0:
+   * off). They change every turn and come last in the system prompt addition, so with
+   * them on, a prompt cache reuses nothing after that point: more recall, at a higher
+   * cost per turn.
    */
   recallTokens?: number
   /** After a compaction, re-attach this thread's images once (default true). */

@@ -13,7 +13,7 @@ const DEFAULTS = Object.freeze({
   summarizerTimeoutMs: 20_000,
   memories: 5,
   memoryBudgetTokens: 2_000,
-  recallTokens: 1_000,
+  recallTokens: 0,
   reattachMedia: true,
   compactWhenTrimming: true,
   compaction: undefined,
