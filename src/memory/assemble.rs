@@ -388,9 +388,10 @@ impl Plan<'_> {
     }
 
     /// Takes one thing out, in the give-way order (the lowest retrieved message, the
-    /// last memory, the oldest recent message, the oldest summary item, the quoted
-    /// reply, the personality); false when nothing but the policy and the user message
-    /// is left.
+    /// last memory, the oldest recent message, the oldest kept turn of the caller's
+    /// messages, the last block, the oldest summary item, the quoted reply, the
+    /// personality); false when nothing but the policy, the user message and the
+    /// caller's current turn is left.
     fn give_way(&mut self, heading_est: f64, frame_est: f64) -> bool {
         if let Some(seq) = self.passage_order.pop() {
             self.passages.remove(seq, heading_est, frame_est);
