@@ -38,8 +38,10 @@
 //! letter, `/`, `!` or `?` and `&` before what reads as an entity; a line break inside
 //! a message continues indented, so no text can pose as a heading or another message.
 
+mod host;
 mod render;
 
+use host::HostWindow;
 use render::{day_heading, message_line, section, Block, Line};
 pub use render::{escape, escape_message};
 
@@ -167,100 +169,6 @@ pub struct Assembled {
     /// Turn and system blocks left out for the budget.
     pub turn_blocks_left_out: usize,
     pub system_blocks_left_out: usize,
-}
-
-/// The caller's messages kept: `messages[from..]`, whole turns, from the newest.
-struct HostWindow<'a> {
-    messages: &'a [HostMessage<'a>],
-    from: usize,
-    /// The window never opens before this: the lane's summary stands for the messages
-    /// before it (and retrieval brings back what a question needs of them).
-    floor: usize,
-    /// The current turn (from the last user message on): always kept.
-    mandatory: usize,
-    est: f64,
-}
-
-impl<'a> HostWindow<'a> {
-    fn new(messages: &'a [HostMessage<'a>], covered_to: Option<&str>) -> Self {
-        let mandatory = messages
-            .iter()
-            .rposition(|m| m.user)
-            .unwrap_or(messages.len());
-        // After the last message the summary covers, from the next user message on.
-        let floor = covered_to
-            .and_then(|to| {
-                messages
-                    .iter()
-                    .rposition(|m| !m.id.is_empty() && m.id == to)
-            })
-            .map_or(0, |i| {
-                messages[i + 1..]
-                    .iter()
-                    .position(|m| m.user)
-                    .map_or(messages.len(), |j| i + 1 + j)
-            })
-            .min(mandatory);
-        HostWindow {
-            messages,
-            from: mandatory,
-            floor,
-            mandatory,
-            est: messages[mandatory..].iter().map(|m| m.est).sum(),
-        }
-    }
-
-    /// The turn just before the window (`[start, from)`) and its estimate.
-    fn previous_turn(&self) -> Option<(usize, f64)> {
-        if self.from <= self.floor {
-            return None;
-        }
-        let start = self.floor
-            + self.messages[self.floor..self.from]
-                .iter()
-                .rposition(|m| m.user)?;
-        Some((
-            start,
-            self.messages[start..self.from].iter().map(|m| m.est).sum(),
-        ))
-    }
-
-    /// Takes the previous turn in when it costs at most `room`; what it cost.
-    fn extend(&mut self, room: f64) -> Option<f64> {
-        let (start, est) = self.previous_turn()?;
-        if est > room {
-            return None;
-        }
-        self.from = start;
-        self.est += est;
-        Some(est)
-    }
-
-    /// Leaves the oldest kept turn out (never the current one); false when none is left.
-    fn shrink(&mut self) -> bool {
-        if self.from >= self.mandatory {
-            return false;
-        }
-        let next = self.messages[self.from + 1..self.mandatory]
-            .iter()
-            .position(|m| m.user)
-            .map_or(self.mandatory, |j| self.from + 1 + j);
-        self.est -= self.messages[self.from..next]
-            .iter()
-            .map(|m| m.est)
-            .sum::<f64>();
-        self.from = next;
-        true
-    }
-
-    /// The stored ids of the kept messages.
-    fn ids(&self) -> HashSet<&'a str> {
-        self.messages[self.from..]
-            .iter()
-            .filter(|m| !m.id.is_empty())
-            .map(|m| m.id)
-            .collect()
-    }
 }
 
 /// The estimate allowance of a budget: the most a text's [`estimate`] may be for
