@@ -9,8 +9,8 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { placeSession, laneOf } = require('./session-key.js')
-const { textOf, imagesOf, messageId, tsOf, estimateMessage } = require('./messages.js')
-const { MemoryStore, tokenEstimate } = require('../index.js')
+const { textOf, imagesOf, messageId, tsOf, estimateMessage, centralEstimate, tokensOfText } = require('./messages.js')
+const { MemoryStore } = require('../index.js')
 const { readOptions } = require('./options.js')
 const { SlackThreadSource } = require('./slack-thread.js')
 
@@ -94,13 +94,19 @@ class MemoryContextEngine {
     }
   }
 
-  /** The memory messages of the user and assistant turns of `messages`. */
-  toMemory(place, messages) {
+  /**
+   * The memory messages of the user and assistant turns of `messages`; `ids` (when given)
+   * gets each message's stored id, '' for one that is not stored.
+   */
+  toMemory(place, messages, ids = null) {
     const batch = []
     const now = Date.now()
     for (const m of messages) {
       const text = textOf(m)
-      if (text === null || text.trim() === '') continue
+      if (text === null || text.trim() === '') {
+        ids?.push('')
+        continue
+      }
       batch.push({
         sessionId: place.sessionId,
         chatId: place.chatId,
@@ -111,16 +117,21 @@ class MemoryContextEngine {
         topicId: place.topicId,
         replyTo: place.replyTo,
       })
+      ids?.push(batch[batch.length - 1].messageId)
     }
     return batch
   }
 
-  /** Stores the user and assistant turns of `messages`; returns the lane and the count stored. */
+  /**
+   * Stores the user and assistant turns of `messages`; returns the lane, the count stored
+   * and each message's stored id ('' for one that is not stored).
+   */
   store_(place, messages) {
-    const batch = this.toMemory(place, messages)
-    if (batch.length === 0) return { lane: laneOf(place), count: 0 }
+    const ids = []
+    const batch = this.toMemory(place, messages, ids)
+    if (batch.length === 0) return { lane: laneOf(place), count: 0, ids }
     const out = this.memory().ingest(batch)
-    return { lane: out[out.length - 1].threadKey, count: out.filter((r) => r.ingested).length }
+    return { lane: out[out.length - 1].threadKey, count: out.filter((r) => r.ingested).length, ids }
   }
 
   async ingest(params) {
@@ -276,7 +287,7 @@ class MemoryContextEngine {
    */
   async assembleWithin(params, messages) {
     const place = placeSession(params.sessionKey, params.sessionId)
-    const { lane } = this.store_(place, messages)
+    const { lane, ids } = this.store_(place, messages)
     const budget = positive(params.tokenBudget) ?? positive(params.runtimeContext?.tokenBudget) ?? MAX_BUDGET
     const lastUser = lastIndex(messages, (m) => m?.role === 'user')
     const memory = this.memory()
@@ -288,11 +299,7 @@ class MemoryContextEngine {
     const history = this.historyLayers(memory, place, params, messages, share, summary)
     const query = params.prompt ?? (lastUser >= 0 ? textOf(messages[lastUser]) : '') ?? ''
     const now = Date.now()
-    const host = messages.map((m) => {
-      const text = textOf(m)
-      const stored = text !== null && text.trim() !== ''
-      return { id: stored ? messageId(m, text) : '', user: m?.role === 'user', tokens: estimateOf(m) }
-    })
+    const host = messages.map((m, i) => ({ id: ids[i], user: m?.role === 'user', tokens: centralEstimate(m) }))
     const out = memory.assemble({
       sessionId: place.sessionId,
       threadKey: lane,
@@ -311,7 +318,7 @@ class MemoryContextEngine {
       systemBlocks: history,
     })
     if (out.turnBlocksLeftOut > 0) {
-      this.note('threadBlock', `the Slack thread block (${tokenEstimate(thread[0]).upperBound} tokens) did not fit the budget (${budget}); left out`)
+      this.note('threadBlock', `the Slack thread block (${tokensOfText(thread[0])} tokens) did not fit the budget (${budget}); left out`)
     }
     if (out.systemBlocksLeftOut > 0) {
       this.note('history', `${out.systemBlocksLeftOut} of the history blocks did not fit the budget (${budget}); left out`)
@@ -434,17 +441,6 @@ const RECALL_MIN_TERMS = 2
 
 /** The most a budget can be (the store's limit); an unbounded host gets this. */
 const MAX_BUDGET = 4_294_967_295
-
-/** The central token estimate of a message as the model receives it (its JSON). */
-function estimateOf(message) {
-  try {
-    // The assembly applies the model's ratio to the whole once.
-    const t = tokenEstimate(JSON.stringify(message) ?? '')
-    return t.tokens / t.ratio
-  } catch {
-    return 0
-  }
-}
 
 function positive(n) {
   return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : undefined

@@ -62,9 +62,22 @@ function estimateMessage(message) {
   }
 }
 
+/**
+ * The central token estimate of a message as the model receives it (its JSON), before
+ * the model's ratio, which the store's assembly applies to its whole context once.
+ */
+function centralEstimate(message) {
+  try {
+    const t = tokenEstimate(JSON.stringify(message) ?? '')
+    return t.tokens / t.ratio
+  } catch {
+    return 0
+  }
+}
+
 /** The engine estimator's upper bound of a text (what its budgets count). */
 function tokensOfText(text) {
   return typeof text === 'string' ? tokenEstimate(text).upperBound : 0
 }
 
-module.exports = { textOf, imagesOf, messageId, tsOf, estimateMessage, tokensOfText }
+module.exports = { textOf, imagesOf, messageId, tsOf, estimateMessage, centralEstimate, tokensOfText }

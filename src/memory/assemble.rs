@@ -52,7 +52,7 @@ use super::store::{ChatMessage, MemoryStore, RecordKind};
 use super::summary::Summary;
 use crate::tokens::{counted, estimate, model_ratio, scale, upper_of, UPPER_OFFSET, UPPER_SLOPE};
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// The thread summary's share of the rest of the budget.
 pub const SUMMARY_SHARE: f64 = 0.20;
@@ -495,16 +495,8 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
     }
     let memories_frame = estimate("<memories>\n</memories>\n");
     let fill_memories = |plan: &mut Plan<'_>, room: f64| -> f64 {
-        let mut spent = if plan.memories_kept > 0 {
-            memories_frame
-        } else {
-            0.0
-        };
-        spent += plan.memories[..plan.memories_kept]
-            .iter()
-            .map(|m| m.est)
-            .sum::<f64>();
-        let start = spent;
+        let start = memories_taken(plan, memories_frame);
+        let mut spent = start;
         while plan.memories_kept < plan.memories.len() {
             let mut add = plan.memories[plan.memories_kept].est;
             if plan.memories_kept == 0 {
@@ -673,7 +665,6 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
     });
     let mut around: HashMap<usize, (Vec<ChatMessage>, Vec<ChatMessage>)> = HashMap::new();
     let min_line = estimate("00:00 user: ok\n");
-    let mut shown: HashSet<i64> = plan.recent.lines.keys().copied().collect();
     for (_, rank, step) in candidates {
         if rest - used < min_line {
             break;
@@ -684,15 +675,15 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
                 .message_in(req.session_id, f.hit.seq)?
                 .filter(|m| m.thread_key == f.lane);
         }
-        let Some(hit) = f.message.clone() else {
+        let Some(hit) = f.message.as_ref() else {
             continue;
         };
         let m = if step == 0 {
-            hit
+            hit.clone()
         } else {
             let (before, after) = match around.entry(rank) {
                 Entry::Occupied(e) => e.into_mut(),
-                Entry::Vacant(v) => v.insert(neighbours(store, req, &hit, passages_below)?),
+                Entry::Vacant(v) => v.insert(neighbours(store, req, hit, passages_below)?),
             };
             let side = if step < 0 { before } else { after };
             match side.get(usize::try_from(step.unsigned_abs()).unwrap_or(usize::MAX) - 1) {
@@ -700,7 +691,7 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
                 None => continue,
             }
         };
-        if shown.contains(&m.seq) {
+        if plan.recent.lines.contains_key(&m.seq) || plan.passages.lines.contains_key(&m.seq) {
             continue;
         }
         let line = plan.line(m);
@@ -709,7 +700,6 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
             continue;
         }
         used += cost;
-        shown.insert(line.message.seq);
         plan.passage_order.push(line.message.seq);
         plan.passages.add(line, cost);
     }

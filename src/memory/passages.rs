@@ -184,13 +184,14 @@ fn push_once(list: &mut Vec<String>, term: String) {
     }
 }
 
-/// An FTS5 expression over the body column: the terms, each quoted (no query syntax gets
-/// through), joined by `op`.
+/// A term as an FTS5 string: quoted, so no query syntax gets through.
+pub(super) fn fts_quote(term: &str) -> String {
+    format!("\"{}\"", term.replace('"', "\"\""))
+}
+
+/// An FTS5 expression over the body column: the terms, each quoted, joined by `op`.
 fn body_expression(terms: &[String], op: &str) -> String {
-    let quoted: Vec<String> = terms
-        .iter()
-        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-        .collect();
+    let quoted: Vec<String> = terms.iter().map(|t| fts_quote(t)).collect();
     format!("body : ({})", quoted.join(&format!(" {op} ")))
 }
 
@@ -238,13 +239,13 @@ impl MemoryStore {
         Ok(())
     }
 
-    /// The rows of the index that match `expression`, below `below_seq`, oldest first
-    /// (FTS5 reads a doclist forward page by page; backward it loads it whole).
-    fn matching(&self, expression: &str, below_seq: i64) -> Result<Vec<i64>, MemoryError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT rowid FROM messages_index WHERE messages_index MATCH ?1 AND rowid < ?2",
-        )?;
-        let rows = stmt.query_map(params![expression, below_seq], |r| r.get::<_, i64>(0))?;
+    /// The rows of the index that match `expression`, oldest first (FTS5 reads a doclist
+    /// forward page by page; backward it loads it whole).
+    fn matching(&self, expression: &str) -> Result<Vec<i64>, MemoryError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT rowid FROM messages_index WHERE messages_index MATCH ?1")?;
+        let rows = stmt.query_map(params![expression], |r| r.get::<_, i64>(0))?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
@@ -295,7 +296,7 @@ impl MemoryStore {
                 "scope : \"{scope}\" AND {}",
                 body_expression(std::slice::from_ref(t), "OR")
             );
-            let rows = self.matching(&expression, i64::MAX)?;
+            let rows = self.matching(&expression)?;
             // A term the lane never holds weighs nothing (and says so to the caller).
             let w = if rows.is_empty() {
                 0.0
@@ -383,7 +384,7 @@ impl MemoryStore {
         );
         let mut out = Vec::new();
         // Newest first.
-        for seq in self.matching(&expression, i64::MAX)?.into_iter().rev() {
+        for seq in self.matching(&expression)?.into_iter().rev() {
             if out.len() >= limit {
                 break;
             }

@@ -4,7 +4,7 @@
 use super::db::{self, MemoryError};
 use super::history::{Conversation, Turn};
 use super::keys::{thread_key, Placement};
-use super::passages::is_unsegmented;
+use super::passages::{fts_quote, is_unsegmented};
 use super::secrets::redact;
 use super::summary::{CompactionPolicy, Summary, Trigger};
 use crate::tokens::counted;
@@ -1008,7 +1008,6 @@ fn stored_turns(json: &str) -> Vec<Turn> {
 /// word index, and the three-character windows of runs of unsegmented scripts for the
 /// trigram index, each term quoted so no query syntax gets through.
 fn fts_queries(text: &str) -> (Option<String>, Option<String>) {
-    let quote = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
     let mut words: Vec<String> = Vec::new();
     let mut grams: Vec<String> = Vec::new();
     for token in text.split(|c: char| !c.is_alphanumeric()) {
@@ -1021,7 +1020,7 @@ fn fts_queries(text: &str) -> (Option<String>, Option<String>) {
             // BM25 ranks the records that share the most of them first.
             let chars: Vec<char> = token.chars().collect();
             for w in chars.windows(3) {
-                let gram = quote(&w.iter().collect::<String>());
+                let gram = fts_quote(&w.iter().collect::<String>());
                 if !grams.contains(&gram) {
                     grams.push(gram);
                 }
@@ -1034,7 +1033,10 @@ fn fts_queries(text: &str) -> (Option<String>, Option<String>) {
         }
     }
     let join = |v: Vec<String>| (!v.is_empty()).then(|| v.join(" OR "));
-    (join(words.iter().map(|w| quote(w)).collect()), join(grams))
+    (
+        join(words.iter().map(|w| fts_quote(w)).collect()),
+        join(grams),
+    )
 }
 
 #[cfg(test)]

@@ -25,6 +25,17 @@ fn store_with(messages: &[(&str, Option<&str>, &str)]) -> MemoryStore {
     s
 }
 
+/// A store whose root lane holds `texts`, their ids their indexes.
+fn store_of_texts(texts: &[String]) -> MemoryStore {
+    let ids: Vec<String> = (0..texts.len()).map(|i| i.to_string()).collect();
+    let rows: Vec<(&str, Option<&str>, &str)> = ids
+        .iter()
+        .zip(texts)
+        .map(|(id, t)| (id.as_str(), None, t.as_str()))
+        .collect();
+    store_with(&rows)
+}
+
 fn ids(s: &MemoryStore, hits: &[Hit]) -> Vec<String> {
     hits.iter()
         .map(|h| {
@@ -215,13 +226,7 @@ fn reading_lengths_only_as_far_as_the_top_can_change_gives_the_top_of_the_whole_
             .collect();
         texts.push(text.join(" "));
     }
-    let ids: Vec<String> = (0..texts.len()).map(|i| i.to_string()).collect();
-    let rows: Vec<(&str, Option<&str>, &str)> = ids
-        .iter()
-        .zip(&texts)
-        .map(|(id, t)| (id.as_str(), None, t.as_str()))
-        .collect();
-    let s = store_with(&rows);
+    let s = store_of_texts(&texts);
     for q in [
         "venue budget",
         "queue release rollout",
@@ -248,13 +253,7 @@ fn the_searches_of_an_assembly_are_prepared_once_not_again_for_each_value() {
     let texts: Vec<String> = (0..300)
         .map(|i| format!("message {i} about the release {}", i % 7))
         .collect();
-    let ids: Vec<String> = (0..300).map(|i| i.to_string()).collect();
-    let rows: Vec<(&str, Option<&str>, &str)> = ids
-        .iter()
-        .zip(&texts)
-        .map(|(id, t)| (id.as_str(), None, t.as_str()))
-        .collect();
-    let s = store_with(&rows);
+    let s = store_of_texts(&texts);
     // A bound LIMIT makes SQLite plan the statement again for every new value.
     for (i, q) in ["release 3", "release 4", "message 5", "about 6"]
         .iter()
