@@ -6,6 +6,7 @@ import plugin, {
   ENGINE_ID,
   MemoryContextEngine,
   createContextEngine,
+  isTurnMessage,
   laneOf,
   placeSession,
   recoveryPreamble,
@@ -65,6 +66,17 @@ function conversation(turns: number, topic = 'rollout'): HostMessage[] {
   return out
 }
 
+/** The host's messages of an assembly, without the engine's turn message. */
+const keptOf = (out: { messages: HostMessage[] }) => out.messages.filter((m) => !isTurnMessage(m))
+
+/** The text of the engine's turn message ('' when there is none); it comes last. */
+function turnText(out: { messages: HostMessage[] }): string {
+  const last = out.messages.at(-1)
+  if (last === undefined || !isTurnMessage(last)) return ''
+  expect(out.messages.filter((m) => isTurnMessage(m))).toHaveLength(1)
+  return last.content[0].text
+}
+
 function engine(file: string, options: Record<string, unknown> = {}) {
   return createContextEngine({ path: join(dir, file), ...options })
 }
@@ -120,25 +132,28 @@ describe('the OpenClaw plugin', () => {
     // The summary, cut to its share of the budget, keeps its newest items.
     expect(out.systemPromptAddition).toMatch(/- We decided to ship part 3\d of the rollout behind a flag\./)
     expect(out.estimatedTokens).toBeLessThanOrEqual(budget)
-    expect(out.messages.length).toBeLessThan(messages.length)
-    expect(out.messages[0].role).toBe('user')
-    // The kept messages are the host's own objects, tool calls with their results (OpenClaw
-    // keeps what assemble returns: a changed message would come back every turn). This
-    // turn's retrieved messages (off by default) are not there.
-    expect(out.messages.every((m) => messages.includes(m))).toBe(true)
+    const kept = keptOf(out)
+    expect(kept.length).toBeLessThan(messages.length)
+    expect(kept[0].role).toBe('user')
+    // The kept messages are the host's own objects, tool calls with their results, and
+    // this turn's retrieved messages come after them, in a message of their own, never
+    // in the system prompt (it changes every turn: a prompt cache reuses what is before).
+    expect(kept.every((m) => messages.includes(m))).toBe(true)
     expect(out.systemPromptAddition).not.toContain('<retrieved_messages>')
-    for (const [i, m] of out.messages.entries()) {
-      if (m.role === 'toolResult') expect(out.messages[i - 1].role).toBe('assistant')
+    expect(out.systemPromptAddition).not.toContain('memory_for_this_turn')
+    expect(turnText(out)).toMatch(/^<memory_for_this_turn>\n<retrieved_messages>\n/)
+    for (const [i, m] of kept.entries()) {
+      if (m.role === 'toolResult') expect(kept[i - 1].role).toBe('assistant')
     }
-    expect(out.messages.at(-1)).toBe(messages.at(-1))
+    expect(kept.at(-1)).toBe(messages.at(-1))
     const whole = messages.reduce((n, m) => n + Math.ceil(JSON.stringify(m).length / 4), 0)
     expect(out.estimatedTokens).toBeLessThan(whole / 2)
     expect(e.diagnostics).toEqual([])
     await e.dispose()
   })
 
-  it('keeps the summary at a small budget and, with recallTokens, brings back a dropped message the question names, never twice', async () => {
-    const e = engine('small-budget.sqlite', { recallTokens: 1_000 })
+  it('keeps the summary at a small budget and brings back a dropped message the question names, never twice', async () => {
+    const e = engine('small-budget.sqlite')
     const messages = conversation(45)
     await e.afterTurn({ sessionId: 's1', sessionKey: SLACK_THREAD, messages, prePromptMessageCount: 0, sessionFile: 'x' })
     for (const budget of [2_000, 3_000]) {
@@ -147,14 +162,51 @@ describe('the OpenClaw plugin', () => {
       // The summary gets its share even when the budget is small (cut to its newest items).
       expect(out.systemPromptAddition).toMatch(/<thread_summary>\n/)
       // Part 12 is long out of the kept messages: it comes back for this turn, dated.
-      const addition = out.systemPromptAddition ?? ''
-      const block = addition.slice(addition.indexOf('<memory_for_this_turn>'))
+      const block = turnText(out)
       expect(block).toMatch(/^<memory_for_this_turn>\n<retrieved_messages>\n## \w{3} \d+ \w{3} \d{4} \(/)
       expect(block).toContain('We decided to ship part 12 of the rollout behind a flag.')
-      const sent = [addition, ...out.messages.map((m) => JSON.stringify(m.content))].join('\n')
+      const sent = [out.systemPromptAddition, ...out.messages.map((m) => JSON.stringify(m.content))].join('\n')
       expect(sent.split('ship part 12 of').length - 1).toBe(1)
     }
+    // Off: the summary and the kept messages only.
+    const off = engine('small-budget.sqlite', { recallTokens: 0 })
+    const plain = await off.assemble({ sessionId: 's1', sessionKey: SLACK_THREAD, messages, tokenBudget: 2_000, prompt: 'what did we decide about part 12 of the rollout?' })
+    expect(turnText(plain)).toBe('')
+    expect(JSON.stringify(plain)).not.toContain('ship part 12 of')
+    await off.dispose()
     await e.dispose()
+  })
+
+  it('sends the turn message once: one handed back is dropped, never kept twice, never stored', async () => {
+    const e = engine('turn-message.sqlite')
+    const messages = conversation(45)
+    await e.afterTurn({ sessionId: 's1', sessionKey: SLACK_THREAD, messages, prePromptMessageCount: 0, sessionFile: 'x' })
+    const ask = (list: HostMessage[]) =>
+      e.assemble({ sessionId: 's1', sessionKey: SLACK_THREAD, messages: list, tokenBudget: 2_000, prompt: 'what did we decide about part 12 of the rollout?' })
+    const first = await ask(messages)
+    const block = turnText(first)
+    expect(block).toContain('ship part 12 of')
+    // OpenClaw assembles again on what the first assembly returned, and puts a timestamp
+    // before a user message's text: the same context comes back, with one turn message.
+    const last = first.messages.at(-1) as HostMessage
+    const stamped = { ...last, content: `[Thu 2026-04-10 16:40 UTC] ${block}` }
+    expect(isTurnMessage(stamped)).toBe(true)
+    const again = await ask([...keptOf(first), stamped])
+    expect(again.messages.map((m) => (isTurnMessage(m) ? 'turn' : m))).toEqual([...keptOf(first), 'turn'])
+    expect(turnText(again)).toBe(block)
+    // Handed back after the turn, it is not stored as something the user said.
+    await e.afterTurn({ sessionId: 's1', sessionKey: SLACK_THREAD, messages: [...messages, stamped, user('thanks', 99)], prePromptMessageCount: 0, sessionFile: 'x' })
+    await e.dispose()
+    const { MemoryStore } = await import('@openclaw/context-engine')
+    const place = placeSession(SLACK_THREAD, 's1')
+    const memory = new MemoryStore({ path: join(dir, 'turn-message.sqlite') })
+    const stored = memory.recent(place.sessionId, laneOf(place), 1_000)
+    expect(stored.at(-1)?.text).toBe('thanks')
+    expect(stored.some((m) => m.text.includes('memory_for_this_turn'))).toBe(false)
+    memory.close()
+    // A user's own words that merely mention the tag are theirs.
+    expect(isTurnMessage(user('what is <memory_for_this_turn> for?', 1))).toBe(false)
+    expect(isTurnMessage({ role: 'assistant', content: '<memory_for_this_turn>\nx' })).toBe(false)
   })
 
   it('commits an accepted turn once per advancement key, and maintains by compacting when due', async () => {
@@ -279,7 +331,7 @@ describe('the OpenClaw plugin', () => {
     ])
     // Once: the next turn sends the kept messages as they are, and the host's are untouched.
     const second = await e.assemble({ sessionId: 's', sessionKey: SLACK_THREAD, messages, tokenBudget: 100_000 })
-    expect(second.messages.every((m) => messages.includes(m))).toBe(true)
+    expect(keptOf(second).every((m) => messages.includes(m))).toBe(true)
     expect(messages[2].content).toEqual([{ type: 'text', text: 'see the chart' }, image])
     await e.dispose()
   })
@@ -292,7 +344,7 @@ describe('the OpenClaw plugin', () => {
     // The host's transcript starts afresh: only the new question.
     const out = await b.assemble({ sessionId: 's2', sessionKey: SLACK_THREAD, messages: [user('where were we on the rollout?', 100)], tokenBudget: 10_000 })
     expect(out.systemPromptAddition).toContain('- We decided to ship part 29 of the rollout behind a flag.')
-    expect(out.messages).toHaveLength(1)
+    expect(keptOf(out)).toHaveLength(1)
     await b.dispose()
   })
 

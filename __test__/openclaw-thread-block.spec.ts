@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ChannelStore } from '@openclaw/context-engine'
-import { createContextEngine, type HostMessage } from '@openclaw/context-engine/openclaw'
+import { createContextEngine, isTurnMessage, type HostMessage } from '@openclaw/context-engine/openclaw'
 // The same stand-in serves the end-to-end run with the real OpenClaw host.
 import { startSlackApi } from '../integration/openclaw/slack-api.js'
 
@@ -34,11 +34,11 @@ const seen = (out: { systemPromptAddition?: string; messages: HostMessage[] }) =
     ),
   ].join('\n')
 
-/** The part of the system prompt addition that is for this turn only (it comes last). */
-const turnBlock = (out: { systemPromptAddition?: string }) => {
-  const addition = out.systemPromptAddition ?? ''
-  const at = addition.indexOf('<memory_for_this_turn>')
-  return at < 0 ? '' : addition.slice(at)
+/** The text of the engine's turn message, the last message ('' when there is none). */
+const turnBlock = (out: { systemPromptAddition?: string; messages: HostMessage[] }) => {
+  expect(out.systemPromptAddition ?? '').not.toContain('memory_for_this_turn')
+  const last = out.messages.at(-1)
+  return last !== undefined && isTurnMessage(last) ? last.content[0].text : ''
 }
 
 describe('the Slack thread block in the OpenClaw engine', () => {
@@ -57,11 +57,11 @@ describe('the Slack thread block in the OpenClaw engine', () => {
     store.ingestSlackResponse(C, { ok: true, messages: slackThread, has_more: false }, { threadId: ROOT })
     const e = createContextEngine({ path: ':memory:' }, { channelStore: store })
     const out = await assemble(e, THREAD)
-    // It changes every turn: it comes last in the addition, after what a prompt cache
-    // reuses; the host's messages are its own objects, untouched.
+    // It changes every turn: it is in the turn message after the kept ones, after what a
+    // prompt cache reuses; the host's messages are its own objects, untouched.
     expect(turnBlock(out)).toMatch(/^<memory_for_this_turn>\n/)
     expect(turnBlock(out)).toContain(BLOCK)
-    expect(out.messages).toEqual(hostTurn)
+    expect(out.messages.slice(0, -1)).toEqual(hostTurn)
     expect(out.messages[0]).toBe(hostTurn[0])
     // Counted in the estimate, which stays within the budget.
     expect(out.estimatedTokens).toBeGreaterThanOrEqual(Math.ceil(BLOCK.length / 4))

@@ -16,22 +16,30 @@
 // Targets (at OpenClaw's budget): median prefix share >= 0.9; cost below the whole
 // transcript's.
 //
-//   node bench/engine-cache.js [--json] [--recall 1000,500,0]   (recallTokens values to run)
+//   node bench/engine-cache.js [--json] [--recall 2000,500,0]   (recallTokens values to run;
+//   default: the engine's defaults, then retrieval off)
 'use strict'
 
 const path = require('node:path')
 const { createContextEngine } = require(path.join(__dirname, '..', 'openclaw'))
 const { loadLongChats } = require('./long-chats')
 const { referenceTokens } = require('./reference-tokens')
+const { DEFAULTS } = require(path.join(__dirname, '..', 'openclaw', 'options.js'))
 
 const TURNS = 60
 const BUDGETS = [{ name: "OpenClaw's (200K model)", tokens: 180_000 }, { name: 'tight', tokens: 1_500 }]
 const BASE_SYSTEM = 'You are the team assistant in a Slack workspace. Answer briefly and cite the thread when you can.'
 const SESSION_KEY = 'agent:main:slack:channel:c0bench:thread:1700000000.000100'
 const TARGETS = { medianPrefixShare: 0.9, costVsWhole: 1 }
-/** The engine's retrieval per turn (`--recall`): off (its default), and on. */
+/** The engine's retrieval per turn (`--recall`): its default, and off. */
 const recallArg = process.argv.indexOf('--recall')
-const RECALL = (recallArg > 0 ? process.argv[recallArg + 1] : '0,1000').split(',').map((t) => ({ name: `recallTokens ${t}`, tokens: Number(t) }))
+const RECALL =
+  recallArg > 0
+    ? process.argv[recallArg + 1].split(',').map((t) => ({ name: `recallTokens ${t}`, options: { recallTokens: Number(t) } }))
+    : [
+        { name: `defaults (recallTokens ${DEFAULTS.recallTokens})`, options: {} },
+        { name: 'recallTokens 0 (off)', options: { recallTokens: 0 } },
+      ]
 const READ = 0.1
 const WRITE = 1.25
 
@@ -81,8 +89,8 @@ function cacheFigures(requests) {
   return { medianPrefixShare: median(shares), cost, tokens }
 }
 
-async function replay(turns, budget, recallTokens) {
-  const engine = createContextEngine({ path: ':memory:', recallTokens })
+async function replay(turns, budget, options) {
+  const engine = createContextEngine({ path: ':memory:', ...options })
   const transcript = []
   const engineRequests = []
   const wholeRequests = []
@@ -108,7 +116,7 @@ async function main() {
   const results = []
   for (const b of BUDGETS) {
     for (const recall of RECALL) {
-      const r = await replay(turns, b.tokens, recall.tokens)
+      const r = await replay(turns, b.tokens, recall.options)
       results.push({ budget: b.name, tokenBudget: b.tokens, recall: recall.name, ...r, costVsWhole: r.engine.cost / r.whole.cost })
     }
   }
@@ -122,10 +130,10 @@ async function main() {
     return
   }
   console.log(`engine cache: a ${TURNS}-turn thread replayed through the OpenClaw engine`)
-  console.log('budget                          engine config                 median prefix share (engine / whole)   input tokens (engine / whole)   cache-weighted cost engine / whole')
+  console.log('budget                          engine config                     median prefix share (engine / whole)   input tokens (engine / whole)   cache-weighted cost engine / whole')
   for (const r of results) {
     console.log(
-      `${`${r.budget} ${r.tokenBudget}`.padEnd(32)}${r.recall.padEnd(30)}${`${r.engine.medianPrefixShare.toFixed(3)} / ${r.whole.medianPrefixShare.toFixed(3)}`.padStart(22)}${`${r.engine.tokens} / ${r.whole.tokens}`.padStart(33)}${r.costVsWhole.toFixed(2).padStart(20)}x`,
+      `${`${r.budget} ${r.tokenBudget}`.padEnd(32)}${r.recall.padEnd(34)}${`${r.engine.medianPrefixShare.toFixed(3)} / ${r.whole.medianPrefixShare.toFixed(3)}`.padStart(22)}${`${r.engine.tokens} / ${r.whole.tokens}`.padStart(33)}${r.costVsWhole.toFixed(2).padStart(20)}x`,
     )
     if (r.diagnostics.length > 0) console.log(`  diagnostics: ${r.diagnostics.map((d) => d.message).join('; ')}`)
   }

@@ -103,7 +103,7 @@ class MemoryContextEngine {
     const now = Date.now()
     for (const m of messages) {
       const text = textOf(m)
-      if (text === null || text.trim() === '') {
+      if (text === null || text.trim() === '' || isTurnMessage(m)) {
         ids?.push('')
         continue
       }
@@ -267,7 +267,9 @@ class MemoryContextEngine {
   }
 
   async assemble(params) {
-    const messages = Array.isArray(params?.messages) ? params.messages : []
+    // The host may hand back the turn message of an earlier assembly (OpenClaw assembles
+    // more than once per run, on the messages the last one returned): never kept twice.
+    const messages = hostMessages(params?.messages)
     try {
       return await this.assembleWithin(params, messages)
     } catch (err) {
@@ -280,10 +282,10 @@ class MemoryContextEngine {
    * One call into the store's assembly: the layers, the retrieved messages, the thread
    * block and the history share `tokenBudget` with the host's own messages, which are
    * kept from the newest (whole turns, the current one always) and returned as the host's
-   * own objects. `systemPromptAddition` holds what changes seldom (policy, personality,
-   * summary, history) first, then, last, what changes every turn (the memories and
-   * messages retrieved for this question, the thread block), so a prompt cache can reuse
-   * everything up to that last part.
+   * own objects. What changes seldom (policy, personality, summary, history) is the
+   * `systemPromptAddition`; what changes every turn (the memories and messages retrieved
+   * for this question, the thread block) is one user message after the kept ones, just
+   * before the turn's prompt, so a prompt cache reuses the system prompt and the history.
    */
   async assembleWithin(params, messages) {
     const place = placeSession(params.sessionKey, params.sessionId)
@@ -328,14 +330,11 @@ class MemoryContextEngine {
     if (from > out.summaryCovers && this.options.compactWhenTrimming) this.trimmed.add(`${place.sessionId}\u0000${lane}`)
     let kept = messages.slice(from)
     kept = this.reattach(place, lane, summary, messages.slice(0, from), kept)
-    // The host's message objects are never changed: OpenClaw keeps what assemble returns
-    // in its transcript, so a block put into a message would come back every turn.
-    const parts = []
-    if (out.system !== '') parts.push(`<conversation_memory>\n${out.system}</conversation_memory>`)
-    if (out.turn !== '') parts.push(`<memory_for_this_turn>\n${out.turn}</memory_for_this_turn>`)
-    const system = parts.join('\n')
+    // The host's message objects are never changed; this turn's part is a message of its
+    // own, which OpenClaw sends once and does not write to its transcript.
+    if (out.turn !== '') kept = [...kept, turnMessage(out.turn, now)]
     const result = { messages: kept, estimatedTokens: out.tokens.total }
-    if (system !== '') result.systemPromptAddition = system
+    if (out.system !== '') result.systemPromptAddition = `<conversation_memory>\n${out.system}</conversation_memory>`
     return result
   }
 
@@ -436,6 +435,29 @@ class MemoryContextEngine {
   }
 }
 
+/** The tag of the engine's per-turn message. */
+const TURN_TAG = 'memory_for_this_turn'
+/** The engine's turn message, as the host may hand it back (OpenClaw prefixes a timestamp). */
+const TURN_MESSAGE = new RegExp(`^\\s*(?:\\[[^\\]\\n]{0,80}\\]\\s*)?<${TURN_TAG}>\\n`)
+
+/** The user message that carries what this turn's question brought back. */
+function turnMessage(text, now) {
+  return { role: 'user', content: [{ type: 'text', text: `<${TURN_TAG}>\n${text}</${TURN_TAG}>` }], timestamp: now }
+}
+
+/** Whether `message` is a turn message of this engine (never stored, never kept). */
+function isTurnMessage(message) {
+  if (message?.role !== 'user') return false
+  const text = textOf(message)
+  return text !== null && TURN_MESSAGE.test(text)
+}
+
+/** The host's messages without the engine's turn messages (the same array when it has none). */
+function hostMessages(messages) {
+  if (!Array.isArray(messages)) return []
+  return messages.some(isTurnMessage) ? messages.filter((m) => !isTurnMessage(m)) : messages
+}
+
 /** Search terms an earlier message must share with the question to come back with a turn. */
 const RECALL_MIN_TERMS = 2
 
@@ -456,4 +478,4 @@ function defaultPath(agentDir) {
   return path.join(base, 'context-engine', 'memory.sqlite')
 }
 
-module.exports = { MemoryContextEngine, ENGINE_ID, ENGINE_NAME, recoveryPreamble }
+module.exports = { MemoryContextEngine, ENGINE_ID, ENGINE_NAME, recoveryPreamble, isTurnMessage }

@@ -28,10 +28,10 @@ export interface ContextEngineOptions {
   /** No longer used (accepted so older configs stay valid): the assembly shares the budget among its layers by its own policy. */
   memoryBudgetTokens?: number
   /**
-   * Most tokens of earlier messages retrieved into the context for each turn (default 0:
-   * off). They change every turn and come last in the system prompt addition, so with
-   * them on, a prompt cache reuses nothing after that point: more recall, at a higher
-   * cost per turn.
+   * Most tokens of earlier messages retrieved for each turn's question (default 2,000; 0:
+   * off). Only clear matches come back (at least two of the question's words), with the
+   * turns around them, dated, in the turn message: sent once, after everything a prompt
+   * cache reuses.
    */
   recallTokens?: number
   /** After a compaction, re-attach this thread's images once (default true). */
@@ -93,6 +93,18 @@ export interface HostMessage {
   content?: unknown
   /** Epoch ms on chat turns (some host entries carry an ISO string instead). */
   timestamp?: unknown
+}
+
+/**
+ * The user message `assemble` adds after the kept messages for one turn: its text is
+ * `<memory_for_this_turn>` … `</memory_for_this_turn>`. Meant to be sent once; a host
+ * that writes assembled messages to its transcript should leave it out
+ * ({@link isTurnMessage}).
+ */
+export interface TurnMessage {
+  role: 'user'
+  content: [{ type: 'text'; text: string }]
+  timestamp: number
 }
 
 /** What OpenClaw hands every lifecycle call. */
@@ -171,8 +183,12 @@ export declare class MemoryContextEngine {
   ): Promise<void>
   /**
    * The host's messages from where the thread summary stops, within `tokenBudget`
-   * (opening on a user turn; the current turn always kept), and the memory layers
-   * (policy, personality, thread summary, retrieved memories) as `systemPromptAddition`.
+   * (opening on a user turn; the current turn always kept), as the host's own objects.
+   * What changes seldom (policy, personality, thread summary, history) is the
+   * `systemPromptAddition`; what this turn's question brought back (retrieved memories
+   * and messages, the Slack thread block) is one {@link TurnMessage} after the kept
+   * messages, so a prompt cache reuses the system prompt and the history. A turn message
+   * handed back in `messages` is dropped: never kept twice, never stored.
    */
   assemble<M extends HostMessage>(
     params: HostSessionParams & {
@@ -182,7 +198,7 @@ export declare class MemoryContextEngine {
       model?: string
       runtimeContext?: HostRuntimeContext
     },
-  ): Promise<{ messages: M[]; estimatedTokens: number; systemPromptAddition?: string }>
+  ): Promise<{ messages: Array<M | TurnMessage>; estimatedTokens: number; systemPromptAddition?: string }>
   compact(
     params: HostSessionParams & { force?: boolean; tokenBudget?: number; runtimeContext?: HostRuntimeContext },
   ): Promise<{
@@ -222,6 +238,12 @@ export declare function laneOf(place: { chatId: string; topicId: string | null; 
 
 /** The text put before media attached again after a compaction. */
 export declare function recoveryPreamble(items: number): string
+
+/**
+ * Whether a message is a turn message of this engine (see {@link TurnMessage}), also as
+ * OpenClaw hands it back with a timestamp put before its text.
+ */
+export declare function isTurnMessage(message: unknown): message is TurnMessage
 
 /** The plugin definition OpenClaw loads. */
 declare const plugin: {

@@ -5,7 +5,7 @@
 // Loaded by OpenClaw from `package.json#openclaw.extensions`; also importable as
 // `@openclaw/context-engine/openclaw` to build the engine directly.
 
-const { MemoryContextEngine, ENGINE_ID, ENGINE_NAME, recoveryPreamble } = require('./engine.js')
+const { MemoryContextEngine, ENGINE_ID, ENGINE_NAME, recoveryPreamble, isTurnMessage } = require('./engine.js')
 const { placeSession, laneOf } = require('./session-key.js')
 
 /**
@@ -38,3 +38,4 @@ module.exports.ENGINE_ID = ENGINE_ID
 module.exports.placeSession = placeSession
 module.exports.laneOf = laneOf
 module.exports.recoveryPreamble = recoveryPreamble
+module.exports.isTurnMessage = isTurnMessage

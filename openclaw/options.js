@@ -13,7 +13,7 @@ const DEFAULTS = Object.freeze({
   summarizerTimeoutMs: 20_000,
   memories: 5,
   memoryBudgetTokens: 2_000,
-  recallTokens: 0,
+  recallTokens: 2_000,
   reattachMedia: true,
   compactWhenTrimming: true,
   compaction: undefined,

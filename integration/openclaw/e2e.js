@@ -90,25 +90,35 @@ function checkRequests(requests, slackCalls) {
   assert.match(system, /<conversation_memory>\\n<thread_summary>/, 'no summary layer in the system prompt')
   assert.match(system, /canary goes out on Tuesday/, 'the summary lacks the decision of turn 2')
   assert.match(system, /rollbacks to be automatic/, 'the summary lacks the preference of turn 3')
-  // The Slack thread block: the thread as Slack holds it, names from users.info, the
-  // channel id as Slack spells it although OpenClaw lowercases session keys. It changes
-  // every turn, so it comes last in the engine's addition, after what a cache reuses.
+  // This turn's part (here the Slack thread block: the thread as Slack holds it, names
+  // from users.info, the channel id as Slack spells it although OpenClaw lowercases
+  // session keys) changes every turn: it is one user message just before the turn's
+  // prompt, after everything a prompt cache reuses, and never in the system prompt.
+  assert.ok(!system.includes('memory_for_this_turn'), "the engine's turn part is in the system prompt")
+  const texts = last.messages.map((m) => (typeof m.content === 'string' ? m.content : m.content.map((b) => b.text ?? '').join('\n')))
+  const at = texts.findIndex((t) => t.includes('<memory_for_this_turn>'))
+  assert.ok(at >= 0, 'no turn message in the last request')
   assert.match(
-    system,
-    /<\/conversation_memory>\\n<memory_for_this_turn>\\n(?:[^<]|<(?!\/memory_for_this_turn>))*<slack_thread_context>\\nPriya: payments rollout thread\\nMarco: Slack-only note: the payments canary takes 5% of traffic\\nopenclaw: Noted.\\nCurrent question: and who owns the rollback\?\\n<\/slack_thread_context>/,
-    'no Slack thread block in the system prompt, after the stable memory',
+    texts[at],
+    /<memory_for_this_turn>\n(?:[^<]|<(?!\/memory_for_this_turn>))*<slack_thread_context>\nPriya: payments rollout thread\nMarco: Slack-only note: the payments canary takes 5% of traffic\nopenclaw: Noted.\nCurrent question: and who owns the rollback\?\n<\/slack_thread_context>/,
+    'no Slack thread block in the turn message',
   )
+  assert.match(texts[at + 1], /Thread A turn 5:/, 'the turn message is not just before the prompt')
+  // Sent once, and never again: OpenClaw assembles twice a run, on what the first
+  // assembly returned, and does not write the message to its transcript.
+  for (const r of a) {
+    const n = JSON.stringify(r.body.messages).split('<memory_for_this_turn>').length - 1
+    assert.ok(n <= 1, `a request holds ${n} turn messages`)
+  }
   const replies = slackCalls.filter((c) => c.method === 'conversations.replies')
   assert.ok(replies.some((c) => c.params.channel === 'C0TEAM' && c.params.ts === '1775835600.000100'), 'thread A was not fetched from Slack')
   assert.ok(slackCalls.every((c) => c.auth === 'Bearer xoxb-e2e-not-secret'), 'a Slack call without the bot token')
-  // The summary covers turn 1: it is not sent as a message (the engine may bring it
-  // back in its addition, for this turn's question), and no message carries the
-  // engine's blocks (OpenClaw keeps what assemble returns).
-  const sent = JSON.stringify(last.messages)
+  // The summary covers turn 1: it is not sent as one of the kept messages (the turn
+  // message may bring it back, for this turn's question).
+  const sent = JSON.stringify(last.messages.filter((m, i) => i !== at))
   assert.ok(!sent.includes('Thread A turn 1:'), 'turn 1 was sent verbatim although the summary covers it')
-  assert.ok(!sent.includes('memory_for_this_turn'), "the engine's turn block is in a message")
   assert.ok(sent.includes('Thread A turn 5:'), 'the current turn is missing')
-  const userTurns = last.messages.filter((m) => m.role === 'user' && /Thread A turn \d/.test(JSON.stringify(m.content))).length
+  const userTurns = last.messages.filter((m, i) => i !== at && m.role === 'user' && /Thread A turn \d/.test(JSON.stringify(m.content))).length
   assert.ok(userTurns <= 2, `the last request sent ${userTurns} earlier user turns verbatim`)
   // Within the model's window (contextWindow 32,000, estimated at 4 characters a token,
   // tools and OpenClaw's own system prompt included).

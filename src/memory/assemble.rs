@@ -104,7 +104,9 @@ pub struct AssembleRequest<'a> {
     /// it small.
     pub passages_max_tokens: Option<u64>,
     /// A match is retrieved only when it holds at least this many of the question's
-    /// search terms (all of them, for a question of fewer); 0 or 1: any match.
+    /// search terms (all of them, for a question of fewer), and a question none of whose
+    /// words is in the lane brings nothing back; 0 or 1: any match, the question's
+    /// common words standing in when none of its other words is in the lane.
     pub passages_min_terms: usize,
     /// Text that changes every turn (a platform's thread block): placed in the turn part,
     /// before the retrieved messages; a block that does not fit is left out.
@@ -588,9 +590,9 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
                 HIT_LIMIT,
             )?
         };
-        if !lane_shown && weights.iter().all(|&w| w == 0.0) {
+        if !lane_shown && req.passages_min_terms <= 1 && weights.iter().all(|&w| w == 0.0) {
             // None of its words is in the lane: the question's common words are all
-            // there is to go by.
+            // there is to go by (unless only clear matches were asked for).
             let stops = fallback_terms(query);
             own = store
                 .lane_hits(

@@ -564,7 +564,9 @@ pub struct AssembleInput {
     /// them). They change every turn, so a prompt cache never reuses them.
     pub retrieved_max_tokens: Option<f64>,
     /// Retrieve a match only when it holds at least this many of the question's search
-    /// terms (all of them, for a question of fewer; default 1: any match).
+    /// terms (all of them, for a question of fewer), and nothing for a question none of
+    /// whose words is in the conversation. Default 1: any match, the question's common
+    /// words ("where", "from") standing in when none of its other words is found.
     pub retrieved_min_terms: Option<f64>,
     /// Text that changes every turn (a platform's thread block), put in `turn` before
     /// the retrieved messages; left out when it does not fit.

@@ -424,12 +424,19 @@ fn without_policy_and_user_message_only_the_layers_around_them_come_with_the_que
 #[test]
 fn a_question_whose_words_the_lane_never_holds_falls_back_on_its_common_words() {
     let s = long_lane(200, Some((20, "I am from Texas, born and raised")));
-    let a = assemble(&s, &ask("Where is Casey from?", 1_000)).unwrap_or_else(|e| panic!("{e}"));
+    let mut r = ask("Where is Casey from?", 1_000);
+    r.recent = Some(5);
+    let a = assemble(&s, &r).unwrap_or_else(|e| panic!("{e}"));
     assert!(
         a.text.contains("I am from Texas, born and raised"),
         "{}",
         a.text
     );
+    assert!(a.passages_included > 0);
+    // A caller that asks for clear matches only gets none: common words are not one.
+    r.passages_min_terms = 2;
+    let clear = assemble(&s, &r).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(clear.passages_included, 0, "{}", clear.text);
 }
 
 /// The lane's messages as a host sends them (each stored under its id, 20 tokens each).
