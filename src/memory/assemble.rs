@@ -47,7 +47,7 @@ pub use render::{escape, escape_message};
 
 use super::db::MemoryError;
 use super::history::Zone;
-use super::passages::{fallback_terms, query_terms, Hit};
+use super::passages::{fallback_terms, query_terms, Hit, Signals};
 use super::store::{ChatMessage, MemoryStore, RecordKind};
 use super::summary::Summary;
 use crate::tokens::{counted, estimate, model_ratio, scale, upper_of, UPPER_OFFSET, UPPER_SLOPE};
@@ -575,6 +575,7 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
 
     // Retrieved messages: matches and their neighbours, best first, in what is left.
     let terms = query_terms(query);
+    let signals = Signals::of(query, req.now_ms);
     let mut found: Vec<Found> = Vec::new();
     if !terms.is_empty() {
         // When the recent messages hold the whole lane, nothing older is left to match.
@@ -582,12 +583,13 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
         let (mut own, weights) = if lane_shown {
             (Vec::new(), vec![0.0; terms.len()])
         } else {
-            store.lane_hits(
+            store.ranked_lane_hits(
                 req.session_id,
                 req.thread_key,
                 &terms,
                 passages_below,
                 HIT_LIMIT,
+                &signals,
             )?
         };
         if !lane_shown && req.passages_min_terms <= 1 && weights.iter().all(|&w| w == 0.0) {
@@ -595,12 +597,13 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
             // there is to go by (unless only clear matches were asked for).
             let stops = fallback_terms(query);
             own = store
-                .lane_hits(
+                .ranked_lane_hits(
                     req.session_id,
                     req.thread_key,
                     &stops,
                     passages_below,
                     HIT_LIMIT,
+                    &signals,
                 )?
                 .0;
         }
@@ -631,7 +634,14 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
             message: None,
         }));
         for lane in &named {
-            let (hits, _) = store.lane_hits(req.session_id, lane, &terms, i64::MAX, HIT_LIMIT)?;
+            let (hits, _) = store.ranked_lane_hits(
+                req.session_id,
+                lane,
+                &terms,
+                i64::MAX,
+                HIT_LIMIT,
+                &signals,
+            )?;
             found.extend(
                 hits.into_iter()
                     .filter(|h| h.terms >= min_terms)
@@ -795,7 +805,8 @@ fn blocks(given: &[&str]) -> Vec<String> {
 }
 
 /// The turns before and after `hit` in its lane, nearest first ([`NEIGHBOURS`] each
-/// side); in the message's own lane, only those older than the recent messages.
+/// side), the message it replies to first of those before; in the message's own lane,
+/// only those older than the recent messages.
 fn neighbours(
     store: &MemoryStore,
     req: &AssembleRequest<'_>,
@@ -803,10 +814,20 @@ fn neighbours(
     passages_below: i64,
 ) -> Result<(Vec<ChatMessage>, Vec<ChatMessage>), MemoryError> {
     let lane = &hit.thread_key;
-    let before = store.lane_neighbours(req.session_id, lane, hit.seq, false, NEIGHBOURS)?;
+    let mut before = store.lane_neighbours(req.session_id, lane, hit.seq, false, NEIGHBOURS)?;
     let mut after = store.lane_neighbours(req.session_id, lane, hit.seq, true, NEIGHBOURS)?;
     if lane == req.thread_key {
         after.retain(|m| m.seq < passages_below);
+    }
+    // A reply comes with the message it answers, however long before (or in whichever
+    // lane) that was written: it is the nearest turn before it.
+    if let Some(parent) = hit.reply_to.as_deref() {
+        if let Some(p) = store.message_by_id(req.session_id, parent)? {
+            if p.seq < hit.seq && before.iter().all(|m| m.seq != p.seq) {
+                before.insert(0, p);
+                before.truncate(NEIGHBOURS);
+            }
+        }
     }
     Ok((before, after))
 }

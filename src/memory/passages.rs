@@ -16,9 +16,13 @@
 //! the same session only with a strong match, one that holds every searched term of a
 //! question of two terms or more ([`MemoryStore::strong_hits_elsewhere`]), or when the
 //! message names that lane (the assembly then searches it as its own).
+//!
+//! Ranking: BM25 on the lane's own statistics, then a chat's signals ([`Signals`]): a
+//! newer message ranks a little higher, and a message by the speaker the question is
+//! about ("what did I say", "what did you suggest") higher still.
 
 use super::db::MemoryError;
-use super::store::{ChatMessage, MemoryStore};
+use super::store::{ChatMessage, MemoryStore, Role};
 use rusqlite::{params, OptionalExtension};
 use sha2::{Digest, Sha256};
 
@@ -205,6 +209,14 @@ pub struct Hit {
     pub terms: usize,
 }
 
+/// What ranking reads of a matching message besides its words.
+#[derive(Debug, Clone, Copy)]
+struct RankingRow {
+    chars: usize,
+    ts_ms: i64,
+    role: Option<Role>,
+}
+
 /// BM25's term-frequency saturation (here: how much a long message is discounted).
 pub const BM25_K1: f64 = 1.2;
 /// BM25's length normalization: 0 ignores a message's length, 1 divides by it.
@@ -222,6 +234,90 @@ pub fn idf(n: usize, df: usize) -> f64 {
     #[allow(clippy::cast_precision_loss)] // message counts are far below 2^53
     let (n, df) = (n as f64, df as f64);
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// How much more a message just written ranks than one long past: its score is raised by
+/// up to this share, halving every [`RECENCY_HALF_LIFE_MS`]. Small on purpose: a chat is
+/// asked about last month as often as about this morning, so the words decide, and age
+/// only settles what they leave close.
+pub const RECENCY_WEIGHT: f64 = 0.1;
+/// How long it takes a message's recency lift to halve: a week.
+pub const RECENCY_HALF_LIFE_MS: f64 = 7.0 * 86_400_000.0;
+/// The factor for a message by the speaker a question is about ("what did I say…": the
+/// user's messages; "what did you recommend…": the assistant's).
+pub const SPEAKER_WEIGHT: f64 = 1.2;
+
+/// What a chat adds to a match's words when it is ranked: how old the message is, and
+/// whose it is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Signals {
+    /// The moment ages are counted from (ms since 1970); `None`: age is not a signal.
+    pub now_ms: Option<i64>,
+    /// The role whose messages the question is about, if it says.
+    pub speaker: Option<Role>,
+}
+
+impl Signals {
+    /// BM25 alone.
+    pub const NONE: Signals = Signals {
+        now_ms: None,
+        speaker: None,
+    };
+
+    /// The signals of `question`, asked at `now_ms`.
+    pub fn of(question: &str, now_ms: i64) -> Signals {
+        Signals {
+            now_ms: Some(now_ms),
+            speaker: speaker_of(question),
+        }
+    }
+
+    /// The most [`Signals::factor`] can be.
+    fn max_factor(&self) -> f64 {
+        let recency = if self.now_ms.is_some() {
+            1.0 + RECENCY_WEIGHT
+        } else {
+            1.0
+        };
+        let speaker = if self.speaker.is_some() {
+            SPEAKER_WEIGHT
+        } else {
+            1.0
+        };
+        recency * speaker
+    }
+
+    /// What a message written at `ts_ms` by `role` multiplies its score by.
+    pub fn factor(&self, ts_ms: i64, role: Option<Role>) -> f64 {
+        let mut f = 1.0;
+        if let Some(now) = self.now_ms {
+            #[allow(clippy::cast_precision_loss)] // ages in ms are far below 2^53
+            let age = now.saturating_sub(ts_ms).max(0) as f64;
+            f *= 1.0 + RECENCY_WEIGHT * (-age / RECENCY_HALF_LIFE_MS).exp2();
+        }
+        if self.speaker.is_some() && self.speaker == role {
+            f *= SPEAKER_WEIGHT;
+        }
+        f
+    }
+}
+
+/// Whose messages a question is about: the user's when it speaks of "I", "me", "my" and not
+/// of "you"; the assistant's when it speaks of "you" and not of "I"; else nobody's.
+pub fn speaker_of(question: &str) -> Option<Role> {
+    const FIRST: &[&str] = &["i", "me", "my", "mine", "myself"];
+    const SECOND: &[&str] = &["you", "your", "yours", "yourself"];
+    let (mut first, mut second) = (false, false);
+    for word in question.split(|c: char| !c.is_alphanumeric()) {
+        let w = word.to_lowercase();
+        first |= FIRST.contains(&w.as_str());
+        second |= SECOND.contains(&w.as_str());
+    }
+    match (first, second) {
+        (true, false) => Some(Role::User),
+        (false, true) => Some(Role::Assistant),
+        _ => None,
+    }
 }
 
 impl MemoryStore {
@@ -282,6 +378,21 @@ impl MemoryStore {
         below_seq: i64,
         limit: usize,
     ) -> Result<(Vec<Hit>, Vec<f64>), MemoryError> {
+        self.ranked_lane_hits(session, lane, terms, below_seq, limit, &Signals::NONE)
+    }
+
+    /// [`MemoryStore::lane_hits`] with a chat's signals: each message's BM25 score is
+    /// multiplied by [`Signals::factor`] (a little for a newer message, more for one by
+    /// the speaker the question is about).
+    pub fn ranked_lane_hits(
+        &self,
+        session: &str,
+        lane: &str,
+        terms: &[String],
+        below_seq: i64,
+        limit: usize,
+        signals: &Signals,
+    ) -> Result<(Vec<Hit>, Vec<f64>), MemoryError> {
         if terms.is_empty() || limit == 0 {
             return Ok((Vec::new(), Vec::new()));
         }
@@ -315,25 +426,32 @@ impl MemoryStore {
         }
         // Best first by terms alone; lengths are read a chunk at a time, and no more once
         // the next chunk's best could not reach the `limit`-th score even at the shortest
-        // length (the most a length can lift a score is MAX_LIFT).
+        // length and with every signal for it (the most they can lift a score).
         let mut candidates: Vec<(i64, f64, usize)> = idfs
             .into_iter()
             .map(|(seq, (sum, terms))| (seq, sum, terms))
             .collect();
         candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        let max_lift = MAX_LIFT * signals.max_factor();
         let mut hits: Vec<Hit> = Vec::with_capacity(limit + LENGTH_CHUNK);
         for chunk in candidates.chunks(LENGTH_CHUNK) {
-            if hits.len() >= limit && chunk[0].1 * MAX_LIFT < hits[limit - 1].score {
+            if hits.len() >= limit && chunk[0].1 * max_lift < hits[limit - 1].score {
                 break;
             }
-            let lengths = self.text_lengths(chunk.iter().map(|c| c.0))?;
+            let rows = self.ranking_rows(chunk.iter().map(|c| c.0))?;
             hits.extend(chunk.iter().map(|&(seq, sum, terms)| {
+                let row = rows.get(&seq).copied().unwrap_or(RankingRow {
+                    chars: 0,
+                    ts_ms: 0,
+                    role: None,
+                });
                 #[allow(clippy::cast_precision_loss)]
-                let dl = lengths.get(&seq).copied().unwrap_or(0) as f64;
+                let dl = row.chars as f64;
                 let norm = 1.0 - BM25_B + BM25_B * dl / mean.max(1.0);
                 Hit {
                     seq,
-                    score: sum * (BM25_K1 + 1.0) / (1.0 + BM25_K1 * norm),
+                    score: sum * (BM25_K1 + 1.0) / (1.0 + BM25_K1 * norm)
+                        * signals.factor(row.ts_ms, row.role),
                     terms,
                 }
             }));
@@ -343,21 +461,31 @@ impl MemoryStore {
         Ok((hits, weights))
     }
 
-    /// The length in characters of the text of each stored message of `seqs`, read in
-    /// one statement.
-    fn text_lengths(
+    /// What ranking reads of each stored message of `seqs` (its length in characters, when
+    /// and by whom it was written), in one statement.
+    fn ranking_rows(
         &self,
         seqs: impl Iterator<Item = i64>,
-    ) -> Result<std::collections::HashMap<i64, usize>, MemoryError> {
+    ) -> Result<std::collections::HashMap<i64, RankingRow>, MemoryError> {
         let list =
             serde_json::Value::Array(seqs.map(serde_json::Value::from).collect()).to_string();
         let mut stmt = self.conn.prepare_cached(
-            "SELECT m.seq, length(m.text) FROM json_each(?1) j JOIN messages m ON m.seq = j.value",
+            "SELECT m.seq, length(m.text), m.ts_ms, m.role
+             FROM json_each(?1) j JOIN messages m ON m.seq = j.value",
         )?;
         let rows = stmt.query_map(params![list], |r| {
+            let role = match r.get_ref(3)?.as_str().unwrap_or("") {
+                "user" => Some(Role::User),
+                "assistant" => Some(Role::Assistant),
+                _ => None,
+            };
             Ok((
                 r.get::<_, i64>(0)?,
-                usize::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+                RankingRow {
+                    chars: usize::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+                    ts_ms: r.get(2)?,
+                    role,
+                },
             ))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -411,6 +539,22 @@ impl MemoryStore {
                  JOIN messages m ON m.session_id = ?1 AND m.message_id = j.value",
             )?
             .query_row(params![session, list], |r| r.get(0))?)
+    }
+
+    /// The stored message of `session` whose id is `message_id`.
+    pub fn message_by_id(
+        &self,
+        session: &str,
+        message_id: &str,
+    ) -> Result<Option<ChatMessage>, MemoryError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
+                 WHERE session_id = ?1 AND message_id = ?2",
+            )?
+            .query_row(params![session, message_id], super::store::chat_row)
+            .optional()?)
     }
 
     /// The stored message of `session` at `seq` (`None` for another session's).

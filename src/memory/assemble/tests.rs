@@ -550,3 +550,57 @@ fn retrieval_can_be_capped_and_held_to_matches_of_several_terms() {
     );
     assert!(two.text.contains("the Lisbon venue is booked for May"));
 }
+
+#[test]
+fn a_retrieved_reply_comes_with_the_message_it_answers() {
+    // The question of the chain is in the root lane, 200 messages before its answer; the
+    // answer is in the chain's lane, under its own later chatter.
+    let mut s = long_lane(200, Some((10, "which venue do we pick for the offsite?")));
+    let post = |s: &mut MemoryStore, id: &str, text: &str, reply_to: &str, minute: i64| {
+        s.ingest(&NewMessage {
+            session_id: S,
+            chat_id: "42",
+            message_id: id,
+            role: Role::Assistant,
+            text,
+            ts_ms: T0 + minute * 60_000,
+            topic_id: None,
+            reply_to: Some(reply_to),
+        })
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    post(
+        &mut s,
+        "r1",
+        "the Lisbon one, it holds eighty people",
+        "m10",
+        300,
+    );
+    for i in 2..8 {
+        post(
+            &mut s,
+            &format!("r{i}"),
+            "ok, noted",
+            &format!("r{}", i - 1),
+            300 + i,
+        );
+    }
+    let mut r = ask("how many people does Lisbon hold?", 2_000);
+    r.thread_key = "reply:42:m10";
+    r.recent = Some(2);
+    let a = assemble(&s, &r).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        a.text.contains("the Lisbon one, it holds eighty people"),
+        "{}",
+        a.text
+    );
+    assert!(
+        a.text.contains("which venue do we pick for the offsite?"),
+        "{}",
+        a.text
+    );
+    // In time order: the question, then its answer.
+    let q = a.text.find("which venue").unwrap_or(usize::MAX);
+    let answer = a.text.find("the Lisbon one").unwrap_or(0);
+    assert!(q < answer, "{}", a.text);
+}

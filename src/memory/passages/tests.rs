@@ -340,3 +340,89 @@ fn a_file_from_before_the_index_has_its_messages_indexed_and_counted_when_opened
     drop(s);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_question_says_whose_messages_it_is_about() {
+    assert_eq!(
+        speaker_of("What did I say about the venue?"),
+        Some(Role::User)
+    );
+    assert_eq!(speaker_of("where's my flight number"), Some(Role::User));
+    assert_eq!(
+        speaker_of("What did you recommend for dinner?"),
+        Some(Role::Assistant)
+    );
+    // Both, or neither: nobody's.
+    assert_eq!(speaker_of("what did I tell you about the canary?"), None);
+    assert_eq!(speaker_of("Where is Sam from?"), None);
+    // Words, not letters inside words.
+    assert_eq!(speaker_of("Is that one mine?"), Some(Role::User));
+    assert_eq!(speaker_of("Is the iyou thing on?"), None);
+}
+
+#[test]
+fn newer_messages_rank_a_little_higher_and_the_speakers_more() {
+    let now = 400 * 86_400_000;
+    let s = Signals::of("what did I say?", now);
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    // A tenth more now, half that after a week (the half-life), next to nothing after months.
+    assert!(close(s.factor(now, None), 1.0 + RECENCY_WEIGHT));
+    assert!(close(
+        s.factor(now - 7 * 86_400_000, None),
+        1.0 + RECENCY_WEIGHT / 2.0
+    ));
+    assert!(s.factor(now - 180 * 86_400_000, None) < 1.0 + 1e-6);
+    // The user's messages, for a question of "I".
+    assert!(close(
+        s.factor(now, Some(Role::User)),
+        (1.0 + RECENCY_WEIGHT) * SPEAKER_WEIGHT
+    ));
+    assert!(close(
+        s.factor(now, Some(Role::Assistant)),
+        1.0 + RECENCY_WEIGHT
+    ));
+    // A message from the future (a clock ahead) is "now", never more.
+    assert!(close(
+        s.factor(now + 86_400_000, None),
+        1.0 + RECENCY_WEIGHT
+    ));
+    assert!(close(Signals::NONE.factor(0, Some(Role::User)), 1.0));
+}
+
+#[test]
+fn the_speaker_a_question_names_settles_a_match_of_equal_words() {
+    // The user (even index) and the assistant each said where the venue is.
+    let s = store_with(&[
+        ("0", None, "the venue is in Lisbon"),
+        ("1", None, "the venue is in Porto!"),
+        ("2", None, "lunch?"),
+    ]);
+    let terms = query_terms("venue");
+    let ranked = |q: &str| {
+        let (hits, _) = s
+            .ranked_lane_hits(S, "root:42", &terms, i64::MAX, 10, &Signals::of(q, 120_000))
+            .unwrap_or_else(|e| panic!("{e}"));
+        ids(&s, &hits)
+    };
+    assert_eq!(ranked("where did I say the venue is?"), ["0", "1"]);
+    assert_eq!(ranked("where did you say the venue is?"), ["1", "0"]);
+    // Without a speaker, the newer one.
+    assert_eq!(ranked("where is the venue?"), ["1", "0"]);
+}
+
+proptest::proptest! {
+    #[test]
+    fn a_signal_factor_is_between_one_and_its_bound_and_falls_with_age(
+        now in 0i64..4_000_000_000_000,
+        age in 0i64..400_000_000_000,
+        older in 0i64..400_000_000_000,
+        user in proptest::bool::ANY,
+        question in "[a-zA-Z ?']{0,40}",
+    ) {
+        let s = Signals::of(&question, now);
+        let role = Some(if user { Role::User } else { Role::Assistant });
+        let f = s.factor(now - age, role);
+        proptest::prop_assert!(f >= 1.0 && f <= s.max_factor() + 1e-12);
+        proptest::prop_assert!(s.factor(now - age - older, role) <= f);
+    }
+}
