@@ -931,6 +931,16 @@ export interface AssembleInput {
    * memories; left out when it does not fit.
    */
   systemBlocks?: Array<string>
+  /**
+   * A chat's history, built in the same call and put in `system` before
+   * `systemBlocks`: the `<thread-status>` block (unless `threadStatus` is false), then
+   * the chat's earlier conversations by calendar tiers in `<conversation_history>`, at
+   * most `maxTokens` (0: none), as `buildConversationContext` gives them. Its `now`
+   * defaults to this call's.
+   */
+  history?: ConversationContextInput
+  /** Whether the history starts with the `<thread-status>` block (default true). */
+  threadStatus?: boolean
 }
 
 /**

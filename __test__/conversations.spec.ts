@@ -81,6 +81,23 @@ describe('conversation history by calendar tiers', () => {
     expect(m.buildConversationContext({ chatId: 'nobody', now: NOW })).toBe('')
   })
 
+  it('is built inside assemble, in the same call, as the same blocks, before the caller\'s', () => {
+    const m = store()
+    const history = { chatId: '42', timeZone: 'Asia/Tokyo', excludeSessionId: 'morning' }
+    const out = m.assemble({ sessionId: 's', threadKey: 'root:1', userMessage: 'hi', budgetTokens: 4_000, now: NOW, history, systemBlocks: ['<caller/>'] })
+    const status = m.threadStatus({ chatId: '42', now: NOW }).block
+    const context = m.buildConversationContext({ ...history, now: NOW })
+    expect(context).not.toContain('Planned the v2.4 rollout')
+    expect(out.system).toBe(`${status}\n<conversation_history>\n${context}\n</conversation_history>\n<caller/>\n`)
+    expect(out.systemBlocksLeftOut).toBe(0)
+    // Without the status, and without the conversations (maxTokens 0).
+    const plain = m.assemble({ sessionId: 's', threadKey: 'root:1', userMessage: 'hi', budgetTokens: 4_000, now: NOW, history: { ...history, maxTokens: 0 }, threadStatus: false })
+    expect(plain.system).toBe('')
+    // Its own zone and options are checked under its name.
+    expect(thrown(() => m.assemble({ sessionId: 's', threadKey: 'root:1', userMessage: 'hi', budgetTokens: 100, history: { chatId: '42', timeZone: 'Mars/Olympus' } }))).toMatchObject({ name: 'RangeError', path: 'input.history.timeZone' })
+    expect(thrown(() => m.assemble({ sessionId: 's', threadKey: 'root:1', userMessage: 'hi', budgetTokens: 100, history: { chatId: '42', maxTokens: -1 } }))).toMatchObject({ name: 'RangeError', path: 'input.history.maxTokens' })
+  })
+
   it('refuses bad input by name', () => {
     const m = store()
     expect(thrown(() => m.buildConversationContext({ chatId: '42', timeZone: 'Mars/Olympus' }))).toMatchObject({ name: 'RangeError', path: 'options.timeZone' })

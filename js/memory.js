@@ -100,8 +100,11 @@ function utcOffsets(timeZone, now) {
   return spans
 }
 
-/** The options with `timeZone` turned into `utcOffsets` (read once each). */
-function withZone(name, options) {
+/**
+ * The options with `timeZone` turned into `utcOffsets` (read once each); `path` names
+ * them in errors, `fallbackNow` stands in for their missing `now`.
+ */
+function withZone(name, options, path = 'options', fallbackNow = undefined) {
   if (options === null || typeof options !== 'object') return options
   let timeZone
   let now
@@ -109,19 +112,36 @@ function withZone(name, options) {
     timeZone = options.timeZone
     now = options.now
   } catch (err) {
-    throw unreadable(name, 'options', err)
+    throw unreadable(name, path, err)
   }
   if (timeZone === undefined || timeZone === null) return options
-  if (typeof timeZone !== 'string') throw inputError(TypeError, name, 'options.timeZone', `expected an IANA time zone name, got ${typeof timeZone}`)
-  const at = typeof now === 'number' && Number.isFinite(now) ? now : Date.now()
+  if (typeof timeZone !== 'string') throw inputError(TypeError, name, `${path}.timeZone`, `expected an IANA time zone name, got ${typeof timeZone}`)
+  const given = [now, fallbackNow].find((t) => typeof t === 'number' && Number.isFinite(t))
+  const at = given ?? Date.now()
   let spans
   try {
     spans = utcOffsets(timeZone, at)
   } catch (err) {
-    throw inputError(RangeError, name, 'options.timeZone', `unknown time zone ${JSON.stringify(timeZone)} (${err.message})`)
+    throw inputError(RangeError, name, `${path}.timeZone`, `unknown time zone ${JSON.stringify(timeZone)} (${err.message})`)
   }
   const { timeZone: _, ...rest } = options
   return { ...rest, utcOffsets: spans }
+}
+
+/** An assemble input whose `history` names a time zone, with that zone's offsets instead. */
+function assembleInput(input) {
+  if (input === null || typeof input !== 'object') return input
+  let history
+  let now
+  try {
+    history = input.history
+    now = input.now
+  } catch (err) {
+    throw unreadable('MemoryStore.assemble', 'input', err)
+  }
+  if (history === undefined || history === null) return input
+  const zoned = withZone('MemoryStore.assemble', history, 'input.history', now)
+  return zoned === history ? input : { ...input, history: zoned }
 }
 
 module.exports = function installMemory(binding) {
@@ -129,7 +149,12 @@ module.exports = function installMemory(binding) {
   const nativeIngest = Native.prototype.ingest
   const nativeContext = Native.prototype.buildConversationContext
   const nativeStatus = Native.prototype.threadStatus
+  const nativeAssemble = Native.prototype.assemble
   class MemoryStore extends Native {
+    assemble(input) {
+      return nativeAssemble.call(this, assembleInput(input))
+    }
+
     ingest(messages) {
       let packed = null
       try {

@@ -298,7 +298,7 @@ class MemoryContextEngine {
     // assembly budgets them with the rest and leaves out one that does not fit.
     const share = Math.min(this.options.historyTokens, Math.floor(Math.min(budget, MAX_BUDGET) / 4))
     const thread = await this.threadBlock(place)
-    const history = this.historyLayers(memory, place, params, messages, share, summary)
+    const history = this.historyInput(memory, place, params, messages, share, summary)
     const query = params.prompt ?? (lastUser >= 0 ? textOf(messages[lastUser]) : '') ?? ''
     const now = Date.now()
     const host = messages.map((m, i) => ({ id: ids[i], user: m?.role === 'user', tokens: centralEstimate(m) }))
@@ -317,7 +317,8 @@ class MemoryContextEngine {
       // Only what clearly matches: every turn's retrieved messages are sent anew.
       retrievedMinTerms: RECALL_MIN_TERMS,
       turnBlocks: thread,
-      systemBlocks: history,
+      history: history ?? undefined,
+      threadStatus: this.options.threadStatus,
     })
     if (out.turnBlocksLeftOut > 0) {
       this.note('threadBlock', `the Slack thread block (${tokensOfText(thread[0])} tokens) did not fit the budget (${budget}); left out`)
@@ -339,16 +340,17 @@ class MemoryContextEngine {
   }
 
   /**
-   * The thread's history by calendar tiers and whether this message continues the last
-   * conversation (each an option): this session is recorded as a conversation of its
-   * thread key first, then the history leaves it out (its messages are sent anyway).
+   * What the assembly needs to build the thread's history (by calendar tiers, at most
+   * `maxTokens`) and the thread status, each an option; null when both are off. This
+   * session is first recorded as a conversation of its thread key, which the history
+   * leaves out (its messages are sent anyway).
    */
-  historyLayers(memory, place, params, messages, maxTokens, summary) {
-    if (!this.options.history && !this.options.threadStatus) return []
+  historyInput(memory, place, params, messages, maxTokens, summary) {
+    if (!this.options.history && !this.options.threadStatus) return null
     const sessionId = typeof params.sessionId === 'string' && params.sessionId !== '' ? params.sessionId : null
     // History stays in the thread key: a Slack thread's earlier sessions (after a reset or
     // rollover), a DM's earlier conversations; never another thread of the channel.
-    const historyChat = `${place.sessionId}#${laneOf(place)}`
+    const chatId = `${place.sessionId}#${laneOf(place)}`
     const now = Date.now()
     const turns = []
     for (const m of messages) {
@@ -356,16 +358,14 @@ class MemoryContextEngine {
       if (text !== null && text.trim() !== '') turns.push({ role: m.role, text, ts: tsOf(m, now) })
     }
     if (sessionId !== null && turns.length > 0) {
-      memory.putConversation({ chatId: historyChat, sessionId, turns, summary: summary?.body ?? turns[0].text.slice(0, 280), startedAt: turns[0].ts, endedAt: Math.max(turns[turns.length - 1].ts, turns[0].ts) })
+      memory.putConversation({ chatId, sessionId, turns, summary: summary?.body ?? turns[0].text.slice(0, 280), startedAt: turns[0].ts, endedAt: Math.max(turns[turns.length - 1].ts, turns[0].ts) })
     }
-    const out = []
-    const zone = { chatId: historyChat, now, timeZone: this.options.timeZone }
-    if (this.options.threadStatus) out.push(memory.threadStatus(zone).block)
-    if (this.options.history && maxTokens > 0) {
-      const history = memory.buildConversationContext({ ...zone, maxTokens, excludeSessionId: sessionId ?? undefined })
-      if (history !== '') out.push(`<conversation_history>\n${history}\n</conversation_history>`)
+    return {
+      chatId,
+      timeZone: this.options.timeZone,
+      maxTokens: this.options.history ? maxTokens : 0,
+      excludeSessionId: sessionId ?? undefined,
     }
-    return out
   }
 
   /**

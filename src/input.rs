@@ -57,6 +57,17 @@ impl InputError {
             message: message.into(),
         }
     }
+
+    /// The same error found under `root`: an `options.…` path read for one call, when
+    /// the options were a field of another call's input.
+    #[must_use]
+    pub fn under(self, root: &str) -> Self {
+        let rest = self.path.strip_prefix("options").unwrap_or(&self.path);
+        InputError {
+            path: format!("{root}{rest}"),
+            ..self
+        }
+    }
 }
 
 impl fmt::Display for InputError {

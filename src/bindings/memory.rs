@@ -10,7 +10,7 @@ use super::runtime::now_ms;
 use crate::input::{self, whole_number, InputError};
 use crate::memory::assemble::{assemble, AssembleRequest, HostMessage};
 use crate::memory::db::MemoryError;
-use crate::memory::history::{conversation_context, thread_status, window};
+use crate::memory::history::{conversation_context, thread_status, window, HistoryRequest};
 use crate::memory::shapes::{
     decode_packed, record_kind, trigger_of, ApplyCompactionOptions, AssembleInput,
     AssembledContext, CompactOptions, CompactionPlanView, CompactionResult,
@@ -566,6 +566,23 @@ impl JsMemoryStore {
             .flatten()
             .map(String::as_str)
             .collect();
+        let now = now_or(env, F, "input.now", i.now)?;
+        let history = i
+            .history
+            .as_ref()
+            .map(|h| {
+                let (now_ms, zone, opts) = h.to_request(now)?;
+                Ok(HistoryRequest {
+                    chat_id: &h.chat_id,
+                    now_ms,
+                    zone,
+                    opts,
+                    exclude_session: h.exclude_session_id.as_deref(),
+                    status: i.thread_status.unwrap_or(true),
+                })
+            })
+            .transpose()
+            .map_err(|e: InputError| throw(env, F, &e.under("input.history")))?;
         let req = AssembleRequest {
             session_id: &i.session_id,
             thread_key: &i.thread_key,
@@ -580,7 +597,7 @@ impl JsMemoryStore {
                 .transpose()?,
             memories: count_or(env, F, "input.memories", i.memories, 5)?,
             budget_tokens: budget,
-            now_ms: now_or(env, F, "input.now", i.now)?,
+            now_ms: now,
             host: host.as_deref(),
             passages_min_terms: count_or(
                 env,
@@ -596,6 +613,7 @@ impl JsMemoryStore {
                 .map_err(|e| throw(env, F, &e))?,
             turn_blocks: &turn_blocks,
             system_blocks: &system_blocks,
+            history: history.as_ref(),
         };
         let out = self.with(env, F, |s| assemble(s, &req))?;
         to_js(env, &AssembledContext::from(&out))

@@ -46,7 +46,7 @@ use render::{day_heading, message_line, section, Block, Line};
 pub use render::{escape, escape_message};
 
 use super::db::MemoryError;
-use super::history::Zone;
+use super::history::{history_blocks, HistoryRequest, Zone};
 use super::passages::{fallback_terms, query_terms, Hit, Signals};
 use super::store::{ChatMessage, MemoryStore, RecordKind};
 use super::summary::Summary;
@@ -111,6 +111,9 @@ pub struct AssembleRequest<'a> {
     /// Text that changes every turn (a platform's thread block): placed in the turn part,
     /// before the retrieved messages; a block that does not fit is left out.
     pub turn_blocks: &'a [&'a str],
+    /// A chat's history (the thread status, earlier conversations by calendar tiers):
+    /// placed in the system part first, before `system_blocks`, and budgeted like them.
+    pub history: Option<&'a HistoryRequest<'a>>,
     /// Text that changes seldom (the history of earlier conversations): placed in the
     /// stable part, after the memories; a block that does not fit is left out.
     pub system_blocks: &'a [&'a str],
@@ -405,6 +408,17 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
     };
     let zone = Zone::utc();
     let query = req.query.unwrap_or(req.user_message);
+    // The chat's history first, then the caller's blocks.
+    let mut system_given = match req.history {
+        Some(h) => blocks(
+            &history_blocks(store, h)?
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        ),
+        None => Vec::new(),
+    };
+    system_given.extend(blocks(req.system_blocks));
     let mut plan = Plan {
         req,
         now_day: zone.day(req.now_ms),
@@ -422,7 +436,7 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
         recent: Block::default(),
         host: None,
         turn_blocks: blocks(req.turn_blocks),
-        system_blocks: blocks(req.system_blocks),
+        system_blocks: system_given.clone(),
     };
     let summary_record = store.record(req.session_id, RecordKind::ThreadSummary, req.thread_key)?;
     if let Some(messages) = req.host {
@@ -787,7 +801,7 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
         keep_from: plan.host.as_ref().map_or(0, |h| h.from),
         summary_covers: plan.host.as_ref().map_or(0, |h| h.floor),
         turn_blocks_left_out: blocks(req.turn_blocks).len() - plan.turn_blocks.len(),
-        system_blocks_left_out: blocks(req.system_blocks).len() - plan.system_blocks.len(),
+        system_blocks_left_out: system_given.len() - plan.system_blocks.len(),
         tokens,
         memories_included: plan.memories_kept,
         passages_included: plan.passages.lines.len(),

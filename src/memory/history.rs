@@ -17,6 +17,8 @@
 //! `</conversation>` cannot close its block.
 
 use super::assemble::escape;
+use super::db::MemoryError;
+use super::store::MemoryStore;
 use crate::time::civil_from_days;
 use crate::tokens::counted;
 
@@ -263,6 +265,47 @@ pub fn conversation_context(
         }
     }
     blocks.join("\n\n")
+}
+
+/// A chat's history as a context shows it: which chat, at which moment, in which zone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryRequest<'a> {
+    pub chat_id: &'a str,
+    pub now_ms: i64,
+    pub zone: Zone,
+    pub opts: HistoryOptions,
+    /// A session left out (the one whose messages the model gets anyway).
+    pub exclude_session: Option<&'a str>,
+    /// Whether the `<thread-status>` block comes first.
+    pub status: bool,
+}
+
+/// The blocks of a chat's history: the `<thread-status>` block (when asked for), then its
+/// earlier conversations by calendar tiers in `<conversation_history>` (when its budget is
+/// not 0 and there are any).
+pub fn history_blocks(
+    store: &MemoryStore,
+    req: &HistoryRequest<'_>,
+) -> Result<Vec<String>, MemoryError> {
+    let mut out = Vec::new();
+    if req.status {
+        let last = store.last_conversation_end(req.chat_id, req.now_ms)?;
+        out.push(thread_status(last, req.now_ms, req.opts.continuation_window_ms).1);
+    }
+    if req.opts.max_tokens > 0 {
+        let (since, turns_since) = window(req.now_ms, &req.zone, &req.opts);
+        let mut convs = store.conversations(req.chat_id, since, req.now_ms, turns_since)?;
+        if let Some(skip) = req.exclude_session {
+            convs.retain(|c| c.session_id != skip);
+        }
+        let text = conversation_context(&convs, req.now_ms, &req.zone, &req.opts);
+        if !text.is_empty() {
+            out.push(format!(
+                "<conversation_history>\n{text}\n</conversation_history>"
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// Whether a message at `now` continues the last conversation (`last_ended`: when the

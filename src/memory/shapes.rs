@@ -574,6 +574,14 @@ pub struct AssembleInput {
     /// Text that changes seldom (earlier conversations), put in `system` after the
     /// memories; left out when it does not fit.
     pub system_blocks: Option<Vec<String>>,
+    /// A chat's history, built in the same call and put in `system` before
+    /// `systemBlocks`: the `<thread-status>` block (unless `threadStatus` is false), then
+    /// the chat's earlier conversations by calendar tiers in `<conversation_history>`, at
+    /// most `maxTokens` (0: none), as `buildConversationContext` gives them. Its `now`
+    /// defaults to this call's.
+    pub history: Option<ConversationContextInput>,
+    /// Whether the history starts with the `<thread-status>` block (default true).
+    pub thread_status: Option<bool>,
 }
 
 /// A message the caller sends the model itself.

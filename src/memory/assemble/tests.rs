@@ -77,6 +77,7 @@ fn request(budget: u64) -> AssembleRequest<'static> {
         passages_min_terms: 1,
         turn_blocks: &[],
         system_blocks: &[],
+        history: None,
     }
 }
 
@@ -603,4 +604,75 @@ fn a_retrieved_reply_comes_with_the_message_it_answers() {
     let q = a.text.find("which venue").unwrap_or(usize::MAX);
     let answer = a.text.find("the Lisbon one").unwrap_or(0);
     assert!(q < answer, "{}", a.text);
+}
+
+#[test]
+fn the_history_is_built_in_the_same_call_first_in_the_system_part() {
+    use crate::memory::history::{Conversation, HistoryOptions, Turn, NEW_TEXT};
+    let mut s = store();
+    let now = 10 * 86_400_000;
+    let turn = |human, text: &str, ts| Turn {
+        human,
+        text: text.into(),
+        ts_ms: Some(ts),
+    };
+    s.put_conversation(&Conversation {
+        chat_id: "chat#lane".into(),
+        session_id: "earlier".into(),
+        started_at_ms: now - 3 * 3_600_000,
+        ended_at_ms: now - 2 * 3_600_000,
+        summary: "Booked the Lisbon venue.".into(),
+        turns: vec![
+            turn(true, "book the Lisbon venue", now - 3 * 3_600_000),
+            turn(false, "Booked.", now - 2 * 3_600_000),
+        ],
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let history = HistoryRequest {
+        chat_id: "chat#lane",
+        now_ms: now,
+        zone: Zone::utc(),
+        opts: HistoryOptions::default(),
+        exclude_session: None,
+        status: true,
+    };
+    let mut r = request(10_000);
+    r.now_ms = now;
+    r.history = Some(&history);
+    r.system_blocks = &["<caller/>"];
+    let a = assemble(&s, &r).unwrap_or_else(|e| panic!("{e}"));
+    let status = a
+        .system
+        .find(&format!("<thread-status>{NEW_TEXT}</thread-status>\n"))
+        .unwrap_or(usize::MAX);
+    let earlier = a
+        .system
+        .find("<conversation_history>\n")
+        .unwrap_or(usize::MAX);
+    let caller = a.system.find("<caller/>").unwrap_or(0);
+    assert!(status < earlier && earlier < caller, "{}", a.system);
+    assert!(
+        a.system.contains("Booked the Lisbon venue."),
+        "{}",
+        a.system
+    );
+    assert_eq!(a.system_blocks_left_out, 0);
+    // Leaving out the session whose messages the model gets anyway, and the status: no
+    // block; a budget too small for the history leaves it out, and says so.
+    let quiet = HistoryRequest {
+        exclude_session: Some("earlier"),
+        status: false,
+        ..history.clone()
+    };
+    r.history = Some(&quiet);
+    r.system_blocks = &[];
+    let none = assemble(&s, &r).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !none.system.contains("conversation_history") && !none.system.contains("thread-status")
+    );
+    r.history = Some(&history);
+    r.budget_tokens = 140;
+    let tight = assemble(&s, &r).unwrap_or_else(|e| panic!("{e}"));
+    assert!(tight.system_blocks_left_out > 0, "{}", tight.text);
+    assert!(tight.tokens.total <= 140);
 }
