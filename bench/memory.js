@@ -9,7 +9,10 @@
 //     shapes: "turns" (each batch holds 20 consecutive messages of each of 50 random
 //     sessions, as a gateway flushing conversations' turns) and "scattered" (every message
 //     of a batch in a random session: the worst case, each row landing on another index
-//     page). Raced, on the same data in the same process, against the same design in
+//     page). Messages are 120 characters of words, in two vocabularies (VOCABULARIES):
+//     drawn by Zipf's law from 20,000, as a language's words are, the questions naming two
+//     of them; and the 22 WORDS alone, each in half of all messages (the worst case for a
+//     word search). Raced, on the same data in the same process, against the same design in
 //     plain JavaScript over node:sqlite (bench/js-memory-store.js), which needs Node >= 22.5:
 //     under an older Node the scale part re-runs itself under a newer one when it finds it
 //     ($MEMORY_BENCH_NODE, or the Node 24 that integration/openclaw installs), else the
@@ -37,6 +40,43 @@ const BATCH = 1_000
 const ASSEMBLES = QUICK ? 500 : 2_000
 
 const WORDS = 'deploy rollout canary latency checkout service migration schema index replica review release flag incident budget offsite candidate interview decided prefer failed fixed'.split(' ')
+/**
+ * The scale part's vocabulary: VOCABULARY words whose frequencies follow Zipf's law
+ * (rank r drawn with weight 1/r), as a language's do: the 22 WORDS first, then made-up
+ * words. With the 22 words alone every word was in half of all messages, which no chat
+ * is, and a search for two of them read doclists of 500,000 rows.
+ */
+const VOCABULARY = 20_000
+const ZIPF = (() => {
+  const cum = new Float64Array(VOCABULARY)
+  let total = 0
+  for (let r = 0; r < VOCABULARY; r++) cum[r] = total += 1 / (r + 1)
+  return cum
+})()
+/** The scale part's two vocabularies: a word (seeded `rand`) and a question (`i`-th). */
+const VOCABULARIES = {
+  zipf: {
+    name: "Zipf's law over 20,000 words",
+    word: (rand) => zipfWord(rand),
+    question: (rand) => `what did we decide about the ${zipfWord(rand)} ${zipfWord(rand)}?`,
+  },
+  tiny: {
+    name: 'the 22 words alone (each in half of all messages)',
+    word: (rand) => WORDS[Math.floor(rand() * WORDS.length)],
+    question: (rand, i) => `what did we decide about the ${WORDS[i % WORDS.length]} review?`,
+  },
+}
+function zipfWord(rand) {
+  const x = rand() * ZIPF[VOCABULARY - 1]
+  let lo = 0
+  let hi = VOCABULARY - 1
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if (ZIPF[mid] < x) lo = mid + 1
+    else hi = mid
+  }
+  return lo < WORDS.length ? WORDS[lo] : `w${lo.toString(36)}`
+}
 
 function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
@@ -50,11 +90,11 @@ function replayTable() {
 }
 
 /** The batches of one shape, the same for every implementation (seeded). */
-function* batches(shape) {
+function* batches(shape, vocabulary) {
   const rand = require('./rng').xorshift(0x2545f491)
   const sentence = () => {
     let s = ''
-    while (s.length < 120) s += `${WORDS[Math.floor(rand() * WORDS.length)]} `
+    while (s.length < 120) s += `${vocabulary.word(rand)} `
     return `${s.trim()}.`
   }
   let id = 0
@@ -107,7 +147,8 @@ const IMPLEMENTATIONS = {
   },
 }
 
-function scale(shape, name) {
+function scale(shape, name, vocab) {
+  const vocabulary = VOCABULARIES[vocab]
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memory-bench-'))
   const file = path.join(dir, 'memory.sqlite')
   const store = IMPLEMENTATIONS[name](file)
@@ -115,7 +156,7 @@ function scale(shape, name) {
   try {
     // Time the ingest calls only: building the batches is the caller's work.
     let ingestNs = 0n
-    for (const batch of batches(shape)) {
+    for (const batch of batches(shape, vocabulary)) {
       const t0 = process.hrtime.bigint()
       store.ingest(batch)
       ingestNs += process.hrtime.bigint() - t0
@@ -134,7 +175,7 @@ function scale(shape, name) {
         sessionId: `telegram:chat:${s}`,
         threadKey: lane === 0 ? `root:${s}` : `topic:${s}:${lane}`,
         policy: 'You are the team assistant.',
-        userMessage: `what did we decide about the ${WORDS[i % WORDS.length]} review?`,
+        userMessage: vocabulary.question(rand, i),
         budgetTokens: 8_000,
       })
       times.push(Number(process.hrtime.bigint() - t) / 1e6)
@@ -142,6 +183,7 @@ function scale(shape, name) {
     times.sort((a, b) => a - b)
     return {
       shape,
+      vocabulary: vocab,
       implementation: name,
       messages: MESSAGES,
       sessions: SESSIONS,
@@ -191,8 +233,10 @@ function hasNodeSqlite(version) {
 function scaleRuns() {
   if (SCALE_CHILD || hasNodeSqlite(process.version)) {
     const runs = []
-    for (const shape of ['turns', 'scattered']) {
-      for (const name of Object.keys(IMPLEMENTATIONS)) runs.push(scale(shape, name))
+    for (const vocab of Object.keys(VOCABULARIES)) {
+      for (const shape of ['turns', 'scattered']) {
+        for (const name of Object.keys(IMPLEMENTATIONS)) runs.push(scale(shape, name, vocab))
+      }
     }
     return { node: process.version, runs }
   }
@@ -203,7 +247,8 @@ function scaleRuns() {
     process.stderr.write(`bench/memory.js: the scale run under ${node} failed:\n${r.stderr}\n`)
   }
   process.stderr.write(`bench/memory.js: no Node >= 22.5 for the node:sqlite baseline (set MEMORY_BENCH_NODE, or run integration/openclaw/test.sh once); the addon runs alone\n`)
-  return { node: process.version, runs: ['turns', 'scattered'].map((shape) => scale(shape, 'addon')) }
+  const runs = Object.keys(VOCABULARIES).flatMap((vocab) => ['turns', 'scattered'].map((shape) => scale(shape, 'addon', vocab)))
+  return { node: process.version, runs }
 }
 
 if (SCALE_CHILD) {
@@ -224,16 +269,19 @@ if (JSON_OUT) {
   lines.push(`| all 150 turns | 301 | | ${table.totals.engine.toLocaleString('en-US')} | ${table.totals.whole.toLocaleString('en-US')} | ${((100 * table.totals.engine) / table.totals.whole).toFixed(0)}% |`)
   console.log(MARKDOWN ? lines.join('\n') : `replay (300 messages, 4 thread keys, budget 4,000 tokens):\n${lines.join('\n')}`)
   console.log(`\nscale: ${MESSAGES.toLocaleString('en-US')} messages across ${SESSIONS.toLocaleString('en-US')} sessions, batches of ${BATCH.toLocaleString('en-US')} (Node ${scaled.node}; targets: ingest >= 50,000 msgs/s, assemble p50 <= 2 ms)`)
-  console.log('| batch shape | implementation | ingest (msgs/s) | assemble p50 | assemble p99 |')
-  console.log('| --- | --- | ---: | ---: | ---: |')
+  console.log('| words | batch shape | implementation | ingest (msgs/s) | assemble p50 | assemble p99 |')
+  console.log('| --- | --- | --- | ---: | ---: | ---: |')
   for (const r of scaled.runs) {
-    console.log(`| ${r.shape} | ${r.implementation} | ${r.ingestPerSecond.toLocaleString('en-US')} | ${r.assembleP50Ms.toFixed(3)} ms | ${r.assembleP99Ms.toFixed(3)} ms |`)
+    console.log(`| ${r.vocabulary} | ${r.shape} | ${r.implementation} | ${r.ingestPerSecond.toLocaleString('en-US')} | ${r.assembleP50Ms.toFixed(3)} ms | ${r.assembleP99Ms.toFixed(3)} ms |`)
   }
-  for (const shape of ['turns', 'scattered']) {
-    const [a, j] = ['addon', 'plain JS (node:sqlite)'].map((n) => scaled.runs.find((r) => r.shape === shape && r.implementation === n))
-    if (a && j) {
-      console.log(`${shape}: addon / plain JS: ingest ${(a.ingestPerSecond / j.ingestPerSecond).toFixed(2)}x, assemble p50 ${(j.assembleP50Ms / a.assembleP50Ms).toFixed(2)}x faster`)
+  for (const vocab of Object.keys(VOCABULARIES)) {
+    for (const shape of ['turns', 'scattered']) {
+      const [a, j] = ['addon', 'plain JS (node:sqlite)'].map((n) => scaled.runs.find((r) => r.vocabulary === vocab && r.shape === shape && r.implementation === n))
+      if (a && j) {
+        console.log(`${vocab}, ${shape}: addon / plain JS: ingest ${(a.ingestPerSecond / j.ingestPerSecond).toFixed(2)}x, assemble p50 ${(j.assembleP50Ms / a.assembleP50Ms).toFixed(2)}x faster`)
+      }
     }
   }
+  console.log(`words: ${Object.entries(VOCABULARIES).map(([k, v]) => `${k}, ${v.name}`).join('; ')}`)
   console.log(`\nhistory: buildConversationContext over ${hist.conversations.toLocaleString('en-US')} conversations (Europe/Berlin): p50 ${hist.p50Ms.toFixed(3)} ms (target <= 1 ms), p99 ${hist.p99Ms.toFixed(3)} ms`)
 }
