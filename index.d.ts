@@ -1576,6 +1576,12 @@ export interface IngestedMessage {
   threadKey: string
   /** False when the message was stored before. */
   ingested: boolean
+  /**
+   * Set when its id was already taken by a message of another lane (a provider that
+   * reuses reply ids across threads): the id it is stored under instead,
+   * `<messageId>@<threadKey>`. Storing it again finds it there.
+   */
+  storedAs?: string
 }
 
 /**

@@ -37,8 +37,15 @@ describe('MemoryStore', () => {
       'root:42',
     ])
     expect(keys.every((k) => k.ingested)).toBe(true)
-    // The same ids again: nothing changes.
-    expect(m.ingest([msg('3', 'edited?')])).toEqual([{ threadKey: 'reply:42:1', ingested: false }])
+    // The same ids again, in their lanes (an edit re-delivered): nothing changes. The same
+    // message again from elsewhere: nothing either.
+    expect(m.ingest([msg('3', 'edited?', { replyTo: '2' }), msg('2', 'Canary first.', { role: 'assistant' })])).toEqual([
+      { threadKey: 'reply:42:1', ingested: false },
+      { threadKey: 'reply:42:1', ingested: false },
+    ])
+    // Another message of another lane under a taken id is kept, under a qualified id.
+    expect(m.ingest([msg('3', 'a different question')])).toEqual([{ threadKey: 'root:42', ingested: true, storedAs: '3@root:42' }])
+    expect(m.recent(S, 'root:42').map((r) => [r.messageId, r.text])).toContainEqual(['3@root:42', 'a different question'])
     expect(m.recent(S, 'reply:42:1').map((r) => r.text)).toEqual(['Canary first.', 'and eu-west?'])
     expect(m.focusAnchor(msg('6', 'ok', { replyTo: '2' }), 'reply:42:1')).toEqual({
       kind: 'reply_target',

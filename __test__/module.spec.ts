@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createRequire } from 'node:module'
 import { spawnSync } from 'node:child_process'
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import * as esm from '@openclaw/context-engine'
@@ -149,6 +149,37 @@ describe('loader', () => {
     expect(r.stderr).toContain(`local build ${join(dir, nodeFile)}: `)
     expect(r.stderr).toMatch(/invalid ELF header|not a valid|file too short|slice is not valid/)
     expect(r.stderr).not.toContain('npm run build')
+  })
+
+  it('lets the OpenClaw plugin load without the addon: register says why once and registers nothing', () => {
+    const dir = scratch()
+    mkdirSync(join(dir, 'openclaw'))
+    for (const f of readdirSync(join(root, 'openclaw'))) copyFileSync(join(root, 'openclaw', f), join(dir, 'openclaw', f))
+    copyFileSync(join(root, 'package.json'), join(dir, 'package.json'))
+    const r = run(
+      dir,
+      `const plugin = require('./openclaw/index.js')
+       const logs = []
+       const registered = []
+       const api = { pluginConfig: {}, logger: { error: (m) => logs.push(m) }, registerContextEngine: (id) => registered.push(id) }
+       plugin.register(api)
+       plugin.register(api)
+       let direct = null
+       try { plugin.createContextEngine({}) } catch (err) { direct = err.code }
+       console.log(JSON.stringify({ id: plugin.id, logs, registered, direct }))`,
+    )
+    expect(r.stderr).toBe('')
+    const out = JSON.parse(r.stdout)
+    const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+    expect(out.id).toBe('context-engine')
+    expect(out.registered).toEqual([])
+    // Once, with what to install and where (the plugin's own directory).
+    expect(out.logs).toHaveLength(1)
+    expect(out.logs[0]).toContain(`no native addon could be loaded for ${platformId}`)
+    expect(out.logs[0]).toContain('OpenClaw goes on with its own context engine')
+    expect(out.logs[0]).toContain(`npm install --prefix "${dir}" @openclaw/context-engine-${platformId}@${version}`)
+    // Building the engine directly still says why it cannot.
+    expect(out.direct).toBe('ERR_CONTEXT_ENGINE_NATIVE_MISSING')
   })
 
   it('says how to build when neither exists', () => {

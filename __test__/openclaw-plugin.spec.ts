@@ -209,6 +209,37 @@ describe('the OpenClaw plugin', () => {
     expect(isTurnMessage({ role: 'assistant', content: '<memory_for_this_turn>\nx' })).toBe(false)
   })
 
+  it('stores every reply of three threads whose provider reuses response ids, with a diagnostic', async () => {
+    const e = engine('reused-ids.sqlite')
+    const threads = ['1775835600.000100', '1775835700.000100', '1775835800.000100']
+    for (const [t, ts] of threads.entries()) {
+      const key = `agent:main:slack:channel:C0123:thread:${ts}`
+      for (let i = 0; i < 5; i++) {
+        const reply = { ...assistant(`Thread ${t} answer ${i}.`, 100 * t + i), responseId: `resp_${i}` }
+        const turn = [user(`Thread ${t} question ${i}?`, 100 * t + i), reply]
+        // The durable path for the first two threads, the after-turn one for the third.
+        if (t < 2) await e.commitTurn({ sessionId: `s${t}`, sessionKey: key, advancementKey: `${t}-${i}`, messages: turn })
+        await e.afterTurn({ sessionId: `s${t}`, sessionKey: key, messages: turn, prePromptMessageCount: 0 })
+      }
+    }
+    await e.dispose()
+    const { MemoryStore } = await import('@openclaw/context-engine')
+    const memory = new MemoryStore({ path: join(dir, 'reused-ids.sqlite') })
+    for (const [t, ts] of threads.entries()) {
+      const place = placeSession(`agent:main:slack:channel:C0123:thread:${ts}`, 's')
+      const replies = memory.recent(place.sessionId, laneOf(place), 100).filter((m) => m.role === 'assistant')
+      expect(replies.map((m) => m.text)).toEqual([0, 1, 2, 3, 4].map((i) => `Thread ${t} answer ${i}.`))
+      // The first thread keeps the ids; the others' replies are qualified by their lane.
+      expect(replies.every((m) => (t === 0 ? m.messageId.startsWith('resp:resp_') && !m.messageId.includes('@') : m.messageId.endsWith(`@${laneOf(place)}`)))).toBe(true)
+    }
+    memory.close()
+    // Said where the engine writes them itself (after the turn; a commit's result is its
+    // status alone).
+    expect(e.diagnostics.filter((d) => d.method === 'ingest').map((d) => d.message)).toEqual(
+      [0, 1, 2, 3, 4].map((i) => `message id resp:resp_${i} is another thread's already; stored as resp:resp_${i}@reply:C0123:1775835800.000100`),
+    )
+  })
+
   it('commits an accepted turn once per advancement key, and maintains by compacting when due', async () => {
     const e = engine('commit.sqlite')
     expect(e.info.transcriptSemantics).toEqual({

@@ -14,8 +14,7 @@ const { MemoryStore } = require('../index.js')
 const { readOptions } = require('./options.js')
 const { SlackThreadSource } = require('./slack-thread.js')
 
-const ENGINE_ID = 'context-engine'
-const ENGINE_NAME = 'Context Engine (SQLite memory)'
+const { ENGINE_ID, ENGINE_NAME } = require('./ids.js')
 const { version: VERSION } = require('../package.json')
 /** Diagnostics kept on the engine (the newest). */
 const MAX_DIAGNOSTICS = 100
@@ -131,7 +130,16 @@ class MemoryContextEngine {
     const batch = this.toMemory(place, messages, ids)
     if (batch.length === 0) return { lane: laneOf(place), count: 0, ids }
     const out = this.memory().ingest(batch)
-    return { lane: out[out.length - 1].threadKey, count: out.filter((r) => r.ingested).length, ids }
+    // An id another thread's message took (a provider that reuses reply ids): stored
+    // under a qualified id, which is this message's id from now on.
+    const qualified = new Map()
+    for (const [i, r] of out.entries()) {
+      if (r.storedAs === undefined) continue
+      qualified.set(batch[i].messageId, r.storedAs)
+      if (r.ingested) this.note('ingest', `message id ${batch[i].messageId} is another thread's already; stored as ${r.storedAs}`)
+    }
+    const stored = qualified.size === 0 ? ids : ids.map((id) => qualified.get(id) ?? id)
+    return { lane: out[out.length - 1].threadKey, count: out.filter((r) => r.ingested).length, ids: stored }
   }
 
   async ingest(params) {

@@ -84,6 +84,8 @@ function loadBinding() {
       ' in your project (it compiles the addon and places it where this loader finds it).',
   )
   error.code = 'ERR_CONTEXT_ENGINE_NATIVE_MISSING'
+  error.platform = id
+  error.prebuilt = prebuilt
   throw error
 }
 

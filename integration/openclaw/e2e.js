@@ -159,21 +159,40 @@ function checkTranscripts(staged, agentDb) {
   console.log(`transcripts: ${sessions.length} OpenClaw sessions read back`)
 }
 
-async function main(staged) {
+/**
+ * The package installed without its native addon (a platform package that did not come
+ * with it): OpenClaw loads the plugin, the plugin says why it registers nothing, and the
+ * turn runs on OpenClaw's own engine: a model request, exit 0.
+ */
+async function withoutAddon(staged) {
   const recorder = await startRecorder()
-  const slack = await startSlackApi(SLACK)
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-e2e-'))
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-e2e-noaddon-'))
+  try {
+    const bare = path.join(home, 'package')
+    fs.cpSync(staged, bare, { recursive: true })
+    for (const f of fs.readdirSync(bare)) if (/\.node$/.test(f)) fs.rmSync(path.join(bare, f))
+    const { env, configPath } = openclawHome(home, recorder)
+    await openclaw(env, ['plugins', 'install', bare, '--force', '--accept-capabilities'])
+    const installed = JSON.parse(fs.readFileSync(configPath, 'utf8'))
+    installed.plugins = { ...installed.plugins, slots: { ...installed.plugins?.slots, contextEngine: 'context-engine' } }
+    fs.writeFileSync(configPath, JSON.stringify(installed, null, 2))
+    const run = await openclaw(env, ['agent', '--local', '--session-key', THREAD_A, '--message', 'Thread A turn 1: hello without the addon', '--json', '--timeout', '120'])
+    const asked = recorder.requests.filter((r) => r.body && Array.isArray(r.body.messages))
+    assert.ok(asked.length > 0, `no model request without the addon\n${run.stdout}\n${run.stderr}`)
+    assert.match(`${run.stdout}\n${run.stderr}`, /no native addon could be loaded/, 'the plugin did not say why it registered nothing')
+    console.log(`without the addon: ${asked.length} model requests on OpenClaw's own engine`)
+  } finally {
+    await recorder.close()
+    fs.rmSync(home, { recursive: true, force: true })
+  }
+}
+
+/** A throwaway OpenClaw home whose model provider is the recorder. */
+function openclawHome(home, recorder) {
   const state = path.join(home, '.openclaw')
   fs.mkdirSync(state, { recursive: true })
-  staged = staged ?? stagePackage(home)
-  const dbPath = path.join(home, 'memory.sqlite')
   const config = {
-    agents: {
-      defaults: {
-        model: { primary: 'recorder/echo-1' },
-        workspace: path.join(home, 'workspace'),
-      },
-    },
+    agents: { defaults: { model: { primary: 'recorder/echo-1' }, workspace: path.join(home, 'workspace') } },
     models: {
       mode: 'merge',
       providers: {
@@ -181,17 +200,7 @@ async function main(staged) {
           baseUrl: recorder.url,
           apiKey: 'test-key-not-secret',
           api: 'anthropic-messages',
-          models: [
-            {
-              id: 'echo-1',
-              name: 'Echo',
-              reasoning: false,
-              input: ['text'],
-              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-              contextWindow: 32000,
-              maxTokens: 4096,
-            },
-          ],
+          models: [{ id: 'echo-1', name: 'Echo', reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 32000, maxTokens: 4096 }],
         },
       },
     },
@@ -203,10 +212,21 @@ async function main(staged) {
     HOME: home,
     OPENCLAW_HOME: home,
     OPENCLAW_STATE_DIR: state,
-    OPENCLAW_CONFIG_PATH: path.join(state, 'openclaw.json'),
+    OPENCLAW_CONFIG_PATH: configPath,
     NO_COLOR: '1',
     CI: 'true',
   }
+  return { env, configPath }
+}
+
+async function main(staged) {
+  const recorder = await startRecorder()
+  const slack = await startSlackApi(SLACK)
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-e2e-'))
+  staged = staged ?? stagePackage(home)
+  const dbPath = path.join(home, 'memory.sqlite')
+  const { env, configPath } = openclawHome(home, recorder)
+  const state = path.dirname(configPath)
   try {
     await openclaw(env, ['plugins', 'install', staged, '--force', '--accept-capabilities'])
     // Select the engine and configure it, keeping what the install recorded.
@@ -246,6 +266,7 @@ async function main(staged) {
     checkRequests(modelRequests, slack.calls)
     checkStore(staged, dbPath)
     checkTranscripts(staged, path.join(state, 'agents', 'main', 'agent', 'openclaw-agent.sqlite'))
+    await withoutAddon(staged)
     return { requests: modelRequests.length }
   } finally {
     await recorder.close()
@@ -268,4 +289,4 @@ if (require.main === module) {
   )
 }
 
-module.exports = { main, checkRequests, checkStore, checkTranscripts, stagePackage }
+module.exports = { main, checkRequests, checkStore, checkTranscripts, stagePackage, withoutAddon }

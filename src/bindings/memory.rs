@@ -220,9 +220,10 @@ impl JsMemoryStore {
         let out = self.with(env, func, |s| s.ingest_batch(&news))?;
         let out: Vec<IngestedMessage> = out
             .into_iter()
-            .map(|(thread_key, ingested)| IngestedMessage {
-                thread_key,
-                ingested,
+            .map(|i| IngestedMessage {
+                thread_key: i.thread_key,
+                ingested: i.ingested,
+                stored_as: i.stored_as,
             })
             .collect();
         to_js(env, &out)

@@ -205,6 +205,11 @@ pub struct IngestedMessage {
     pub thread_key: String,
     /// False when the message was stored before.
     pub ingested: bool,
+    /// Set when its id was already taken by a message of another lane (a provider that
+    /// reuses reply ids across threads): the id it is stored under instead,
+    /// `<messageId>@<threadKey>`. Storing it again finds it there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stored_as: Option<String>,
 }
 
 /// A stored chat message.

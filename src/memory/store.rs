@@ -60,6 +60,19 @@ pub struct ChatMessage {
     pub reply_to: Option<String>,
 }
 
+/// Where an ingested message went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ingested {
+    /// The lane it is stored under (for a message stored before, the lane it was stored
+    /// under then).
+    pub thread_key: String,
+    /// Whether it was written now.
+    pub ingested: bool,
+    /// The id it is stored under when its own was taken by a message of another lane:
+    /// `<id>@<thread key>`.
+    pub stored_as: Option<String>,
+}
+
 /// The kinds of memory record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecordKind {
@@ -333,15 +346,15 @@ impl MemoryStore {
     /// a session again changes nothing and returns the key it was stored under.
     pub fn ingest(&mut self, m: &NewMessage<'_>) -> Result<String, MemoryError> {
         let mut out = self.ingest_batch(std::slice::from_ref(m))?;
-        Ok(out.pop().map(|(key, _)| key).unwrap_or_default())
+        Ok(out.pop().map(|i| i.thread_key).unwrap_or_default())
     }
 
-    /// Stores messages in one transaction: all of them or, on an error, none. Returns each
-    /// message's thread key and whether it was new.
+    /// Stores messages in one transaction: all of them or, on an error, none. Returns
+    /// where each message went.
     pub fn ingest_batch(
         &mut self,
         messages: &[NewMessage<'_>],
-    ) -> Result<Vec<(String, bool)>, MemoryError> {
+    ) -> Result<Vec<Ingested>, MemoryError> {
         let tx = self.conn.unchecked_transaction()?;
         let mut tally = LaneTally::default();
         let out = messages
@@ -399,11 +412,8 @@ impl MemoryStore {
         Ok(())
     }
 
-    fn insert(
-        &self,
-        m: &NewMessage<'_>,
-        tally: &mut LaneTally,
-    ) -> Result<(String, bool), MemoryError> {
+    /// Stores one message (see [`Ingested`]).
+    fn insert(&self, m: &NewMessage<'_>, tally: &mut LaneTally) -> Result<Ingested, MemoryError> {
         let placement = Placement {
             chat_id: m.chat_id,
             topic_id: m.topic_id,
@@ -413,8 +423,56 @@ impl MemoryStore {
         let key = thread_key(&placement, |id| {
             self.lane_of(m.session_id, id).ok().flatten()
         });
-        // A message id stored before keeps its lane: nothing is written and its key is
-        // read back.
+        if self.insert_as(m, m.message_id, &key, tally)? {
+            return Ok(Ingested {
+                thread_key: key,
+                ingested: true,
+                stored_as: None,
+            });
+        }
+        // The id is stored already. In the same lane, or with the same role and text, it
+        // is this message again: nothing is written. In another lane with other words, it
+        // is another message under a reused id (a provider or proxy that numbers replies
+        // per connection): it is stored under the id qualified by its lane, never dropped.
+        let stored: Option<(String, String, String)> = self
+            .conn
+            .prepare_cached(
+                "SELECT thread_key, role, text FROM messages WHERE session_id = ?1 AND message_id = ?2",
+            )?
+            .query_row(params![m.session_id, m.message_id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .optional()?;
+        let stored = stored.map(|(lane, role, text)| {
+            let same = role == m.role.as_str() && text == m.text;
+            (lane, same)
+        });
+        match stored {
+            Some((lane, false)) if lane != key => {
+                let qualified = format!("{}@{key}", m.message_id);
+                let ingested = self.insert_as(m, &qualified, &key, tally)?;
+                Ok(Ingested {
+                    thread_key: key,
+                    ingested,
+                    stored_as: Some(qualified),
+                })
+            }
+            stored => Ok(Ingested {
+                thread_key: stored.map_or(key, |(lane, _)| lane),
+                ingested: false,
+                stored_as: None,
+            }),
+        }
+    }
+
+    /// Writes `m` under `id` in `lane` unless the session holds that id; true when written.
+    fn insert_as(
+        &self,
+        m: &NewMessage<'_>,
+        id: &str,
+        lane: &str,
+        tally: &mut LaneTally,
+    ) -> Result<bool, MemoryError> {
         let inserted = self
             .conn
             .prepare_cached(
@@ -424,24 +482,23 @@ impl MemoryStore {
             )?
             .execute(params![
                 m.session_id,
-                m.message_id,
-                key,
+                id,
+                lane,
                 m.role.as_str(),
                 m.text,
                 m.ts_ms,
                 m.reply_to
             ])?;
-        if inserted == 1 {
-            self.index_message(self.conn.last_insert_rowid(), m.session_id, &key, m.text)?;
-            let t = tally
-                .entry((m.session_id.to_string(), key.clone()))
-                .or_insert((0, 0));
-            t.0 += 1;
-            t.1 += i64::try_from(m.text.chars().count()).unwrap_or(i64::MAX);
-            return Ok((key, true));
+        if inserted == 0 {
+            return Ok(false);
         }
-        let stored = self.lane_of(m.session_id, m.message_id)?.unwrap_or(key);
-        Ok((stored, false))
+        self.index_message(self.conn.last_insert_rowid(), m.session_id, lane, m.text)?;
+        let t = tally
+            .entry((m.session_id.to_string(), lane.to_string()))
+            .or_insert((0, 0));
+        t.0 += 1;
+        t.1 += i64::try_from(m.text.chars().count()).unwrap_or(i64::MAX);
+        Ok(true)
     }
 
     /// The thread key a stored message of `session` was filed under.

@@ -538,3 +538,70 @@ fn a_holder_whose_lock_expired_cannot_write_over_a_newer_holders_summary() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(done.summary_version, 2);
 }
+
+#[test]
+fn an_id_reused_in_another_lane_is_stored_qualified_never_dropped() {
+    let mut s = store();
+    let topic = |id: &'static str, topic: &'static str, text: &'static str| NewMessage {
+        topic_id: Some(topic),
+        ..msg(id, Role::Assistant, text, None)
+    };
+    // A provider numbers replies per connection: "resp-1" in topic 7, then in topic 9.
+    let out = s
+        .ingest_batch(&[
+            topic("resp-1", "7", "The canary goes out on Tuesday."),
+            topic("resp-1", "9", "The offsite is in Lisbon."),
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        out,
+        [
+            Ingested {
+                thread_key: "topic:42:7".into(),
+                ingested: true,
+                stored_as: None,
+            },
+            Ingested {
+                thread_key: "topic:42:9".into(),
+                ingested: true,
+                stored_as: Some("resp-1@topic:42:9".into()),
+            },
+        ]
+    );
+    let texts = |s: &MemoryStore, lane: &str| -> Vec<String> {
+        s.recent(S, lane, 10)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .into_iter()
+            .map(|m| m.text)
+            .collect()
+    };
+    assert_eq!(texts(&s, "topic:42:9"), ["The offsite is in Lisbon."]);
+    assert_eq!(texts(&s, "topic:42:7"), ["The canary goes out on Tuesday."]);
+    // Either one again (a host retry) writes nothing; the same id in its own lane is a
+    // repeat, not a new message.
+    let again = s
+        .ingest_batch(&[
+            topic("resp-1", "9", "The offsite is in Lisbon."),
+            topic("resp-1", "7", "The canary goes out on Tuesday."),
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        again.iter().map(|i| i.ingested).collect::<Vec<_>>(),
+        [false, false]
+    );
+    assert_eq!(again[0].stored_as.as_deref(), Some("resp-1@topic:42:9"));
+    assert_eq!(again[1].stored_as, None);
+    assert_eq!(texts(&s, "topic:42:9").len(), 1);
+    // The same message (role and text) arriving through another lane is not a new one.
+    let moved = s
+        .ingest_batch(&[topic("resp-1", "11", "The canary goes out on Tuesday.")])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        moved,
+        [Ingested {
+            thread_key: "topic:42:7".into(),
+            ingested: false,
+            stored_as: None,
+        }]
+    );
+}
