@@ -547,25 +547,29 @@ impl MemoryStore {
         session: &str,
         message_id: &str,
     ) -> Result<Option<ChatMessage>, MemoryError> {
-        Ok(self
-            .conn
-            .prepare_cached(
-                "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
-                 WHERE session_id = ?1 AND message_id = ?2",
-            )?
-            .query_row(params![session, message_id], super::store::chat_row)
-            .optional()?)
+        self.one_message(
+            "session_id = ?1 AND message_id = ?2",
+            params![session, message_id],
+        )
     }
 
     /// The stored message of `session` at `seq` (`None` for another session's).
     pub fn message_in(&self, session: &str, seq: i64) -> Result<Option<ChatMessage>, MemoryError> {
+        self.one_message("seq = ?1 AND session_id = ?2", params![seq, session])
+    }
+
+    /// The stored message that meets `condition` (a unique key), if any.
+    fn one_message(
+        &self,
+        condition: &str,
+        values: impl rusqlite::Params,
+    ) -> Result<Option<ChatMessage>, MemoryError> {
         Ok(self
             .conn
-            .prepare_cached(
-                "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
-                 WHERE seq = ?1 AND session_id = ?2",
-            )?
-            .query_row(params![seq, session], super::store::chat_row)
+            .prepare_cached(&format!(
+                "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages WHERE {condition}"
+            ))?
+            .query_row(values, super::store::chat_row)
             .optional()?)
     }
 
