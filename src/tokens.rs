@@ -69,10 +69,19 @@ pub const CALIBRATION_MIN_TOKENS: f64 = 200.0;
 /// Models remembered by a calibration (the least recently calibrated is forgotten).
 pub const CALIBRATION_MAX_MODELS: usize = 64;
 
+#[cfg(test)]
+thread_local! {
+    /// Bytes counted on this thread: how much text the estimator read (tests measure the
+    /// work of an algorithm by it, not by time).
+    pub static SCANNED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 impl Counts {
     /// The parts of `text`. ASCII is counted up to 64 bytes at a time (see `ascii`);
     /// other characters one by one.
     pub fn of(text: &str) -> Counts {
+        #[cfg(test)]
+        SCANNED.with(|n| n.set(n.get() + text.len() as u64));
         let mut c = Counts::default();
         let mut runs = ascii::Runs::default();
         let mut prev_other = false;
