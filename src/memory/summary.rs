@@ -15,6 +15,18 @@
 //!   `deadline`, `budget`) is an important fact;
 //! - the first rule that matches wins, in the order decision, action, outcome, fact,
 //!   question. Each section keeps its newest [`SECTION_MAX`] items, without repeats.
+//! - filler is never kept: a sentence with fewer than two words of substance and no
+//!   number ("Agreed, Mel!", "I'll do that.", "You've always been there for me.", "I will
+//!   build the rest of the plan around it."): pronouns, auxiliaries, pleasantries and
+//!   vague verbs and nouns ([`FILLER_WORDS`]) are not substance;
+//! - a question is open until the other side answers: the next message from the other
+//!   side (or the first of the next fold) removes the questions asked before it;
+//! - a decision longer than [`ITEM_MAX_CHARS`] is kept whole, as consecutive items cut at
+//!   spaces, each continued with `…`.
+//!
+//! Besides the summary, a compaction writes what the folded messages state as records of
+//! their own ([`statements`]): preferences ("I prefer", "my favorite"), outcomes and
+//! facts, each with the message it came from, once per session.
 //!
 //! A summary is updated incrementally: the previous summary plus the newly folded
 //! messages, never rebuilt from the whole history.
@@ -143,6 +155,171 @@ const RULES: [(&[&str], usize); 4] = [
         FACTS,
     ),
 ];
+
+/// Words that carry no substance in a summary item: pronouns, auxiliaries, determiners,
+/// pleasantries and acknowledgements, vague verbs and nouns, and the section cues
+/// themselves. A sentence needs two words outside this list (or a number) to be kept.
+pub const FILLER_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "after",
+    "again",
+    "agree",
+    "agreed",
+    "all",
+    "also",
+    "always",
+    "am",
+    "an",
+    "and",
+    "any",
+    "anything",
+    "are",
+    "around",
+    "as",
+    "at",
+    "awesome",
+    "back",
+    "be",
+    "been",
+    "being",
+    "build",
+    "but",
+    "by",
+    "can",
+    "cool",
+    "could",
+    "d",
+    "decided",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "done",
+    "for",
+    "from",
+    "get",
+    "go",
+    "going",
+    "good",
+    "got",
+    "great",
+    "had",
+    "has",
+    "have",
+    "he",
+    "her",
+    "here",
+    "him",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "just",
+    "know",
+    "let",
+    "lets",
+    "like",
+    "ll",
+    "lot",
+    "love",
+    "m",
+    "make",
+    "me",
+    "more",
+    "much",
+    "my",
+    "need",
+    "never",
+    "nice",
+    "no",
+    "not",
+    "now",
+    "of",
+    "ok",
+    "okay",
+    "on",
+    "one",
+    "or",
+    "our",
+    "out",
+    "plan",
+    "really",
+    "rest",
+    "right",
+    "s",
+    "see",
+    "she",
+    "should",
+    "so",
+    "some",
+    "something",
+    "sounds",
+    "sure",
+    "t",
+    "take",
+    "thank",
+    "thanks",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "thing",
+    "things",
+    "think",
+    "this",
+    "those",
+    "to",
+    "too",
+    "up",
+    "us",
+    "ve",
+    "very",
+    "want",
+    "was",
+    "way",
+    "we",
+    "well",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "who",
+    "why",
+    "will",
+    "with",
+    "work",
+    "would",
+    "yeah",
+    "yes",
+    "you",
+    "your",
+    "yours",
+];
+
+/// Whether `sentence` is filler: fewer than two words of substance and no digit.
+pub fn is_filler(sentence: &str) -> bool {
+    if sentence.chars().any(|c| c.is_ascii_digit()) {
+        return false;
+    }
+    sentence
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .filter(|w| !FILLER_WORDS.contains(&w.to_lowercase().as_str()))
+        .take(2)
+        .count()
+        < 2
+}
 
 const HEADINGS: [&str; 5] = [
     "Current goals / open questions:",
@@ -285,21 +462,127 @@ impl Summary {
     /// Folds messages (`(from_user, text)`, oldest first) into this summary by the
     /// extractive rules of this module.
     pub fn fold<'a>(&mut self, messages: impl IntoIterator<Item = (bool, &'a str)>) {
+        // The open questions the other side's next message answers: at first, those the
+        // previous summary left open (asked last before this fold).
+        let mut unanswered: Vec<String> = self.goals.clone();
         for (from_user, text) in messages {
+            if !from_user && !unanswered.is_empty() {
+                self.goals.retain(|g| !unanswered.contains(g));
+                unanswered.clear();
+            }
             for sentence in sentences(text) {
+                if is_filler(&sentence) {
+                    continue;
+                }
                 let lower = sentence.to_lowercase();
-                let item = clip(&sentence);
                 let section = RULES
                     .iter()
                     .find(|(cues, _)| cues.iter().any(|c| lower.contains(c)))
                     .map(|&(_, section)| section)
                     .or_else(|| (from_user && sentence.ends_with('?')).then_some(GOALS));
-                if let Some(section) = section {
-                    Summary::add(self.sections_mut()[section], item);
+                match section {
+                    Some(DECISIONS) => {
+                        for piece in pieces(&sentence) {
+                            Summary::add(&mut self.decisions, piece);
+                        }
+                    }
+                    Some(section) => {
+                        let item = clip(&sentence);
+                        if section == GOALS {
+                            unanswered.push(item.clone());
+                        }
+                        Summary::add(self.sections_mut()[section], item);
+                    }
+                    None => {}
                 }
             }
         }
     }
+}
+
+/// What a sentence states that is worth a record of its own (beside the summary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Statement {
+    Fact,
+    Preference,
+    Outcome,
+}
+
+/// Cues of a preference ("I prefer", "my favorite", "I hate"), tried before the others.
+const PREFERENCE_CUES: &[&str] = &[
+    "i prefer",
+    "prefers",
+    "i like",
+    "i love",
+    "i hate",
+    "i don't like",
+    "i do not like",
+    "my favorite",
+    "my favourite",
+];
+
+/// The facts, preferences and outcomes `text` states, each a sentence of substance kept
+/// whole up to [`ITEM_MAX_CHARS`]: a preference by its cues, then an outcome or a fact
+/// by the extractive rules (a decision, an action or a question is none of them).
+pub fn statements(text: &str) -> Vec<(Statement, String)> {
+    let mut out = Vec::new();
+    for sentence in sentences(text) {
+        if is_filler(&sentence) {
+            continue;
+        }
+        let lower = sentence.to_lowercase();
+        let kind = if PREFERENCE_CUES.iter().any(|c| lower.contains(c)) {
+            Some(Statement::Preference)
+        } else {
+            match RULES
+                .iter()
+                .find(|(cues, _)| cues.iter().any(|c| lower.contains(c)))
+                .map(|&(_, section)| section)
+            {
+                Some(OUTCOMES) => Some(Statement::Outcome),
+                Some(FACTS) => Some(Statement::Fact),
+                _ => None,
+            }
+        };
+        if let Some(kind) = kind {
+            out.push((kind, clip(&sentence)));
+        }
+    }
+    out
+}
+
+/// `sentence` whole, as items of at most [`ITEM_MAX_CHARS`] characters cut at spaces (a
+/// cut item ends with `…`, the next begins with it).
+fn pieces(sentence: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in sentence.split(' ') {
+        let lead = if out.is_empty() { 0 } else { 1 };
+        // Room for the word, a space before it, and the `…` a cut adds.
+        if !cur.is_empty()
+            && lead + cur.chars().count() + 1 + word.chars().count() + 1 > ITEM_MAX_CHARS
+        {
+            cur.push('…');
+            out.push(if out.is_empty() {
+                cur
+            } else {
+                format!("…{cur}")
+            });
+            cur = String::new();
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    let last = if out.is_empty() {
+        cur
+    } else {
+        format!("…{cur}")
+    };
+    out.push(last);
+    // A word longer than an item is cut like any other text.
+    out.iter().map(|p| clip(p)).collect()
 }
 
 /// The sentences of a message, trimmed, each with its closing punctuation.

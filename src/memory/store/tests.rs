@@ -362,7 +362,12 @@ fn compaction_folds_all_but_the_newest_ten_incrementally_and_keeps_every_message
     );
     for (i, t) in texts(35..60).iter().enumerate() {
         let id = (35 + i).to_string();
-        s.ingest(&msg(&id, Role::User, t, None)).unwrap_or_default();
+        let role = if (35 + i) % 3 == 1 {
+            Role::Assistant
+        } else {
+            Role::User
+        };
+        s.ingest(&msg(&id, role, t, None)).unwrap_or_default();
     }
     let second = s
         .compact(S, "root:42", &policy, 3_000)
@@ -604,4 +609,59 @@ fn an_id_reused_in_another_lane_is_stored_qualified_never_dropped() {
             stored_as: None,
         }]
     );
+}
+
+#[test]
+fn a_compaction_writes_what_the_messages_state_as_records_once_with_their_message() {
+    use crate::memory::summary::CompactionPolicy;
+    let mut s = store();
+    let texts = [
+        "My favorite movie is Spirited Away.",
+        "Agreed!",
+        "The canary failed on eu-west after the schema change.",
+        "We always deploy from the release branch.",
+        "My favorite movie is Spirited Away.",
+    ];
+    for i in 0..15 {
+        let id = format!("m{i}");
+        let text = texts[i % texts.len()];
+        s.ingest(&msg(&id, Role::User, text, None))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let policy = CompactionPolicy::default();
+    let plan = s
+        .plan_compaction(S, "root:42", &policy, 1_000, true)
+        .unwrap_or(None)
+        .unwrap_or_else(|| panic!("nothing to fold"));
+    s.apply_compaction(&plan, None, 1_000, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let found = |q: &str| s.search(S, q, "root:42", 10, 10_000).unwrap_or_default();
+    let movie = found("favorite movie");
+    let kinds: Vec<(RecordKind, &str)> = movie
+        .iter()
+        .map(|r| (r.kind, r.body.as_str()))
+        .filter(|(k, _)| *k != RecordKind::ThreadSummary)
+        .collect();
+    // Said three times in the folded messages, written once, from the first message.
+    assert_eq!(
+        kinds,
+        [(
+            RecordKind::Preference,
+            "My favorite movie is Spirited Away."
+        )]
+    );
+    let pref = movie
+        .iter()
+        .find(|r| r.kind == RecordKind::Preference)
+        .unwrap_or_else(|| panic!("no preference"));
+    assert_eq!(pref.message_range, Some(("m0".into(), "m0".into())));
+    assert_eq!(pref.thread_key, "root:42");
+    assert!(found("canary eu-west")
+        .iter()
+        .any(|r| r.kind == RecordKind::Outcome && r.body.starts_with("The canary failed")));
+    assert!(found("release branch")
+        .iter()
+        .any(|r| r.kind == RecordKind::Fact && r.body.starts_with("We always deploy")));
+    // Filler is no record.
+    assert!(!found("agreed").iter().any(|r| r.body == "Agreed!"));
 }

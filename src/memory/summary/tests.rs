@@ -36,8 +36,10 @@ fn extractive_rules_sort_sentences_into_the_five_sections() {
         ),
         (true, "I prefer rollouts before noon UTC."),
         (false, "What region first?"),
+        (true, "Which canary size for eu-west?"),
     ]);
-    assert_eq!(s.goals, ["Can we ship v2.4 on Thursday?"]);
+    // The first question was answered (the other side spoke after it); the last was not.
+    assert_eq!(s.goals, ["Which canary size for eu-west?"]);
     assert_eq!(
         s.decisions,
         ["We decided to go behind the new_checkout_pool flag."]
@@ -72,11 +74,84 @@ fn a_summary_reads_back_and_grows_incrementally_within_its_bounds() {
     );
     assert_eq!(back.decisions, ["Agreed: freeze on Friday."]);
     assert_eq!(Summary::parse("free text, no structure"), None);
-    let long = format!("We decided {}.", "x".repeat(400));
+    // One word longer than an item is cut.
+    let long = format!("We decided on {} flags.", "x".repeat(400));
     let mut c = Summary::default();
     c.fold([(false, long.as_str())]);
-    assert_eq!(c.decisions[0].chars().count(), ITEM_MAX_CHARS);
-    assert!(c.decisions[0].ends_with('…'));
+    assert!(c
+        .decisions
+        .iter()
+        .all(|d| d.chars().count() <= ITEM_MAX_CHARS));
+    assert!(c
+        .decisions
+        .iter()
+        .any(|d| d.chars().count() == ITEM_MAX_CHARS && d.ends_with('…')));
+}
+
+#[test]
+fn a_long_decision_is_kept_whole_in_items_of_the_seeds_length() {
+    let decision = "We decided the database cutover happens in the Sunday 03:00-05:00 UTC window,                     with the payments team on call, the read replicas promoted first and the old                     primary kept read-only for a week in case we need to roll back.";
+    let mut s = Summary::default();
+    s.fold([(false, decision)]);
+    assert!(s.decisions.len() > 1, "{:?}", s.decisions);
+    assert!(s
+        .decisions
+        .iter()
+        .all(|d| d.chars().count() <= ITEM_MAX_CHARS));
+    let joined = s
+        .decisions
+        .iter()
+        .map(|d| d.trim_start_matches('…').trim_end_matches('…'))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(
+        joined,
+        decision.split_whitespace().collect::<Vec<_>>().join(" ")
+    );
+    assert!(joined.contains("03:00-05:00 UTC window"));
+    // What a model writes is held to the same length.
+    assert!(Summary::validate(&s.render()).is_ok());
+}
+
+#[test]
+fn filler_is_never_summarized() {
+    let mut s = Summary::default();
+    s.fold([
+        (true, "Agreed, Mel!"),
+        (false, "I'll do that."),
+        (true, "You've always been there for me."),
+        (false, "I will build the rest of the plan around it."),
+        (true, "Thanks so much, that sounds great!"),
+        (false, "How are you?"),
+        (true, "Okay, sure."),
+    ]);
+    assert_eq!(s, Summary::default(), "{}", s.render());
+    // Substance stays: two words of it, or a number.
+    s.fold([
+        (false, "I'll write the runbook."),
+        (true, "We agreed on 3 replicas."),
+        (false, "Deployed build 11."),
+    ]);
+    assert_eq!(s.pending, ["I'll write the runbook."]);
+    assert_eq!(s.decisions, ["We agreed on 3 replicas."]);
+    assert_eq!(s.outcomes, ["Deployed build 11."]);
+}
+
+#[test]
+fn a_question_leaves_the_open_questions_once_the_other_side_answers() {
+    let mut s = Summary::default();
+    s.fold([
+        (true, "Which region goes first for the canary?"),
+        (false, "Eu-west, then us-east."),
+        (true, "Who owns the rollback runbook?"),
+    ]);
+    assert_eq!(s.goals, ["Who owns the rollback runbook?"]);
+    // Answered at the start of the next fold.
+    s.fold([(false, "Priya owns it."), (true, "Thanks!")]);
+    assert!(s.goals.is_empty(), "{:?}", s.goals);
+    // The assistant's own questions are not the user's open questions.
+    s.fold([(false, "Should I page the payments team?")]);
+    assert!(s.goals.is_empty());
 }
 
 #[test]
