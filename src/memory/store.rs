@@ -6,7 +6,7 @@ use super::history::{Conversation, Turn};
 use super::keys::{thread_key, Placement};
 use super::passages::{fts_quote, is_unsegmented};
 use super::secrets::redact;
-use super::summary::{statements, CompactionPolicy, Statement, Summary, Trigger};
+use super::summary::{CompactionPolicy, Summary, Trigger};
 use crate::tokens::counted;
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -759,7 +759,6 @@ impl MemoryStore {
             updated_at_ms: now_ms,
             message_range: Some((&first, &last_folded.message_id)),
         })?;
-        self.put_statements(plan, version, now_ms)?;
         if let Some(f) = fence {
             self.conn.execute(
                 "UPDATE records SET fence = MAX(fence, ?3)
@@ -779,49 +778,6 @@ impl MemoryStore {
             tokens_after: after,
             source,
         })
-    }
-
-    /// Writes what the folded messages of `plan` state (facts, preferences, outcomes) as
-    /// records of the lane, each with the message it came from; one the session holds
-    /// already (the same kind and words) is not written again.
-    fn put_statements(
-        &mut self,
-        plan: &CompactionPlan,
-        version: i64,
-        now_ms: i64,
-    ) -> Result<(), MemoryError> {
-        for m in &plan.fold {
-            for (statement, body) in statements(&m.text) {
-                let kind = match statement {
-                    Statement::Fact => RecordKind::Fact,
-                    Statement::Preference => RecordKind::Preference,
-                    Statement::Outcome => RecordKind::Outcome,
-                };
-                let held: bool = self
-                    .conn
-                    .prepare_cached(
-                        "SELECT EXISTS (SELECT 1 FROM records
-                         WHERE session_id = ?1 AND kind = ?2 AND body = ?3)",
-                    )?
-                    .query_row(
-                        params![plan.session_id, kind.as_str(), redact(&body)],
-                        |r| r.get(0),
-                    )?;
-                if held {
-                    continue;
-                }
-                self.put_record(&NewRecord {
-                    session_id: &plan.session_id,
-                    kind,
-                    thread_key: &plan.thread_key,
-                    body: &body,
-                    summary_version: version,
-                    updated_at_ms: now_ms,
-                    message_range: Some((&m.message_id, &m.message_id)),
-                })?;
-            }
-        }
-        Ok(())
     }
 
     /// [`MemoryStore::plan_compaction`] then [`MemoryStore::apply_compaction`] with the
