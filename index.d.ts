@@ -922,6 +922,11 @@ export interface AssembleInput {
    */
   retrievedMinTerms?: number
   /**
+   * How many turns come with each retrieved match on each side, at most (default 2,
+   * at most 16).
+   */
+  retrievedNeighbours?: number
+  /**
    * Text that changes every turn (a platform's thread block), put in `turn` before
    * the retrieved messages; left out when it does not fit.
    */

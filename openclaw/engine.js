@@ -324,6 +324,7 @@ class MemoryContextEngine {
       retrievedMaxTokens: this.options.recallTokens,
       // Only what clearly matches: every turn's retrieved messages are sent anew.
       retrievedMinTerms: RECALL_MIN_TERMS,
+      retrievedNeighbours: RECALL_NEIGHBOURS,
       turnBlocks: thread,
       history: history ?? undefined,
       threadStatus: this.options.threadStatus,
@@ -468,6 +469,8 @@ function hostMessages(messages) {
 
 /** Search terms an earlier message must share with the question to come back with a turn. */
 const RECALL_MIN_TERMS = 2
+/** Turns that come with a retrieved message on each side (sent anew every turn: few). */
+const RECALL_NEIGHBOURS = 1
 
 /** The most a budget can be (the store's limit); an unbounded host gets this. */
 const MAX_BUDGET = 4_294_967_295

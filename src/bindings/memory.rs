@@ -8,7 +8,7 @@ use super::js::{
 };
 use super::runtime::now_ms;
 use crate::input::{self, whole_number, InputError};
-use crate::memory::assemble::{assemble, AssembleRequest, HostMessage};
+use crate::memory::assemble::{assemble, AssembleRequest, HostMessage, NEIGHBOURS};
 use crate::memory::db::MemoryError;
 use crate::memory::history::{conversation_context, thread_status, window, HistoryRequest};
 use crate::memory::shapes::{
@@ -606,6 +606,13 @@ impl JsMemoryStore {
                 "input.retrievedMinTerms",
                 i.retrieved_min_terms,
                 1,
+            )?,
+            passages_neighbours: count_or(
+                env,
+                F,
+                "input.retrievedNeighbours",
+                i.retrieved_neighbours,
+                NEIGHBOURS,
             )?,
             passages_max_tokens: i
                 .retrieved_max_tokens

@@ -66,6 +66,8 @@ pub const HIT_LIMIT: usize = 200;
 pub const STRONG_LIMIT: usize = 20;
 /// Turns before and after a match that may come with it.
 pub const NEIGHBOURS: usize = 2;
+/// The most turns a caller may ask to come with a match on each side.
+pub const MAX_NEIGHBOURS: usize = 16;
 /// What a neighbour weighs, per step away, against its match.
 pub const NEIGHBOUR_WEIGHT: f64 = 0.5;
 /// Messages read at a time when the recent messages reach back.
@@ -108,6 +110,10 @@ pub struct AssembleRequest<'a> {
     /// words is in the lane brings nothing back; 0 or 1: any match, the question's
     /// common words standing in when none of its other words is in the lane.
     pub passages_min_terms: usize,
+    /// The turns brought with a match on each side, at most (the default is
+    /// [`NEIGHBOURS`], the most [`MAX_NEIGHBOURS`]; a caller that sends them anew every
+    /// turn may want fewer).
+    pub passages_neighbours: usize,
     /// Text that changes every turn (a platform's thread block): placed in the turn part,
     /// before the retrieved messages; a block that does not fit is left out.
     pub turn_blocks: &'a [&'a str],
@@ -669,8 +675,8 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
     }
     // Candidates: (priority, rank, step); step 0 is the match, -n / +n its neighbours.
     let mut candidates: Vec<(f64, usize, i32)> =
-        Vec::with_capacity(found.len() * (2 * NEIGHBOURS + 1));
-    let steps = i32::try_from(NEIGHBOURS).unwrap_or(0);
+        Vec::with_capacity(found.len() * (2 * req.passages_neighbours.min(MAX_NEIGHBOURS) + 1));
+    let steps = i32::try_from(req.passages_neighbours.min(MAX_NEIGHBOURS)).unwrap_or(0);
     for (rank, f) in found.iter().enumerate() {
         let mut w = 1.0;
         for step in 0..=steps {
@@ -828,8 +834,9 @@ fn neighbours(
     passages_below: i64,
 ) -> Result<(Vec<ChatMessage>, Vec<ChatMessage>), MemoryError> {
     let lane = &hit.thread_key;
-    let mut before = store.lane_neighbours(req.session_id, lane, hit.seq, false, NEIGHBOURS)?;
-    let mut after = store.lane_neighbours(req.session_id, lane, hit.seq, true, NEIGHBOURS)?;
+    let n = req.passages_neighbours.min(MAX_NEIGHBOURS);
+    let mut before = store.lane_neighbours(req.session_id, lane, hit.seq, false, n)?;
+    let mut after = store.lane_neighbours(req.session_id, lane, hit.seq, true, n)?;
     if lane == req.thread_key {
         after.retain(|m| m.seq < passages_below);
     }
@@ -839,7 +846,7 @@ fn neighbours(
         if let Some(p) = store.message_by_id(req.session_id, parent)? {
             if p.seq < hit.seq && before.iter().all(|m| m.seq != p.seq) {
                 before.insert(0, p);
-                before.truncate(NEIGHBOURS);
+                before.truncate(n.max(1));
             }
         }
     }

@@ -573,6 +573,9 @@ pub struct AssembleInput {
     /// whose words is in the conversation. Default 1: any match, the question's common
     /// words ("where", "from") standing in when none of its other words is found.
     pub retrieved_min_terms: Option<f64>,
+    /// How many turns come with each retrieved match on each side, at most (default 2,
+    /// at most 16).
+    pub retrieved_neighbours: Option<f64>,
     /// Text that changes every turn (a platform's thread block), put in `turn` before
     /// the retrieved messages; left out when it does not fit.
     pub turn_blocks: Option<Vec<String>>,

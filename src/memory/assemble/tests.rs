@@ -75,6 +75,7 @@ fn request(budget: u64) -> AssembleRequest<'static> {
         host: None,
         passages_max_tokens: None,
         passages_min_terms: 1,
+        passages_neighbours: NEIGHBOURS,
         turn_blocks: &[],
         system_blocks: &[],
         history: None,
@@ -696,4 +697,23 @@ fn the_work_of_an_assembly_grows_with_its_recent_messages_not_their_square() {
         large <= 5 * small,
         "500 messages: {small} bytes read, 2,000: {large}"
     );
+}
+
+#[test]
+fn a_caller_chooses_how_many_turns_come_with_a_match() {
+    let s = long_lane(300, Some((150, "the Lisbon venue is booked for May")));
+    let mut r = ask("Lisbon venue booked?", 4_000);
+    r.recent = Some(5);
+    r.passages_min_terms = 2;
+    let around = |n: usize, r: &mut AssembleRequest<'_>| {
+        r.passages_neighbours = n;
+        let a = assemble(&s, r).unwrap_or_else(|e| panic!("{e}"));
+        assert!(a.text.contains("the Lisbon venue is booked for May"));
+        a.passages_included
+    };
+    assert_eq!(around(0, &mut r), 1);
+    assert_eq!(around(1, &mut r), 3);
+    assert_eq!(around(NEIGHBOURS, &mut r), 1 + 2 * NEIGHBOURS);
+    // Asking for more than the most is the most.
+    assert_eq!(around(usize::MAX, &mut r), around(MAX_NEIGHBOURS, &mut r));
 }
