@@ -133,7 +133,7 @@ async function main() {
   console.log('budget                          engine config                     median prefix share (engine / whole)   input tokens (engine / whole)   cache-weighted cost engine / whole')
   for (const r of results) {
     console.log(
-      `${`${r.budget} ${r.tokenBudget}`.padEnd(32)}${r.recall.padEnd(34)}${`${r.engine.medianPrefixShare.toFixed(3)} / ${r.whole.medianPrefixShare.toFixed(3)}`.padStart(22)}${`${r.engine.tokens} / ${r.whole.tokens}`.padStart(33)}${r.costVsWhole.toFixed(2).padStart(20)}x`,
+      `${`${r.budget} ${r.tokenBudget}`.padEnd(32)}${r.recall.padEnd(34)}${`${r.engine.medianPrefixShare.toFixed(4)} / ${r.whole.medianPrefixShare.toFixed(4)}`.padStart(22)}${`${r.engine.tokens} / ${r.whole.tokens}`.padStart(33)}${r.costVsWhole.toFixed(2).padStart(20)}x`,
     )
     if (r.diagnostics.length > 0) console.log(`  diagnostics: ${r.diagnostics.map((d) => d.message).join('; ')}`)
   }
