@@ -14,7 +14,9 @@
 //! - one with a fact cue (`i prefer`, `prefers`, `always`, `never`, `we use`, `must`,
 //!   `deadline`, `budget`) is an important fact;
 //! - the first rule that matches wins, in the order decision, action, outcome, fact,
-//!   question. Each section keeps its newest [`SECTION_MAX`] items, without repeats.
+//!   question. Each section keeps [`SECTION_MAX`] items, without repeats: when full, it
+//!   gives up its oldest item that names nothing specific (no number, no name), so an
+//!   older decision about "Lisbon" or "v2.4" outlasts newer small talk.
 //! - filler is never kept: a sentence with fewer than two words of substance and no
 //!   number ("Agreed, Mel!", "I'll do that.", "You've always been there for me.", "I will
 //!   build the rest of the plan around it."): pronouns, auxiliaries, pleasantries and
@@ -303,6 +305,18 @@ pub const FILLER_WORDS: &[&str] = &[
     "yours",
 ];
 
+/// Whether an item names something specific: a number, or a capitalized word after its
+/// first (a name, a place, a product). Such items outlast the others of a full section.
+pub fn is_specific(item: &str) -> bool {
+    item.chars().any(|c| c.is_ascii_digit())
+        || item.split_whitespace().skip(1).any(|w| {
+            w.trim_start_matches(|c: char| !c.is_alphanumeric())
+                .starts_with(char::is_uppercase)
+                && !w.starts_with("I'")
+                && w != "I"
+        })
+}
+
 /// Whether `sentence` is filler: fewer than two words of substance and no digit.
 pub fn is_filler(sentence: &str) -> bool {
     if sentence.chars().any(|c| c.is_ascii_digit()) {
@@ -446,12 +460,17 @@ impl Summary {
         self.sections().iter().map(|s| s.len()).sum()
     }
 
+    /// Adds `item` as the newest of `list`; a full list gives up its oldest item that
+    /// names nothing specific (see [`is_specific`]), else its oldest.
     fn add(list: &mut Vec<String>, item: String) {
         list.retain(|x| *x != item);
         list.push(item);
-        if list.len() > SECTION_MAX {
-            let extra = list.len() - SECTION_MAX;
-            list.drain(..extra);
+        while list.len() > SECTION_MAX {
+            let at = list[..list.len() - 1]
+                .iter()
+                .position(|x| !is_specific(x))
+                .unwrap_or(0);
+            list.remove(at);
         }
     }
 

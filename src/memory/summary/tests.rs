@@ -196,3 +196,41 @@ fn validate_takes_the_five_sections_in_order_and_says_what_is_wrong() {
         Err("a section with more than 8 items")
     );
 }
+
+#[test]
+fn a_full_section_keeps_its_older_specific_items() {
+    let mut s = Summary::default();
+    s.fold([(false, "We decided to book the Lisbon venue for May.")]);
+    for i in 0..10 {
+        let filler = [
+            "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+            "juliet",
+        ][i];
+        s.fold([(
+            false,
+            format!("We decided the {filler} review stays weekly.").as_str(),
+        )]);
+    }
+    assert_eq!(s.decisions.len(), SECTION_MAX);
+    // The oldest decision names a place: it stays; the oldest unspecific ones went.
+    assert_eq!(
+        s.decisions[0],
+        "We decided to book the Lisbon venue for May."
+    );
+    assert_eq!(
+        s.decisions.last().map(String::as_str),
+        Some("We decided the juliet review stays weekly.")
+    );
+    assert!(!s.decisions.iter().any(|d| d.contains("alpha")));
+    // When every item is specific, the oldest goes.
+    let mut t = Summary::default();
+    for i in 0..10 {
+        t.fold([(true, format!("Deployed build {i}.").as_str())]);
+    }
+    assert_eq!(
+        t.outcomes.first().map(String::as_str),
+        Some("Deployed build 2.")
+    );
+    assert!(is_specific("Ship v2.4 on Friday") && is_specific("we pick Lisbon"));
+    assert!(!is_specific("We decided the review stays weekly.") && !is_specific("Then I'll do it"));
+}
