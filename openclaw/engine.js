@@ -102,7 +102,7 @@ class MemoryContextEngine {
     const now = Date.now()
     for (const m of messages) {
       const text = textOf(m)
-      if (text === null || text.trim() === '' || isTurnMessage(m)) {
+      if (text === null || text.trim() === '' || isTurnText(m.role, text)) {
         ids?.push('')
         continue
       }
@@ -122,13 +122,13 @@ class MemoryContextEngine {
   }
 
   /**
-   * Stores the user and assistant turns of `messages`; returns the lane, the count stored
-   * and each message's stored id ('' for one that is not stored).
+   * Stores the user and assistant turns of `messages`; returns the lane, the count stored,
+   * each message's stored id ('' for one that is not stored) and the batch stored.
    */
   store_(place, messages) {
     const ids = []
     const batch = this.toMemory(place, messages, ids)
-    if (batch.length === 0) return { lane: laneOf(place), count: 0, ids }
+    if (batch.length === 0) return { lane: laneOf(place), count: 0, ids, batch }
     const out = this.memory().ingest(batch)
     // An id another thread's message took (a provider that reuses reply ids): stored
     // under a qualified id, which is this message's id from now on.
@@ -139,7 +139,7 @@ class MemoryContextEngine {
       if (r.ingested) this.note('ingest', `message id ${batch[i].messageId} is another thread's already; stored as ${r.storedAs}`)
     }
     const stored = qualified.size === 0 ? ids : ids.map((id) => qualified.get(id) ?? id)
-    return { lane: out[out.length - 1].threadKey, count: out.filter((r) => r.ingested).length, ids: stored }
+    return { lane: out[out.length - 1].threadKey, count: out.filter((r) => r.ingested).length, ids: stored, batch }
   }
 
   async ingest(params) {
@@ -297,7 +297,7 @@ class MemoryContextEngine {
    */
   async assembleWithin(params, messages) {
     const place = placeSession(params.sessionKey, params.sessionId)
-    const { lane, ids } = this.store_(place, messages)
+    const { lane, ids, batch } = this.store_(place, messages)
     const budget = positive(params.tokenBudget) ?? positive(params.runtimeContext?.tokenBudget) ?? MAX_BUDGET
     const lastUser = lastIndex(messages, (m) => m?.role === 'user')
     const memory = this.memory()
@@ -306,7 +306,7 @@ class MemoryContextEngine {
     // assembly budgets them with the rest and leaves out one that does not fit.
     const share = Math.min(this.options.historyTokens, Math.floor(Math.min(budget, MAX_BUDGET) / 4))
     const thread = await this.threadBlock(place)
-    const history = this.historyInput(memory, place, params, messages, share, summary)
+    const history = this.historyInput(memory, place, params, batch, share, summary)
     const query = params.prompt ?? (lastUser >= 0 ? textOf(messages[lastUser]) : '') ?? ''
     const now = Date.now()
     const host = messages.map((m, i) => ({ id: ids[i], user: m?.role === 'user', tokens: centralEstimate(m) }))
@@ -351,21 +351,16 @@ class MemoryContextEngine {
   /**
    * What the assembly needs to build the thread's history (by calendar tiers, at most
    * `maxTokens`) and the thread status, each an option; null when both are off. This
-   * session is first recorded as a conversation of its thread key, which the history
-   * leaves out (its messages are sent anyway).
+   * session (`batch`: its stored turns) is first recorded as a conversation of its thread
+   * key, which the history leaves out (its messages are sent anyway).
    */
-  historyInput(memory, place, params, messages, maxTokens, summary) {
+  historyInput(memory, place, params, batch, maxTokens, summary) {
     if (!this.options.history && !this.options.threadStatus) return null
     const sessionId = typeof params.sessionId === 'string' && params.sessionId !== '' ? params.sessionId : null
     // History stays in the thread key: a Slack thread's earlier sessions (after a reset or
     // rollover), a DM's earlier conversations; never another thread of the channel.
     const chatId = `${place.sessionId}#${laneOf(place)}`
-    const now = Date.now()
-    const turns = []
-    for (const m of messages) {
-      const text = textOf(m)
-      if (text !== null && text.trim() !== '') turns.push({ role: m.role, text, ts: tsOf(m, now) })
-    }
+    const turns = batch.map((m) => ({ role: m.role, text: m.text, ts: m.ts }))
     if (sessionId !== null && turns.length > 0) {
       memory.putConversation({ chatId, sessionId, turns, summary: summary?.body ?? turns[0].text.slice(0, 280), startedAt: turns[0].ts, endedAt: Math.max(turns[turns.length - 1].ts, turns[0].ts) })
     }
@@ -456,9 +451,12 @@ function turnMessage(text, now) {
 
 /** Whether `message` is a turn message of this engine (never stored, never kept). */
 function isTurnMessage(message) {
-  if (message?.role !== 'user') return false
-  const text = textOf(message)
-  return text !== null && TURN_MESSAGE.test(text)
+  return message?.role === 'user' && isTurnText(message.role, textOf(message))
+}
+
+/** Whether a message of `role` with `text` is a turn message of this engine. */
+function isTurnText(role, text) {
+  return role === 'user' && text !== null && TURN_MESSAGE.test(text)
 }
 
 /** The host's messages without the engine's turn messages (the same array when it has none). */

@@ -10,7 +10,6 @@ use super::runtime::now_ms;
 use crate::input::{self, whole_number, InputError};
 use crate::memory::assemble::{assemble, AssembleRequest, HostMessage, NEIGHBOURS};
 use crate::memory::db::MemoryError;
-use crate::memory::history::{conversation_context, thread_status, window, HistoryRequest};
 use crate::memory::shapes::{
     decode_packed, record_kind, trigger_of, ApplyCompactionOptions, AssembleInput,
     AssembledContext, CompactOptions, CompactionPlanView, CompactionResult,
@@ -571,19 +570,9 @@ impl JsMemoryStore {
         let history = i
             .history
             .as_ref()
-            .map(|h| {
-                let (now_ms, zone, opts) = h.to_request(now)?;
-                Ok(HistoryRequest {
-                    chat_id: &h.chat_id,
-                    now_ms,
-                    zone,
-                    opts,
-                    exclude_session: h.exclude_session_id.as_deref(),
-                    status: i.thread_status.unwrap_or(true),
-                })
-            })
+            .map(|h| h.history_request(now, i.thread_status.unwrap_or(true)))
             .transpose()
-            .map_err(|e: InputError| throw(env, F, &e.under("input.history")))?;
+            .map_err(|e| throw(env, F, &e.under("input.history")))?;
         let req = AssembleRequest {
             session_id: &i.session_id,
             thread_key: &i.thread_key,
@@ -661,17 +650,11 @@ impl JsMemoryStore {
         const F: &str = "MemoryStore.buildConversationContext";
         let o: ConversationContextInput = from_js(env, F, "options", options)?;
         #[allow(clippy::cast_possible_truncation)] // ms since 1970 fit an i64
-        let (now, zone, opts) = o
-            .to_request(now_ms() as i64)
+        let req = o
+            .history_request(now_ms() as i64, false)
             .map_err(|e| throw(env, F, &e))?;
-        let (since, turns_since) = window(now, &zone, &opts);
-        let mut convs = self.with(env, F, |s| {
-            s.conversations(&o.chat_id, since, now, turns_since)
-        })?;
-        if let Some(skip) = &o.exclude_session_id {
-            convs.retain(|c| &c.session_id != skip);
-        }
-        create_js_string(env, &conversation_context(&convs, now, &zone, &opts))
+        let text = self.with(env, F, |s| req.context_of(s))?;
+        create_js_string(env, &text)
     }
 
     /// Whether a message at `now` continues the chat's last conversation (it ended less
@@ -686,11 +669,10 @@ impl JsMemoryStore {
         const F: &str = "MemoryStore.threadStatus";
         let o: ConversationContextInput = from_js(env, F, "options", options)?;
         #[allow(clippy::cast_possible_truncation)] // ms since 1970 fit an i64
-        let (now, _, opts) = o
-            .to_request(now_ms() as i64)
+        let req = o
+            .history_request(now_ms() as i64, true)
             .map_err(|e| throw(env, F, &e))?;
-        let last = self.with(env, F, |s| s.last_conversation_end(&o.chat_id, now))?;
-        let (continuation, block) = thread_status(last, now, opts.continuation_window_ms);
+        let (continuation, block) = self.with(env, F, |s| req.status_of(s))?;
         to_js(
             env,
             &ThreadStatus {

@@ -416,15 +416,12 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
     let query = req.query.unwrap_or(req.user_message);
     // The chat's history first, then the caller's blocks.
     let mut system_given = match req.history {
-        Some(h) => blocks(
-            &history_blocks(store, h)?
-                .iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>(),
-        ),
+        Some(h) => blocks(&history_blocks(store, h)?),
         None => Vec::new(),
     };
     system_given.extend(blocks(req.system_blocks));
+    let turn_given = blocks(req.turn_blocks);
+    let (turn_count, system_count) = (turn_given.len(), system_given.len());
     let mut plan = Plan {
         req,
         now_day: zone.day(req.now_ms),
@@ -441,8 +438,8 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
         passage_order: Vec::new(),
         recent: Block::default(),
         host: None,
-        turn_blocks: blocks(req.turn_blocks),
-        system_blocks: system_given.clone(),
+        turn_blocks: turn_given,
+        system_blocks: system_given,
     };
     let summary_record = store.record(req.session_id, RecordKind::ThreadSummary, req.thread_key)?;
     if let Some(messages) = req.host {
@@ -806,8 +803,8 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
         turn,
         keep_from: plan.host.as_ref().map_or(0, |h| h.from),
         summary_covers: plan.host.as_ref().map_or(0, |h| h.floor),
-        turn_blocks_left_out: blocks(req.turn_blocks).len() - plan.turn_blocks.len(),
-        system_blocks_left_out: system_given.len() - plan.system_blocks.len(),
+        turn_blocks_left_out: turn_count - plan.turn_blocks.len(),
+        system_blocks_left_out: system_count - plan.system_blocks.len(),
         tokens,
         memories_included: plan.memories_kept,
         passages_included: plan.passages.lines.len(),
@@ -816,9 +813,10 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
 }
 
 /// The caller's blocks that are not empty, each ending in one line break.
-fn blocks(given: &[&str]) -> Vec<String> {
+fn blocks(given: &[impl AsRef<str>]) -> Vec<String> {
     given
         .iter()
+        .map(AsRef::as_ref)
         .filter(|b| !b.trim().is_empty())
         .map(|b| format!("{}\n", b.trim_end()))
         .collect()

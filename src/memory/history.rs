@@ -280,6 +280,35 @@ pub struct HistoryRequest<'a> {
     pub status: bool,
 }
 
+impl HistoryRequest<'_> {
+    /// Whether a message at its moment continues the chat's last conversation, and the
+    /// `<thread-status>` block that says so.
+    pub fn status_of(&self, store: &MemoryStore) -> Result<(bool, String), MemoryError> {
+        let last = store.last_conversation_end(self.chat_id, self.now_ms)?;
+        Ok(thread_status(
+            last,
+            self.now_ms,
+            self.opts.continuation_window_ms,
+        ))
+    }
+
+    /// The chat's earlier conversations by calendar tiers, the excluded session left out;
+    /// the empty string when there is nothing to show.
+    pub fn context_of(&self, store: &MemoryStore) -> Result<String, MemoryError> {
+        let (since, turns_since) = window(self.now_ms, &self.zone, &self.opts);
+        let mut convs = store.conversations(self.chat_id, since, self.now_ms, turns_since)?;
+        if let Some(skip) = self.exclude_session {
+            convs.retain(|c| c.session_id != skip);
+        }
+        Ok(conversation_context(
+            &convs,
+            self.now_ms,
+            &self.zone,
+            &self.opts,
+        ))
+    }
+}
+
 /// The blocks of a chat's history: the `<thread-status>` block (when asked for), then its
 /// earlier conversations by calendar tiers in `<conversation_history>` (when its budget is
 /// not 0 and there are any).
@@ -289,16 +318,10 @@ pub fn history_blocks(
 ) -> Result<Vec<String>, MemoryError> {
     let mut out = Vec::new();
     if req.status {
-        let last = store.last_conversation_end(req.chat_id, req.now_ms)?;
-        out.push(thread_status(last, req.now_ms, req.opts.continuation_window_ms).1);
+        out.push(req.status_of(store)?.1);
     }
     if req.opts.max_tokens > 0 {
-        let (since, turns_since) = window(req.now_ms, &req.zone, &req.opts);
-        let mut convs = store.conversations(req.chat_id, since, req.now_ms, turns_since)?;
-        if let Some(skip) = req.exclude_session {
-            convs.retain(|c| c.session_id != skip);
-        }
-        let text = conversation_context(&convs, req.now_ms, &req.zone, &req.opts);
+        let text = req.context_of(store)?;
         if !text.is_empty() {
             out.push(format!(
                 "<conversation_history>\n{text}\n</conversation_history>"

@@ -474,11 +474,7 @@ impl MemoryStore {
              FROM json_each(?1) j JOIN messages m ON m.seq = j.value",
         )?;
         let rows = stmt.query_map(params![list], |r| {
-            let role = match r.get_ref(3)?.as_str().unwrap_or("") {
-                "user" => Some(Role::User),
-                "assistant" => Some(Role::Assistant),
-                _ => None,
-            };
+            let role = Some(Role::parse(r.get_ref(3)?.as_str().unwrap_or("")));
             Ok((
                 r.get::<_, i64>(0)?,
                 RankingRow {

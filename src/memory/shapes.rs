@@ -3,7 +3,7 @@
 //! written from the domain. The typings come from these structs.
 
 use super::assemble::{Assembled, LayerTokens};
-use super::history::{Conversation, HistoryOptions, Turn, Zone};
+use super::history::{Conversation, HistoryOptions, HistoryRequest, Turn, Zone};
 use super::store::{
     ChatMessage, Compaction, CompactionPlan, Focus, NewMessage, NewRecord, Record, RecordKind,
     Role, SummarySource,
@@ -849,8 +849,13 @@ pub struct ConversationContextInput {
 }
 
 impl ConversationContextInput {
-    /// The zone, budget and windows; `now_ms` stands in for a missing `now`.
-    pub fn to_request(&self, now_ms: i64) -> Result<(i64, Zone, HistoryOptions), InputError> {
+    /// The history these options ask for (with the `<thread-status>` block when
+    /// `status`); `now_ms` stands in for a missing `now`.
+    pub fn history_request(
+        &self,
+        now_ms: i64,
+        status: bool,
+    ) -> Result<HistoryRequest<'_>, InputError> {
         let now = self
             .now
             .map(|v| epoch_ms(v, "options.now"))
@@ -889,7 +894,14 @@ impl ConversationContextInput {
                 i64::try_from(whole_number(v, "options.continuationWindowMs", "ms")?)
                     .unwrap_or(i64::MAX);
         }
-        Ok((now, zone, opts))
+        Ok(HistoryRequest {
+            chat_id: &self.chat_id,
+            now_ms: now,
+            zone,
+            opts,
+            exclude_session: self.exclude_session_id.as_deref(),
+            status,
+        })
     }
 }
 

@@ -25,7 +25,8 @@ impl Role {
         }
     }
 
-    fn parse(s: &str) -> Role {
+    /// The role a stored row names (the table holds only these two).
+    pub(super) fn parse(s: &str) -> Role {
         if s == "assistant" {
             Role::Assistant
         } else {

@@ -19,7 +19,7 @@
 //!   older decision about "Lisbon" or "v2.4" outlasts newer small talk.
 //! - filler is never kept: a sentence with fewer than two words of substance and no
 //!   number ("Agreed, Mel!", "I'll do that.", "You've always been there for me.", "I will
-//!   build the rest of the plan around it."): pronouns, auxiliaries, pleasantries and
+//!   build the rest of the plan around it."): the search's stop words, pleasantries and
 //!   vague verbs and nouns ([`FILLER_WORDS`]) are not substance;
 //! - a question is open until the other side answers: the next message from the other
 //!   side (or the first of the next fold) removes the questions asked before it;
@@ -28,6 +28,8 @@
 //!
 //! A summary is updated incrementally: the previous summary plus the newly folded
 //! messages, never rebuilt from the whole history.
+
+use super::passages::STOP_WORDS;
 
 /// Items kept per section of a summary (the newest).
 pub const SECTION_MAX: usize = 8;
@@ -154,155 +156,55 @@ const RULES: [(&[&str], usize); 4] = [
     ),
 ];
 
-/// Words that carry no substance in a summary item: pronouns, auxiliaries, determiners,
-/// pleasantries and acknowledgements, vague verbs and nouns, and the section cues
-/// themselves. A sentence needs two words outside this list (or a number) to be kept.
+/// Words that carry no substance in a summary item besides the search's [`STOP_WORDS`]
+/// (pronouns, auxiliaries, determiners): pleasantries and acknowledgements, vague verbs
+/// and nouns, and the section cues themselves. A sentence needs two words outside both
+/// lists (or a number) to be kept.
 pub const FILLER_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "after",
-    "again",
     "agree",
     "agreed",
-    "all",
-    "also",
     "always",
-    "am",
-    "an",
-    "and",
-    "any",
     "anything",
-    "are",
     "around",
-    "as",
-    "at",
     "awesome",
     "back",
-    "be",
-    "been",
-    "being",
     "build",
-    "but",
-    "by",
-    "can",
     "cool",
-    "could",
-    "d",
     "decided",
-    "did",
-    "do",
-    "does",
-    "doing",
     "done",
-    "for",
-    "from",
-    "get",
     "go",
     "going",
     "good",
-    "got",
     "great",
-    "had",
-    "has",
-    "have",
-    "he",
-    "her",
-    "here",
-    "him",
-    "his",
-    "how",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "just",
     "know",
-    "let",
     "lets",
     "like",
-    "ll",
     "lot",
     "love",
-    "m",
     "make",
-    "me",
-    "more",
     "much",
-    "my",
     "need",
     "never",
     "nice",
-    "no",
-    "not",
-    "now",
-    "of",
-    "ok",
-    "okay",
-    "on",
     "one",
-    "or",
-    "our",
-    "out",
     "plan",
     "really",
     "rest",
     "right",
-    "s",
     "see",
-    "she",
-    "should",
-    "so",
-    "some",
     "something",
     "sounds",
     "sure",
-    "t",
     "take",
     "thank",
     "thanks",
-    "that",
-    "the",
-    "their",
-    "them",
-    "then",
-    "there",
-    "these",
-    "they",
     "thing",
     "things",
     "think",
-    "this",
-    "those",
-    "to",
-    "too",
-    "up",
-    "us",
-    "ve",
-    "very",
     "want",
-    "was",
     "way",
-    "we",
     "well",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "who",
-    "why",
-    "will",
-    "with",
     "work",
-    "would",
-    "yeah",
-    "yes",
-    "you",
-    "your",
-    "yours",
 ];
 
 /// Whether an item names something specific: a number, or a capitalized word after its
@@ -325,7 +227,10 @@ pub fn is_filler(sentence: &str) -> bool {
     sentence
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .filter(|w| !FILLER_WORDS.contains(&w.to_lowercase().as_str()))
+        .filter(|w| {
+            let w = w.to_lowercase();
+            !STOP_WORDS.contains(&w.as_str()) && !FILLER_WORDS.contains(&w.as_str())
+        })
         .take(2)
         .count()
         < 2
