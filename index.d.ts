@@ -916,9 +916,9 @@ export interface AssembleInput {
   retrievedMaxTokens?: number
   /**
    * Retrieve a match only when it holds at least this many of the question's search
-   * terms (all of them, for a question of fewer), and nothing for a question none of
-   * whose words is in the conversation. Default 1: any match, the question's common
-   * words ("where", "from") standing in when none of its other words is found.
+   * terms, and nothing for a question of fewer search terms ("hello", "thanks") or
+   * none of whose words is in the conversation. Default 1: any match, the question's
+   * common words ("where", "from") standing in when none of its other words is found.
    */
   retrievedMinTerms?: number
   /**

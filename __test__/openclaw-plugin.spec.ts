@@ -127,7 +127,7 @@ describe('the OpenClaw plugin', () => {
     expect(await e.ingest({ sessionId: 's1', sessionKey: SLACK_THREAD, message: messages[0] })).toEqual({ ingested: false })
     await e.afterTurn({ sessionId: 's1', sessionKey: SLACK_THREAD, messages, prePromptMessageCount: 0, sessionFile: 'x' })
     const budget = 2_000
-    const out = await e.assemble({ sessionId: 's1', sessionKey: SLACK_THREAD, messages, tokenBudget: budget, prompt: 'the rollout' })
+    const out = await e.assemble({ sessionId: 's1', sessionKey: SLACK_THREAD, messages, tokenBudget: budget, prompt: 'the rollout flag' })
     expect(out.systemPromptAddition).toMatch(/^<conversation_memory>\n<thread_summary>\nCurrent goals \/ open questions:/)
     // The summary, cut to its share of the budget, keeps its newest items.
     expect(out.systemPromptAddition).toMatch(/- We decided to ship part 3\d of the rollout behind a flag\./)
@@ -142,6 +142,9 @@ describe('the OpenClaw plugin', () => {
     expect(out.systemPromptAddition).not.toContain('<retrieved_messages>')
     expect(out.systemPromptAddition).not.toContain('memory_for_this_turn')
     expect(turnText(out)).toMatch(/^<memory_for_this_turn>\n<retrieved_messages>\n/)
+    // One search word is not a clear match: no turn message to pay for uncached.
+    const vague = await e.assemble({ sessionId: 's1', sessionKey: SLACK_THREAD, messages, tokenBudget: budget, prompt: 'the rollout' })
+    expect(turnText(vague)).toBe('')
     for (const [i, m] of kept.entries()) {
       if (m.role === 'toolResult') expect(kept[i - 1].role).toBe('assistant')
     }

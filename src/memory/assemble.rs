@@ -106,9 +106,9 @@ pub struct AssembleRequest<'a> {
     /// it small.
     pub passages_max_tokens: Option<u64>,
     /// A match is retrieved only when it holds at least this many of the question's
-    /// search terms (all of them, for a question of fewer), and a question none of whose
-    /// words is in the lane brings nothing back; 0 or 1: any match, the question's
-    /// common words standing in when none of its other words is in the lane.
+    /// search terms; a question of fewer search terms, or none of whose words is in the
+    /// lane, brings nothing back. 0 or 1: any match, the question's common words
+    /// standing in when none of its other words is in the lane.
     pub passages_min_terms: usize,
     /// The turns brought with a match on each side, at most (the default is
     /// [`NEIGHBOURS`], the most [`MAX_NEIGHBOURS`]; a caller that sends them anew every
@@ -594,7 +594,10 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
     let terms = query_terms(query);
     let signals = Signals::of(query, req.now_ms);
     let mut found: Vec<Found> = Vec::new();
-    if !terms.is_empty() {
+    // A caller that asked for clear matches gets none for a question of fewer words
+    // than that ("hello", "thanks"): any message holding them would do.
+    let clear_enough = req.passages_min_terms <= 1 || terms.len() >= req.passages_min_terms;
+    if !terms.is_empty() && clear_enough {
         // When the recent messages hold the whole lane, nothing older is left to match.
         let lane_shown = plan.host.is_none() && tail_done && pending.is_empty();
         let (mut own, weights) = if lane_shown {
@@ -643,7 +646,7 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
                 message: Some(m),
             });
         }
-        let min_terms = req.passages_min_terms.min(terms.len());
+        let min_terms = req.passages_min_terms;
         own.retain(|h| h.terms >= min_terms);
         found.extend(own.into_iter().map(|hit| Found {
             hit,

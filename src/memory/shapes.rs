@@ -569,9 +569,9 @@ pub struct AssembleInput {
     /// them). They change every turn, so a prompt cache never reuses them.
     pub retrieved_max_tokens: Option<f64>,
     /// Retrieve a match only when it holds at least this many of the question's search
-    /// terms (all of them, for a question of fewer), and nothing for a question none of
-    /// whose words is in the conversation. Default 1: any match, the question's common
-    /// words ("where", "from") standing in when none of its other words is found.
+    /// terms, and nothing for a question of fewer search terms ("hello", "thanks") or
+    /// none of whose words is in the conversation. Default 1: any match, the question's
+    /// common words ("where", "from") standing in when none of its other words is found.
     pub retrieved_min_terms: Option<f64>,
     /// How many turns come with each retrieved match on each side, at most (default 2,
     /// at most 16).

@@ -441,6 +441,25 @@ fn a_question_whose_words_the_lane_never_holds_falls_back_on_its_common_words() 
     assert_eq!(clear.passages_included, 0, "{}", clear.text);
 }
 
+#[test]
+fn a_caller_asking_for_clear_matches_gets_none_for_a_one_word_question() {
+    let s = long_lane(
+        200,
+        Some((20, "hello, is anyone around to review the budget?")),
+    );
+    let mut r = ask("hello", 1_000);
+    r.recent = Some(5);
+    let any = assemble(&s, &r).unwrap_or_else(|e| panic!("{e}"));
+    assert!(any.text.contains("anyone around to review"), "{}", any.text);
+    r.passages_min_terms = 2;
+    let clear = assemble(&s, &r).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(clear.passages_included, 0, "{}", clear.text);
+    // Two of its words are a clear match.
+    r.query = Some("hello, who will review the budget?");
+    let two = assemble(&s, &r).unwrap_or_else(|e| panic!("{e}"));
+    assert!(two.text.contains("anyone around to review"), "{}", two.text);
+}
+
 /// The lane's messages as a host sends them (each stored under its id, 20 tokens each).
 fn host_of(n: usize, ids: &[String]) -> Vec<HostMessage<'_>> {
     (0..n)
