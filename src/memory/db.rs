@@ -18,7 +18,7 @@ pub const STATEMENT_CACHE: usize = 64;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The schema, one step per version: step `i` takes the file from version `i` to `i + 1`.
-pub(super) const MIGRATIONS: [&str; 6] = [
+pub(super) const MIGRATIONS: [&str; 7] = [
     r"
 CREATE TABLE messages (
     seq        INTEGER PRIMARY KEY,
@@ -188,6 +188,13 @@ CREATE TABLE lane_stats (
 ) WITHOUT ROWID;
 INSERT INTO lane_stats (session_id, thread_key, messages, chars)
     SELECT session_id, thread_key, count(*), sum(length(text)) FROM messages GROUP BY 1, 2;
+",
+    // The message index merges its segments once two of a size exist (FTS5's default is
+    // four): a search reads every segment's postings of its words, so fewer segments make
+    // a common word's search faster (at 1,000,000 messages written in a random order of
+    // sessions, about a quarter off `assemble`), for about the same writing cost.
+    r"
+INSERT INTO messages_index (messages_index, rank) VALUES ('automerge', 2);
 ",
 ];
 

@@ -338,6 +338,17 @@ fn a_file_from_before_the_index_has_its_messages_indexed_and_counted_when_opened
     assert_eq!(ids(&s, &hits), ["a"]);
     assert_eq!(s.lane_stats(S, "root:42").unwrap_or_default(), (2, 15.5));
     drop(s);
+    // And its index merges segments once two of a size exist.
+    let conn = rusqlite::Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    let automerge: i64 = conn
+        .query_row(
+            "SELECT v FROM messages_index_config WHERE k = 'automerge'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(automerge, 2);
+    drop(conn);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
