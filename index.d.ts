@@ -628,8 +628,44 @@ export declare class MemoryStore {
    * `ERR_MEMORY_CLOSED`; closing twice does nothing.
    */
   close(): void
+  /**
+   * The tools a model uses to look further back than its context, for one chat:
+   * `conversation_search` (the chat's stored messages by their words, optionally
+   * within a time window or one lane, with the summaries and facts that match) and
+   * `conversation_expand` (a message or summary id back to the verbatim messages,
+   * within a token budget). No tool input names a chat, so the tools reach nothing of
+   * another session.
+   *
+   * ```ts
+   * const tools = memory.tools({ sessionId, threadKey })
+   * const response = await anthropic.messages.create({ model, tools: tools.definitions(), messages })
+   * // for each tool_use block:
+   * const content = tools.execute(block.name, block.input)
+   * ```
+   */
+  tools(scope: MemoryToolsScope): MemoryTools
 }
 export type JsMemoryStore = MemoryStore
+
+/** The memory tools of one chat, from `memory.tools(scope)`. */
+export declare class MemoryTools {
+  /** The session these tools are scoped to. */
+  get sessionId(): string
+  /**
+   * Name, description and JSON Schema of each tool, ready for the Messages API
+   * `tools` parameter.
+   */
+  definitions(): ToolDefinition[]
+  /**
+   * Runs a tool (`conversation_search` / `conversation_expand`) on its input (an
+   * object, or its JSON text) and returns the result as a JSON string, at once (the
+   * store is local). A bad call (unknown tool, wrong type, unknown field, a time that
+   * is not one, an id not in this chat) returns `{"error":{"code","tool","field",
+   * "message"}}`; a storage fault returns `{"error":{"code":"internal",...}}`. It never
+   * throws.
+   */
+  execute(name: string, input: unknown): string
+}
 
 /**
  * Locks shared by a gateway's workers through Redis, each with a fencing token.
@@ -1735,6 +1771,25 @@ export interface MemoryStoreOptions {
   path?: string
   /** When a thread is compacted and how much of it stays verbatim. */
   compaction?: CompactionOptions
+}
+
+/**
+ * The definitions of the memory tools (`conversation_search`, `conversation_expand`),
+ * without a store: what a host registers before any chat is open.
+ */
+export declare function memoryToolDefinitions(): ToolDefinition[]
+
+/** Whose memory `memory.tools(scope)` reaches. */
+export interface MemoryToolsScope {
+  /** The session (chat) the tools search; they reach nothing of any other. */
+  sessionId: string
+  /** The lane the conversation is in: what `lane: "current"` searches. */
+  threadKey?: string
+  /**
+   * The moment ages are told from ("3 days ago") and durations count back from, ms
+   * since 1970 (default: the clock at each call).
+   */
+  now?: number
 }
 
 /** One message as channel intake hands it over. */

@@ -128,7 +128,8 @@ describe('the OpenClaw plugin', () => {
     await e.afterTurn({ sessionId: 's1', sessionKey: SLACK_THREAD, messages, prePromptMessageCount: 0, sessionFile: 'x' })
     const budget = 2_000
     const out = await e.assemble({ sessionId: 's1', sessionKey: SLACK_THREAD, messages, tokenBudget: budget, prompt: 'the rollout flag' })
-    expect(out.systemPromptAddition).toMatch(/^<conversation_memory>\n<thread_summary>\nCurrent goals \/ open questions:/)
+    // The recall tools' guidance is the policy, first; then the summary.
+    expect(out.systemPromptAddition).toMatch(/^<conversation_memory>\n<policy>\n## Conversation recall\n[^<]*<\/policy>\n<thread_summary>\nCurrent goals \/ open questions:/)
     // The summary, cut to its share of the budget, keeps its newest items.
     expect(out.systemPromptAddition).toMatch(/- We decided to ship part 3\d of the rollout behind a flag\./)
     expect(out.estimatedTokens).toBeLessThanOrEqual(budget)

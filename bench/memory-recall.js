@@ -16,8 +16,12 @@
 //   - BM25 over all turns (MiniSearch, OR of the question's words), best first, as many as
 //     fit the budget in real tokens.
 // The baselines are filled by real tokens (the engine by its own bound), one turn a line.
+// And the model's search tool, as the OpenClaw plugin registers it (`conversation_search`
+// of the engine's agentTools, the question as its query): the share of evidence turns
+// among its top 8 results, against BM25's top 8 over all turns.
 // Targets, for MemoryStore.assemble and the engine with its defaults: evidence recall above
-// BM25's at every budget and at least 85% at 8,000; none over budget.
+// BM25's at every budget and at least 85% at 8,000; none over budget; the search tool's top 8
+// hold the evidence at least as often as BM25's.
 //
 //   node bench/memory-recall.js [--quick] [--json] [--chats N]
 //   (--quick: 3 chats, every 4th question)
@@ -36,7 +40,9 @@ const chatsArg = process.argv.indexOf('--chats')
 const CHATS = chatsArg > 0 ? Number(process.argv[chatsArg + 1]) : QUICK ? 3 : 10
 const EVERY = QUICK ? 4 : 1
 const BUDGETS = [1_000, 2_000, 4_000, 8_000]
-const TARGETS = { aboveBm25: true, recallAt8000: 0.85, overBudget: 0 }
+const TARGETS = { aboveBm25: true, recallAt8000: 0.85, overBudget: 0, toolTop8AtLeastBm25: true }
+/** Results the search tool and BM25 are compared by. */
+const TOP = 8
 const DAY = 86_400_000
 
 const quantile = (xs, q) => {
@@ -104,6 +110,8 @@ async function main() {
   }
   let questions = 0
   let turnsTotal = 0
+  /** Evidence turns among the top TOP: the plugin's search tool, BM25. */
+  const top = { tool: 0, bm25: 0, n: 0 }
   for (const chat of chats) {
     const turns = chat.sessions.flatMap((s) => s.turns)
     turnsTotal += turns.length
@@ -133,10 +141,17 @@ async function main() {
     }
     const index = new MiniSearch({ fields: ['text'], idField: 'id' })
     index.addAll(turns.map((t) => ({ id: t.id, text: t.text })))
+    const [search] = engines[0].agentTools({ sessionKey, sessionId: `${chat.id}-ask` })
     for (const [qi, q] of chat.questions.entries()) {
       if (qi % EVERY !== 0) continue
       questions++
       q.evidenceTexts = q.evidence.map((id) => byId.get(id).text)
+      const found = JSON.parse((await search.execute(`q${qi}`, { query: q.question, max_results: TOP })).content[0].text)
+      const toolIds = new Set((found.results ?? []).map((r) => r.id))
+      const bm25Ids = new Set(index.search(q.question).slice(0, TOP).map((r) => r.id))
+      top.tool += q.evidence.filter((id) => toolIds.has(id)).length / q.evidence.length
+      top.bm25 += q.evidence.filter((id) => bm25Ids.has(id)).length / q.evidence.length
+      top.n++
       for (const budget of BUDGETS) {
         const t0 = process.hrtime.bigint()
         const a = memory.assemble({ sessionId, threadKey: lane, userMessage: q.question, budgetTokens: budget, now })
@@ -178,9 +193,11 @@ async function main() {
     aboveBm25: ['MemoryStore.assemble', 'OpenClaw engine'].every((b) => BUDGETS.every((x) => at(b, x).evidenceRecall > at('BM25 (MiniSearch)', x).evidenceRecall)),
     recallAt8000: ['MemoryStore.assemble', 'OpenClaw engine'].every((b) => at(b, 8_000).evidenceRecall >= TARGETS.recallAt8000),
     overBudget: rows.filter((r) => r.builder.startsWith('MemoryStore') || r.builder.startsWith('OpenClaw')).every((r) => r.overBudget === 0),
+    toolTop8AtLeastBm25: top.tool >= top.bm25,
   }
+  const searchTool = { top: TOP, toolEvidence: top.tool / top.n, bm25Evidence: top.bm25 / top.n }
   if (JSON_OUT) {
-    console.log(JSON.stringify({ chats: chats.length, turns: turnsTotal, questions, rows, targets: TARGETS, met }, null, 2))
+    console.log(JSON.stringify({ chats: chats.length, turns: turnsTotal, questions, rows, searchTool, targets: TARGETS, met }, null, 2))
     return
   }
   console.log(`memory recall: ${chats.length} chats, ${turnsTotal} turns, ${questions} questions${QUICK ? ' (quick)' : ''}`)
@@ -193,7 +210,10 @@ async function main() {
     )
   }
   console.log(
-    `targets: above BM25 at every budget ${met.aboveBm25 ? 'met' : 'missed'}; >= 85% at 8,000 ${met.recallAt8000 ? 'met' : 'missed'}; none over budget ${met.overBudget ? 'met' : 'missed'}`,
+    `search tool (conversation_search, as the plugin registers it): evidence in its top ${TOP} ${pct(searchTool.toolEvidence)}; BM25 (MiniSearch) top ${TOP} ${pct(searchTool.bm25Evidence)}`,
+  )
+  console.log(
+    `targets: search tool's top ${TOP} >= BM25's ${met.toolTop8AtLeastBm25 ? 'met' : 'missed'}; above BM25 at every budget ${met.aboveBm25 ? 'met' : 'missed'}; >= 85% at 8,000 ${met.recallAt8000 ? 'met' : 'missed'}; none over budget ${met.overBudget ? 'met' : 'missed'}`,
   )
 }
 

@@ -13,6 +13,7 @@ const { textOf, imagesOf, messageId, tsOf, estimateMessage, centralEstimate, tok
 const { MemoryStore } = require('../index.js')
 const { readOptions } = require('./options.js')
 const { SlackThreadSource } = require('./slack-thread.js')
+const { agentTools, RECALL_GUIDANCE, TOOL_NAMES } = require('./tools.js')
 
 const { ENGINE_ID, ENGINE_NAME } = require('./ids.js')
 const { version: VERSION } = require('../package.json')
@@ -313,7 +314,7 @@ class MemoryContextEngine {
     const out = memory.assemble({
       sessionId: place.sessionId,
       threadKey: lane,
-      policy: this.options.policy,
+      policy: this.policy(),
       personality: this.options.personality,
       userMessage: '',
       query,
@@ -346,6 +347,25 @@ class MemoryContextEngine {
     const result = { messages: kept, estimatedTokens: out.tokens.total }
     if (out.system !== '') result.systemPromptAddition = `<conversation_memory>\n${out.system}</conversation_memory>`
     return result
+  }
+
+  /** The policy text: the config's, then the recall tools' guidance when they are on. */
+  policy() {
+    if (!this.options.recallTools) return this.options.policy
+    return this.options.policy === '' ? RECALL_GUIDANCE : `${this.options.policy}\n\n${RECALL_GUIDANCE}`
+  }
+
+  /**
+   * The model's tools over this engine's memory for one session, as OpenClaw's agent
+   * tools (what the plugin's `api.registerTool` factory returns): `conversation_search`
+   * and `conversation_expand`, scoped to the session `ctx.sessionKey` (or
+   * `ctx.sessionId`) names, searching its whole chat (`lane: "current"`: its thread).
+   * @param {{ sessionKey?: string, sessionId?: string }} [ctx]
+   */
+  agentTools(ctx) {
+    const place = placeSession(ctx?.sessionKey, ctx?.sessionId)
+    const scope = { sessionId: place.sessionId, threadKey: laneOf(place) }
+    return agentTools(() => this.memory(), scope, (method, err) => this.note(method, err))
   }
 
   /**
@@ -487,4 +507,4 @@ function defaultPath(agentDir) {
   return path.join(base, 'context-engine', 'memory.sqlite')
 }
 
-module.exports = { MemoryContextEngine, ENGINE_ID, ENGINE_NAME, recoveryPreamble, isTurnMessage }
+module.exports = { MemoryContextEngine, ENGINE_ID, ENGINE_NAME, recoveryPreamble, isTurnMessage, TOOL_NAMES }

@@ -2,7 +2,7 @@
 // they need no `openclaw` install, and `integration/openclaw` checks them against the
 // real plugin SDK (`ContextEngine`, `OpenClawPluginApi`).
 
-import type { ChannelStore, CompactionResult } from '../index'
+import type { ChannelStore, CompactionResult, ToolDefinition } from '../index'
 
 /** The engine's id: the plugin id, the registered id and `info.id`. */
 export declare const ENGINE_ID: 'context-engine'
@@ -34,6 +34,13 @@ export interface ContextEngineOptions {
    * cache reuses.
    */
   recallTokens?: number
+  /**
+   * Give the model `conversation_search` and `conversation_expand` over the stored
+   * conversation (the plugin registers them) and say so in the prompt (default true).
+   * A direct caller of {@link createContextEngine} that does not hand
+   * {@link MemoryContextEngine.agentTools} to its model sets this to false.
+   */
+  recallTools?: boolean
   /** After a compaction, re-attach this thread's images once (default true). */
   reattachMedia?: boolean
   /** After a turn whose context left some of the host's messages out, fold them into the thread summary (default true); they stay retrievable word for word. */
@@ -207,8 +214,36 @@ export declare class MemoryContextEngine {
     reason?: string
     result?: { summary?: string; tokensBefore: number; tokensAfter?: number; details?: CompactionResult }
   }>
+  /**
+   * The model's tools over this engine's memory for one session, as OpenClaw's agent
+   * tools: `conversation_search` (the chat's stored messages by their words, optionally
+   * within a time window or one thread, with the summaries and facts that match) and
+   * `conversation_expand` (a message or summary id back to the verbatim messages, within a
+   * token budget). Scoped to the session `ctx.sessionKey` (else `ctx.sessionId`) names.
+   * `execute` resolves to the JSON answer as text; a bad call or a storage fault is an
+   * answer the model reads (`{"error":{...}}`), never a rejection.
+   */
+  agentTools(ctx?: { sessionKey?: string; sessionId?: string }): AgentTool[]
   dispose(): Promise<void>
 }
+
+/** A tool as OpenClaw's `api.registerTool` takes it (its `AgentTool`). */
+export interface AgentTool {
+  name: string
+  label: string
+  description: string
+  /** The tool's JSON Schema (a {@link ToolDefinition}'s `input_schema`). */
+  parameters: ToolDefinition['input_schema']
+  /** Offered to the model directly, not behind OpenClaw's tool-search catalog. */
+  catalogMode: 'direct-only'
+  execute(
+    toolCallId: string,
+    params: unknown,
+  ): Promise<{ content: Array<{ type: 'text'; text: string }>; details: { tool: string } }>
+}
+
+/** The names of the tools the plugin registers (declared in its manifest's `contracts.tools`). */
+export declare const TOOL_NAMES: readonly string[]
 
 /** Builds the engine directly (what `register` does for OpenClaw). */
 export declare function createContextEngine(
@@ -256,6 +291,11 @@ declare const plugin: {
     registerContextEngine: (
       id: string,
       factory: (ctx: { agentDir?: string }) => MemoryContextEngine,
+    ) => void
+    /** Where the host has it, the recall tools are registered through it. */
+    registerTool?: (
+      factory: (ctx: { agentDir?: string; sessionKey?: string; sessionId?: string }) => AgentTool[],
+      opts: { names: string[] },
     ) => void
   }): void
 }

@@ -80,8 +80,24 @@ const plugin = {
       }
       return
     }
-    api.registerContextEngine(ENGINE_ID, (ctx) =>
-      createContextEngine(api.pluginConfig, { agentDir: ctx && ctx.agentDir, logger }),
+    const config = api.pluginConfig
+    api.registerContextEngine(ENGINE_ID, (ctx) => createContextEngine(config, { agentDir: ctx && ctx.agentDir, logger }))
+    // The model's recall tools, over the same file as the engine (one store per agent
+    // directory, opened on first use), scoped per call to the session OpenClaw names.
+    if (config && config.recallTools === false) return
+    if (typeof api.registerTool !== 'function') return
+    const toolEngines = new Map()
+    api.registerTool(
+      (ctx) => {
+        const agentDir = ctx && typeof ctx.agentDir === 'string' ? ctx.agentDir : ''
+        let e = toolEngines.get(agentDir)
+        if (e === undefined) {
+          e = createContextEngine(config, { agentDir: agentDir || undefined, logger })
+          toolEngines.set(agentDir, e)
+        }
+        return e.agentTools(ctx)
+      },
+      { names: [...m.engine.TOOL_NAMES] },
     )
   },
 }
@@ -93,6 +109,6 @@ module.exports.ENGINE_ID = ENGINE_ID
 module.exports.placeSession = placeSession
 module.exports.laneOf = laneOf
 // These need the addon: read on use, so loading this module never does.
-for (const name of ['MemoryContextEngine', 'recoveryPreamble', 'isTurnMessage']) {
+for (const name of ['MemoryContextEngine', 'recoveryPreamble', 'isTurnMessage', 'TOOL_NAMES']) {
   Object.defineProperty(module.exports, name, { enumerable: true, get: () => engineOrThrow()[name] })
 }

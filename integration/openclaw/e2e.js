@@ -87,7 +87,7 @@ function checkRequests(requests, slackCalls) {
   // only the turns after the summary are sent as messages.
   const last = a[a.length - 1].body
   const system = JSON.stringify(last.system ?? '')
-  assert.match(system, /<conversation_memory>\\n<thread_summary>/, 'no summary layer in the system prompt')
+  assert.match(system, /<conversation_memory>\\n<policy>\\n## Conversation recall\\n(?:(?!<\/policy>).)*<\/policy>\\n<thread_summary>/, 'no summary layer in the system prompt')
   assert.match(system, /canary goes out on Tuesday/, 'the summary lacks the decision of turn 2')
   assert.match(system, /rollbacks to be automatic/, 'the summary lacks the preference of turn 3')
   // This turn's part (here the Slack thread block: the thread as Slack holds it, names
@@ -95,6 +95,22 @@ function checkRequests(requests, slackCalls) {
   // session keys) changes every turn: it is one user message just before the turn's
   // prompt, after everything a prompt cache reuses, and never in the system prompt.
   assert.ok(!system.includes('memory_for_this_turn'), "the engine's turn part is in the system prompt")
+  // The recall tools the plugin registers are offered in every request, and the system
+  // prompt says when to use them.
+  for (const r of requests) {
+    const names = (r.body.tools ?? []).map((t) => t.name)
+    assert.ok(names.includes('conversation_search') && names.includes('conversation_expand'), `the recall tools are not offered: ${names.join(', ')}`)
+  }
+  assert.match(system, /## Conversation recall/, 'no recall guidance in the system prompt')
+  // The model's search at turn 4 ran in the host: its result, in the next request, is
+  // the stored decision of turn 2, from this thread only.
+  const results = requests.flatMap((r) =>
+    r.body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content.filter((b) => b.type === 'tool_result') : [])),
+  )
+  const found = results.map((b) => (typeof b.content === 'string' ? b.content : JSON.stringify(b.content))).find((t) => t.includes('results'))
+  assert.ok(found, 'no conversation_search result came back to the model')
+  assert.match(found, /Thread A turn 2: we decided the canary goes out on Tuesday/, 'the search did not find the decision')
+  assert.ok(!/Lisbon|offsite/.test(found), "the search reached thread B's messages")
   const texts = last.messages.map((m) => (typeof m.content === 'string' ? m.content : m.content.map((b) => b.text ?? '').join('\n')))
   const at = texts.findIndex((t) => t.includes('<memory_for_this_turn>'))
   assert.ok(at >= 0, 'no turn message in the last request')
@@ -118,7 +134,9 @@ function checkRequests(requests, slackCalls) {
   const sent = JSON.stringify(last.messages.filter((m, i) => i !== at))
   assert.ok(!sent.includes('Thread A turn 1:'), 'turn 1 was sent verbatim although the summary covers it')
   assert.ok(sent.includes('Thread A turn 5:'), 'the current turn is missing')
-  const userTurns = last.messages.filter((m, i) => i !== at && m.role === 'user' && /Thread A turn \d/.test(JSON.stringify(m.content))).length
+  // (A tool result quoting earlier turns is the model's own lookup, not a kept turn.)
+  const isToolResult = (m) => Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_result')
+  const userTurns = last.messages.filter((m, i) => i !== at && m.role === 'user' && !isToolResult(m) && /Thread A turn \d/.test(JSON.stringify(m.content))).length
   assert.ok(userTurns <= 2, `the last request sent ${userTurns} earlier user turns verbatim`)
   // Within the model's window (contextWindow 32,000, estimated at 4 characters a token,
   // tools and OpenClaw's own system prompt included).
@@ -165,7 +183,15 @@ function checkTranscripts(staged, agentDb) {
  * turn runs on OpenClaw's own engine: a model request, exit 0.
  */
 async function withoutAddon(staged) {
-  const recorder = await startRecorder()
+  // At turn 4 the model looks the decision up with the engine's search tool, as the
+  // recall guidance tells it to.
+  const recorder = await startRecorder({
+    toolUse: (body) =>
+      // The prompt is one of the newest messages (OpenClaw's runtime context may follow it).
+      /Thread A turn 4:/.test(JSON.stringify(body.messages.slice(-2))) && (body.tools ?? []).some((t) => t.name === 'conversation_search')
+        ? { name: 'conversation_search', input: { query: 'canary Tuesday', lane: 'current' } }
+        : null,
+  })
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-e2e-noaddon-'))
   try {
     const bare = path.join(home, 'package')
@@ -220,7 +246,15 @@ function openclawHome(home, recorder) {
 }
 
 async function main(staged) {
-  const recorder = await startRecorder()
+  // At turn 4 the model looks the decision up with the engine's search tool, as the
+  // recall guidance tells it to.
+  const recorder = await startRecorder({
+    toolUse: (body) =>
+      // The prompt is one of the newest messages (OpenClaw's runtime context may follow it).
+      /Thread A turn 4:/.test(JSON.stringify(body.messages.slice(-2))) && (body.tools ?? []).some((t) => t.name === 'conversation_search')
+        ? { name: 'conversation_search', input: { query: 'canary Tuesday', lane: 'current' } }
+        : null,
+  })
   const slack = await startSlackApi(SLACK)
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-e2e-'))
   staged = staged ?? stagePackage(home)

@@ -14,3 +14,7 @@ export function register(api: OpenClawPluginApi): void {
   plugin.register(api)
   api.registerContextEngine(ENGINE_ID, factory)
 }
+
+// The recall tools: what the plugin's tool factory returns is what `registerTool` takes.
+type ToolFactory = Extract<Parameters<OpenClawPluginApi['registerTool']>[0], (...args: never[]) => unknown>
+export const toolFactory: ToolFactory = (ctx) => createContextEngine({ path: ':memory:' }).agentTools(ctx)

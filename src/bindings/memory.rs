@@ -48,7 +48,7 @@ pub struct JsMemoryStore {
 }
 
 /// Throws a storage fault as an `Error` with a `code`.
-fn storage_error(env: &Env, func: &str, e: &MemoryError) -> Error {
+pub(super) fn storage_error(env: &Env, func: &str, e: &MemoryError) -> Error {
     let code = match e {
         MemoryError::Sqlite(_) => "ERR_MEMORY_STORAGE",
         MemoryError::NewerSchema { .. } => "ERR_MEMORY_SCHEMA",
@@ -144,7 +144,7 @@ fn new_messages<'a>(
 
 impl JsMemoryStore {
     /// Runs `f` on the open store, naming `func` in its errors.
-    fn with<T>(
+    pub(super) fn with<T>(
         &self,
         env: &Env,
         func: &str,

@@ -280,7 +280,7 @@ fn parse_input(mut text: String) -> std::result::Result<Value, ToolError> {
         .map_err(|e| ToolError::invalid("", format!("The input is not valid JSON: {e}.")))
 }
 
-fn read_input(env: &Env, input: Unknown) -> std::result::Result<Value, ToolError> {
+pub(super) fn read_input(env: &Env, input: Unknown) -> std::result::Result<Value, ToolError> {
     if input.get_type().ok() == Some(ValueType::String) {
         let text = input
             .coerce_to_string()

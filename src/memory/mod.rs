@@ -11,4 +11,5 @@ pub mod secrets;
 pub mod shapes;
 pub mod store;
 pub mod summary;
+pub mod tools;
 pub mod transcript;

@@ -199,6 +199,39 @@ fn body_expression(terms: &[String], op: &str) -> String {
     format!("body : ({})", quoted.join(&format!(" {op} ")))
 }
 
+/// Where a search looks: a session's messages, or one lane's; those stored before
+/// `below_seq`; written within a time window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HitScope<'a> {
+    pub session: &'a str,
+    /// `None`: every lane of the session.
+    pub lane: Option<&'a str>,
+    /// Only messages stored before this row (`i64::MAX`: all).
+    pub below_seq: i64,
+    /// Only messages written at or after this moment (ms since 1970).
+    pub from_ms: Option<i64>,
+    /// Only messages written at or before this moment (ms since 1970).
+    pub until_ms: Option<i64>,
+}
+
+impl<'a> HitScope<'a> {
+    /// Every message of `session`'s `lane`.
+    pub fn lane(session: &'a str, lane: &'a str) -> Self {
+        HitScope {
+            session,
+            lane: Some(lane),
+            below_seq: i64::MAX,
+            from_ms: None,
+            until_ms: None,
+        }
+    }
+
+    /// Whether a message written at `ts_ms` is in the time window.
+    fn holds_time(&self, ts_ms: i64) -> bool {
+        self.from_ms.is_none_or(|f| ts_ms >= f) && self.until_ms.is_none_or(|u| ts_ms <= u)
+    }
+}
+
 /// A message found by a search: its row in `messages` and how well it matched (higher is
 /// better).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -360,6 +393,21 @@ impl MemoryStore {
         Ok((usize::try_from(n).unwrap_or(0), mean))
     }
 
+    /// How many messages `session` holds in all its lanes, and their mean length in
+    /// characters.
+    pub fn session_stats(&self, session: &str) -> Result<(usize, f64), MemoryError> {
+        let (n, chars): (i64, i64) = self
+            .conn
+            .prepare_cached(
+                "SELECT coalesce(sum(messages), 0), coalesce(sum(chars), 0) FROM lane_stats
+                 WHERE session_id = ?1",
+            )?
+            .query_row(params![session], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        #[allow(clippy::cast_precision_loss)] // counts are far below 2^53
+        let mean = if n > 0 { chars as f64 / n as f64 } else { 0.0 };
+        Ok((usize::try_from(n).unwrap_or(0), mean))
+    }
+
     /// The messages of `lane` older than `below_seq` that hold any of `terms`, best
     /// first, at most `limit`, with the weight of each term (its IDF in the lane; 0 for
     /// a term no message of the lane holds).
@@ -393,18 +441,43 @@ impl MemoryStore {
         limit: usize,
         signals: &Signals,
     ) -> Result<(Vec<Hit>, Vec<f64>), MemoryError> {
+        let scope = HitScope {
+            below_seq,
+            ..HitScope::lane(session, lane)
+        };
+        self.ranked_hits(&scope, terms, limit, signals)
+    }
+
+    /// The messages of `scope` that hold any of `terms`, best first, at most `limit`,
+    /// ranked as [`MemoryStore::ranked_lane_hits`] ranks a lane's (with the statistics of
+    /// the scope: the lane's, or the whole session's), and the weight of each term.
+    pub fn ranked_hits(
+        &self,
+        scope: &HitScope<'_>,
+        terms: &[String],
+        limit: usize,
+        signals: &Signals,
+    ) -> Result<(Vec<Hit>, Vec<f64>), MemoryError> {
         if terms.is_empty() || limit == 0 {
             return Ok((Vec::new(), Vec::new()));
         }
-        let (n, mean) = self.lane_stats(session, lane)?;
-        let scope = lane_token(session, lane);
-        // Per message: the sum of the IDFs of the terms it holds.
+        let (n, mean, scope_token) = match scope.lane {
+            Some(lane) => {
+                let (n, mean) = self.lane_stats(scope.session, lane)?;
+                (n, mean, lane_token(scope.session, lane))
+            }
+            None => {
+                let (n, mean) = self.session_stats(scope.session)?;
+                (n, mean, session_token(scope.session))
+            }
+        };
+        let below_seq = scope.below_seq;
         let mut idfs: std::collections::HashMap<i64, (f64, usize)> =
             std::collections::HashMap::new();
         let mut weights = Vec::with_capacity(terms.len());
         for t in terms {
             let expression = format!(
-                "scope : \"{scope}\" AND {}",
+                "scope : \"{scope_token}\" AND {}",
                 body_expression(std::slice::from_ref(t), "OR")
             );
             let rows = self.matching(&expression)?;
@@ -439,22 +512,31 @@ impl MemoryStore {
                 break;
             }
             let rows = self.ranking_rows(chunk.iter().map(|c| c.0))?;
-            hits.extend(chunk.iter().map(|&(seq, sum, terms)| {
-                let row = rows.get(&seq).copied().unwrap_or(RankingRow {
-                    chars: 0,
-                    ts_ms: 0,
-                    role: None,
-                });
-                #[allow(clippy::cast_precision_loss)]
-                let dl = row.chars as f64;
-                let norm = 1.0 - BM25_B + BM25_B * dl / mean.max(1.0);
-                Hit {
-                    seq,
-                    score: sum * (BM25_K1 + 1.0) / (1.0 + BM25_K1 * norm)
-                        * signals.factor(row.ts_ms, row.role),
-                    terms,
-                }
-            }));
+            let in_time = |seq: &i64| {
+                scope.from_ms.is_none() && scope.until_ms.is_none()
+                    || rows.get(seq).is_some_and(|r| scope.holds_time(r.ts_ms))
+            };
+            hits.extend(
+                chunk
+                    .iter()
+                    .filter(|c| in_time(&c.0))
+                    .map(|&(seq, sum, terms)| {
+                        let row = rows.get(&seq).copied().unwrap_or(RankingRow {
+                            chars: 0,
+                            ts_ms: 0,
+                            role: None,
+                        });
+                        #[allow(clippy::cast_precision_loss)]
+                        let dl = row.chars as f64;
+                        let norm = 1.0 - BM25_B + BM25_B * dl / mean.max(1.0);
+                        Hit {
+                            seq,
+                            score: sum * (BM25_K1 + 1.0) / (1.0 + BM25_K1 * norm)
+                                * signals.factor(row.ts_ms, row.role),
+                            terms,
+                        }
+                    }),
+            );
             hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.seq.cmp(&a.seq)));
             hits.truncate(limit);
         }

@@ -361,6 +361,20 @@ pub struct MemorySearchOptions {
     pub max_tokens: Option<f64>,
 }
 
+/// Whose memory `memory.tools(scope)` reaches.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemoryToolsScope {
+    /// The session (chat) the tools search; they reach nothing of any other.
+    pub session_id: String,
+    /// The lane the conversation is in: what `lane: "current"` searches.
+    pub thread_key: Option<String>,
+    /// The moment ages are told from ("3 days ago") and durations count back from, ms
+    /// since 1970 (default: the clock at each call).
+    pub now: Option<f64>,
+}
+
 /// What the user's new message most likely refers to.
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Debug, Clone, Serialize)]

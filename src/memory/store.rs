@@ -877,6 +877,16 @@ impl MemoryStore {
             .optional()?)
     }
 
+    /// The record of `session` whose id is `id` (`None` for another session's).
+    pub fn record_by_id(&self, session: &str, id: i64) -> Result<Option<Record>, MemoryError> {
+        let sql = format!("SELECT {RECORD_COLUMNS} FROM records WHERE id = ?1 AND session_id = ?2");
+        Ok(self
+            .conn
+            .prepare_cached(&sql)?
+            .query_row(params![id, session], record_row)
+            .optional()?)
+    }
+
     /// The records of `session` that match the words of `query`, best first by BM25, for
     /// the message's lane `lane`: long-term facts, preferences and outcomes of the session
     /// and the lane's own summary (never other lanes' summaries or state). Unsegmented

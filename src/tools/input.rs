@@ -27,7 +27,7 @@ pub struct MessagesInput {
     pub max_replies: usize,
 }
 
-fn kind(v: &Value) -> &'static str {
+pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -38,7 +38,10 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-fn object<'a>(input: &'a Value, known: &[&str]) -> Result<&'a Map<String, Value>, ToolError> {
+pub(crate) fn object<'a>(
+    input: &'a Value,
+    known: &[&str],
+) -> Result<&'a Map<String, Value>, ToolError> {
     let Value::Object(map) = input else {
         return Err(ToolError::invalid(
             "",
@@ -54,7 +57,10 @@ fn object<'a>(input: &'a Value, known: &[&str]) -> Result<&'a Map<String, Value>
     Ok(map)
 }
 
-fn opt_str<'a>(map: &'a Map<String, Value>, field: &str) -> Result<Option<&'a str>, ToolError> {
+pub(crate) fn opt_str<'a>(
+    map: &'a Map<String, Value>,
+    field: &str,
+) -> Result<Option<&'a str>, ToolError> {
     match map.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if s.trim().is_empty() => Err(ToolError::invalid(
@@ -112,7 +118,21 @@ fn opt_str_array(
 }
 
 /// An integer of at least 1; values above `clamp` become `clamp`.
-fn opt_count(map: &Map<String, Value>, field: &str, clamp: u64) -> Result<Option<u64>, ToolError> {
+pub(crate) fn opt_count(
+    map: &Map<String, Value>,
+    field: &str,
+    clamp: u64,
+) -> Result<Option<u64>, ToolError> {
+    opt_whole(map, field, 1, clamp)
+}
+
+/// An integer of at least `min`; values above `clamp` become `clamp`.
+pub(crate) fn opt_whole(
+    map: &Map<String, Value>,
+    field: &str,
+    min: u64,
+    clamp: u64,
+) -> Result<Option<u64>, ToolError> {
     let v = match map.get(field) {
         None | Some(Value::Null) => return Ok(None),
         Some(v) => v,
@@ -120,42 +140,61 @@ fn opt_count(map: &Map<String, Value>, field: &str, clamp: u64) -> Result<Option
     let bad = |what: String| {
         Err(ToolError::invalid(
             field,
-            format!("{field} must be an integer of at least 1 (got {what})."),
+            format!("{field} must be an integer of at least {min} (got {what})."),
         ))
     };
     let Value::Number(n) = v else {
         return bad(kind(v).to_string());
     };
     if let Some(u) = n.as_u64() {
-        return if u == 0 {
+        return if u < min {
             bad(n.to_string())
         } else {
             Ok(Some(u.min(clamp)))
         };
     }
     match n.as_f64() {
-        Some(f) if f.fract() == 0.0 && f >= 1.0 => {
+        Some(f) if f.fract() == 0.0 && f >= min as f64 => {
             Ok(Some(if f >= clamp as f64 { clamp } else { f as u64 }))
         }
         _ => bad(n.to_string()),
     }
 }
 
+/// A required string field of at most `max` characters: `missing` says what it should
+/// hold, `too_long` what to do instead.
+pub(crate) fn required_text<'a>(
+    map: &'a Map<String, Value>,
+    field: &str,
+    max: usize,
+    missing: &str,
+    too_long: &str,
+) -> Result<&'a str, ToolError> {
+    let Some(text) = opt_str(map, field)? else {
+        return Err(ToolError::invalid(
+            field,
+            format!("{field} is required: {missing}."),
+        ));
+    };
+    if text.chars().count() > max {
+        return Err(ToolError::invalid(
+            field,
+            format!("{field} is longer than {max} characters; {too_long}."),
+        ));
+    }
+    Ok(text)
+}
+
 /// Validates a `channel_context` input; `now_ms` resolves a duration in `since`.
 pub fn context_input(input: &Value, now_ms: u64) -> Result<ContextInput, ToolError> {
     let map = object(input, &["intent", "since", "authors", "max_results"])?;
-    let Some(intent) = opt_str(map, "intent")? else {
-        return Err(ToolError::invalid(
-            "intent",
-            "intent is required: describe what you are looking for.",
-        ));
-    };
-    if intent.chars().count() > MAX_INTENT_CHARS {
-        return Err(ToolError::invalid(
-            "intent",
-            format!("intent is longer than {MAX_INTENT_CHARS} characters; describe what you need more briefly."),
-        ));
-    }
+    let intent = required_text(
+        map,
+        "intent",
+        MAX_INTENT_CHARS,
+        "describe what you are looking for",
+        "describe what you need more briefly",
+    )?;
     let since = match opt_str(map, "since")? {
         None => None,
         Some(s) => Some(parse_since(s, now_ms).ok_or_else(|| {

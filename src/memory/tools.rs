@@ -1,0 +1,585 @@
+//! The model's tools over a chat's memory, for looking further back than its context:
+//! `conversation_search` finds stored messages by their words (within a time window or
+//! one lane, if asked), with the summaries and facts that match; `conversation_expand`
+//! turns a message id or a summary id back into the verbatim messages, within a token
+//! budget.
+//!
+//! A tool set belongs to one session (one chat): no input names a session, so a tool can
+//! reach nothing of another chat. Inputs are checked against the schema the definitions
+//! publish; a bad call becomes a JSON error the model can read and correct.
+
+use super::db::MemoryError;
+use super::passages::{query_terms, HitScope, Signals};
+use super::store::{ChatMessage, MemoryStore, Record};
+use crate::time::{civil_from_days, key_millis, parse_since};
+use crate::tokens::counted;
+use crate::tools::input::{object, opt_count, opt_str, opt_whole, required_text};
+use crate::tools::{ToolDefinition, ToolError};
+use serde_json::{json, Value};
+
+/// The search tool's name (a valid Messages API tool name, apart from OpenClaw's own
+/// `memory_search` and `sessions_search`).
+pub const SEARCH_TOOL: &str = "conversation_search";
+/// The expand tool's name.
+pub const EXPAND_TOOL: &str = "conversation_expand";
+/// Messages a search returns unless `max_results` says otherwise.
+pub const DEFAULT_SEARCH_RESULTS: u64 = 8;
+/// `max_results` above this is treated as this.
+pub const MAX_SEARCH_RESULTS: u64 = 50;
+/// Summaries and facts listed with a search's messages, at most.
+pub const SEARCH_MEMORIES: usize = 3;
+/// A search result's text is cut to this many characters (expand gives it whole).
+pub const RESULT_CHARS: usize = 400;
+/// Turns on each side of an expanded message unless `before` / `after` say otherwise.
+pub const DEFAULT_AROUND: u64 = 3;
+/// `before` / `after` above this is treated as this.
+pub const MAX_AROUND: u64 = 50;
+/// Tokens an expansion returns at most, unless `max_tokens` says otherwise.
+pub const DEFAULT_EXPAND_TOKENS: u64 = 2_000;
+/// The smallest and largest `max_tokens` of an expansion.
+pub const MIN_EXPAND_TOKENS: u64 = 200;
+pub const MAX_EXPAND_TOKENS: u64 = 16_000;
+/// Longest `query`, in characters.
+pub const MAX_QUERY_CHARS: usize = 2_000;
+/// How a summary or fact is named in results: `record:<id>`.
+pub const RECORD_PREFIX: &str = "record:";
+/// The `lane` a search gives to mean the conversation's own thread.
+pub const CURRENT_LANE: &str = "current";
+
+/// Whose memory a tool set reaches: one session, and the lane the conversation is in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    pub session: String,
+    /// The conversation's own lane (`lane: "current"`); `None` when the caller has none.
+    pub lane: Option<String>,
+}
+
+/// A validated `conversation_search` input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchInput {
+    pub query: String,
+    pub from_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+    pub lane: Option<String>,
+    pub max_results: usize,
+}
+
+/// A validated `conversation_expand` input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpandInput {
+    pub id: String,
+    pub before: usize,
+    pub after: usize,
+    pub max_tokens: u64,
+}
+
+/// Name, description and JSON Schema of each tool, for the Messages API `tools` parameter.
+pub fn definitions() -> Vec<ToolDefinition> {
+    vec![
+        ToolDefinition {
+            name: SEARCH_TOOL.to_string(),
+            description: format!(
+                "Search the stored history of this conversation: every earlier message of \
+                 this chat word for word, including what is no longer in your context (older \
+                 turns, earlier threads, what a summary stands for). Results are ranked by \
+                 the words they share with `query` (BM25), a little by recency, each with its \
+                 `id`, `lane` (the thread it is in), `role`, `date` and age; summaries and \
+                 facts that match come under `memories`. Use {EXPAND_TOOL} with an id to read \
+                 the messages around it. Only this chat is searched."
+            ),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "query": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": MAX_QUERY_CHARS,
+                        "description": "Words the messages you are looking for would contain: names, places, topics, numbers."
+                    },
+                    "since": {
+                        "type": "string",
+                        "description": "Only messages written at or after this time: an ISO 8601 date or date-time (2026-04-10, 2026-04-10T16:00:00Z) or a duration back from now (P7D, PT12H)."
+                    },
+                    "until": {
+                        "type": "string",
+                        "description": "Only messages written at or before this time: an ISO 8601 date (the whole day counts) or date-time, or a duration back from now (P1D)."
+                    },
+                    "lane": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": format!("\"{CURRENT_LANE}\" to search this thread only, or a `lane` from a result to search that thread only (default: every thread of this chat).")
+                    },
+                    "max_results": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": format!("Messages to return (default {DEFAULT_SEARCH_RESULTS}; values above {MAX_SEARCH_RESULTS} are treated as {MAX_SEARCH_RESULTS}).")
+                    }
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        },
+        ToolDefinition {
+            name: EXPAND_TOOL.to_string(),
+            description: format!(
+                "Read stored messages of this conversation word for word. Give a message id \
+                 (from {SEARCH_TOOL} or your context) to get that message with the turns \
+                 before and after it in its thread, or a summary's id (`record:<n>`, from \
+                 {SEARCH_TOOL}'s `memories`) to get the messages it summarizes, oldest first. \
+                 At most `max_tokens` come back; `more_before` / `more_after` name the message \
+                 to continue from."
+            ),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "id": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "A message id, or a summary's `record:<n>`."
+                    },
+                    "before": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": format!("Turns before the message to include (default {DEFAULT_AROUND}, at most {MAX_AROUND}); not used for a summary.")
+                    },
+                    "after": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": format!("Turns after the message to include (default {DEFAULT_AROUND}, at most {MAX_AROUND}); not used for a summary.")
+                    },
+                    "max_tokens": {
+                        "type": "integer",
+                        "minimum": MIN_EXPAND_TOKENS,
+                        "description": format!("Most tokens to return (default {DEFAULT_EXPAND_TOKENS}, at most {MAX_EXPAND_TOKENS}).")
+                    }
+                },
+                "required": ["id"],
+                "additionalProperties": false
+            }),
+        },
+    ]
+}
+
+/// The error for a name that is neither tool.
+pub fn unknown_tool(name: &str) -> String {
+    ToolError {
+        code: "unknown_tool",
+        field: None,
+        message: format!(
+            "There is no tool named {name:?}; the tools are {SEARCH_TOOL} and {EXPAND_TOOL}."
+        ),
+    }
+    .to_json(name)
+}
+
+/// Runs tool `name` on `input` for `scope` at `now_ms`: the result as JSON text, or the
+/// error the model reads. A storage fault is the caller's to report.
+pub fn run(
+    store: &MemoryStore,
+    scope: &Scope,
+    name: &str,
+    input: &Value,
+    now_ms: i64,
+) -> Result<String, MemoryError> {
+    match name {
+        SEARCH_TOOL => match search_input(input, now_ms) {
+            Ok(i) => Ok(search(store, scope, &i, now_ms)?.to_string()),
+            Err(e) => Ok(e.to_json(name)),
+        },
+        EXPAND_TOOL => match expand_input(input) {
+            Ok(i) => Ok(match expand(store, scope, &i, now_ms)? {
+                Ok(v) => v.to_string(),
+                Err(e) => e.to_json(name),
+            }),
+            Err(e) => Ok(e.to_json(name)),
+        },
+        _ => Ok(unknown_tool(name)),
+    }
+}
+
+/// A time bound of a search input, in ms since 1970; an `until` date alone means its
+/// whole day.
+fn time_bound(s: &str, field: &str, now_ms: i64) -> Result<i64, ToolError> {
+    let now = u64::try_from(now_ms).unwrap_or(0);
+    let key = parse_since(s, now).ok_or_else(|| {
+        ToolError::invalid(
+            field,
+            format!("{field} {s:?} is not a time: give an ISO 8601 date or date-time (2026-04-10, 2026-04-10T16:00:00Z) or an ISO 8601 duration back from now (P7D)."),
+        )
+    })?;
+    let ms = i64::try_from(key_millis(key)).unwrap_or(i64::MAX);
+    let date_only = s.trim().len() == 10 && s.trim().as_bytes().get(4) == Some(&b'-');
+    Ok(if field == "until" && date_only {
+        ms.saturating_add(86_399_999)
+    } else {
+        ms
+    })
+}
+
+/// Validates a `conversation_search` input.
+pub fn search_input(input: &Value, now_ms: i64) -> Result<SearchInput, ToolError> {
+    let map = object(input, &["query", "since", "until", "lane", "max_results"])?;
+    let query = required_text(
+        map,
+        "query",
+        MAX_QUERY_CHARS,
+        "the words the messages you are looking for would contain",
+        "give the words that matter",
+    )?;
+    let from_ms = opt_str(map, "since")?
+        .map(|s| time_bound(s, "since", now_ms))
+        .transpose()?;
+    let until_ms = opt_str(map, "until")?
+        .map(|s| time_bound(s, "until", now_ms))
+        .transpose()?;
+    if let (Some(f), Some(u)) = (from_ms, until_ms) {
+        if f > u {
+            return Err(ToolError::invalid(
+                "until",
+                "until is before since: no message can be in that window.",
+            ));
+        }
+    }
+    let max_results =
+        opt_count(map, "max_results", MAX_SEARCH_RESULTS)?.unwrap_or(DEFAULT_SEARCH_RESULTS);
+    Ok(SearchInput {
+        query: query.to_string(),
+        from_ms,
+        until_ms,
+        lane: opt_str(map, "lane")?.map(str::to_string),
+        max_results: usize::try_from(max_results).unwrap_or(usize::MAX),
+    })
+}
+
+/// Validates a `conversation_expand` input.
+pub fn expand_input(input: &Value) -> Result<ExpandInput, ToolError> {
+    let map = object(input, &["id", "before", "after", "max_tokens"])?;
+    let Some(id) = opt_str(map, "id")? else {
+        return Err(ToolError::invalid(
+            "id",
+            format!("id is required: a message id, or a summary's {RECORD_PREFIX}<n>."),
+        ));
+    };
+    let around = |field| {
+        opt_whole(map, field, 0, MAX_AROUND)
+            .map(|n| usize::try_from(n.unwrap_or(DEFAULT_AROUND)).unwrap_or(0))
+    };
+    Ok(ExpandInput {
+        id: id.to_string(),
+        before: around("before")?,
+        after: around("after")?,
+        max_tokens: opt_whole(map, "max_tokens", MIN_EXPAND_TOKENS, MAX_EXPAND_TOKENS)?
+            .unwrap_or(DEFAULT_EXPAND_TOKENS),
+    })
+}
+
+/// `2026-04-10 16:05 UTC`.
+pub fn date_of(ts_ms: i64) -> String {
+    let secs = ts_ms.div_euclid(1000);
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    let day_secs = secs.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        day_secs / 3600,
+        day_secs % 3600 / 60
+    )
+}
+
+/// How long before `now_ms` a moment was: `just now`, `5 minutes ago`, `3 hours ago`,
+/// `12 days ago`.
+pub fn age_of(ts_ms: i64, now_ms: i64) -> String {
+    let ms = now_ms.saturating_sub(ts_ms);
+    let plural = |n: i64, unit: &str| {
+        if n == 1 {
+            format!("1 {unit} ago")
+        } else {
+            format!("{n} {unit}s ago")
+        }
+    };
+    match ms {
+        i64::MIN..=-60_000 => "later".to_string(),
+        -59_999..=59_999 => "just now".to_string(),
+        60_000..=3_599_999 => plural(ms / 60_000, "minute"),
+        3_600_000..=86_399_999 => plural(ms / 3_600_000, "hour"),
+        _ => plural(ms / 86_400_000, "day"),
+    }
+}
+
+/// `text` cut to `max` characters, `…` marking the cut.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((at, _)) => format!("{}…", text[..at].trim_end()),
+    }
+}
+
+fn search(
+    store: &MemoryStore,
+    scope: &Scope,
+    input: &SearchInput,
+    now_ms: i64,
+) -> Result<Value, MemoryError> {
+    let lane = match input.lane.as_deref() {
+        Some(CURRENT_LANE) => scope.lane.as_deref(),
+        other => other,
+    };
+    let hit_scope = HitScope {
+        session: &scope.session,
+        lane,
+        below_seq: i64::MAX,
+        from_ms: input.from_ms,
+        until_ms: input.until_ms,
+    };
+    let terms = query_terms(&input.query);
+    let signals = Signals::of(&input.query, now_ms);
+    let (hits, _) = store.ranked_hits(&hit_scope, &terms, input.max_results, &signals)?;
+    let mut results = Vec::with_capacity(hits.len());
+    for hit in &hits {
+        if let Some(m) = store.message_in(&scope.session, hit.seq)? {
+            results.push(message_json(&m, now_ms, Some(RESULT_CHARS)));
+        }
+    }
+    let in_window = |r: &Record| {
+        input.from_ms.is_none_or(|f| r.updated_at_ms >= f)
+            && input.until_ms.is_none_or(|u| r.updated_at_ms <= u)
+    };
+    let memories: Vec<Value> = store
+        .search(
+            &scope.session,
+            &input.query,
+            lane.unwrap_or(""),
+            SEARCH_MEMORIES,
+            u64::MAX,
+        )?
+        .into_iter()
+        .filter(|r| {
+            in_window(r) && lane.is_none_or(|l| r.thread_key.is_empty() || r.thread_key == l)
+        })
+        .map(|r| {
+            json!({
+                "id": format!("{RECORD_PREFIX}{}", r.id),
+                "kind": r.kind.as_str(),
+                "lane": r.thread_key,
+                "updated": date_of(r.updated_at_ms),
+                "text": cut(&r.body, RESULT_CHARS),
+            })
+        })
+        .collect();
+    let mut out = json!({ "query": input.query, "results": results });
+    if !memories.is_empty() {
+        out["memories"] = Value::Array(memories);
+    }
+    if hits.is_empty() {
+        out["note"] = json!(
+            "No stored message of this chat holds these words in that scope. Try other words \
+             (a name, a place, a number), a wider time window or no lane."
+        );
+    }
+    Ok(out)
+}
+
+/// A message as the tools show it; `max_chars` cuts its text.
+fn message_json(m: &ChatMessage, now_ms: i64, max_chars: Option<usize>) -> Value {
+    let text = max_chars.map_or_else(|| m.text.clone(), |n| cut(&m.text, n));
+    json!({
+        "id": m.message_id,
+        "lane": m.thread_key,
+        "role": m.role.as_str(),
+        "date": date_of(m.ts_ms),
+        "ago": age_of(m.ts_ms, now_ms),
+        "text": text,
+    })
+}
+
+/// What an expansion answers with: the messages, oldest first, and where to go on.
+struct Expansion {
+    messages: Vec<Value>,
+    more_before: Option<String>,
+    more_after: Option<String>,
+}
+
+impl Expansion {
+    fn into_json(self, id: &str, lane: &str, extra: Option<(&str, Value)>) -> Value {
+        let mut out = json!({ "id": id, "lane": lane, "messages": self.messages });
+        if let Some(b) = self.more_before {
+            out["more_before"] = json!(b);
+        }
+        if let Some(a) = self.more_after {
+            out["more_after"] = json!(a);
+        }
+        if let Some((k, v)) = extra {
+            out[k] = v;
+        }
+        out
+    }
+}
+
+/// The tokens a message costs in an expansion's JSON.
+fn cost_of(v: &Value) -> u64 {
+    counted(&v.to_string())
+}
+
+/// What the answer costs besides its messages.
+const EXPANSION_FRAME_TOKENS: u64 = 60;
+
+fn expand(
+    store: &MemoryStore,
+    scope: &Scope,
+    input: &ExpandInput,
+    now_ms: i64,
+) -> Result<Result<Value, ToolError>, MemoryError> {
+    let budget = input.max_tokens.saturating_sub(EXPANSION_FRAME_TOKENS);
+    if let Some(n) = input.id.strip_prefix(RECORD_PREFIX) {
+        let record = match n.parse::<i64>() {
+            Ok(n) => store.record_by_id(&scope.session, n)?,
+            Err(_) => None,
+        };
+        let Some(record) = record else {
+            return Ok(Err(ToolError::invalid(
+                "id",
+                format!("No summary or fact of this chat has id {:?}.", input.id),
+            )));
+        };
+        return Ok(Ok(expand_record(store, scope, &record, budget, now_ms)?));
+    }
+    let Some(target) = store.message_by_id(&scope.session, &input.id)? else {
+        return Ok(Err(ToolError::invalid(
+            "id",
+            format!(
+                "No stored message of this chat has id {:?}; ids come from {SEARCH_TOOL} results or your context.",
+                input.id
+            ),
+        )));
+    };
+    let lane = target.thread_key.clone();
+    let before =
+        store.lane_neighbours(&scope.session, &lane, target.seq, false, input.before + 1)?;
+    let after = store.lane_neighbours(&scope.session, &lane, target.seq, true, input.after + 1)?;
+    // The message itself, cut to the budget if it alone is over it.
+    let mut shown = message_json(&target, now_ms, None);
+    let mut used = cost_of(&shown);
+    if used > budget {
+        let mut chars = target.text.chars().count();
+        while used > budget && chars > 0 {
+            chars = chars * 3 / 4;
+            shown = message_json(&target, now_ms, Some(chars));
+            used = cost_of(&shown);
+        }
+    }
+    // Then the nearest turns, one on each side in turn, while they fit.
+    let (mut earlier, mut later) = (Vec::new(), Vec::new());
+    let (mut b, mut a) = (0, 0);
+    let (mut b_open, mut a_open) = (input.before > 0, input.after > 0);
+    while b_open || a_open {
+        for side in [false, true] {
+            let (open, idx, limit, from) = if side {
+                (&mut a_open, &mut a, input.after, &after)
+            } else {
+                (&mut b_open, &mut b, input.before, &before)
+            };
+            if !*open {
+                continue;
+            }
+            let Some(m) = from.get(*idx).filter(|_| *idx < limit) else {
+                *open = false;
+                continue;
+            };
+            let v = message_json(m, now_ms, None);
+            let cost = cost_of(&v);
+            if used + cost > budget {
+                *open = false;
+                continue;
+            }
+            used += cost;
+            *idx += 1;
+            if side {
+                later.push(v);
+            } else {
+                earlier.push(v);
+            }
+        }
+    }
+    let more_before = before.get(b).map(|m| m.message_id.clone());
+    let more_after = after.get(a).map(|m| m.message_id.clone());
+    earlier.reverse();
+    let mut messages = earlier;
+    messages.push(shown);
+    messages.extend(later);
+    Ok(Ok(Expansion {
+        messages,
+        more_before,
+        more_after,
+    }
+    .into_json(&input.id, &lane, None)))
+}
+
+/// Messages read at a time while walking a summary's range.
+const RANGE_PAGE: usize = 64;
+
+/// A summary (or a record with a range) back to its messages, oldest first, within
+/// `budget`; a record without messages behind it comes back whole, as its text.
+fn expand_record(
+    store: &MemoryStore,
+    scope: &Scope,
+    record: &Record,
+    budget: u64,
+    now_ms: i64,
+) -> Result<Value, MemoryError> {
+    let id = format!("{RECORD_PREFIX}{}", record.id);
+    let text = cut(
+        &record.body,
+        usize::try_from(budget.saturating_mul(3)).unwrap_or(usize::MAX),
+    );
+    let range = match &record.message_range {
+        Some((from, to)) => (
+            store.message_by_id(&scope.session, from)?,
+            store.message_by_id(&scope.session, to)?,
+        ),
+        None => (None, None),
+    };
+    let (Some(first), Some(last)) = range else {
+        return Ok(json!({
+            "id": id,
+            "kind": record.kind.as_str(),
+            "lane": record.thread_key,
+            "text": text,
+            "messages": [],
+            "note": "No stored messages are behind this record; its text is all there is.",
+        }));
+    };
+    let lane = first.thread_key.clone();
+    let mut messages = Vec::new();
+    let mut used = 0;
+    let mut more_after = None;
+    let mut next: Vec<ChatMessage> = vec![first.clone()];
+    let mut cursor = first.seq;
+    'walk: loop {
+        for m in next.drain(..) {
+            if m.seq > last.seq {
+                break 'walk;
+            }
+            let v = message_json(&m, now_ms, None);
+            let cost = cost_of(&v);
+            if used + cost > budget {
+                more_after = Some(m.message_id.clone());
+                break 'walk;
+            }
+            used += cost;
+            cursor = m.seq;
+            messages.push(v);
+        }
+        next = store.lane_neighbours(&scope.session, &lane, cursor, true, RANGE_PAGE)?;
+        if next.is_empty() {
+            break;
+        }
+    }
+    Ok(Expansion {
+        messages,
+        more_before: None,
+        more_after,
+    }
+    .into_json(&id, &lane, Some(("kind", json!(record.kind.as_str())))))
+}
+
+#[cfg(test)]
+mod tests;
