@@ -537,6 +537,12 @@ export declare class MemoryStore {
    * that key was committed before. The messages' session is the turn's session.
    */
   commitTurn(advancementKey: string, messages: MemoryMessage[]): 'committed' | 'duplicate'
+  /**
+   * `commitTurn`, also saying where each message went (as `ingest` does): a message
+   * whose id another lane's message holds is stored under `<id>@<threadKey>`
+   * (`storedAs`). `messages` is empty for a duplicate.
+   */
+  commitTurnReport(advancementKey: string, messages: MemoryMessage[]): CommittedTurn
   /** The newest `limit` (default 10) messages of a lane, oldest first. */
   recent(sessionId: string, threadKey: string, limit?: number): StoredChatMessage[]
   /** The messages of a lane its summary does not cover yet, oldest first. */
@@ -932,7 +938,12 @@ export interface AssembleInput {
   quotedReply?: string | null
   /** Recent messages of the lane, at most (default: as many as the budget gives them). */
   recent?: number
-  /** Retrieved memory records, at most (default 5). */
+  /**
+   * Retrieved memory records, at most (default 5): facts, preferences and outcomes of
+   * the session that match the message, the summaries of lanes it names. A record a
+   * compaction wrote of this lane's own message is left to the retrieved messages,
+   * which bring the message itself.
+   */
   memories?: number
   /** The hard budget of the whole context, in estimated tokens. */
   budgetTokens: number
@@ -1352,6 +1363,14 @@ export declare function checkAttachment(manifest: AttachmentManifest, candidate:
  */
 export declare function classifyOverflowError(error: unknown): { kind: OverflowKind; fingerprint: string; sizes: number[] } | null
 
+/** What `commitTurnReport` did with a turn. */
+export interface CommittedTurn {
+  /** `committed` the first time, `duplicate` (nothing written) for a key committed before. */
+  status: 'committed' | 'duplicate'
+  /** Where each message went, in order (none for a duplicate). */
+  messages: Array<IngestedMessage>
+}
+
 /** Compaction thresholds per thread key; a thread is compacted when any one is passed. */
 export interface CompactionOptions {
   /** More unsummarized messages than this (default 30). */
@@ -1401,6 +1420,12 @@ export interface CompactionResult {
    */
   summarizer: 'caller' | 'extractive' | 'fallback'
   fallbackReason?: string | null
+  /**
+   * Facts, preferences and outcomes the folded messages stated, written as records of
+   * the lane with the message each came from (found by `search`; the assembly leaves
+   * the lane's own to its retrieved messages and shows other lanes' as memories).
+   */
+  records: number
 }
 
 /** `compact` / `planCompaction` options. */

@@ -46,6 +46,17 @@ describe('MemoryStore', () => {
     // Another message of another lane under a taken id is kept, under a qualified id.
     expect(m.ingest([msg('3', 'a different question')])).toEqual([{ threadKey: 'root:42', ingested: true, storedAs: '3@root:42' }])
     expect(m.recent(S, 'root:42').map((r) => [r.messageId, r.text])).toContainEqual(['3@root:42', 'a different question'])
+    // A committed turn says the same of its messages; its retry writes and says nothing.
+    const turn = [msg('4', 'a question of the root lane'), msg('9', 'its answer', { role: 'assistant' })]
+    expect(m.commitTurnReport('turn-9', turn)).toEqual({
+      status: 'committed',
+      messages: [
+        { threadKey: 'root:42', ingested: true, storedAs: '4@root:42' },
+        { threadKey: 'root:42', ingested: true },
+      ],
+    })
+    expect(m.commitTurnReport('turn-9', turn)).toEqual({ status: 'duplicate', messages: [] })
+    expect(m.commitTurn('turn-9', turn)).toBe('duplicate')
     expect(m.recent(S, 'reply:42:1').map((r) => r.text)).toEqual(['Canary first.', 'and eu-west?'])
     expect(m.focusAnchor(msg('6', 'ok', { replyTo: '2' }), 'reply:42:1')).toEqual({
       kind: 'reply_target',

@@ -237,8 +237,11 @@ describe('the OpenClaw plugin', () => {
       expect(replies.every((m) => (t === 0 ? m.messageId.startsWith('resp:resp_') && !m.messageId.includes('@') : m.messageId.endsWith(`@${laneOf(place)}`)))).toBe(true)
     }
     memory.close()
-    // Said where the engine writes them itself (after the turn; a commit's result is its
-    // status alone).
+    // Said on both paths: the second thread's replies through the commit, the third's
+    // after the turn.
+    expect(e.diagnostics.filter((d) => d.method === 'commitTurn').map((d) => d.message)).toEqual(
+      [0, 1, 2, 3, 4].map((i) => `message id resp:resp_${i} is another thread's already; stored as resp:resp_${i}@reply:C0123:1775835700.000100`),
+    )
     expect(e.diagnostics.filter((d) => d.method === 'ingest').map((d) => d.message)).toEqual(
       [0, 1, 2, 3, 4].map((i) => `message id resp:resp_${i} is another thread's already; stored as resp:resp_${i}@reply:C0123:1775835800.000100`),
     )

@@ -123,6 +123,22 @@ class MemoryContextEngine {
   }
 
   /**
+   * The messages of `batch` stored under a qualified id (`out`: where each went), as a map
+   * from the host's id to the stored one. An id another thread's message took (a provider
+   * that reuses reply ids) is stored as `<id>@<threadKey>`, this message's id from now on;
+   * each one newly stored is a diagnostic of `method`.
+   */
+  qualified(method, batch, out) {
+    const map = new Map()
+    for (const [i, r] of out.entries()) {
+      if (r.storedAs === undefined) continue
+      map.set(batch[i].messageId, r.storedAs)
+      if (r.ingested) this.note(method, `message id ${batch[i].messageId} is another thread's already; stored as ${r.storedAs}`)
+    }
+    return map
+  }
+
+  /**
    * Stores the user and assistant turns of `messages`; returns the lane, the count stored,
    * each message's stored id ('' for one that is not stored) and the batch stored.
    */
@@ -131,14 +147,7 @@ class MemoryContextEngine {
     const batch = this.toMemory(place, messages, ids)
     if (batch.length === 0) return { lane: laneOf(place), count: 0, ids, batch }
     const out = this.memory().ingest(batch)
-    // An id another thread's message took (a provider that reuses reply ids): stored
-    // under a qualified id, which is this message's id from now on.
-    const qualified = new Map()
-    for (const [i, r] of out.entries()) {
-      if (r.storedAs === undefined) continue
-      qualified.set(batch[i].messageId, r.storedAs)
-      if (r.ingested) this.note('ingest', `message id ${batch[i].messageId} is another thread's already; stored as ${r.storedAs}`)
-    }
+    const qualified = this.qualified('ingest', batch, out)
     const stored = qualified.size === 0 ? ids : ids.map((id) => qualified.get(id) ?? id)
     return { lane: out[out.length - 1].threadKey, count: out.filter((r) => r.ingested).length, ids: stored, batch }
   }
@@ -176,7 +185,10 @@ class MemoryContextEngine {
       const messages = Array.isArray(params?.messages) ? params.messages : []
       const key = typeof params?.advancementKey === 'string' && params.advancementKey !== '' ? params.advancementKey : null
       if (key === null) throw new TypeError('commitTurn: advancementKey: expected a non-empty string')
-      return { status: this.memory().commitTurn(key, this.toMemory(place, messages)) }
+      const batch = this.toMemory(place, messages)
+      const report = this.memory().commitTurnReport(key, batch)
+      this.qualified('commitTurn', batch, report.messages)
+      return { status: report.status }
     } catch (err) {
       this.note('commitTurn', err)
       return { status: 'committed' }

@@ -12,7 +12,7 @@ use crate::memory::assemble::{assemble, AssembleRequest, HostMessage, NEIGHBOURS
 use crate::memory::db::MemoryError;
 use crate::memory::shapes::{
     decode_packed, record_kind, trigger_of, ApplyCompactionOptions, AssembleInput,
-    AssembledContext, CompactOptions, CompactionPlanView, CompactionResult,
+    AssembledContext, CommittedTurn, CompactOptions, CompactionPlanView, CompactionResult,
     ConversationContextInput, ConversationInput, FocusAnchor, IngestedMessage, MemoryMessage,
     MemoryRecord, MemoryRecordInput, MemorySearchOptions, MemoryStoreOptions, OpenClawTranscript,
     StoredChatMessage, ThreadStatus, MAX_BATCH,
@@ -217,16 +217,36 @@ impl JsMemoryStore {
     ) -> Result<Unknown<'e>> {
         let news = new_messages(env, func, parsed)?;
         let out = self.with(env, func, |s| s.ingest_batch(&news))?;
-        let out: Vec<IngestedMessage> = out
-            .into_iter()
-            .map(|i| IngestedMessage {
-                thread_key: i.thread_key,
-                ingested: i.ingested,
-                stored_as: i.stored_as,
-            })
-            .collect();
-        to_js(env, &out)
+        to_js(env, &ingested_js(out))
     }
+
+    /// Commits a turn (see `commitTurn`): where each message went, `None` for a duplicate.
+    fn commit(
+        &self,
+        env: &Env,
+        func: &str,
+        advancement_key: &Unknown,
+        messages: Unknown,
+    ) -> Result<Option<Vec<crate::memory::store::Ingested>>> {
+        let key = id_arg(env, func, "advancementKey", advancement_key)?;
+        let parsed = read_messages(env, func, messages)?;
+        let news = new_messages(env, func, &parsed)?;
+        let session = news.first().map(|m| m.session_id).unwrap_or_default();
+        #[allow(clippy::cast_possible_truncation)] // ms since 1970 fit an i64
+        let now = now_ms() as i64;
+        self.with(env, func, |s| s.commit_turn(&key, session, &news, now))
+    }
+}
+
+/// Where ingested messages went, as JS sees it.
+fn ingested_js(out: Vec<crate::memory::store::Ingested>) -> Vec<IngestedMessage> {
+    out.into_iter()
+        .map(|i| IngestedMessage {
+            thread_key: i.thread_key,
+            ingested: i.ingested,
+            stored_as: i.stored_as,
+        })
+        .collect()
 }
 
 #[napi]
@@ -264,15 +284,44 @@ impl JsMemoryStore {
         advancement_key: Unknown,
         messages: Unknown,
     ) -> Result<&'static str> {
-        const F: &str = "MemoryStore.commitTurn";
-        let key = id_arg(env, F, "advancementKey", &advancement_key)?;
-        let parsed = read_messages(env, F, messages)?;
-        let news = new_messages(env, F, &parsed)?;
-        let session = news.first().map(|m| m.session_id).unwrap_or_default();
-        #[allow(clippy::cast_possible_truncation)] // ms since 1970 fit an i64
-        let now = now_ms() as i64;
-        let fresh = self.with(env, F, |s| s.commit_turn(&key, session, &news, now))?;
-        Ok(if fresh { "committed" } else { "duplicate" })
+        let fresh = self.commit(env, "MemoryStore.commitTurn", &advancement_key, messages)?;
+        Ok(if fresh.is_some() {
+            "committed"
+        } else {
+            "duplicate"
+        })
+    }
+
+    /// `commitTurn`, also saying where each message went (as `ingest` does): a message
+    /// whose id another lane's message holds is stored under `<id>@<threadKey>`
+    /// (`storedAs`). `messages` is empty for a duplicate.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "advancementKey: string, messages: MemoryMessage[]",
+        ts_return_type = "CommittedTurn"
+    )]
+    pub fn commit_turn_report<'e>(
+        &self,
+        env: &'e Env,
+        advancement_key: Unknown<'e>,
+        messages: Unknown<'e>,
+    ) -> Result<Unknown<'e>> {
+        let fresh = self.commit(
+            env,
+            "MemoryStore.commitTurnReport",
+            &advancement_key,
+            messages,
+        )?;
+        let report = CommittedTurn {
+            status: if fresh.is_some() {
+                "committed"
+            } else {
+                "duplicate"
+            }
+            .to_string(),
+            messages: ingested_js(fresh.unwrap_or_default()),
+        };
+        to_js(env, &report)
     }
 
     /// The newest `limit` (default 10) messages of a lane, oldest first.

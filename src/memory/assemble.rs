@@ -48,7 +48,7 @@ pub use render::{escape, escape_message};
 use super::db::MemoryError;
 use super::history::{history_blocks, HistoryRequest, Zone};
 use super::passages::{fallback_terms, query_terms, Hit, Signals};
-use super::store::{ChatMessage, MemoryStore, RecordKind};
+use super::store::{ChatMessage, MemoryStore, Record, RecordKind};
 use super::summary::Summary;
 use crate::tokens::{counted, estimate, model_ratio, scale, upper_of, UPPER_OFFSET, UPPER_SLOPE};
 use std::collections::hash_map::Entry;
@@ -504,9 +504,10 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
         req.memories,
         req.budget_tokens,
     )?;
+    let record_terms = query_terms(query);
     for r in records
         .into_iter()
-        .filter(|r| r.kind != RecordKind::ThreadSummary)
+        .filter(|r| shows_as_memory(r, req.thread_key, &record_terms, req.passages_min_terms))
     {
         let text = format!("- {}\n", escape(&r.body));
         let est = estimate(&text);
@@ -852,6 +853,25 @@ fn neighbours(
         }
     }
     Ok((before, after))
+}
+
+/// Whether a record found for the message is one of its memories: not the lane's own
+/// summary (a layer of its own); not what a message of this lane stated (a compaction
+/// writes those: the message itself is retrieved word for word, with its turns); and, for
+/// a caller asking for clear matches (`min_terms` 2 or more), only a record holding that
+/// many of the question's search terms.
+fn shows_as_memory(r: &Record, lane: &str, terms: &[String], min_terms: usize) -> bool {
+    if r.kind == RecordKind::ThreadSummary {
+        return false;
+    }
+    if r.thread_key == lane && r.message_range.is_some() {
+        return false;
+    }
+    if min_terms <= 1 {
+        return true;
+    }
+    let body = r.body.to_lowercase();
+    terms.iter().filter(|t| body.contains(t.as_str())).count() >= min_terms
 }
 
 /// The estimate the kept memories take, their frame included.

@@ -212,6 +212,17 @@ pub struct IngestedMessage {
     pub stored_as: Option<String>,
 }
 
+/// What `commitTurnReport` did with a turn.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Serialize)]
+pub struct CommittedTurn {
+    /// `committed` the first time, `duplicate` (nothing written) for a key committed before.
+    #[napi(ts_type = "'committed' | 'duplicate'")]
+    pub status: String,
+    /// Where each message went, in order (none for a duplicate).
+    pub messages: Vec<IngestedMessage>,
+}
+
 /// A stored chat message.
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -524,6 +535,10 @@ pub struct CompactionResult {
     pub summarizer: String,
     #[napi(ts_type = "string | null")]
     pub fallback_reason: Option<String>,
+    /// Facts, preferences and outcomes the folded messages stated, written as records of
+    /// the lane with the message each came from (found by `search`; the assembly leaves
+    /// the lane's own to its retrieved messages and shows other lanes' as memories).
+    pub records: f64,
 }
 
 impl From<&Compaction> for CompactionResult {
@@ -542,6 +557,7 @@ impl From<&Compaction> for CompactionResult {
             tokens_after: c.tokens_after as f64,
             summarizer: summarizer.to_string(),
             fallback_reason: reason,
+            records: c.records as f64,
         }
     }
 }
@@ -568,7 +584,10 @@ pub struct AssembleInput {
     pub quoted_reply: Option<String>,
     /// Recent messages of the lane, at most (default: as many as the budget gives them).
     pub recent: Option<f64>,
-    /// Retrieved memory records, at most (default 5).
+    /// Retrieved memory records, at most (default 5): facts, preferences and outcomes of
+    /// the session that match the message, the summaries of lanes it names. A record a
+    /// compaction wrote of this lane's own message is left to the retrieved messages,
+    /// which bring the message itself.
     pub memories: Option<f64>,
     /// The hard budget of the whole context, in estimated tokens.
     pub budget_tokens: f64,

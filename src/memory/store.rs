@@ -6,7 +6,7 @@ use super::history::{Conversation, Turn};
 use super::keys::{thread_key, Placement};
 use super::passages::{fts_quote, is_unsegmented};
 use super::secrets::redact;
-use super::summary::{CompactionPolicy, Summary, Trigger};
+use super::summary::{statements, CompactionPolicy, Statement, Summary, Trigger};
 use crate::tokens::counted;
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -292,6 +292,8 @@ pub struct Compaction {
     pub tokens_before: u64,
     pub tokens_after: u64,
     pub source: SummarySource,
+    /// Facts, preferences and outcomes the folded messages stated, written as records.
+    pub records: usize,
 }
 
 /// Messages and characters stored per (session, lane) by one batch.
@@ -369,14 +371,15 @@ impl MemoryStore {
 
     /// Stores one accepted turn of a host, keyed by the host's `advancement_key`, in one
     /// transaction: its messages and the key, or, when the key was committed before (a
-    /// host retry), nothing. True when it was committed now, false for a duplicate.
+    /// host retry), nothing. Where each message went when it was committed now; `None`
+    /// for a duplicate.
     pub fn commit_turn(
         &mut self,
         advancement_key: &str,
         session: &str,
         messages: &[NewMessage<'_>],
         now_ms: i64,
-    ) -> Result<bool, MemoryError> {
+    ) -> Result<Option<Vec<Ingested>>, MemoryError> {
         let tx = self.conn.unchecked_transaction()?;
         let fresh = self
             .conn
@@ -386,15 +389,18 @@ impl MemoryStore {
             )?
             .execute(params![advancement_key, session, now_ms])?
             == 1;
+        let mut stored = None;
         if fresh {
             let mut tally = LaneTally::default();
+            let mut out = Vec::with_capacity(messages.len());
             for m in messages {
-                self.insert(m, &mut tally)?;
+                out.push(self.insert(m, &mut tally)?);
             }
             self.add_lane_stats(&tally)?;
+            stored = Some(out);
         }
         tx.commit()?;
-        Ok(fresh)
+        Ok(stored)
     }
 
     /// Adds what a batch stored to its lanes' statistics (one write per lane).
@@ -760,6 +766,7 @@ impl MemoryStore {
             updated_at_ms: now_ms,
             message_range: Some((&first, &last_folded.message_id)),
         })?;
+        let records = self.put_statements(plan, version, now_ms)?;
         if let Some(f) = fence {
             self.conn.execute(
                 "UPDATE records SET fence = MAX(fence, ?3)
@@ -778,7 +785,53 @@ impl MemoryStore {
             tokens_before: before,
             tokens_after: after,
             source,
+            records,
         })
+    }
+
+    /// Writes what the folded messages of `plan` state (facts, preferences, outcomes) as
+    /// records of the lane, each with the message it came from; one the session holds
+    /// already (the same kind and words) is not written again. Returns how many it wrote.
+    fn put_statements(
+        &mut self,
+        plan: &CompactionPlan,
+        version: i64,
+        now_ms: i64,
+    ) -> Result<usize, MemoryError> {
+        let mut written = 0;
+        for m in &plan.fold {
+            for (statement, body) in statements(&m.text) {
+                let kind = match statement {
+                    Statement::Fact => RecordKind::Fact,
+                    Statement::Preference => RecordKind::Preference,
+                    Statement::Outcome => RecordKind::Outcome,
+                };
+                let held: bool = self
+                    .conn
+                    .prepare_cached(
+                        "SELECT EXISTS (SELECT 1 FROM records
+                         WHERE session_id = ?1 AND kind = ?2 AND body = ?3)",
+                    )?
+                    .query_row(
+                        params![plan.session_id, kind.as_str(), redact(&body)],
+                        |r| r.get(0),
+                    )?;
+                if held {
+                    continue;
+                }
+                self.put_record(&NewRecord {
+                    session_id: &plan.session_id,
+                    kind,
+                    thread_key: &plan.thread_key,
+                    body: &body,
+                    summary_version: version,
+                    updated_at_ms: now_ms,
+                    message_range: Some((&m.message_id, &m.message_id)),
+                })?;
+                written += 1;
+            }
+        }
+        Ok(written)
     }
 
     /// [`MemoryStore::plan_compaction`] then [`MemoryStore::apply_compaction`] with the

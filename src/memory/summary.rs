@@ -26,6 +26,10 @@
 //! - a decision longer than [`ITEM_MAX_CHARS`] is kept whole, as consecutive items cut at
 //!   spaces, each continued with `…`.
 //!
+//! Besides the summary, a compaction writes what the folded messages state as records of
+//! their own ([`statements`]): preferences ("I prefer", "my favorite"), outcomes and
+//! facts, each with the message it came from, once per session.
+//!
 //! A summary is updated incrementally: the previous summary plus the newly folded
 //! messages, never rebuilt from the whole history.
 
@@ -418,6 +422,57 @@ impl Summary {
             }
         }
     }
+}
+
+/// What a sentence states that is worth a record of its own (beside the summary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Statement {
+    Fact,
+    Preference,
+    Outcome,
+}
+
+/// Cues of a preference ("I prefer", "my favorite", "I hate"), tried before the others.
+const PREFERENCE_CUES: &[&str] = &[
+    "i prefer",
+    "prefers",
+    "i like",
+    "i love",
+    "i hate",
+    "i don't like",
+    "i do not like",
+    "my favorite",
+    "my favourite",
+];
+
+/// The facts, preferences and outcomes `text` states, each a sentence of substance kept
+/// whole up to [`ITEM_MAX_CHARS`]: a preference by its cues, then an outcome or a fact
+/// by the extractive rules (a decision, an action or a question is none of them).
+pub fn statements(text: &str) -> Vec<(Statement, String)> {
+    let mut out = Vec::new();
+    for sentence in sentences(text) {
+        if is_filler(&sentence) {
+            continue;
+        }
+        let lower = sentence.to_lowercase();
+        let kind = if PREFERENCE_CUES.iter().any(|c| lower.contains(c)) {
+            Some(Statement::Preference)
+        } else {
+            match RULES
+                .iter()
+                .find(|(cues, _)| cues.iter().any(|c| lower.contains(c)))
+                .map(|&(_, section)| section)
+            {
+                Some(OUTCOMES) => Some(Statement::Outcome),
+                Some(FACTS) => Some(Statement::Fact),
+                _ => None,
+            }
+        };
+        if let Some(kind) = kind {
+            out.push((kind, clip(&sentence)));
+        }
+    }
+    out
 }
 
 /// `sentence` whole, as items of at most [`ITEM_MAX_CHARS`] characters cut at spaces (a

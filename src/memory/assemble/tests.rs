@@ -460,6 +460,64 @@ fn a_caller_asking_for_clear_matches_gets_none_for_a_one_word_question() {
     assert!(two.text.contains("anyone around to review"), "{}", two.text);
 }
 
+#[test]
+fn a_lanes_own_statements_are_retrieved_as_messages_other_lanes_as_memories() {
+    let mut s = long_lane(
+        200,
+        Some((20, "My favorite venue is the Lisbon riverside hall.")),
+    );
+    let put = |s: &mut MemoryStore, lane: &str, body: &str, from: &str| {
+        s.put_record(&NewRecord {
+            session_id: S,
+            kind: RecordKind::Preference,
+            thread_key: lane,
+            body,
+            summary_version: 1,
+            updated_at_ms: T0,
+            message_range: Some((from, from)),
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    };
+    // What a compaction writes of this lane's message m20, and of another lane's.
+    put(
+        &mut s,
+        "root:42",
+        "My favorite venue is the Lisbon riverside hall.",
+        "m20",
+    );
+    put(
+        &mut s,
+        "topic:42:9",
+        "My favorite caterer for the Lisbon venue is Tasca Lusa.",
+        "x1",
+    );
+    let mut r = ask("which venue in Lisbon is my favorite?", 2_000);
+    r.recent = Some(5);
+    let a = assemble(&s, &r).unwrap_or_else(|e| panic!("{e}"));
+    // This lane's statement comes once, as its message (dated, with its turns) ...
+    assert_eq!(
+        a.text.matches("Lisbon riverside hall").count(),
+        1,
+        "{}",
+        a.text
+    );
+    assert!(a.passages_included > 0);
+    // ... the other lane's as a memory.
+    assert_eq!(a.memories_included, 1, "{}", a.text);
+    assert!(a
+        .text
+        .contains("- My favorite caterer for the Lisbon venue is Tasca Lusa."));
+    // A caller asking for clear matches gets a memory only when it holds that many of
+    // the question's words.
+    r.passages_min_terms = 3;
+    r.query = Some("favorite Lisbon venue?");
+    let clear = assemble(&s, &r).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(clear.memories_included, 1, "{}", clear.text);
+    r.query = Some("favorite Porto venue?");
+    let vague = assemble(&s, &r).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(vague.memories_included, 0, "{}", vague.text);
+}
+
 /// The lane's messages as a host sends them (each stored under its id, 20 tokens each).
 fn host_of(n: usize, ids: &[String]) -> Vec<HostMessage<'_>> {
     (0..n)

@@ -491,10 +491,13 @@ fn a_turn_is_committed_once_under_its_key_with_all_its_messages() {
         msg("t1", Role::User, "deploy?", None),
         msg("t2", Role::Assistant, "done", None),
     ];
-    assert!(s.commit_turn("k1", S, &turn, 1).unwrap_or(false));
+    assert!(s.commit_turn("k1", S, &turn, 1).unwrap_or(None).is_some());
     // A host retry of the same key writes nothing, even with other messages.
     let retry = [msg("t3", Role::User, "again", None)];
-    assert!(!s.commit_turn("k1", S, &retry, 2).unwrap_or(true));
+    assert!(s
+        .commit_turn("k1", S, &retry, 2)
+        .unwrap_or(Some(Vec::new()))
+        .is_none());
     let texts: Vec<String> = s
         .recent(S, "root:42", 10)
         .unwrap_or_default()
@@ -609,4 +612,59 @@ fn an_id_reused_in_another_lane_is_stored_qualified_never_dropped() {
             stored_as: None,
         }]
     );
+}
+
+#[test]
+fn a_compaction_writes_what_the_messages_state_as_records_once_with_their_message() {
+    use crate::memory::summary::CompactionPolicy;
+    let mut s = store();
+    let texts = [
+        "My favorite movie is Spirited Away.",
+        "Agreed!",
+        "The canary failed on eu-west after the schema change.",
+        "We always deploy from the release branch.",
+        "My favorite movie is Spirited Away.",
+    ];
+    for i in 0..15 {
+        let id = format!("m{i}");
+        let text = texts[i % texts.len()];
+        s.ingest(&msg(&id, Role::User, text, None))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let policy = CompactionPolicy::default();
+    let plan = s
+        .plan_compaction(S, "root:42", &policy, 1_000, true)
+        .unwrap_or(None)
+        .unwrap_or_else(|| panic!("nothing to fold"));
+    s.apply_compaction(&plan, None, 1_000, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let found = |q: &str| s.search(S, q, "root:42", 10, 10_000).unwrap_or_default();
+    let movie = found("favorite movie");
+    let kinds: Vec<(RecordKind, &str)> = movie
+        .iter()
+        .map(|r| (r.kind, r.body.as_str()))
+        .filter(|(k, _)| *k != RecordKind::ThreadSummary)
+        .collect();
+    // Said three times in the folded messages, written once, from the first message.
+    assert_eq!(
+        kinds,
+        [(
+            RecordKind::Preference,
+            "My favorite movie is Spirited Away."
+        )]
+    );
+    let pref = movie
+        .iter()
+        .find(|r| r.kind == RecordKind::Preference)
+        .unwrap_or_else(|| panic!("no preference"));
+    assert_eq!(pref.message_range, Some(("m0".into(), "m0".into())));
+    assert_eq!(pref.thread_key, "root:42");
+    assert!(found("canary eu-west")
+        .iter()
+        .any(|r| r.kind == RecordKind::Outcome && r.body.starts_with("The canary failed")));
+    assert!(found("release branch")
+        .iter()
+        .any(|r| r.kind == RecordKind::Fact && r.body.starts_with("We always deploy")));
+    // Filler is no record.
+    assert!(!found("agreed").iter().any(|r| r.body == "Agreed!"));
 }
