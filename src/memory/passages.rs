@@ -512,31 +512,26 @@ impl MemoryStore {
                 break;
             }
             let rows = self.ranking_rows(chunk.iter().map(|c| c.0))?;
-            let in_time = |seq: &i64| {
-                scope.from_ms.is_none() && scope.until_ms.is_none()
-                    || rows.get(seq).is_some_and(|r| scope.holds_time(r.ts_ms))
-            };
-            hits.extend(
-                chunk
-                    .iter()
-                    .filter(|c| in_time(&c.0))
-                    .map(|&(seq, sum, terms)| {
-                        let row = rows.get(&seq).copied().unwrap_or(RankingRow {
-                            chars: 0,
-                            ts_ms: 0,
-                            role: None,
-                        });
-                        #[allow(clippy::cast_precision_loss)]
-                        let dl = row.chars as f64;
-                        let norm = 1.0 - BM25_B + BM25_B * dl / mean.max(1.0);
-                        Hit {
-                            seq,
-                            score: sum * (BM25_K1 + 1.0) / (1.0 + BM25_K1 * norm)
-                                * signals.factor(row.ts_ms, row.role),
-                            terms,
-                        }
-                    }),
-            );
+            // Each match's row is read once: for the time window and for its score.
+            hits.extend(chunk.iter().filter_map(|&(seq, sum, terms)| {
+                let row = rows.get(&seq).copied().unwrap_or(RankingRow {
+                    chars: 0,
+                    ts_ms: 0,
+                    role: None,
+                });
+                if !scope.holds_time(row.ts_ms) {
+                    return None;
+                }
+                #[allow(clippy::cast_precision_loss)]
+                let dl = row.chars as f64;
+                let norm = 1.0 - BM25_B + BM25_B * dl / mean.max(1.0);
+                Some(Hit {
+                    seq,
+                    score: sum * (BM25_K1 + 1.0) / (1.0 + BM25_K1 * norm)
+                        * signals.factor(row.ts_ms, row.role),
+                    terms,
+                })
+            }));
             hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.seq.cmp(&a.seq)));
             hits.truncate(limit);
         }

@@ -11,7 +11,7 @@
 use super::db::MemoryError;
 use super::passages::{query_terms, HitScope, Signals};
 use super::store::{ChatMessage, MemoryStore, Record};
-use crate::time::{civil_from_days, key_millis, parse_since};
+use crate::time::{iso_from_epoch, key_millis, parse_since};
 use crate::tokens::counted;
 use crate::tools::input::{object, opt_count, opt_str, opt_whole, required_text};
 use crate::tools::{ToolDefinition, ToolError};
@@ -275,14 +275,11 @@ pub fn expand_input(input: &Value) -> Result<ExpandInput, ToolError> {
 
 /// `2026-04-10 16:05 UTC`.
 pub fn date_of(ts_ms: i64) -> String {
-    let secs = ts_ms.div_euclid(1000);
-    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
-    let day_secs = secs.rem_euclid(86_400);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
-        day_secs / 3600,
-        day_secs % 3600 / 60
-    )
+    let iso = iso_from_epoch(ts_ms.div_euclid(1000), "");
+    match iso.split_once('T') {
+        Some((date, time)) => format!("{date} {} UTC", time.get(..5).unwrap_or(time)),
+        None => iso,
+    }
 }
 
 /// How long before `now_ms` a moment was: `just now`, `5 minutes ago`, `3 hours ago`,
