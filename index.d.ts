@@ -1852,6 +1852,16 @@ export interface ModelCalibration {
   model: string
   /** Real tokens per estimated token, between 0.8 and 2 (1 until calibrated). */
   ratio: number
+  /**
+   * How far the observations stray from the ratio (a moving average of the absolute
+   * difference).
+   */
+  deviation: number
+  /**
+   * Enough observations were taken for budgets to use the ratio and its deviation
+   * instead of the margin that covers every script.
+   */
+  trusted: boolean
   /** Observations taken. */
   samples: number
   /**
@@ -2414,6 +2424,19 @@ export interface ThreadTelemetry {
   messagesTruncated: number
 }
 
+/**
+ * The most tokens a section takes whose parts' central estimates (`tokenEstimate(part)
+ * .estimate`) add up to `estimate`: the bound every budget of the engine counts with,
+ * one margin for the whole rather than one per part, for `options.model`'s calibration.
+ */
+export declare function tokenBound(estimate: number, options?: TokenBoundOptions): number
+
+/** `tokenBound`'s options. */
+export interface TokenBoundOptions {
+  /** Count with this model's calibration (default `"default"`). */
+  model?: string
+}
+
 /** A model's calibration so far (`"default"` without a model). */
 export declare function tokenCalibration(model?: string): ModelCalibration
 
@@ -2453,11 +2476,20 @@ export declare function tokenEstimate(text: string, options?: TokenEstimateOptio
 
 /** A text's tokens by the engine's estimator. */
 export interface TokenEstimate {
-  /** The central estimate, rounded up (half the texts take more, half fewer). */
+  /**
+   * The central estimate scaled by the model's ratio, rounded up (half the texts take
+   * more, half fewer).
+   */
   tokens: number
   /**
-   * What budgets count: the text takes at most this many (by the reference
-   * tokenizer, scaled by the model's ratio).
+   * The central estimate before the model's ratio, not rounded: what a caller adds up
+   * over the parts of a section and hands to `tokenBound`.
+   */
+  estimate: number
+  /**
+   * What budgets count for this text alone: it takes at most this many tokens (the
+   * model's meter; by the reference tokenizer until calibrated). A section of several
+   * texts counts less than the sum of theirs: `tokenBound` of the summed estimates.
    */
   upperBound: number
   /** The model's calibrated ratio applied to both (1 until calibrated). */

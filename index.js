@@ -112,6 +112,7 @@ module.exports.THREAD_BUDGET_TOKENS = binding.THREAD_BUDGET_TOKENS
 module.exports.THREAD_HISTORY_MARKER = binding.THREAD_HISTORY_MARKER
 module.exports.THREAD_STARTER_MARKER = binding.THREAD_STARTER_MARKER
 module.exports.threadBudgetCut = binding.threadBudgetCut
+module.exports.tokenBound = binding.tokenBound
 module.exports.tokenCalibration = binding.tokenCalibration
 module.exports.tokenEstimate = binding.tokenEstimate
 module.exports.truncateSnippet = binding.truncateSnippet

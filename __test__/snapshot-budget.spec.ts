@@ -51,12 +51,16 @@ describe('the snapshot budget', () => {
     expect(referenceTokens(json)).toBeLessThanOrEqual(1_500)
     // Far messages with signal are kept over nearer chatter.
     for (const far of [ts(5), ts(8), ts(35)]) expect(kept).toContain(far)
-    // Among the rest, every kept message is nearer than every one left out.
+    // Among the rest, the nearest are kept; past the first one that does not fit, only
+    // messages no longer than it (they still fit), so the budget fills.
     const chatter = (id: string) => ![ts(5), ts(8), ts(35)].includes(id)
-    const all = Array.from({ length: 41 }, (_, i) => ts(i)).filter((id) => id !== ts(20))
-    const left = all.filter((id) => !kept.includes(id))
-    const farthestKept = Math.max(...kept.filter(chatter).map(distance))
-    expect(Math.min(...left.map(distance))).toBeGreaterThanOrEqual(farthestKept)
+    const textOf = (id: string) => { const i = (Number(id.split('.')[0]) - T0) / 60; return `${sentences[i * 17]} ${sentences[i * 17 + 1]}` }
+    const byDistance = Array.from({ length: 41 }, (_, i) => ts(i)).filter((id) => id !== ts(20) && chatter(id)).sort((a, b) => distance(a) - distance(b) || a.localeCompare(b))
+    const gap = byDistance.findIndex((id) => !kept.includes(id))
+    expect(gap).toBeGreaterThan(3)
+    for (const id of byDistance.slice(gap).filter((x) => kept.includes(x))) {
+      expect(Math.min(150, textOf(id).length), id).toBeLessThanOrEqual(Math.min(150, textOf(byDistance[gap]).length))
+    }
     // Still in channel order.
     expect([...kept].sort()).toEqual(kept)
   })
@@ -70,10 +74,16 @@ describe('the snapshot budget', () => {
     const none = await store.buildContext(C, ts(20), { adjacent: 40, snapshotBudgetTokens: 0 })
     expect(none.snapshot.adjacent).toHaveLength(0)
     expect(none.snapshot.adjacent_omitted).toBe(40)
-    // The pretty rendering keeps the same messages.
+    // The pretty rendering is counted as written: its indentation costs tokens, so it keeps
+    // the first of the same messages, within the same budget.
     const pretty = await store.buildContext(C, ts(20), { adjacent: 40, pretty: true })
     const plain = await store.buildContext(C, ts(20), { adjacent: 40 })
-    expect(pretty.snapshot.adjacent.map((a) => a.message_id)).toEqual(plain.snapshot.adjacent.map((a) => a.message_id))
+    const prettyIds = pretty.snapshot.adjacent.map((a) => a.message_id)
+    expect(prettyIds.length).toBeGreaterThan(3)
+    for (const id of prettyIds) expect(plain.snapshot.adjacent.map((a) => a.message_id)).toContain(id)
+    expect(pretty.tokens.snapshot).toBeLessThanOrEqual(1_500)
+    const prettyText = pretty.promptSection.slice(pretty.promptSection.indexOf('{'), pretty.promptSection.indexOf('</channel_snapshot>'))
+    expect(referenceTokens(prettyText)).toBeLessThanOrEqual(1_500)
     await expect(store.buildContext(C, ts(20), { snapshotBudgetTokens: -1 })).rejects.toThrow(/buildContext: options.snapshotBudgetTokens/)
   })
 })
@@ -95,8 +105,9 @@ describe('the compact rendering', () => {
       },
       { threadId: ts(20) },
     )
-    const json = await store.buildContext(C, reply(2), { threadId: ts(20), adjacent: 40 })
-    const compact = await store.buildContext(C, reply(2), { threadId: ts(20), adjacent: 40, format: 'compact' })
+    // A budget all 40 fit: the same messages in both renderings.
+    const json = await store.buildContext(C, reply(2), { threadId: ts(20), adjacent: 40, snapshotBudgetTokens: 100_000 })
+    const compact = await store.buildContext(C, reply(2), { threadId: ts(20), adjacent: 40, snapshotBudgetTokens: 100_000, format: 'compact' })
     expect(json.thread!.replies).toHaveLength(2)
     expect(compact.snapshot).toEqual(json.snapshot)
     expect(compact.thread).toEqual(json.thread)
@@ -113,6 +124,23 @@ describe('the compact rendering', () => {
     expect(referenceTokens(p)).toBeLessThan(referenceTokens(json.promptSection) * 0.85)
     expect(compact.tokens.total).toBeLessThan(json.tokens.total)
     await expect(store.buildContext(C, reply(2), { format: 'yaml' as never })).rejects.toThrow(/buildContext: options.format/)
+  })
+
+  it('is budgeted by its own cost: more messages than the JSON in the same 1,500 tokens', async () => {
+    const store = channel()
+    const json = await store.buildContext(C, ts(20), { adjacent: 40 })
+    const compact = await store.buildContext(C, ts(20), { adjacent: 40, format: 'compact' })
+    const section = (p: string) => p.slice(p.indexOf('\n', p.indexOf('<channel_snapshot ')) + 1, p.indexOf('</channel_snapshot>'))
+    expect(compact.snapshot.adjacent.length).toBeGreaterThan(json.snapshot.adjacent.length * 1.5)
+    expect(compact.snapshot.adjacent.length + (compact.snapshot.adjacent_omitted ?? 0)).toBe(40)
+    // What the model gets stays within the budget, counted as written, for both.
+    for (const built of [json, compact]) {
+      expect(built.tokens.snapshot).toBeLessThanOrEqual(1_500)
+      expect(referenceTokens(section(built.promptSection))).toBeLessThanOrEqual(1_500)
+    }
+    // The compact snapshot carries the same messages as its JSON document beside it.
+    for (const a of compact.snapshot.adjacent) expect(compact.promptSection).toContain(`- ${a.message_id} `)
+    expect(compact.promptSection).toContain(`adjacent, ${compact.snapshot.adjacent.length} shown (${compact.snapshot.adjacent_omitted} more left out by the budget)`)
   })
 
   it('is available to the drop-in prompt section too', () => {

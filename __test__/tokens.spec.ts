@@ -43,7 +43,7 @@ describe('the engine token estimator', () => {
     expect(e.counts).toMatchObject({ cjk: 16, supplementary: 1 })
     expect(e.upperBound).toBeGreaterThanOrEqual(e.tokens)
     expect(e.tokens).toBeGreaterThan(estimateTokens('部署已经完成，所有服务运行正常。😀'))
-    expect(tokenEstimate('')).toEqual({ tokens: 0, upperBound: 0, ratio: 1, counts: undefined })
+    expect(tokenEstimate('')).toEqual({ tokens: 0, estimate: 0, upperBound: 0, ratio: 1, counts: undefined })
     expect(estimateTokens('abcdefgh')).toBe(2)
     for (const text of [replyText(0), replyText(1), replyText(3), replyText(5), '{"a":[1,2,3]}']) {
       expect(tokenEstimate(text).upperBound).toBeGreaterThanOrEqual(referenceTokens(text))

@@ -1,7 +1,7 @@
 'use strict'
 
 // The engine's token estimator (src/tokens.rs) in plain JavaScript, for the benchmarks'
-// JS baselines: the same counts, weights and upper bound (the constants are read from the
+// JS baselines: the same counts, weights and bound (the constants are read from the
 // Rust source, so the two cannot drift apart).
 
 const fs = require('node:fs')
@@ -14,8 +14,9 @@ const constant = (name) => {
   return m[1]
 }
 const WEIGHTS = constant('WEIGHTS').replace(/[[\]\s]/g, '').split(',').filter(Boolean).map(Number)
-const UPPER_SLOPE = Number(constant('UPPER_SLOPE'))
-const UPPER_OFFSET = Number(constant('UPPER_OFFSET'))
+const SUM_SLOPE = Number(constant('SUM_SLOPE'))
+const SUM_SPREAD = Number(constant('SUM_SPREAD'))
+const SUM_OFFSET = Number(constant('SUM_OFFSET'))
 
 const isCjk = (cp) =>
   (cp >= 0x1100 && cp <= 0x11ff) || (cp >= 0x2e80 && cp <= 0x9fff) || (cp >= 0xac00 && cp <= 0xd7af) || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xff00 && cp <= 0xffef)
@@ -69,9 +70,9 @@ function estimate(text) {
   return c.reduce((n, x, i) => n + x * WEIGHTS[i], 0)
 }
 
-/** The upper bound of a central estimate. */
-const upperOf = (e) => Math.max(0, Math.ceil(UPPER_SLOPE * e + UPPER_OFFSET))
+/** The bound of a central estimate (of one text or a section's sum), uncalibrated. */
+const upperOf = (e) => (e > 0 ? Math.max(0, Math.ceil(SUM_SLOPE * e + SUM_SPREAD * Math.sqrt(e) + SUM_OFFSET)) : 0)
 /** The upper bound of a text (0 for ""). */
-const upperBound = (text) => (text === '' ? 0 : upperOf(estimate(text)))
+const upperBound = (text) => (text === '' ? 0 : Math.max(1, upperOf(estimate(text))))
 
 module.exports = { estimate, upperOf, upperBound }

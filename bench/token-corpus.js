@@ -43,7 +43,7 @@ function crateSources(names) {
   return meta.packages.filter((p) => names.includes(p.name)).map((p) => path.join(path.dirname(p.manifest_path), 'src'))
 }
 
-/** @returns {Promise<Array<{ kind: string, id: string, text: string, heldOut: boolean }>>} */
+/** @returns {Promise<Array<{ kind: string, id: string, text: string, source: string, heldOut: boolean }>>} */
 async function tokenCorpus() {
   let random
   let pick
@@ -52,8 +52,9 @@ async function tokenCorpus() {
     pick = (n) => Math.floor(random() * n)
   }
   const out = []
-  const add = (kind, id, text) => {
-    if (text.trim() !== '') out.push({ kind, id, text })
+  // `source`: what a text is (a language, a file type), for sums that keep to one.
+  const add = (kind, id, text, source = kind) => {
+    if (text.trim() !== '') out.push({ kind, id, text, source })
   }
 
   seed('chat')
@@ -80,7 +81,7 @@ async function tokenCorpus() {
     for (let i = 0; i < lines.length; ) {
       const n = 5 + pick(60)
       // Every third chunk: enough code without outweighing the other kinds.
-      if (pick(3) === 0) add('code', `${path.relative(ROOT, f)}:${i}`, lines.slice(i, i + n).join('\n'))
+      if (pick(3) === 0) add('code', `${path.relative(ROOT, f)}:${i}`, lines.slice(i, i + n).join('\n'), path.extname(f).slice(1))
       i += n
     }
   }
@@ -96,7 +97,7 @@ async function tokenCorpus() {
       const texts = Object.values(JSON.parse(fs.readFileSync(path.join(tsLib, lang, 'diagnosticMessages.generated.json'), 'utf8')))
       for (let i = 0; i < texts.length; ) {
         const n = 1 + pick(12)
-        add(kind, `${lang}:${i}`, texts.slice(i, i + n).join('\n'))
+        add(kind, `${lang}:${i}`, texts.slice(i, i + n).join('\n'), lang)
         i += n
       }
     }
@@ -108,7 +109,7 @@ async function tokenCorpus() {
     const names = d.startsWith('@') ? fs.readdirSync(path.join(modules, d)).sort().map((x) => `${d}/${x}`) : [d]
     for (const name of names) {
       const f = path.join(modules, name, 'package.json')
-      if (fs.existsSync(f)) add('json', name, fs.readFileSync(f, 'utf8'))
+      if (fs.existsSync(f)) add('json', name, fs.readFileSync(f, 'utf8'), 'package.json')
     }
   }
   const channel = JSON.parse(fs.readFileSync(path.join(ROOT, 'fixtures', 'slack-channel.json'), 'utf8'))
@@ -116,7 +117,7 @@ async function tokenCorpus() {
   for (let i = 0; i < 400; i++) {
     const j = pick(messages.length)
     const n = 1 + pick(20)
-    add('json', `slack${j}:${n}`, JSON.stringify(messages.slice(j, j + n), null, random() < 0.5 ? 0 : 2))
+    add('json', `slack${j}:${n}`, JSON.stringify(messages.slice(j, j + n), null, random() < 0.5 ? 0 : 2), 'slack')
   }
 
   seed('emoji')

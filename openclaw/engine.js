@@ -9,7 +9,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { placeSession, laneOf } = require('./session-key.js')
-const { textOf, imagesOf, messageId, tsOf, estimateMessage, centralEstimate, tokensOfText } = require('./messages.js')
+const { textOf, imagesOf, messageId, tsOf, estimateMessages, centralEstimate, tokensOfText } = require('./messages.js')
 const { MemoryStore } = require('../index.js')
 const { readOptions } = require('./options.js')
 const { SlackThreadSource } = require('./slack-thread.js')
@@ -295,7 +295,7 @@ class MemoryContextEngine {
       return await this.assembleWithin(params, messages)
     } catch (err) {
       this.note('assemble', err)
-      return { messages, estimatedTokens: messages.reduce((n, m) => n + estimateMessage(m), 0) }
+      return { messages, estimatedTokens: estimateMessages(messages) }
     }
   }
 

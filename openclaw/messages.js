@@ -5,7 +5,7 @@
 // stay in OpenClaw's transcript; they are not conversation to remember.
 
 const { createHash } = require('node:crypto')
-const { tokenEstimate } = require('../index.js')
+const { tokenEstimate, tokenBound } = require('../index.js')
 
 /** The text of a user or assistant message (text blocks joined), or null for other kinds. */
 function textOf(message) {
@@ -51,15 +51,12 @@ function tsOf(message, fallback) {
 }
 
 /**
- * Tokens a message takes at most as the model receives it: the engine estimator's upper
- * bound of its JSON (metadata and images' base64 data counted like text: an upper bound).
+ * Tokens a list of messages takes at most as the model receives them: one bound (the
+ * engine's budgets' rule) for the summed estimates of their JSON (metadata and images'
+ * base64 data counted like text: an upper bound).
  */
-function estimateMessage(message) {
-  try {
-    return tokensOfText(JSON.stringify(message))
-  } catch {
-    return 0
-  }
+function estimateMessages(messages) {
+  return tokenBound(messages.reduce((n, m) => n + centralEstimate(m), 0))
 }
 
 /**
@@ -68,16 +65,15 @@ function estimateMessage(message) {
  */
 function centralEstimate(message) {
   try {
-    const t = tokenEstimate(JSON.stringify(message) ?? '')
-    return t.tokens / t.ratio
+    return tokenEstimate(JSON.stringify(message) ?? '').estimate
   } catch {
     return 0
   }
 }
 
-/** The engine estimator's upper bound of a text (what its budgets count). */
+/** What the engine's budgets count for one text alone. */
 function tokensOfText(text) {
   return typeof text === 'string' ? tokenEstimate(text).upperBound : 0
 }
 
-module.exports = { textOf, imagesOf, messageId, tsOf, estimateMessage, centralEstimate, tokensOfText }
+module.exports = { textOf, imagesOf, messageId, tsOf, estimateMessages, centralEstimate, tokensOfText }

@@ -112,6 +112,92 @@ fn media(out: &mut String, media: &[MediaRef]) {
     out.push(']');
 }
 
+/// One adjacent message's entry in the compact snapshot, with its time and author already
+/// told in the compact form's terms (relative to the anchor; the author's unique name).
+pub struct AdjacentLine<'a> {
+    pub message_id: &'a str,
+    pub when: &'a str,
+    pub name: &'a str,
+    pub snippet: &'a str,
+    /// Replies, replies in the last hour, and when the last one was (relative).
+    pub thread: Option<(u64, u64, Option<String>)>,
+    pub reactions: &'a [String],
+    pub has_media: bool,
+}
+
+impl AdjacentLine<'_> {
+    /// Appends the entry (a line break first).
+    pub fn write(&self, body: &mut String) {
+        let _ = write!(
+            body,
+            "\n- {} {} {}: ",
+            self.message_id, self.when, self.name
+        );
+        text(body, self.snippet);
+        if let Some((replies, last_hour, last)) = &self.thread {
+            let _ = write!(
+                body,
+                " [thread: {replies} replies, {last_hour} in the last hour"
+            );
+            if let Some(when) = last {
+                let _ = write!(body, ", last {when}");
+            }
+            body.push(']');
+        }
+        if !self.reactions.is_empty() {
+            let _ = write!(body, " [reactions: {}]", self.reactions.join(", "));
+        }
+        if self.has_media {
+            body.push_str(" [media]");
+        }
+    }
+}
+
+/// One reply's entry in the compact thread, its time and author told as in [`AdjacentLine`].
+pub struct ReplyLine<'a> {
+    pub message_id: &'a str,
+    pub when: &'a str,
+    pub name: &'a str,
+    pub cut: bool,
+    pub media: &'a [MediaRef],
+    pub text: &'a str,
+}
+
+impl ReplyLine<'_> {
+    /// Appends the entry (a line break first).
+    pub fn write(&self, body: &mut String) {
+        let _ = write!(body, "\n- {} {} {}", self.message_id, self.when, self.name);
+        if self.cut {
+            body.push_str(" (cut)");
+        }
+        media(body, self.media);
+        body.push_str(": ");
+        text(body, self.text);
+    }
+}
+
+/// What an author adds to the authors line the first time it appears under `name`.
+pub fn author_entry(name: &str, a: &Author) -> String {
+    let mut out = format!(", {name}");
+    if name != a.user_id {
+        out.push(' ');
+        out.push_str(&a.user_id);
+    }
+    if a.is_bot {
+        out.push_str(" (bot)");
+    }
+    out
+}
+
+/// The name the compact form gives an author before any other of the same name appears.
+pub fn plain_name(a: &Author) -> &str {
+    if a.display_name.is_empty() {
+        &a.user_id
+    } else {
+        &a.display_name
+    }
+}
+
 /// The ChannelSnapshot in compact form (without its tags).
 pub fn compact_snapshot(s: &ChannelSnapshot) -> String {
     let mut authors = Authors::default();
@@ -130,30 +216,26 @@ pub fn compact_snapshot(s: &ChannelSnapshot) -> String {
         let _ = write!(body, " ({n} more left out by the budget)");
     }
     body.push(':');
+    let since =
+        |ts: &str| seconds_between(&s.anchor.ts, ts).map_or_else(|| ts.to_string(), relative);
     for a in &s.adjacent {
-        let when = seconds_between(&s.anchor.ts, &a.ts).map_or_else(|| a.ts.clone(), relative);
         let name = authors.name(&a.author);
-        let _ = write!(body, "\n- {} {when} {name}: ", a.message_id);
-        text(&mut body, &a.snippet);
-        if let Some(t) = &a.thread_activity {
-            let _ = write!(
-                body,
-                " [thread: {} replies, {} in the last hour",
-                t.reply_count, t.replies_last_1h
-            );
-            if let Some(last) = &t.last_reply_ts {
-                let when =
-                    seconds_between(&s.anchor.ts, last).map_or_else(|| last.clone(), relative);
-                let _ = write!(body, ", last {when}");
-            }
-            body.push(']');
+        AdjacentLine {
+            message_id: &a.message_id,
+            when: &since(&a.ts),
+            name: &name,
+            snippet: &a.snippet,
+            thread: a.thread_activity.as_ref().map(|t| {
+                (
+                    t.reply_count,
+                    t.replies_last_1h,
+                    t.last_reply_ts.as_deref().map(since),
+                )
+            }),
+            reactions: &a.reactions,
+            has_media: a.has_media,
         }
-        if !a.reactions.is_empty() {
-            let _ = write!(body, " [reactions: {}]", a.reactions.join(", "));
-        }
-        if a.has_media {
-            body.push_str(" [media]");
-        }
+        .write(&mut body);
     }
     let c = &s.channel;
     format!(
@@ -185,17 +267,28 @@ pub fn compact_thread(t: &ThreadContext, anchor_ts: &str) -> String {
     text(&mut body, &t.root.text);
     for r in &t.replies {
         let name = authors.name(&r.author);
-        let _ = write!(body, "\n- {} {} {name}", r.message_id, when(&r.ts));
-        if r.is_truncated {
-            body.push_str(" (cut)");
+        ReplyLine {
+            message_id: &r.message_id,
+            when: &when(&r.ts),
+            name: &name,
+            cut: r.is_truncated,
+            media: &r.media,
+            text: &r.text,
         }
-        media(&mut body, &r.media);
-        body.push_str(": ");
-        text(&mut body, &r.text);
+        .write(&mut body);
     }
+    format!(
+        "{}\n{}\n{body}",
+        thread_head(&t.thread_id, tr),
+        authors.line()
+    )
+}
+
+/// The compact thread's first line: what the budget kept and left out.
+pub fn thread_head(thread_id: &str, tr: &crate::model::Truncation) -> String {
     let mut head = format!(
         "thread {}: {} replies, the {} most recent shown",
-        t.thread_id, tr.total_replies, tr.included_replies
+        thread_id, tr.total_replies, tr.included_replies
     );
     if let Some((from, to)) = &tr.omitted_range_ts {
         let _ = write!(
@@ -204,7 +297,7 @@ pub fn compact_thread(t: &ThreadContext, anchor_ts: &str) -> String {
             tr.total_replies.saturating_sub(tr.included_replies)
         );
     }
-    format!("{head}\n{}\n{body}", authors.line())
+    head
 }
 
 #[cfg(test)]

@@ -11,10 +11,15 @@
 //! public corpus, the code of pinned dependencies, package.json and Slack-shaped JSON, the
 //! CJK and European translations of TypeScript's messages, emoji from emojibase).
 //!
-//! [`upper_bound`] is what budget decisions use: on every held-out text of that corpus it
-//! is at least the reference count, so a result that claims to fit N tokens does.
-//! [`Calibration`] scales both by a per-model ratio learned from the `usage` the Messages
-//! API returns, for models whose tokenizer counts more than the reference.
+//! Budgets count a section by one bound for its total, not by a bound per part: the parts'
+//! central estimates add up (they meet at punctuation and line breaks) and a [`Meter`]
+//! turns the sum into the most tokens that text can take, with a margin for the
+//! estimator's error at that size (a sum's error is smaller, relative to it, than one short
+//! text's). The margin is fitted on the same corpus, on sums of consecutive texts of every
+//! kind, and checked on held-out ones: at least the reference count on every one of them.
+//! [`Calibration`] learns a model's ratio of real tokens to estimated ones, and how much it
+//! varies, from the `usage` the Messages API returns; once it has seen enough, the margin
+//! follows the model's traffic instead of covering every script at once.
 
 use napi_derive::napi;
 
@@ -54,11 +59,25 @@ pub struct Counts {
 pub const WEIGHTS: [f64; 12] = [
     1.050, 0.209, 0.242, 2.382, 0.331, 0.000, 1.951, 0.990, 2.688, 1.237, 0.270, 1.640,
 ];
-/// The upper bound's slope: `ceil(UPPER_SLOPE * estimate + UPPER_OFFSET)`.
-pub const UPPER_SLOPE: f64 = 1.44;
-/// The upper bound's offset per text, in tokens (short, rare words cost more than their
-/// letters say).
-pub const UPPER_OFFSET: f64 = 12.41;
+/// The bound of a sum of central estimates `e` before calibration:
+/// `ceil(SUM_SLOPE * e + SUM_SPREAD * sqrt(e) + SUM_OFFSET)`. The slope covers the
+/// script whose tokens the estimate undercounts most (a section is seldom a mix), the
+/// square-root term the error of a sum of a few parts, the offset a short text's.
+pub const SUM_SLOPE: f64 = 1.17;
+pub const SUM_SPREAD: f64 = 5.4;
+pub const SUM_OFFSET: f64 = 0.0;
+/// Observations a model's calibration takes before the margin follows it.
+pub const CALIBRATION_TRUSTED: u64 = 8;
+/// Mean deviations of the observed ratio a calibrated margin adds above the ratio.
+pub const CALIBRATION_DEVIATIONS: f64 = 4.0;
+/// The least margin above a calibrated ratio, as a share of it.
+pub const CALIBRATION_FLOOR: f64 = 0.03;
+/// A calibrated bound's allowance for the noise of one section's estimate, which the
+/// requests' ratios do not show: `CALIBRATED_SPREAD * sqrt(e) + CALIBRATED_OFFSET`,
+/// scaled by the ratio (fitted like the others, on sums of one source each, with that
+/// source's ratio and deviation as a calibration learns them).
+pub const CALIBRATED_SPREAD: f64 = 2.0;
+pub const CALIBRATED_OFFSET: f64 = 0.0;
 /// The fewest and most a model's calibrated ratio may be.
 pub const RATIO_RANGE: (f64, f64) = (0.8, 2.0);
 /// Weight of a new observation in the calibrated ratio (an exponential moving average).
@@ -170,23 +189,139 @@ pub fn estimate(text: &str) -> f64 {
     Counts::of(text).estimate()
 }
 
-/// Tokens `text` takes at most, by the fitted bound (0 for `""`).
+/// Tokens `text` takes at most before calibration (0 for `""`).
 pub fn upper_bound(text: &str) -> u64 {
     if text.is_empty() {
         return 0;
     }
-    upper_of(estimate(text))
+    Meter::REFERENCE.bound(estimate(text)).max(1)
 }
 
-/// The upper bound of a central estimate.
-pub fn upper_of(estimate: f64) -> u64 {
-    (UPPER_SLOPE * estimate + UPPER_OFFSET).ceil().max(0.0) as u64
+/// How many tokens a text of a given central estimate takes at most: the one rule every
+/// budget of the package counts with, applied to a section's total (see the module docs).
+/// `bound(e) = ceil(slope * e + spread * sqrt(e) + offset)`, 0 for nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Meter {
+    pub slope: f64,
+    pub spread: f64,
+    pub offset: f64,
+}
+
+impl Meter {
+    /// Against the reference tokenizer, before any calibration.
+    pub const REFERENCE: Meter = Meter {
+        slope: SUM_SLOPE,
+        spread: SUM_SPREAD,
+        offset: SUM_OFFSET,
+    };
+
+    /// The meter of a model's calibration: the reference one scaled by its ratio until
+    /// it is trusted, then its ratio plus a margin from how much that ratio varied, when
+    /// that is the tighter of the two (a model whose requests vary more than the scripts
+    /// do keeps the reference margin).
+    pub fn of_ratio(r: &ModelRatio) -> Meter {
+        let ratio = r.ratio;
+        let scaled = Meter {
+            slope: SUM_SLOPE * ratio,
+            spread: SUM_SPREAD * ratio,
+            offset: SUM_OFFSET * ratio,
+        };
+        if r.samples < CALIBRATION_TRUSTED {
+            return scaled;
+        }
+        let slope =
+            (ratio + CALIBRATION_DEVIATIONS * r.deviation).max(ratio * (1.0 + CALIBRATION_FLOOR));
+        if slope >= scaled.slope {
+            return scaled;
+        }
+        Meter {
+            slope,
+            spread: CALIBRATED_SPREAD * ratio,
+            offset: CALIBRATED_OFFSET * ratio,
+        }
+    }
+
+    /// The meter of `model` (`None`: [`DEFAULT_MODEL`]) as calibrated so far.
+    pub fn of_model(model: Option<&str>) -> Meter {
+        with_calibration(|c| Meter::of_ratio(&c.ratio(model.unwrap_or(DEFAULT_MODEL))))
+    }
+
+    /// The most tokens a text (or a section of texts) of central estimate `estimate`
+    /// takes; 0 when there is nothing.
+    pub fn bound(&self, estimate: f64) -> u64 {
+        if estimate.is_nan() || estimate <= 0.0 {
+            return 0;
+        }
+        let b = self.slope * estimate + self.spread * estimate.sqrt() + self.offset;
+        if b >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            b.ceil().max(0.0) as u64
+        }
+    }
+
+    /// Whether a section of central estimate `estimate` fits `limit` tokens.
+    pub fn fits(&self, estimate: f64, limit: u64) -> bool {
+        self.bound(estimate) <= limit
+    }
+
+    /// The largest central estimate whose bound is within `limit` (0 when none is).
+    pub fn allowance(&self, limit: u64) -> f64 {
+        #[allow(clippy::cast_precision_loss)] // budgets are far below 2^53
+        let room = limit as f64 - self.offset;
+        if room <= 0.0 || self.slope <= 0.0 {
+            return 0.0;
+        }
+        // slope * x^2 + spread * x = room, x = sqrt(e).
+        let x = (-self.spread + (self.spread * self.spread + 4.0 * self.slope * room).sqrt())
+            / (2.0 * self.slope);
+        let mut e = x * x;
+        // Rounding: step down until the bound holds.
+        while e > 0.0 && !self.fits(e, limit) {
+            e = (e - 1e-6 * e.max(1.0)).max(0.0);
+        }
+        e
+    }
+}
+
+/// A token budget: a limit, and the meter that counts a section against it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    pub limit: u64,
+    pub meter: Meter,
+}
+
+impl Budget {
+    /// `limit` tokens of `model` (`None`: [`DEFAULT_MODEL`]), as calibrated so far.
+    pub fn of_model(limit: u64, model: Option<&str>) -> Budget {
+        Budget {
+            limit,
+            meter: Meter::of_model(model),
+        }
+    }
+
+    /// Whether a section of central estimate `estimate` fits.
+    pub fn fits(&self, estimate: f64) -> bool {
+        self.meter.fits(estimate, self.limit)
+    }
+
+    /// The tokens a section of central estimate `estimate` counts for.
+    pub fn count(&self, estimate: f64) -> u64 {
+        self.meter.bound(estimate)
+    }
+
+    /// The largest central estimate that fits.
+    pub fn allowance(&self) -> f64 {
+        self.meter.allowance(self.limit)
+    }
 }
 
 /// A model's learned ratio of real tokens to this estimator's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ModelRatio {
     pub ratio: f64,
+    /// The mean absolute deviation of the observations from the ratio (a moving average).
+    pub deviation: f64,
     /// Observations taken.
     pub samples: u64,
     /// Observations set aside (too small to tell).
@@ -198,6 +333,7 @@ impl Default for ModelRatio {
     fn default() -> Self {
         ModelRatio {
             ratio: 1.0,
+            deviation: 0.0,
             samples: 0,
             skipped: 0,
             stamp: 0,
@@ -239,12 +375,14 @@ impl Calibration {
             return *entry;
         }
         let seen = (input_tokens / estimated).clamp(RATIO_RANGE.0, RATIO_RANGE.1);
-        entry.ratio = if entry.samples == 0 {
-            seen
+        if entry.samples == 0 {
+            entry.ratio = seen;
         } else {
-            entry.ratio + CALIBRATION_WEIGHT * (seen - entry.ratio)
+            let off = (seen - entry.ratio).abs();
+            entry.deviation += CALIBRATION_WEIGHT * (off - entry.deviation);
+            entry.ratio = (entry.ratio + CALIBRATION_WEIGHT * (seen - entry.ratio))
+                .clamp(RATIO_RANGE.0, RATIO_RANGE.1);
         }
-        .clamp(RATIO_RANGE.0, RATIO_RANGE.1);
         entry.samples += 1;
         *entry
     }
@@ -279,24 +417,20 @@ pub fn model_ratio(model: Option<&str>) -> f64 {
     with_calibration(|c| c.ratio(model.unwrap_or(DEFAULT_MODEL)).ratio)
 }
 
-/// What a budget counts for `text`: its upper bound scaled by `model`'s ratio.
-pub fn budget_tokens(text: &str, model: Option<&str>) -> u64 {
-    scale(upper_bound(text), model_ratio(model))
-}
-
-/// What a budget counts for `text` when no model is named (the `"default"` ratio): the
-/// memory store's assembly, history and compaction thresholds count with it.
+/// What a budget counts for `text` alone when no model is named (the `"default"`
+/// calibration); a section of several texts is counted by the [`Meter`] of their summed
+/// estimates instead.
 pub fn counted(text: &str) -> u64 {
-    budget_tokens(text, None)
+    if text.is_empty() {
+        return 0;
+    }
+    Meter::of_model(None).bound(estimate(text)).max(1)
 }
 
-/// `tokens` scaled by a ratio, rounded up.
-pub fn scale(tokens: u64, ratio: f64) -> u64 {
-    if (ratio - 1.0).abs() < f64::EPSILON {
-        tokens
-    } else {
-        (tokens as f64 * ratio).ceil() as u64
-    }
+/// What a budget counts for a section made of `texts` when no model is named: one bound
+/// for their summed estimates.
+pub fn counted_all<'a>(texts: impl IntoIterator<Item = &'a str>) -> u64 {
+    Meter::of_model(None).bound(texts.into_iter().map(estimate).sum())
 }
 
 #[cfg(test)]

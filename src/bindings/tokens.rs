@@ -1,11 +1,14 @@
-//! `tokenEstimate`, `calibrate`, `tokenCalibration`, `resetCalibration`: the engine's
-//! token estimator and its per-model calibration (`crate::tokens`).
+//! `tokenEstimate`, `tokenBound`, `calibrate`, `tokenCalibration`, `resetCalibration`:
+//! the engine's token estimator, the bound its budgets count with, and its per-model
+//! calibration (`crate::tokens`).
 
 use super::dropin::js_string;
 use super::errors::throw;
 use super::js::{from_js, from_js_opt, is_nullish};
 use crate::input::InputError;
-use crate::tokens::{self, with_calibration, Calibration, Counts, ModelRatio, DEFAULT_MODEL};
+use crate::tokens::{
+    self, with_calibration, Calibration, Counts, Meter, ModelRatio, DEFAULT_MODEL,
+};
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
@@ -27,10 +30,15 @@ pub struct TokenEstimateOptions {
 #[napi(object, object_from_js = false)]
 #[derive(Debug, Clone)]
 pub struct TokenEstimate {
-    /// The central estimate, rounded up (half the texts take more, half fewer).
+    /// The central estimate scaled by the model's ratio, rounded up (half the texts take
+    /// more, half fewer).
     pub tokens: u32,
-    /// What budgets count: the text takes at most this many (by the reference
-    /// tokenizer, scaled by the model's ratio).
+    /// The central estimate before the model's ratio, not rounded: what a caller adds up
+    /// over the parts of a section and hands to `tokenBound`.
+    pub estimate: f64,
+    /// What budgets count for this text alone: it takes at most this many tokens (the
+    /// model's meter; by the reference tokenizer until calibrated). A section of several
+    /// texts counts less than the sum of theirs: `tokenBound` of the summed estimates.
     pub upper_bound: u32,
     /// The model's calibrated ratio applied to both (1 until calibrated).
     pub ratio: f64,
@@ -60,6 +68,12 @@ pub struct ModelCalibration {
     pub model: String,
     /// Real tokens per estimated token, between 0.8 and 2 (1 until calibrated).
     pub ratio: f64,
+    /// How far the observations stray from the ratio (a moving average of the absolute
+    /// difference).
+    pub deviation: f64,
+    /// Enough observations were taken for budgets to use the ratio and its deviation
+    /// instead of the margin that covers every script.
+    pub trusted: bool,
     /// Observations taken.
     pub samples: u32,
     /// Observations set aside: under 200 estimated tokens, where fixed overheads the
@@ -71,6 +85,8 @@ fn calibration(model: String, r: ModelRatio) -> ModelCalibration {
     ModelCalibration {
         model,
         ratio: r.ratio,
+        deviation: r.deviation,
+        trusted: r.samples >= tokens::CALIBRATION_TRUSTED,
         samples: u32::try_from(r.samples).unwrap_or(u32::MAX),
         skipped: u32::try_from(r.skipped).unwrap_or(u32::MAX),
     }
@@ -94,20 +110,40 @@ pub fn token_estimate(env: &Env, text: Unknown, options: Option<Unknown>) -> Res
     let s = js_string(env, F, "text", &text)?.into_utf8()?;
     let o: TokenEstimateOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
     let model = o.model.as_deref().unwrap_or(DEFAULT_MODEL);
-    let ratio = with_calibration(|c| c.ratio(model).ratio);
+    let r = with_calibration(|c| c.ratio(model));
     let c = Counts::of(s.as_str()?);
     let central = c.estimate();
-    let upper = if s.as_str()?.is_empty() {
-        0
-    } else {
-        tokens::upper_of(central)
-    };
     Ok(TokenEstimate {
-        tokens: whole(central * ratio),
-        upper_bound: u32::try_from(tokens::scale(upper, ratio)).unwrap_or(u32::MAX),
-        ratio,
+        tokens: whole(central * r.ratio),
+        estimate: central,
+        upper_bound: u32::try_from(Meter::of_ratio(&r).bound(central)).unwrap_or(u32::MAX),
+        ratio: r.ratio,
         counts: o.counts.unwrap_or(false).then_some(c),
     })
+}
+
+/// The most tokens a section takes whose parts' central estimates (`tokenEstimate(part)
+/// .estimate`) add up to `estimate`: the bound every budget of the engine counts with,
+/// one margin for the whole rather than one per part, for `options.model`'s calibration.
+#[napi(catch_unwind, ts_args_type = "estimate: number, options?: TokenBoundOptions")]
+pub fn token_bound(env: &Env, estimate: f64, options: Option<Unknown>) -> Result<u32> {
+    const F: &str = "tokenBound";
+    if !estimate.is_finite() || estimate < 0.0 {
+        let e = InputError::range_error("estimate", "expected a finite number >= 0");
+        return Err(throw(env, F, &e));
+    }
+    let o: TokenBoundOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
+    let meter = Meter::of_model(Some(o.model.as_deref().unwrap_or(DEFAULT_MODEL)));
+    Ok(u32::try_from(meter.bound(estimate)).unwrap_or(u32::MAX))
+}
+
+/// `tokenBound`'s options.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokenBoundOptions {
+    /// Count with this model's calibration (default `"default"`).
+    pub model: Option<String>,
 }
 
 /// Learns a model's ratio of real tokens to estimated ones from one response's `usage`

@@ -50,7 +50,7 @@ use super::history::{history_blocks, HistoryRequest, Zone};
 use super::passages::{fallback_terms, query_terms, Hit, Signals};
 use super::store::{ChatMessage, MemoryStore, Record, RecordKind};
 use super::summary::Summary;
-use crate::tokens::{counted, estimate, model_ratio, scale, upper_of, UPPER_OFFSET, UPPER_SLOPE};
+use crate::tokens::{counted, estimate, Meter};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
@@ -185,9 +185,7 @@ pub struct Assembled {
 /// The estimate allowance of a budget: the most a text's [`estimate`] may be for
 /// [`counted`] to stay within `budget`.
 fn allowance(budget: u64) -> f64 {
-    #[allow(clippy::cast_precision_loss)] // budgets are far below 2^53
-    let real = (budget as f64 / model_ratio(None)).floor();
-    ((real - UPPER_OFFSET) / UPPER_SLOPE - 0.01).max(0.0)
+    Meter::of_model(None).allowance(budget)
 }
 
 /// A match of the query, and its message once read.
@@ -281,11 +279,8 @@ impl Plan<'_> {
         .concat();
         let host_est = self.host.as_ref().map_or(0.0, |h| h.est);
         let text_est = estimate(&system) + estimate(&turn) + host_est;
-        let total = if text_est > 0.0 {
-            scale(upper_of(text_est), model_ratio(None))
-        } else {
-            0
-        };
+        let meter = Meter::of_model(None);
+        let total = meter.bound(text_est);
         let tokens = LayerTokens {
             policy: counted(&self.policy),
             personality: counted(self.personality.as_deref().unwrap_or_default()),
@@ -296,11 +291,7 @@ impl Plan<'_> {
             quoted: counted(self.quoted.as_deref().unwrap_or_default()),
             user: counted(&self.user),
             blocks: counted(&system_blocks) + counted(&turn_blocks),
-            host: if host_est > 0.0 {
-                scale(upper_of(host_est), model_ratio(None))
-            } else {
-                0
-            },
+            host: meter.bound(host_est),
             total,
         };
         (system, turn, tokens)

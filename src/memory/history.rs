@@ -20,7 +20,7 @@ use super::assemble::escape;
 use super::db::MemoryError;
 use super::store::MemoryStore;
 use crate::time::civil_from_days;
-use crate::tokens::counted;
+use crate::tokens::{estimate, Meter};
 
 /// A conversation is the active one while it ended less than this long ago (30 minutes).
 pub const ACTIVE_WINDOW_MS: i64 = 30 * 60_000;
@@ -230,14 +230,17 @@ pub fn conversation_context(
     let active = |c: &Conversation| now - c.ended_at_ms < opts.active_window_ms;
 
     let mut blocks: Vec<String> = Vec::new();
-    let mut used = 0u64;
+    // The blocks' estimates add up (they meet at blank lines); one bound for the whole.
+    let meter = Meter::of_model(None);
+    let gap = estimate("\n\n");
+    let mut used = 0.0;
     // Adds a block when it fits, counting the blank line before it.
     let mut fits = |block: String, blocks: &mut Vec<String>| -> bool {
-        let cost = counted(&block) + if blocks.is_empty() { 0 } else { 1 };
-        if used + cost > opts.max_tokens {
+        let next = used + estimate(&block) + if blocks.is_empty() { 0.0 } else { gap };
+        if !meter.fits(next, opts.max_tokens) {
             return false;
         }
-        used += cost;
+        used = next;
         blocks.push(block);
         true
     };

@@ -7,7 +7,7 @@ use super::keys::{thread_key, Placement};
 use super::passages::{fts_quote, is_unsegmented};
 use super::secrets::redact;
 use super::summary::{statements, CompactionPolicy, Statement, Summary, Trigger};
-use crate::tokens::counted;
+use crate::tokens::{counted_all, estimate, Meter};
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// Who wrote a message.
@@ -606,7 +606,7 @@ impl MemoryStore {
     ) -> Result<Option<CompactionPlan>, MemoryError> {
         let mut recent = self.unsummarized(session, lane)?;
         let previous = self.record(session, RecordKind::ThreadSummary, lane)?;
-        let recent_tokens: u64 = recent.iter().map(|m| counted(&m.text)).sum();
+        let recent_tokens = counted_all(recent.iter().map(|m| m.text.as_str()));
         let age = previous.as_ref().map(|p| now_ms - p.updated_at_ms);
         let trigger = match policy.due(recent.len(), recent_tokens, age) {
             Some(t) => t,
@@ -774,10 +774,12 @@ impl MemoryStore {
                 params![plan.session_id, plan.thread_key, f],
             )?;
         }
-        let folded_tokens: u64 = plan.fold.iter().map(|m| counted(&m.text)).sum();
-        let kept_tokens: u64 = plan.kept.iter().map(|m| counted(&m.text)).sum();
-        let before = previous.map_or(0, |p| counted(&p.body)) + folded_tokens + kept_tokens;
-        let after = counted(&redact(&body)) + kept_tokens;
+        let kept = plan.kept.iter().map(|m| m.text.as_str());
+        let folded = plan.fold.iter().map(|m| m.text.as_str());
+        let previous_body = previous.as_ref().map_or("", |p| p.body.as_str());
+        let before = counted_all(kept.clone().chain(folded).chain([previous_body]));
+        let redacted = redact(&body);
+        let after = counted_all(kept.chain([redacted.as_str()]));
         Ok(Compaction {
             trigger: plan.trigger,
             folded: plan.fold.len(),
@@ -986,13 +988,14 @@ impl MemoryStore {
         // BM25 in FTS5 is negative, lower is better; ties go to the newer record.
         hits.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.id.cmp(&a.1.id)));
         let mut out = Vec::new();
-        let mut used = 0u64;
+        let meter = Meter::of_model(None);
+        let mut used = 0.0;
         for (_, rec) in hits.into_iter().take(k) {
-            let cost = counted(&rec.body);
-            if used + cost > max_tokens {
+            let next = used + estimate(&rec.body);
+            if !meter.fits(next, max_tokens) {
                 break;
             }
-            used += cost;
+            used = next;
             out.push(rec);
         }
         Ok(out)

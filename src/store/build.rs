@@ -8,10 +8,12 @@ use super::render::{render_thread, ThreadLimits};
 use super::request::ContextRequest;
 use super::{thread_key, Store, ThreadEntry};
 use crate::cache::Lookup;
-use crate::compact::{compact_snapshot, compact_thread};
+use crate::compact::{
+    author_entry, compact_snapshot, compact_thread, plain_name, relative, AdjacentLine,
+};
 use crate::model::Truncation;
 use crate::model::{
-    Author, Channel, ChannelSnapshot, MediaRef, MessageView, ThreadActivity, ThreadContext,
+    Anchor, Author, Channel, ChannelSnapshot, MediaRef, MessageView, ThreadActivity, ThreadContext,
     ThreadTelemetry, SCHEMA_VERSION,
 };
 use crate::prompt::{
@@ -203,6 +205,9 @@ struct SnapshotView<'a> {
 struct AdjacentPick<'a> {
     json: Cow<'a, str>,
     estimate: f64,
+    /// The estimate of its compact entry (0 when the JSON is shown).
+    compact: f64,
+    author: &'a Author,
     /// It has thread activity or reactions.
     signal: bool,
     /// Microseconds from the anchor's position.
@@ -214,34 +219,75 @@ fn micros(k: TsKey) -> i128 {
     i128::from(k.0) * 1_000_000 + i128::from(k.1)
 }
 
-/// Which of `picks` the snapshot keeps within its budget (`head` is the snapshot without
-/// adjacent messages): messages with signal first, then the nearest, each kept while the
-/// whole still fits (a larger one is skipped for smaller ones after it).
+/// What the snapshot costs in the form the prompt shows, beside its adjacent messages.
+enum SnapshotForm<'a> {
+    /// The unindented JSON.
+    Json,
+    /// The compact form: the estimate of its text without adjacent messages (at its
+    /// widest), and the anchor's author, whom the authors line names already.
+    Compact { head: f64, anchor_author: &'a str },
+}
+
+/// Which of `picks` the snapshot keeps within its budget, at most `max_keep`: messages
+/// with signal first, then the nearest, each kept while the whole still fits in the form
+/// shown (a larger one is skipped for smaller ones after it). Also returns the estimate
+/// of the JSON as written.
 fn within_snapshot_budget(
+    form: &SnapshotForm,
     head: &str,
     picks: &[AdjacentPick],
     req: &ContextRequest,
+    max_keep: usize,
 ) -> (Vec<bool>, f64) {
     let mut order: Vec<usize> = (0..picks.len()).collect();
     order.sort_by_key(|&i| (!picks[i].signal, picks[i].distance));
     let comma = tokens::estimate(",");
-    // The frame: `,"adjacent":[]` and the widest `,"adjacent_omitted":N`.
-    let frame =
-        tokens::estimate(",\"adjacent\":[]") + tokens::estimate(",\"adjacent_omitted\":99999");
-    let fits =
-        |e: f64| tokens::scale(tokens::upper_of(e), req.token_ratio) <= req.snapshot_budget_tokens;
     let head_estimate = tokens::estimate(head);
-    let mut used = head_estimate + frame;
+    let fits = |e: f64| req.meter.fits(e, req.snapshot_budget_tokens);
+    let mut authors: Vec<&str> = Vec::new();
+    let mut used = match form {
+        // The frame: `,"adjacent":[]` and the widest `,"adjacent_omitted":N`.
+        SnapshotForm::Json => {
+            head_estimate
+                + tokens::estimate(",\"adjacent\":[]")
+                + tokens::estimate(",\"adjacent_omitted\":99999")
+        }
+        SnapshotForm::Compact {
+            head,
+            anchor_author,
+        } => {
+            authors.push(anchor_author);
+            *head
+        }
+    };
     let mut keep = vec![false; picks.len()];
     let mut kept = 0.0;
     let mut count = 0usize;
     for i in order {
-        let cost = picks[i].estimate + comma;
+        if count >= max_keep {
+            break;
+        }
+        let p = &picks[i];
+        let cost = match form {
+            SnapshotForm::Json => p.estimate + comma,
+            SnapshotForm::Compact { .. } => {
+                let new_author = !authors.contains(&p.author.user_id.as_str());
+                p.compact
+                    + if new_author {
+                        tokens::estimate(&author_entry(plain_name(p.author), p.author))
+                    } else {
+                        0.0
+                    }
+            }
+        };
         if fits(used + cost) {
             used += cost;
-            kept += picks[i].estimate;
+            kept += p.estimate;
             count += 1;
             keep[i] = true;
+            if !authors.contains(&p.author.user_id.as_str()) {
+                authors.push(&p.author.user_id);
+            }
         }
     }
     // The estimate of the JSON as written: the parts meet at punctuation.
@@ -254,6 +300,51 @@ fn within_snapshot_budget(
         written += tokens::estimate(&format!(",\"adjacent_omitted\":{omitted}"));
     }
     (keep, written)
+}
+
+/// How many of `n` items to keep when they came to `estimate` and `allowance` is what
+/// fits: in proportion, and at least one fewer.
+fn fewer(n: usize, estimate: f64, allowance: f64) -> usize {
+    let share = if estimate > 0.0 {
+        allowance / estimate
+    } else {
+        0.0
+    };
+    #[allow(clippy::cast_precision_loss, clippy::cast_sign_loss)]
+    let scaled = (n as f64 * share).floor() as usize;
+    scaled.min(n.saturating_sub(1))
+}
+
+/// The estimate of an adjacent message's entry in the compact snapshot (its author under
+/// the plain name; times relative to `anchor_secs`).
+fn compact_entry_estimate(m: &StoredMessage, activity: Option<&Activity>, anchor_secs: i64) -> f64 {
+    let reactions: Vec<String> = m
+        .reactions()
+        .iter()
+        .map(|r| reaction_label(&r.name, r.count))
+        .collect();
+    let since = |secs: i64| relative(secs - anchor_secs);
+    let mut line = String::new();
+    AdjacentLine {
+        message_id: m.id(),
+        when: &since(m.key.0),
+        name: plain_name(&m.author),
+        snippet: m.snippet(),
+        thread: activity.map(|a| {
+            (
+                a.reply_count,
+                a.replies_last_1h,
+                a.last_reply_ts
+                    .as_deref()
+                    .and_then(crate::time::ts_key)
+                    .map(|k| since(k.0)),
+            )
+        }),
+        reactions: &reactions,
+        has_media: !m.files().is_empty(),
+    }
+    .write(&mut line);
+    tokens::estimate(&line)
 }
 
 /// The unindented ChannelSnapshot JSON in parts: its head (without the adjacent
@@ -861,6 +952,14 @@ impl Store {
         // The adjacent messages as JSON objects (cached on messages without thread
         // activity), then the ones that fit the snapshot budget: those with thread
         // activity or reactions first, then the nearest in time, each while it fits.
+        let anchor_secs = anchor.key.0;
+        let compact_entry = |m: &StoredMessage, activity: Option<&Activity>| -> f64 {
+            if req.prompt.compact {
+                compact_entry_estimate(m, activity, anchor_secs)
+            } else {
+                0.0
+            }
+        };
         let picks: Vec<AdjacentPick> = near
             .iter()
             .map(|m| {
@@ -872,15 +971,20 @@ impl Store {
                         AdjacentPick {
                             json: Cow::Borrowed(f.json.as_str()),
                             estimate: f.estimate,
+                            compact: compact_entry(m, None),
+                            author: &m.author,
                             signal: !m.reactions().is_empty(),
                             distance,
                         }
                     }
                     some => {
+                        let compact = compact_entry(m, some.as_ref());
                         let json = section_json(&adjacent_view(m, some), false);
                         AdjacentPick {
                             estimate: tokens::estimate(&json),
                             json: Cow::Owned(json),
+                            compact,
+                            author: &m.author,
                             signal: true,
                             distance,
                         }
@@ -896,9 +1000,35 @@ impl Store {
             },
             false,
         );
-        let (keep, json_estimate) = within_snapshot_budget(&head, &picks, req);
-        let omitted = keep.iter().filter(|k| !**k).count();
-        let adjacent_omitted = (omitted > 0).then(|| u32::try_from(omitted).unwrap_or(u32::MAX));
+        let form = if req.prompt.compact {
+            // The compact text without adjacent messages, its note at its widest.
+            let bare = ChannelSnapshot {
+                schema_version: SCHEMA_VERSION.to_string(),
+                channel: channel.clone(),
+                anchor: Anchor {
+                    message_id: anchor.id().to_string(),
+                    ts: anchor.iso_ts().to_string(),
+                    author: (*anchor.author).clone(),
+                    text: anchor_text.to_string(),
+                    media: anchor.media_refs(),
+                    thread_id: anchor.thread_id.as_deref().map(str::to_string),
+                },
+                adjacent: Vec::new(),
+                adjacent_omitted: Some(99_999),
+            };
+            SnapshotForm::Compact {
+                head: tokens::estimate(&compact_snapshot(&bare)),
+                anchor_author: &anchor.author.user_id,
+            }
+        } else {
+            SnapshotForm::Json
+        };
+        let (keep, json_estimate) = within_snapshot_budget(&form, &head, &picks, req, usize::MAX);
+        let omitted_of = |keep: &[bool]| {
+            let omitted = keep.iter().filter(|k| !**k).count();
+            (omitted > 0).then(|| u32::try_from(omitted).unwrap_or(u32::MAX))
+        };
+        let adjacent_omitted = omitted_of(&keep);
         let mut stale = false;
         let mut rendered = None;
         if let Some(tid) = thread_id {
@@ -909,23 +1039,21 @@ impl Store {
         // The thread's JSON, budgeted unindented, appended to a buffer.
         let mut truncation = None;
         let mut telemetry = None;
-        let mut render = |out: &mut String| {
+        let render = |out: &mut String, max_replies: usize| {
             rendered.as_ref().map(|(tid, root, replies, total)| {
-                let r = render_thread(
+                render_thread(
                     tid,
                     root,
                     replies,
                     *total,
                     ThreadLimits {
                         budget_tokens: req.budget_tokens,
-                        token_ratio: req.token_ratio,
-                        max_replies: usize::MAX,
+                        meter: req.meter,
+                        max_replies,
+                        compact_anchor: req.prompt.compact.then_some(anchor_secs),
                     },
                     out,
-                );
-                truncation = Some(r.truncation);
-                telemetry = Some(r.telemetry);
-                r.estimate
+                )
             })
         };
         let guidance = guidance_text(req.prompt);
@@ -937,31 +1065,68 @@ impl Store {
             adjacent_omitted,
         };
         let assembled = if req.prompt.pretty || req.prompt.compact {
-            let snapshot_json = if req.prompt.pretty {
-                let adjacent = near
-                    .iter()
-                    .zip(&keep)
-                    .filter(|(_, k)| **k)
-                    .map(|(m, _)| self.adjacent_view(&req.channel, m, now))
-                    .collect();
-                section_json(
-                    &SnapshotView {
-                        schema_version: SCHEMA_VERSION,
-                        channel,
-                        anchor: anchor_view,
-                        adjacent,
+            // The form shown is written, then counted: while a document is over its
+            // budget (the choice was made on estimates of its parts), it keeps fewer.
+            let mut keep = keep;
+            let mut max_replies = usize::MAX;
+            loop {
+                let adjacent_omitted = omitted_of(&keep);
+                let snapshot_json = if req.prompt.pretty {
+                    let adjacent = near
+                        .iter()
+                        .zip(&keep)
+                        .filter(|(_, k)| **k)
+                        .map(|(m, _)| self.adjacent_view(&req.channel, m, now))
+                        .collect();
+                    section_json(
+                        &SnapshotView {
+                            schema_version: SCHEMA_VERSION,
+                            channel: channel.clone(),
+                            anchor: anchor_view.clone(),
+                            adjacent,
+                            adjacent_omitted,
+                        },
+                        true,
+                    )
+                } else {
+                    let mut json = String::new();
+                    SnapshotParts {
+                        head: &head,
+                        picks: &picks,
+                        keep: &keep,
                         adjacent_omitted,
-                    },
-                    true,
-                )
-            } else {
-                let mut json = String::new();
-                snapshot_parts.write(&mut json);
-                json
-            };
-            let mut thread_json = String::new();
-            let thread_json = render(&mut thread_json).map(|_| thread_json);
-            assemble_documents(guidance, snapshot_json, thread_json, req.prompt.compact)
+                    }
+                    .write(&mut json);
+                    json
+                };
+                let mut thread_json = String::new();
+                let r = render(&mut thread_json, max_replies);
+                let included = r
+                    .as_ref()
+                    .map_or(0, |r| r.truncation.included_replies as usize);
+                if let Some(r) = r {
+                    truncation = Some(r.truncation);
+                    telemetry = Some(r.telemetry);
+                }
+                let thread_json = truncation.is_some().then_some(thread_json);
+                let a =
+                    assemble_documents(guidance, snapshot_json, thread_json, req.prompt.compact);
+                let kept = keep.iter().filter(|k| **k).count();
+                let (s_est, t_est) = a.estimates;
+                let snapshot_over = kept > 0 && !req.meter.fits(s_est, req.snapshot_budget_tokens);
+                let thread_over = included > 1 && !req.meter.fits(t_est, req.budget_tokens);
+                if !snapshot_over && !thread_over {
+                    break a;
+                }
+                if snapshot_over {
+                    let n = fewer(kept, s_est, req.meter.allowance(req.snapshot_budget_tokens));
+                    keep = within_snapshot_budget(&form, &head, &picks, req, n).0;
+                }
+                if thread_over {
+                    max_replies =
+                        fewer(included, t_est, req.meter.allowance(req.budget_tokens)).max(1);
+                }
+            }
         } else {
             // The default form writes both documents straight into the prompt, whose
             // estimates are known from their parts.
@@ -974,7 +1139,11 @@ impl Store {
             let mut t_est = 0.0;
             let thread_range = rendered.is_some().then(|| {
                 write_document(&mut prompt, "\n\n", (THREAD_OPEN, THREAD_CLOSE), |p| {
-                    t_est = render(p).unwrap_or(0.0);
+                    if let Some(r) = render(p, usize::MAX) {
+                        t_est = r.estimate;
+                        truncation = Some(r.truncation);
+                        telemetry = Some(r.telemetry);
+                    }
                 })
             });
             Assembled {
@@ -1003,13 +1172,11 @@ impl Store {
             frame.push_str(&format!("\n\n{thread_open}\n\n{THREAD_CLOSE}"));
         }
         let frame_est = tokens::estimate(&frame);
-        let bound = |e: f64| {
-            if e <= 0.0 {
-                0
-            } else {
-                tokens::scale(tokens::upper_of(e), req.token_ratio)
-            }
-        };
+        let bound = |e: f64| req.meter.bound(e);
+        // What the thread shown counts (the compact or indented form's own text).
+        if let Some(t) = telemetry.as_mut() {
+            t.actual_tokens = bound(t_est);
+        }
         let tokens = Tokens {
             guidance: bound(g_est),
             snapshot: bound(s_est),

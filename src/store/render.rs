@@ -5,7 +5,8 @@
 
 use super::message::StoredMessage;
 use super::render_cache::{Fragment, RenderCache, Renderings};
-use crate::model::{ThreadRoot, ThreadTelemetry, Truncation, SCHEMA_VERSION};
+use crate::compact::{author_entry, plain_name, relative, thread_head, ReplyLine};
+use crate::model::{Author, ThreadRoot, ThreadTelemetry, Truncation, SCHEMA_VERSION};
 use crate::prompt::section_json;
 use crate::text::truncate_snippet;
 use crate::thread::{thread_reply, thread_root, STRATEGY_MOST_RECENT};
@@ -30,6 +31,25 @@ impl StoredMessage {
         self.rc()
             .root
             .get_or_init(|| Fragment::new(section_json(&thread_root(self), false), false))
+    }
+
+    /// The central estimate of this reply's entry in the compact thread, without its
+    /// time (which depends on the anchor) and under its author's plain name.
+    pub fn compact_reply_estimate(&self) -> f64 {
+        *self.rc().compact_reply.get_or_init(|| {
+            let r = thread_reply(self);
+            let mut line = String::new();
+            ReplyLine {
+                message_id: &r.message_id,
+                when: "",
+                name: plain_name(&r.author),
+                cut: r.is_truncated,
+                media: &r.media,
+                text: &r.text,
+            }
+            .write(&mut line);
+            tokens::estimate(&line)
+        })
     }
 
     /// The adjacent-message snippet of this message.
@@ -71,14 +91,39 @@ pub struct RenderedThread {
 #[derive(Debug, Clone, Copy)]
 pub struct ThreadLimits {
     pub budget_tokens: u64,
-    /// The model's calibrated ratio (see `crate::tokens::Calibration`).
-    pub token_ratio: f64,
+    /// How the model counts tokens (see `crate::tokens::Meter`).
+    pub meter: tokens::Meter,
     pub max_replies: usize,
+    /// The thread is shown in the compact form, with times relative to this moment (the
+    /// anchor's, in seconds): replies are chosen by what their compact entries cost.
+    pub compact_anchor: Option<i64>,
+}
+
+/// What the compact entries of a thread's replies cost, as they are chosen: the entry and
+/// its time, and the authors line's entry of an author not seen before.
+struct CompactCost {
+    anchor: i64,
+    authors: Vec<String>,
+}
+
+impl CompactCost {
+    fn of(&mut self, r: &StoredMessage) -> f64 {
+        let when = relative(r.key.0 - self.anchor);
+        r.compact_reply_estimate() + tokens::estimate(&when) + self.author(&r.author)
+    }
+
+    fn author(&mut self, a: &Author) -> f64 {
+        if self.authors.contains(&a.user_id) {
+            return 0.0;
+        }
+        self.authors.push(a.user_id.clone());
+        tokens::estimate(&author_entry(plain_name(a), a))
+    }
 }
 
 /// Appends the ThreadContext JSON to `out`: the root in full, then the newest replies whose JSON
-/// fits `budget_tokens` (counted by the token estimator's upper bound of the thread's
-/// whole JSON, scaled by `ratio`, so the section never exceeds the budget, unless the root
+/// fits `budget_tokens` (the thread's whole JSON counted by the model's meter, so the
+/// section never exceeds the budget, unless the root
 /// alone or the newest reply, which is always kept, is larger), at most `max_replies` of
 /// them. `replies` are oldest first; `total` is the thread's reply count (at least
 /// `replies.len()`).
@@ -92,8 +137,9 @@ pub fn render_thread(
 ) -> RenderedThread {
     let ThreadLimits {
         budget_tokens,
-        token_ratio: ratio,
+        meter,
         max_replies,
+        compact_anchor,
     } = limits;
     let total = total.max(replies.len() as u64);
     let head = format!(
@@ -112,14 +158,37 @@ pub fn render_thread(
         "{{\"total_replies\":{total},\"included_replies\":{total},\"strategy\":\"{STRATEGY_MOST_RECENT}\",\"omitted_range_ts\":[\"{iso}\",\"{iso}\"]}}"
     );
     let widest_estimate = tokens::estimate(&truncation_widest);
-    let fixed = tokens::estimate(&head)
+    let json_fixed = tokens::estimate(&head)
         + root_frag.estimate
         + tokens::estimate(MID)
         + tokens::estimate(TAIL_OPEN)
         + widest_estimate
         + tokens::estimate("}");
-    let comma_cost = tokens::estimate(",");
-    let fits = |estimate: f64| tokens::scale(tokens::upper_of(estimate), ratio) <= budget_tokens;
+    let mut compact = compact_anchor.map(|anchor| CompactCost {
+        anchor,
+        authors: Vec::new(),
+    });
+    // The compact form: its head at its widest, the authors line, the root's entry.
+    let fixed = match compact.as_mut() {
+        None => json_fixed,
+        Some(c) => {
+            let widest = Truncation {
+                total_replies: total,
+                included_replies: total,
+                strategy: String::new(),
+                omitted_range_ts: Some((iso.clone(), iso.clone())),
+            };
+            tokens::estimate(&thread_head(thread_id, &widest))
+                + tokens::estimate("\nauthors:\nroot ")
+                + c.of(root)
+        }
+    };
+    let comma_cost = if compact.is_some() {
+        0.0
+    } else {
+        tokens::estimate(",")
+    };
+    let fits = |estimate: f64| meter.fits(estimate, budget_tokens);
     let mut used = fixed;
     let mut first = replies.len();
     for (i, r) in replies.iter().enumerate().rev() {
@@ -131,7 +200,10 @@ pub fn render_thread(
         } else {
             0.0
         };
-        let cost = r.reply_fragment().estimate + comma;
+        let cost = match compact.as_mut() {
+            Some(c) => c.of(r),
+            None => r.reply_fragment().estimate + comma,
+        };
         if first != replies.len() && !fits(used + cost) {
             break;
         }
@@ -165,9 +237,17 @@ pub fn render_thread(
     out.push_str(TAIL_OPEN);
     out.push_str(&truncation_json);
     out.push('}');
-    // What was written, from its parts: the truncation object as it came out.
-    let estimate = used - widest_estimate + tokens::estimate(&truncation_json);
-    let actual = tokens::scale(tokens::upper_of(estimate), ratio);
+    // What was written, from its parts: the truncation object as it came out (the
+    // compact form's own estimate is taken on its text by the caller).
+    let comma = tokens::estimate(",");
+    let estimate = json_fixed - widest_estimate
+        + tokens::estimate(&truncation_json)
+        + included
+            .iter()
+            .map(|r| r.reply_fragment().estimate)
+            .sum::<f64>()
+        + comma * included.len().saturating_sub(1) as f64;
+    let actual = meter.bound(estimate);
     let messages_truncated = included
         .iter()
         .filter(|r| r.reply_fragment().truncated)

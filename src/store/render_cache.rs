@@ -40,6 +40,8 @@ pub(super) struct Renderings {
     pub(super) snippet: OnceCell<String>,
     pub(super) iso: OnceCell<String>,
     pub(super) adjacent: OnceCell<Fragment>,
+    /// The estimate of the reply's compact entry, without its time.
+    pub(super) compact_reply: OnceCell<f64>,
 }
 
 impl RenderCache {

@@ -24,9 +24,8 @@ pub struct ContextRequest {
     pub budget_tokens: u64,
     /// Tokens the ChannelSnapshot may take: adjacent messages past it are left out.
     pub snapshot_budget_tokens: u64,
-    /// Real tokens per estimated token of the model the context is for (see
-    /// `crate::tokens::Calibration`; 1 until calibrated).
-    pub token_ratio: f64,
+    /// How the model the context is for counts tokens (see `crate::tokens::Meter`).
+    pub meter: crate::tokens::Meter,
     pub prompt: PromptOptions,
 }
 
@@ -39,7 +38,7 @@ impl ContextRequest {
             adjacent: DEFAULT_ADJACENT,
             budget_tokens: u64::from(THREAD_BUDGET_TOKENS),
             snapshot_budget_tokens: SNAPSHOT_BUDGET_TOKENS,
-            token_ratio: 1.0,
+            meter: crate::tokens::Meter::REFERENCE,
             prompt: PromptOptions::default(),
         }
     }
@@ -109,7 +108,7 @@ impl ContextRequest {
         if let Some(b) = options.snapshot_budget_tokens {
             req.snapshot_budget_tokens = budget_tokens(b, "options.snapshotBudgetTokens")?;
         }
-        req.token_ratio = crate::tokens::model_ratio(options.model.as_deref());
+        req.meter = crate::tokens::Meter::of_model(options.model.as_deref());
         req.prompt = PromptOptions::from(PromptOptionsInput {
             direct_message: options.direct_message,
             tool_names: options.tool_names,

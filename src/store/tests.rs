@@ -1003,3 +1003,130 @@ fn texts_taken_in_after_the_first_sixteen_kilobytes_are_packed_and_read_back_exa
     assert!(edited.text.is_packed());
     assert_eq!(edited.text.as_str(), text(4000));
 }
+
+/// A channel of `n` chat lines a minute apart, and a thread of `replies` under its
+/// middle message; the anchor is the thread's newest reply.
+fn chat_channel(n: u64, replies: u64) -> (Store, ContextRequest) {
+    let mut s = warm();
+    let root = n / 2;
+    for i in 0..n {
+        let text = format!(
+            "message {i}: the canary for service {} looks fine, p99 at {} ms, rolling on",
+            i % 7,
+            100 + i
+        );
+        live(&mut s, msg(i * 60, &text, None), T0);
+    }
+    let mut page = vec![msg(root * 60, &format!("message {root}"), None)];
+    for j in 0..replies {
+        let text = format!(
+            "reply {j}: checked the dashboards for region {}, error budget ok",
+            j % 5
+        );
+        page.push(msg(n * 60 + j, &text, Some(root * 60)));
+    }
+    let anchor = ts(n * 60 + replies - 1);
+    s.put_thread_page(C, &ts(root * 60), page, true, true, T0);
+    let mut r = req(&anchor);
+    r.thread_hint = Some(ts(root * 60));
+    r.adjacent = n as usize;
+    (s, r)
+}
+
+#[test]
+fn the_compact_form_is_budgeted_by_its_own_cost_and_carries_more() {
+    let (mut s, mut r) = chat_channel(60, 300);
+    r.budget_tokens = 2_000;
+    let json = s.build(&r, &[], T0).unwrap_or_else(|e| panic!("{e}"));
+    r.prompt.compact = true;
+    let compact = s.build(&r, &[], T0).unwrap_or_else(|e| panic!("{e}"));
+    let shown = |b: &build::Built| {
+        (
+            b.snapshot().map_or(0, |x| x.adjacent.len()),
+            b.truncation.as_ref().map_or(0, |t| t.included_replies),
+        )
+    };
+    let (json_adjacent, json_replies) = shown(&json);
+    let (compact_adjacent, compact_replies) = shown(&compact);
+    assert!(
+        compact_adjacent as f64 >= json_adjacent as f64 * 1.5,
+        "{compact_adjacent} vs {json_adjacent}"
+    );
+    assert!(
+        compact_replies as f64 >= json_replies as f64 * 1.5,
+        "{compact_replies} vs {json_replies}"
+    );
+    // Counted on the text shown, within the budgets, and nearly full.
+    let meter = crate::tokens::Meter::REFERENCE;
+    let count = |b: &build::Built, range: &std::ops::Range<usize>| {
+        meter.bound(crate::tokens::estimate(&b.prompt[range.clone()]))
+    };
+    let thread_range = compact
+        .thread_range
+        .clone()
+        .unwrap_or_else(|| panic!("thread"));
+    assert_eq!(
+        compact.tokens.snapshot,
+        count(&compact, &compact.snapshot_range)
+    );
+    assert_eq!(compact.tokens.thread, count(&compact, &thread_range));
+    let t = compact
+        .telemetry
+        .as_ref()
+        .unwrap_or_else(|| panic!("telemetry"));
+    assert_eq!(t.actual_tokens, compact.tokens.thread);
+    for (used, budget) in [
+        (compact.tokens.snapshot, 1_500),
+        (compact.tokens.thread, 2_000),
+    ] {
+        assert!(
+            used <= budget && used as f64 >= budget as f64 * 0.9,
+            "{used} of {budget}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// In the compact form each document is counted on the text the prompt shows, and
+    /// stays within its budget whatever the texts (unless nothing but the always-kept
+    /// newest reply is left).
+    #[test]
+    fn compact_documents_fit_their_budgets(
+        texts in proptest::collection::vec("[a-zA-Z0-9 <>&\"é😀日本\n]{0,300}", 2..30),
+        replies in proptest::collection::vec("[a-zA-Z0-9 </>&é😀日本\n-]{0,400}", 1..40),
+        budget in 0u64..2500,
+        thread_budget in 0u64..4000,
+    ) {
+        let mut s = warm();
+        for (i, t) in texts.iter().enumerate() {
+            live(&mut s, msg(i as u64 * 60, t, None), T0);
+        }
+        let mut page = vec![msg(0, &texts[0], None)];
+        for (j, t) in replies.iter().enumerate() {
+            page.push(msg(1 + j as u64, t, Some(0)));
+        }
+        s.put_thread_page(C, &ts(0), page, true, true, T0);
+        let mut r = req(&ts(replies.len() as u64));
+        r.thread_hint = Some(ts(0));
+        r.adjacent = 40;
+        r.snapshot_budget_tokens = budget;
+        r.budget_tokens = thread_budget;
+        r.prompt.compact = true;
+        let b = s.build(&r, &[], T0).unwrap_or_else(|e| panic!("{e}"));
+        let meter = crate::tokens::Meter::REFERENCE;
+        let snapshot = meter.bound(crate::tokens::estimate(&b.prompt[b.snapshot_range.clone()]));
+        prop_assert_eq!(b.tokens.snapshot, snapshot);
+        let snap = b.snapshot().unwrap_or_else(|| panic!("snapshot"));
+        if !snap.adjacent.is_empty() {
+            prop_assert!(snapshot <= budget, "snapshot {} over {}", snapshot, budget);
+        }
+        let range = b.thread_range.clone().unwrap_or_else(|| panic!("thread"));
+        let thread = meter.bound(crate::tokens::estimate(&b.prompt[range]));
+        prop_assert_eq!(b.tokens.thread, thread);
+        if b.truncation.as_ref().is_some_and(|t| t.included_replies > 1) {
+            prop_assert!(thread <= thread_budget, "thread {} over {}", thread, thread_budget);
+        }
+    }
+}

@@ -53,8 +53,85 @@ fn calibration_averages_bounded_observations_per_model() {
     }
     assert_eq!(c.models.len(), CALIBRATION_MAX_MODELS);
     assert_eq!(c.ratio("m").samples, 0);
-    assert_eq!(scale(100, 1.25), 125);
-    assert_eq!(scale(100, 1.0), 100);
+}
+
+#[test]
+fn a_sum_is_bounded_once_not_once_per_part() {
+    let parts = [
+        "Deploy is done, all green.",
+        "Can you check the staging logs?",
+        "ok",
+    ];
+    let whole: f64 = parts.iter().map(|p| estimate(p)).sum();
+    let per_part: u64 = parts.iter().map(|p| upper_bound(p)).sum();
+    let once = Meter::REFERENCE.bound(whole);
+    assert!(once < per_part, "{once} vs {per_part}");
+    assert!(once as f64 >= whole);
+    // The formula, with its constants.
+    let e = 1000.0_f64;
+    let want = (SUM_SLOPE * e + SUM_SPREAD * e.sqrt() + SUM_OFFSET).ceil() as u64;
+    assert_eq!(Meter::REFERENCE.bound(e), want);
+    assert_eq!(Meter::REFERENCE.bound(0.0), 0);
+    assert_eq!(Meter::REFERENCE.bound(f64::NAN), 0);
+    assert_eq!(upper_bound(" "), 1, "a text that is there takes a token");
+}
+
+#[test]
+fn the_allowance_is_the_largest_estimate_that_fits() {
+    for meter in [
+        Meter::REFERENCE,
+        Meter::of_ratio(&ModelRatio {
+            ratio: 1.3,
+            deviation: 0.02,
+            samples: CALIBRATION_TRUSTED,
+            ..ModelRatio::default()
+        }),
+    ] {
+        for limit in [0u64, 1, 7, 40, 1_500, 8_000, 200_000] {
+            let a = meter.allowance(limit);
+            assert!(meter.fits(a, limit), "{limit}: {a}");
+            assert!(
+                !meter.fits(a + 0.01 * a.max(1.0), limit),
+                "{limit}: {a} is not the largest"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_trusted_calibration_replaces_the_margin_for_every_script() {
+    let mut c = Calibration::default();
+    for i in 0..CALIBRATION_TRUSTED {
+        let seen = if i % 2 == 0 { 970.0 } else { 990.0 };
+        let r = c.observe("m", 1000.0, seen);
+        if r.samples < CALIBRATION_TRUSTED {
+            // Until trusted, the reference margin scaled by the ratio.
+            assert!((Meter::of_ratio(&r).slope - SUM_SLOPE * r.ratio).abs() < 1e-12);
+        }
+    }
+    let r = c.ratio("m");
+    assert_eq!(r.samples, CALIBRATION_TRUSTED);
+    assert!(r.deviation > 0.0 && r.deviation < 0.02, "{r:?}");
+    let m = Meter::of_ratio(&r);
+    let want =
+        (r.ratio + CALIBRATION_DEVIATIONS * r.deviation).max(r.ratio * (1.0 + CALIBRATION_FLOOR));
+    assert!((m.slope - want).abs() < 1e-12);
+    assert!(
+        m.slope < SUM_SLOPE,
+        "calibration tightens the margin: {m:?}"
+    );
+    assert!(m.bound(8_000.0) < Meter::REFERENCE.bound(8_000.0));
+    // A model whose requests vary a lot keeps a wide margin.
+    let mut wild = Calibration::default();
+    for i in 0..CALIBRATION_TRUSTED * 2 {
+        wild.observe("w", 1000.0, if i % 2 == 0 { 800.0 } else { 1300.0 });
+    }
+    let r = wild.ratio("w");
+    assert!(
+        r.ratio + CALIBRATION_DEVIATIONS * r.deviation > SUM_SLOPE * r.ratio,
+        "{r:?}"
+    );
+    assert_eq!(Meter::of_ratio(&r).slope, SUM_SLOPE * r.ratio);
 }
 
 /// The counting of ASCII as first written, byte by byte with branches: what the block-wise

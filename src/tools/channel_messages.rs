@@ -225,8 +225,9 @@ pub fn build(
         let mut json = String::new();
         let limits = ThreadLimits {
             budget_tokens: u64::from(THREAD_BUDGET_TOKENS),
-            token_ratio: crate::tokens::model_ratio(None),
+            meter: crate::tokens::Meter::of_model(None),
             max_replies: input.max_replies,
+            compact_anchor: None,
         };
         match (held, root_only) {
             (Some(h), _) => {

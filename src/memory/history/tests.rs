@@ -168,7 +168,11 @@ fn the_budget_is_hard_and_a_full_transcript_falls_back_to_its_summary() {
     assert!(cut.contains("from yesterday"), "{cut}");
     for budget in 0..=600 {
         let t = context(&convs, NOW, &utc, budget);
-        assert!(counted(&t) <= budget, "{budget}: {} tokens", counted(&t));
+        assert!(
+            crate::tokens::counted(&t) <= budget,
+            "{budget}: {} tokens",
+            crate::tokens::counted(&t)
+        );
     }
     assert_eq!(context(&convs, NOW, &utc, 0), "");
 }
@@ -207,4 +211,34 @@ fn continuation_is_within_thirty_minutes_of_the_last_end() {
     assert_eq!(block, format!("<thread-status>{NEW_TEXT}</thread-status>"));
     assert!(!thread_status(None, NOW, CONTINUATION_WINDOW_MS).0);
     assert!(thread_status(Some(NOW - 50 * MIN), NOW, 60 * MIN).0);
+}
+
+#[test]
+fn the_history_is_counted_once_for_the_whole_and_fills_its_budget() {
+    let utc = Zone::utc();
+    let convs: Vec<Conversation> = (0..40)
+        .map(|i| {
+            let summary = format!(
+                "conversation {i}: the rollout of service {} was checked and the canary held",
+                i % 9
+            );
+            conv(
+                &format!("s{i}"),
+                2 * HOUR + i * 4 * HOUR,
+                &summary,
+                &[(true, "q")],
+            )
+        })
+        .collect();
+    let budget = 1_000;
+    let text = context(&convs, NOW, &utc, budget);
+    let blocks: Vec<&str> = text.split("\n\n").collect();
+    let whole = crate::tokens::counted(&text);
+    let per_block: u64 = blocks.iter().map(|b| crate::tokens::counted(b)).sum();
+    assert!(whole <= budget, "{whole}");
+    // One margin for the whole, not one per block: far more blocks fit than per-block
+    // bounds would allow, and the budget is nearly used.
+    assert!(per_block > budget, "{per_block}");
+    assert!(whole as f64 >= budget as f64 * 0.85, "{whole} of {budget}");
+    assert!(blocks.len() < 40, "the budget left some out");
 }
