@@ -25,6 +25,8 @@ options:
   --format <json|compact>     how the prompt shows the snapshot and thread (default json)
   --dm                  the direct-message variant of the guidance
   --tool-names <api|dotted>  how the guidance names the tools (default api)
+  --real                also count each section with @anthropic-ai/tokenizer (Claude's
+                        reference tokenizer; install it to use this)
   --prompt              also print the prompt section itself
   --json                print the result as JSON instead
   --html <file>         also write a self-contained HTML page of the report`
@@ -33,7 +35,7 @@ options:
 class UsageError extends Error {}
 
 function parseArgs(argv) {
-  const o = { input: null, channel: null, anchor: 'latest', budget: 8000, adjacent: 20, snapshotBudget: 1500, format: 'json', dm: false, toolNames: 'api', prompt: false, json: false, html: null }
+  const o = { input: null, channel: null, anchor: 'latest', budget: 8000, adjacent: 20, snapshotBudget: 1500, format: 'json', dm: false, toolNames: 'api', prompt: false, json: false, html: null, real: false }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     const value = () => {
@@ -59,6 +61,7 @@ function parseArgs(argv) {
       o.toolNames = value()
       if (o.toolNames !== 'api' && o.toolNames !== 'dotted') throw new UsageError(`--tool-names expects api or dotted, got ${JSON.stringify(o.toolNames)}`)
     } else if (arg === '--prompt') o.prompt = true
+    else if (arg === '--real') o.real = true
     else if (arg === '--json') o.json = true
     else if (arg === '--html') o.html = value()
     else if (arg.startsWith('-')) throw new UsageError(`unknown option ${arg} (see context-engine inspect --help)`)
@@ -74,6 +77,40 @@ function readJson(file, what) {
     return JSON.parse(readFileSync(file, 'utf8'))
   } catch (err) {
     throw new UsageError(`${file}: not ${what} (${err.message})`)
+  }
+}
+
+/** `countTokens` of Claude's reference tokenizer, or a usage error saying how to get it. */
+function referenceCounter() {
+  try {
+    return require(require.resolve('@anthropic-ai/tokenizer', { paths: [process.cwd(), __dirname] })).countTokens
+  } catch {
+    throw new UsageError('--real needs @anthropic-ai/tokenizer: npm install --save-dev @anthropic-ai/tokenizer')
+  }
+}
+
+/** The text of a prompt section's document (between its tags; '' when absent). */
+function documentText(prompt, name) {
+  const open = prompt.indexOf(`<${name} `)
+  const close = prompt.indexOf(`</${name}>`)
+  return open < 0 || close < 0 ? '' : prompt.slice(prompt.indexOf('\n', open) + 1, close - 1)
+}
+
+/**
+ * Each budget against what it holds: the bound the engine counted (what the budget
+ * holds it to), the central estimate, and with `count` the reference tokenizer's count.
+ */
+function budgetUse(engine, ctx, o, count) {
+  const use = (budget, bound, text) => ({
+    budget,
+    bound,
+    estimate: Math.round(engine.tokenEstimate(text).estimate),
+    real: count ? count(text) : null,
+  })
+  return {
+    snapshot: use(o.snapshotBudget, ctx.tokens.snapshot, documentText(ctx.promptSection, 'channel_snapshot')),
+    thread: ctx.thread ? use(o.budget, ctx.tokens.thread, documentText(ctx.promptSection, 'thread_context')) : null,
+    section: use(null, ctx.tokens.total, ctx.promptSection),
   }
 }
 
@@ -221,6 +258,7 @@ async function inspect(engine, o) {
     ...(threadId ? { threadId } : {}),
   })
   const thread = ctx.thread
+  const count = o.real ? referenceCounter() : null
   return {
     input: { path: o.input, kind: data.kind },
     channel: { id: channel.id, name: channel.name, messages: messages.length },
@@ -236,12 +274,13 @@ async function inspect(engine, o) {
           strategy: thread.truncation.strategy,
           omittedRange: thread.truncation.omitted_range_ts,
           repliesCut: thread.replies.filter((r) => r.is_truncated).length,
-          // The budget counts the JSON; the compact form shows the same replies in fewer.
-          actualTokens: ctx.telemetry && o.format === 'json' ? ctx.telemetry.actualTokens : ctx.tokens.thread,
+          // What the thread shown counts, in the form shown.
+          actualTokens: ctx.tokens.thread,
         }
       : null,
     calls,
     notes: ctx.notes,
+    budgets: budgetUse(engine, ctx, o, count),
     promptSection: ctx.promptSection,
   }
 }
@@ -282,6 +321,16 @@ function textReport(r, withPrompt) {
   } else {
     lines.push('  thread    none (the anchor is not in a thread and has no replies)')
   }
+  lines.push('')
+  lines.push(`budgets, counted as the engine does (bound: what the budget holds; estimate: central)${r.budgets.section.real === null ? '; --real adds the reference tokenizer' : ''}:`)
+  const pctOf = (n, of) => `${Math.round((n / Math.max(1, of)) * 100)}%`
+  for (const [label, b] of [['snapshot', r.budgets.snapshot], ['thread', r.budgets.thread]]) {
+    if (b === null) continue
+    const real = b.real === null ? '' : `, real ${fmt(b.real)} (${pctOf(b.real, b.budget)} used)`
+    lines.push(`  ${label.padEnd(9)} ${fmt(b.budget).padStart(7)}: bound ${fmt(b.bound)} (${pctOf(b.bound, b.budget)}), estimate ${fmt(b.estimate)}${real}`)
+  }
+  const s = r.budgets.section
+  lines.push(`  section   whole: bound ${fmt(s.bound)}, estimate ${fmt(s.estimate)}${s.real === null ? '' : `, real ${fmt(s.real)}`}`)
   lines.push('')
   lines.push(r.calls.length === 0 ? 'calls a gateway would make: none (the input holds everything)' : `calls a gateway would make (${r.calls.length}):`)
   for (const c of r.calls) lines.push(`  ${callText(c)}`)

@@ -1,0 +1,199 @@
+#!/usr/bin/env node
+// How much of each budget the package's sections use, in real tokens (Claude's reference
+// tokenizer, `@anthropic-ai/tokenizer`), when there is more material than fits: never over
+// is the rule, and a budget half empty is context the model did not get.
+//
+// Material: the texts of bench/token-corpus.js, one script at a time (chat, code, json,
+// cjk, other, emoji; held-out texts only), as
+//   - a ChannelStore channel of 120 messages and a thread of 600 replies, built with
+//     `buildContext` in both renderings (JSON and compact): the thread (8,000) and the
+//     snapshot (1,500, up to 120 adjacent messages) are measured apart;
+//   - a MemoryStore lane of 1,500 turns, assembled within 2,000 and 8,000;
+//   - 40 earlier conversations of a chat, `buildConversationContext` within 3,000.
+// Each section is measured twice: as a fresh process counts (no calibration), and after
+// the engine has calibrated on the `usage` of 12 earlier sections of the same script
+// (training texts), as a gateway's calibration does from the Messages API's answers.
+// Plus the bundled channel's default snapshot (fixtures/slack-channel.json, 1,500 tokens,
+// 20 adjacent): how many adjacent messages each rendering carries.
+//
+//   node bench/budget-fill.js [--json]       exits 1 when a section is over its budget
+'use strict'
+
+const path = require('node:path')
+const engine = require(path.join(__dirname, '..'))
+const { tokenCorpus, KINDS } = require('./token-corpus')
+const { referenceTokens } = require('./reference-tokens')
+const { xorshift } = require('./rng')
+
+/** The fill a section must reach when material was left out. */
+const FILL_TARGET = 0.9
+const THREAD_BUDGET = 8_000
+const SNAPSHOT_BUDGET = 1_500
+const MEMORY_BUDGETS = [2_000, 8_000]
+const HISTORY_BUDGET = 3_000
+/** Sections of a script the calibrated run observes first. */
+const WARMUP = 12
+const T0 = 1_775_000_000 // seconds: the channel's first message
+
+/** The text between a section's opening tag and its closing tag. */
+function inside(prompt, name) {
+  const open = prompt.indexOf(`<${name} `)
+  const close = prompt.indexOf(`</${name}>`)
+  return open < 0 || close < 0 ? '' : prompt.slice(prompt.indexOf('\n', open) + 1, close - 1)
+}
+
+/** `n` texts of `pool`, drawn by `random`, each at most `maxChars` long. */
+function draw(pool, n, random, maxChars = 1_500) {
+  return Array.from({ length: n }, () => pool[Math.floor(random() * pool.length)].slice(0, maxChars))
+}
+
+const ts = (s) => `${s}.000100`
+const author = (i) => ({ userId: `U${100 + (i % 7)}`, displayName: ['Priya', 'Sam', 'Lee', 'Ana', 'Kofi', 'Mei', 'Olu'][i % 7] })
+
+/** The channel sections (thread and snapshot) of `texts`, in `format`. */
+async function channelSections(texts, format) {
+  const channelId = 'CFILL'
+  const root = ts(T0 + 10_000)
+  const top = texts.slice(0, 120).map((text, i) => ({ messageId: ts(T0 + i * 160), ts: ts(T0 + i * 160), author: author(i), text }))
+  top.push({ messageId: root, ts: root, author: author(3), text: texts[120], replyCount: 600 })
+  const replies = texts.slice(121, 721).map((text, i) => ({ messageId: ts(T0 + 20_000 + i * 7), ts: ts(T0 + 20_000 + i * 7), author: author(i + 1), text, threadId: root }))
+  const anchor = replies[replies.length - 1]
+  // The messages arrive as events; the thread and the history are fetched once, whole.
+  const store = new engine.ChannelStore({
+    clock: () => (T0 + 30_000) * 1000,
+    fetcher: {
+      fetchHistory: async () => ({ messages: top }),
+      fetchThread: async () => ({ messages: [top[top.length - 1], ...replies] }),
+    },
+  })
+  store.setChannel({ id: channelId, name: 'fill', platform: 'slack' })
+  store.ingestMany([...top, ...replies].map((message) => ({ type: 'message', channelId, message })))
+  const ctx = await store.buildContext(channelId, anchor.messageId, {
+    threadId: root,
+    budgetTokens: THREAD_BUDGET,
+    snapshotBudgetTokens: SNAPSHOT_BUDGET,
+    adjacent: 120,
+    format,
+  })
+  await store.close()
+  return [
+    { section: `thread, ${format}`, budget: THREAD_BUDGET, text: inside(ctx.promptSection, 'thread_context'), leftOut: ctx.thread.truncation.included_replies < ctx.thread.truncation.total_replies, shown: ctx.thread.truncation.included_replies },
+    { section: `snapshot, ${format}`, budget: SNAPSHOT_BUDGET, text: inside(ctx.promptSection, 'channel_snapshot'), leftOut: (ctx.snapshot.adjacent_omitted ?? 0) > 0, shown: ctx.snapshot.adjacent.length },
+  ]
+}
+
+/** MemoryStore.assemble of a 1,500-turn lane within each budget. */
+function memorySections(texts) {
+  const memory = new engine.MemoryStore({ path: ':memory:' })
+  try {
+    const t0 = T0 * 1000
+    let lane = null
+    const batch = texts.slice(0, 1_500).map((text, i) => ({ sessionId: 'fill', chatId: 'fill', messageId: `m${i}`, role: i % 2 === 0 ? 'user' : 'assistant', text, ts: t0 + i * 60_000 }))
+    for (let i = 0; i < batch.length; i += 100) [{ threadKey: lane }] = memory.ingest(batch.slice(i, i + 100))
+    return MEMORY_BUDGETS.map((budget) => {
+      const out = memory.assemble({ sessionId: 'fill', threadKey: lane, userMessage: texts[1_500], budgetTokens: budget, now: t0 + 1_501 * 60_000 })
+      return { section: `assemble ${budget.toLocaleString('en-US')}`, budget, text: out.text, leftOut: out.recentIncluded + out.passagesIncluded < 1_500, shown: out.recentIncluded + out.passagesIncluded }
+    })
+  } finally {
+    memory.close()
+  }
+}
+
+/** buildConversationContext over 40 conversations of the last week. */
+function historySection(texts) {
+  const memory = new engine.MemoryStore({ path: ':memory:' })
+  try {
+    const now = (T0 + 8 * 86_400) * 1000
+    for (let c = 0; c < 40; c++) {
+      const end = now - 20 * 60_000 - c * 4 * 3_600_000
+      const turns = texts.slice(c * 12, c * 12 + 12).map((text, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', text, ts: end - (12 - i) * 60_000 }))
+      memory.putConversation({ chatId: 'fill', sessionId: `s${c}`, turns, summary: texts[480 + c].slice(0, 280), endedAt: end })
+    }
+    const text = memory.buildConversationContext({ chatId: 'fill', maxTokens: HISTORY_BUDGET, now })
+    return [{ section: 'conversation history', budget: HISTORY_BUDGET, text, leftOut: (text.match(/<conversation /g) ?? []).length + (text.match(/<conversation-summary /g) ?? []).length < 40, shown: (text.match(/<conversation[ -]/g) ?? []).length }]
+  } finally {
+    memory.close()
+  }
+}
+
+async function sections(texts) {
+  return [...(await channelSections(texts, 'json')), ...(await channelSections(texts, 'compact')), ...memorySections(texts), ...historySection(texts)]
+}
+
+/** The bundled channel's default snapshot in both renderings: adjacent messages carried. */
+async function bundledSnapshot() {
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const { inspect, parseArgs } = require('../bin/inspect.js')
+  const { writeSlackExport } = require('../fixtures/slack-export.js')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fill-'))
+  try {
+    writeSlackExport(dir)
+    const out = {}
+    for (const format of ['json', 'compact']) {
+      const r = await inspect(engine, parseArgs([dir, '--anchor', '1775736192.817058', '--format', format]))
+      out[format] = { adjacent: r.snapshot.adjacent, real: referenceTokens(inside(r.promptSection, 'channel_snapshot')) }
+    }
+    return out
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+async function main() {
+  const corpus = await tokenCorpus()
+  const rows = []
+  for (const kind of KINDS) {
+    const random = xorshift(0x5eed ^ (KINDS.indexOf(kind) + 1) * 7919)
+    const held = corpus.filter((t) => t.kind === kind && t.heldOut).map((t) => t.text)
+    const train = corpus.filter((t) => t.kind === kind && !t.heldOut).map((t) => t.text)
+    for (const calibrated of [false, true]) {
+      engine.resetCalibration()
+      if (calibrated) {
+        for (let i = 0; i < WARMUP; i++) {
+          for (const s of await sections(draw(train, 1_600, random))) {
+            if (s.text !== '') engine.calibrate({ text: s.text, inputTokens: referenceTokens(s.text) })
+          }
+        }
+      }
+      for (const s of await sections(draw(held, 1_600, random))) {
+        const real = referenceTokens(s.text)
+        rows.push({ kind, calibrated, section: s.section, budget: s.budget, real, fill: real / s.budget, leftOut: s.leftOut, shown: s.shown })
+      }
+    }
+  }
+  engine.resetCalibration()
+  const bundled = await bundledSnapshot()
+  if (process.argv.includes('--json')) {
+    console.log(JSON.stringify({ rows, bundled }, null, 2))
+  } else {
+    const names = [...new Set(rows.map((r) => r.section))]
+    for (const calibrated of [false, true]) {
+      console.log(calibrated ? `\nafter calibrating on ${WARMUP} rounds of sections of the same script (the "default" model):` : 'uncalibrated (a fresh process):')
+      console.log(`| section | budget | ${KINDS.join(' | ')} |`)
+      console.log(`| --- | ---: | ${KINDS.map(() => '---:').join(' | ')} |`)
+      for (const name of names) {
+        const cells = KINDS.map((kind) => {
+          const r = rows.find((x) => x.kind === kind && x.calibrated === calibrated && x.section === name)
+          const pct = `${(r.fill * 100).toFixed(0)}%`
+          return `${r.real > r.budget ? `**${pct} over**` : pct}${r.leftOut ? '' : ' (all)'} ${r.shown}`
+        })
+        const budget = rows.find((x) => x.section === name).budget
+        console.log(`| ${name} | ${budget.toLocaleString('en-US')} | ${cells.join(' | ')} |`)
+      }
+    }
+    console.log('\ncells: real tokens / budget, then messages (or conversations) shown; "(all)": everything fitted, so no fill is due')
+    console.log(`bundled channel, default snapshot (1,500 tokens, 20 adjacent asked): JSON ${bundled.json.adjacent} adjacent (${bundled.json.real} real tokens), compact ${bundled.compact.adjacent} (${bundled.compact.real})`)
+  }
+  const over = rows.filter((r) => r.real > r.budget)
+  const low = rows.filter((r) => r.leftOut && r.fill < FILL_TARGET)
+  const summary = (list) => list.map((r) => `${r.section} ${r.kind}${r.calibrated ? ' (calibrated)' : ''} ${(r.fill * 100).toFixed(0)}%`).join(', ')
+  console.log(`sections over budget: ${over.length} of ${rows.length}${over.length ? `: ${summary(over)}` : ''}`)
+  console.log(`sections under ${FILL_TARGET * 100}% with material left out: ${low.length} of ${rows.filter((r) => r.leftOut).length}`)
+  if (over.length > 0) process.exitCode = 1
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})
