@@ -120,21 +120,42 @@ async function sections(texts) {
   return [...(await channelSections(texts, 'json')), ...(await channelSections(texts, 'compact')), ...memorySections(texts), ...historySection(texts)]
 }
 
-/** The bundled channel's default snapshot in both renderings: adjacent messages carried. */
+/**
+ * The bundled channel's default snapshot in both renderings: adjacent messages carried,
+ * before calibration and after the engine has calibrated on the prompt sections of 12
+ * other messages of the channel (as a gateway's first answers there would).
+ */
 async function bundledSnapshot() {
   const fs = require('node:fs')
   const os = require('node:os')
   const { inspect, parseArgs } = require('../bin/inspect.js')
   const { writeSlackExport } = require('../fixtures/slack-export.js')
+  const data = require('../fixtures/slack-channel.json')
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fill-'))
+  const ANCHOR = '1775736192.817058'
   try {
     writeSlackExport(dir)
-    const out = {}
-    for (const format of ['json', 'compact']) {
-      const r = await inspect(engine, parseArgs([dir, '--anchor', '1775736192.817058', '--format', format]))
-      out[format] = { adjacent: r.snapshot.adjacent, real: referenceTokens(inside(r.promptSection, 'channel_snapshot')) }
+    const measure = async () => {
+      const out = {}
+      for (const format of ['json', 'compact']) {
+        const r = await inspect(engine, parseArgs([dir, '--anchor', ANCHOR, '--format', format]))
+        out[format] = { adjacent: r.snapshot.adjacent, real: referenceTokens(inside(r.promptSection, 'channel_snapshot')) }
+      }
+      return out
     }
-    return out
+    engine.resetCalibration()
+    const before = await measure()
+    const others = data.messages.filter((m) => m.ts !== ANCHOR)
+    for (let i = 0; i < 12; i++) {
+      const m = others[Math.floor(((i + 0.5) * others.length) / 12)]
+      for (const format of ['json', 'compact']) {
+        const r = await inspect(engine, parseArgs([dir, '--anchor', m.ts, '--format', format]))
+        engine.calibrate({ text: r.promptSection, inputTokens: referenceTokens(r.promptSection) })
+      }
+    }
+    const after = await measure()
+    engine.resetCalibration()
+    return { before, after }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
@@ -183,7 +204,9 @@ async function main() {
       }
     }
     console.log('\ncells: real tokens / budget, then messages (or conversations) shown; "(all)": everything fitted, so no fill is due')
-    console.log(`bundled channel, default snapshot (1,500 tokens, 20 adjacent asked): JSON ${bundled.json.adjacent} adjacent (${bundled.json.real} real tokens), compact ${bundled.compact.adjacent} (${bundled.compact.real})`)
+    for (const [label, b] of [['uncalibrated', bundled.before], ['calibrated on 24 of its prompt sections', bundled.after]]) {
+      console.log(`bundled channel, default snapshot (1,500 tokens, 20 adjacent asked), ${label}: JSON ${b.json.adjacent} adjacent (${b.json.real} real tokens), compact ${b.compact.adjacent} (${b.compact.real})`)
+    }
   }
   const over = rows.filter((r) => r.real > r.budget)
   const low = rows.filter((r) => r.leftOut && r.fill < FILL_TARGET)

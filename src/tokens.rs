@@ -284,38 +284,6 @@ impl Meter {
     }
 }
 
-/// A token budget: a limit, and the meter that counts a section against it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Budget {
-    pub limit: u64,
-    pub meter: Meter,
-}
-
-impl Budget {
-    /// `limit` tokens of `model` (`None`: [`DEFAULT_MODEL`]), as calibrated so far.
-    pub fn of_model(limit: u64, model: Option<&str>) -> Budget {
-        Budget {
-            limit,
-            meter: Meter::of_model(model),
-        }
-    }
-
-    /// Whether a section of central estimate `estimate` fits.
-    pub fn fits(&self, estimate: f64) -> bool {
-        self.meter.fits(estimate, self.limit)
-    }
-
-    /// The tokens a section of central estimate `estimate` counts for.
-    pub fn count(&self, estimate: f64) -> u64 {
-        self.meter.bound(estimate)
-    }
-
-    /// The largest central estimate that fits.
-    pub fn allowance(&self) -> f64 {
-        self.meter.allowance(self.limit)
-    }
-}
-
 /// A model's learned ratio of real tokens to this estimator's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ModelRatio {

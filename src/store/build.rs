@@ -243,7 +243,8 @@ fn within_snapshot_budget(
     order.sort_by_key(|&i| (!picks[i].signal, picks[i].distance));
     let comma = tokens::estimate(",");
     let head_estimate = tokens::estimate(head);
-    let fits = |e: f64| req.meter.fits(e, req.snapshot_budget_tokens);
+    let allowance = req.meter.allowance(req.snapshot_budget_tokens);
+    let fits = |e: f64| e <= allowance;
     let mut authors: Vec<&str> = Vec::new();
     let mut used = match form {
         // The frame: `,"adjacent":[]` and the widest `,"adjacent_omitted":N`.
@@ -285,7 +286,9 @@ fn within_snapshot_budget(
             kept += p.estimate;
             count += 1;
             keep[i] = true;
-            if !authors.contains(&p.author.user_id.as_str()) {
+            if matches!(form, SnapshotForm::Compact { .. })
+                && !authors.contains(&p.author.user_id.as_str())
+            {
                 authors.push(&p.author.user_id);
             }
         }
@@ -316,35 +319,43 @@ fn fewer(n: usize, estimate: f64, allowance: f64) -> usize {
 }
 
 /// The estimate of an adjacent message's entry in the compact snapshot (its author under
-/// the plain name; times relative to `anchor_secs`).
+/// the plain name; times relative to `anchor_secs`). Without thread activity the entry
+/// but its time is the same for every anchor: its estimate is kept on the message.
 fn compact_entry_estimate(m: &StoredMessage, activity: Option<&Activity>, anchor_secs: i64) -> f64 {
-    let reactions: Vec<String> = m
-        .reactions()
-        .iter()
-        .map(|r| reaction_label(&r.name, r.count))
-        .collect();
     let since = |secs: i64| relative(secs - anchor_secs);
-    let mut line = String::new();
-    AdjacentLine {
-        message_id: m.id(),
-        when: &since(m.key.0),
-        name: plain_name(&m.author),
-        snippet: m.snippet(),
-        thread: activity.map(|a| {
-            (
-                a.reply_count,
-                a.replies_last_1h,
-                a.last_reply_ts
-                    .as_deref()
-                    .and_then(crate::time::ts_key)
-                    .map(|k| since(k.0)),
-            )
-        }),
-        reactions: &reactions,
-        has_media: !m.files().is_empty(),
+    let entry = |m: &StoredMessage, when: &str, activity: Option<&Activity>| {
+        let reactions: Vec<String> = m
+            .reactions()
+            .iter()
+            .map(|r| reaction_label(&r.name, r.count))
+            .collect();
+        let mut line = String::new();
+        AdjacentLine {
+            message_id: m.id(),
+            when,
+            name: plain_name(&m.author),
+            snippet: m.snippet(),
+            thread: activity.map(|a| {
+                (
+                    a.reply_count,
+                    a.replies_last_1h,
+                    a.last_reply_ts
+                        .as_deref()
+                        .and_then(crate::time::ts_key)
+                        .map(|k| since(k.0)),
+                )
+            }),
+            reactions: &reactions,
+            has_media: !m.files().is_empty(),
+        }
+        .write(&mut line);
+        tokens::estimate(&line)
+    };
+    let when = since(m.key.0);
+    match activity {
+        Some(_) => entry(m, &when, activity),
+        None => m.compact_adjacent_estimate(|m| entry(m, "", None)) + tokens::estimate(&when),
     }
-    .write(&mut line);
-    tokens::estimate(&line)
 }
 
 /// The unindented ChannelSnapshot JSON in parts: its head (without the adjacent

@@ -52,6 +52,12 @@ impl StoredMessage {
         })
     }
 
+    /// The estimate of this message's entry in the compact snapshot without thread
+    /// activity, without its time, `compute`d on first use.
+    pub fn compact_adjacent_estimate(&self, compute: impl FnOnce(&Self) -> f64) -> f64 {
+        *self.rc().compact_adjacent.get_or_init(|| compute(self))
+    }
+
     /// The adjacent-message snippet of this message.
     pub fn snippet(&self) -> &str {
         self.rc()
@@ -188,7 +194,9 @@ pub fn render_thread(
     } else {
         tokens::estimate(",")
     };
-    let fits = |estimate: f64| meter.fits(estimate, budget_tokens);
+    // The most the estimate may come to (the bound is monotone: one solve, then compares).
+    let allowance = meter.allowance(budget_tokens);
+    let fits = |estimate: f64| estimate <= allowance;
     let mut used = fixed;
     let mut first = replies.len();
     for (i, r) in replies.iter().enumerate().rev() {
@@ -239,14 +247,18 @@ pub fn render_thread(
     out.push('}');
     // What was written, from its parts: the truncation object as it came out (the
     // compact form's own estimate is taken on its text by the caller).
-    let comma = tokens::estimate(",");
-    let estimate = json_fixed - widest_estimate
-        + tokens::estimate(&truncation_json)
-        + included
-            .iter()
-            .map(|r| r.reply_fragment().estimate)
-            .sum::<f64>()
-        + comma * included.len().saturating_sub(1) as f64;
+    let json_used = if compact.is_some() {
+        let comma = tokens::estimate(",");
+        json_fixed
+            + included
+                .iter()
+                .map(|r| r.reply_fragment().estimate)
+                .sum::<f64>()
+            + comma * included.len().saturating_sub(1) as f64
+    } else {
+        used
+    };
+    let estimate = json_used - widest_estimate + tokens::estimate(&truncation_json);
     let actual = meter.bound(estimate);
     let messages_truncated = included
         .iter()

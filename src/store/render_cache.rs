@@ -42,6 +42,9 @@ pub(super) struct Renderings {
     pub(super) adjacent: OnceCell<Fragment>,
     /// The estimate of the reply's compact entry, without its time.
     pub(super) compact_reply: OnceCell<f64>,
+    /// The estimate of the message's compact snapshot entry without thread activity,
+    /// without its time.
+    pub(super) compact_adjacent: OnceCell<f64>,
 }
 
 impl RenderCache {
