@@ -66,6 +66,30 @@ describe('context-engine inspect', () => {
     expect(withPrompt.out).toContain('channel.messages')
   })
 
+  it('shows each budget against what it holds: the bound, the estimate and, with --real, the reference count', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { countTokens } = require('@anthropic-ai/tokenizer') as { countTokens: (t: string) => number }
+    for (const format of ['json', 'compact']) {
+      const r = inspect(exportDir, '--anchor', lastReply, '--budget', '2000', '--format', format, '--real', '--json', '--prompt')
+      expect(r.code, r.err).toBe(0)
+      const report = JSON.parse(r.out)
+      const b = report.budgets
+      expect(b.snapshot.budget).toBe(1500)
+      expect(b.thread.budget).toBe(2000)
+      for (const part of [b.snapshot, b.thread]) {
+        // Never over, by the bound and in real tokens; the estimate is the central one.
+        expect(part.bound).toBeLessThanOrEqual(part.budget)
+        expect(part.real).toBeLessThanOrEqual(part.bound)
+        expect(part.estimate).toBeLessThan(part.bound)
+      }
+      expect(b.thread.bound).toBe(report.tokens.thread)
+      expect(b.section.real).toBe(countTokens(report.promptSection))
+    }
+    const text = inspect(exportDir, '--anchor', lastReply, '--budget', '2000', '--real')
+    expect(text.out).toMatch(/thread {6}2,000: bound [\d,]+ \(\d+%\), estimate [\d,]+, real [\d,]+ \(\d+% used\)/)
+    expect(inspect(exportDir).out).toContain('--real adds the reference tokenizer')
+  })
+
   it('reads Web API bodies, given the channel they came from', () => {
     const history = { ok: true, messages: [...(data.messages as Msg[])].reverse(), has_more: false }
     const replies = { ok: true, messages: longest, has_more: false }
