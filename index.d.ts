@@ -1072,6 +1072,26 @@ export interface AuthorInput {
   isBot?: boolean
 }
 
+/**
+ * The event a runner's `before_session_create` subscribers receive (the fields
+ * `coreSessionContextSubscriber` reads; others are ignored).
+ */
+export interface BeforeSessionCreateEvent {
+  systemPrompt?: string
+  /** The turn's channel input; without it there is no channel section. */
+  structuredContextInput?: StructuredContextInput | null
+}
+
+/** What `coreSessionContextSubscriber` adds to the session. */
+export interface BeforeSessionCreateResult {
+  /**
+   * One section (the caller joins sections with blank lines): the channel context as
+   * JSON, the thread context when the turn has a thread, and how to use the channel
+   * tools. Absent when the event has no structured input.
+   */
+  systemPromptSections?: Array<string>
+}
+
 /** The least a reply needs for `applyThreadBudget`. */
 export interface BudgetReply {
   ts: string
@@ -1086,7 +1106,9 @@ export interface BudgetReply {
  * Takes the Claude SDK runner's `StructuredContextInput` (flat `channelId`, `anchor.authorId`,
  * ...), read and rendered exactly as that runner did (timestamps as given), or the
  * engine's `ChannelSnapshotInput` (`channel: { id }`, `author: { userId }`; timestamps
- * become ISO-8601). An unknown field in either is a `TypeError`, never dropped.
+ * become ISO-8601). The runner's input is read as the runner read it (fields it does not
+ * read, `channelType` among them, are ignored); in the engine's, an unknown field is a
+ * `TypeError`.
  */
 export declare function buildChannelSnapshot(input: StructuredContextInput | ChannelSnapshotInput): ChannelSnapshot
 
@@ -1506,6 +1528,15 @@ export interface ConversationTurn {
   /** Epoch ms. */
   ts?: number | null
 }
+
+/**
+ * The runner's built-in `before_session_create` subscriber: for a turn with structured
+ * channel input, one system-prompt section holding the ChannelSnapshot and (for a thread)
+ * the ThreadContext as indented JSON, then guidance on the channel tools (`channel.context`
+ * and `channel.messages`; in a direct message, `channel.messages` alone). It returns no
+ * tools (they are registered apart) and `{}` for an event without structured input.
+ */
+export declare function coreSessionContextSubscriber(event: BeforeSessionCreateEvent): BeforeSessionCreateResult
 
 /** A new, empty manifest: `{ entries: {} }`. */
 export declare function createAttachmentManifest(): AttachmentManifest
@@ -2251,9 +2282,11 @@ export interface StructuredAdjacentInput {
   authorIsBot: boolean
   text: string
   threadId?: string | null
+  /** Replies on the platform (0 when absent: no thread activity). */
   replyCount: number
+  /** `false` when absent. */
   hasMedia: boolean
-  /** Labels as the snapshot shows them (`":white_check_mark: 3"`). */
+  /** Labels as the snapshot shows them (`":white_check_mark: 3"`); none when absent. */
   reactions: Array<string>
 }
 
@@ -2274,7 +2307,12 @@ export interface StructuredContextInput {
   platform: string
   channelId: string
   channelName: string
-  channelType: 'direct' | 'group'
+  /**
+   * `"direct"` for a DM, `"group"` for a channel or group DM: read by
+   * `coreSessionContextSubscriber` (anything but `"direct"` is a channel, as the
+   * runner's subscriber read it); the snapshot does not need it.
+   */
+  channelType?: 'direct' | 'group'
   anchor: StructuredAnchorInput
   adjacentMessages: Array<StructuredAdjacentInput>
   thread?: ThreadDataInput | null

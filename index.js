@@ -85,6 +85,7 @@ module.exports.buildThreadContextWithTelemetry = binding.buildThreadContextWithT
 module.exports.calibrate = binding.calibrate
 module.exports.checkAttachment = binding.checkAttachment
 module.exports.classifyOverflowError = binding.classifyOverflowError
+module.exports.coreSessionContextSubscriber = binding.coreSessionContextSubscriber
 module.exports.createAttachmentManifest = binding.createAttachmentManifest
 module.exports.decideOverflowRetry = binding.decideOverflowRetry
 module.exports.DEFAULT_INLINE_MAX_BYTES = binding.DEFAULT_INLINE_MAX_BYTES

@@ -89,17 +89,28 @@ describe("buildChannelSnapshot(input) in the runner's shape", () => {
     expect(s.adjacent[1].author.is_bot).toBe(true)
   })
 
-  it('refuses an unknown or misspelled field instead of dropping it', () => {
-    const bad = input() as unknown as { adjacentMessages: Array<Record<string, unknown>> }
-    bad.adjacentMessages[0].files = []
-    const e = thrown(() => buildChannelSnapshot(bad as never))
-    expect(e).toBeInstanceOf(TypeError)
-    expect(e.message).toMatch(/^buildChannelSnapshot: adjacentMessages\[0\]\.files: unknown field/)
+  it('ignores what the runner does not read, as the runner did, and still checks what it reads', () => {
+    const plain = buildChannelSnapshot(input())
+    // Channel message objects as adjacent messages: their own fields, no channelType.
+    const extra = input() as unknown as { adjacentMessages: Array<Record<string, unknown>>; channelType?: string }
+    extra.adjacentMessages[0].files = []
+    extra.adjacentMessages[0].permalink = 'https://example.slack.com/p1'
+    delete extra.channelType
+    expect(buildChannelSnapshot(extra as never)).toEqual(plain)
+    expect(buildChannelSnapshot({ ...input(), channelType: 'channel' } as never)).toEqual(plain)
+    // replyCount, hasMedia and reactions may be absent: no activity, no media, none.
+    const bare = input() as unknown as { adjacentMessages: Array<Record<string, unknown>> }
+    for (const k of ['replyCount', 'hasMedia', 'reactions']) delete bare.adjacentMessages[0][k]
+    expect(buildChannelSnapshot(bare as never).adjacent[0]).toMatchObject({ thread_activity: null, has_media: false, reactions: [] })
+    // A field it reads, missing or of the wrong type, is still a TypeError with its path.
     const missing = input() as unknown as { anchor: Record<string, unknown> }
     delete missing.anchor.authorName
     expect(thrown(() => buildChannelSnapshot(missing as never)).message).toMatch(/anchor\.authorName: is required/)
-    const kind = { ...input(), channelType: 'channel' }
-    expect(thrown(() => buildChannelSnapshot(kind as never)).message).toMatch(/channelType/)
+    const wrong = input() as unknown as { adjacentMessages: Array<Record<string, unknown>> }
+    wrong.adjacentMessages[0].replyCount = 'three'
+    const e = thrown(() => buildChannelSnapshot(wrong as never))
+    expect(e).toBeInstanceOf(TypeError)
+    expect(e.message).toMatch(/^buildChannelSnapshot: adjacentMessages\[0\]\.replyCount: /)
   })
 })
 

@@ -141,8 +141,10 @@ describe("buildChannelTools(StructuredContextInput): the runner's tools", () => 
     expect(d.results[0].message_id).toBe('msg-0')
   })
 
-  it('names a bad field of the runner input after itself', () => {
-    const bad = { ...input(), channelType: 'channel' }
-    expect(() => buildChannelTools(bad as never)).toThrow(/^buildChannelTools: channelType/)
+  it('names a bad field of the runner input after itself, and ignores fields the runner did not read', () => {
+    const bad = input() as unknown as { anchor: Record<string, unknown> }
+    bad.anchor.text = 5
+    expect(() => buildChannelTools(bad as never)).toThrow(/^buildChannelTools: anchor\.text/)
+    expect(buildChannelTools({ ...input(), channelType: 'channel', extra: true } as never).map((t) => t.name)).toEqual(['channel.context', 'channel.messages'])
   })
 })

@@ -8,6 +8,12 @@
 //! counted over reply text only (the root is free), `total_replies` as the caller reports
 //! it, a thread without replies still a ThreadContext. One difference is deliberate: a
 //! reply cut to 300 tokens never ends in half a surrogate pair.
+//!
+//! They are read as leniently as the runner read them: fields it does not read are
+//! ignored (TypeScript callers pass objects with more fields than the declared type, such
+//! as a thread's replies that are the channel's own message objects), and the adjacent
+//! messages' `replyCount`, `hasMedia` and `reactions` may be absent (no activity, no
+//! media, none). A wrong type in a field that is read is still a `TypeError` with its path.
 
 use crate::budget::most_recent_within;
 use crate::model::{
@@ -22,7 +28,7 @@ use serde::Deserialize;
 /// A file in the runner's input.
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct FileInput {
     pub artifact_id: String,
     pub mime_type: String,
@@ -35,7 +41,7 @@ pub struct FileInput {
 /// The message being answered, in the runner's input.
 #[napi(object, object_to_js = false, object_from_js = false, js_name = "StructuredAnchorInput")]
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct AnchorInput {
     pub message_id: String,
     pub ts: String,
@@ -53,7 +59,7 @@ pub struct AnchorInput {
 /// A message around the anchor, in the runner's input.
 #[napi(object, object_to_js = false, object_from_js = false, js_name = "StructuredAdjacentInput")]
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct AdjacentInput {
     pub message_id: String,
     pub ts: String,
@@ -64,17 +70,22 @@ pub struct AdjacentInput {
     #[serde(default)]
     #[napi(ts_type = "string | null")]
     pub thread_id: Option<String>,
+    /// Replies on the platform (0 when absent: no thread activity).
+    #[serde(default)]
     #[napi(ts_type = "number")]
     pub reply_count: u64,
+    /// `false` when absent.
+    #[serde(default)]
     pub has_media: bool,
-    /// Labels as the snapshot shows them (`":white_check_mark: 3"`).
+    /// Labels as the snapshot shows them (`":white_check_mark: 3"`); none when absent.
+    #[serde(default)]
     pub reactions: Vec<String>,
 }
 
 /// A thread reply, in the runner's input.
 #[napi(object, object_to_js = false, object_from_js = false, js_name = "ThreadReplyInput")]
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct ReplyInput {
     pub message_id: String,
     pub ts: String,
@@ -89,7 +100,7 @@ pub struct ReplyInput {
 /// The thread of the runner's input (`buildThreadContext`'s argument in the runner).
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct ThreadDataInput {
     pub root_message_id: String,
     pub root_ts: String,
@@ -110,13 +121,17 @@ pub struct ThreadDataInput {
 /// The Claude SDK runner's input for one turn, as its context modules take it.
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct StructuredContextInput {
     pub platform: String,
     pub channel_id: String,
     pub channel_name: String,
+    /// `"direct"` for a DM, `"group"` for a channel or group DM: read by
+    /// `coreSessionContextSubscriber` (anything but `"direct"` is a channel, as the
+    /// runner's subscriber read it); the snapshot does not need it.
+    #[serde(default)]
     #[napi(ts_type = "'direct' | 'group'")]
-    pub channel_type: ChannelType,
+    pub channel_type: Option<String>,
     #[napi(ts_type = "StructuredAnchorInput")]
     pub anchor: AnchorInput,
     #[napi(ts_type = "Array<StructuredAdjacentInput>")]
@@ -128,14 +143,6 @@ pub struct StructuredContextInput {
     #[serde(default)]
     #[napi(ts_type = "unknown")]
     pub fetcher: Option<serde_json::Value>,
-}
-
-/// `"direct"` for a DM, `"group"` for a channel or group DM.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ChannelType {
-    Direct,
-    Group,
 }
 
 fn author(id: &str, name: &str, is_bot: bool) -> Author {
@@ -268,6 +275,8 @@ pub fn thread_context(
     };
     (context, telemetry)
 }
+
+pub mod session;
 
 #[cfg(test)]
 mod tests;

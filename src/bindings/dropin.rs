@@ -204,7 +204,9 @@ fn has_key(v: &Unknown, key: &str) -> bool {
 /// Takes the Claude SDK runner's `StructuredContextInput` (flat `channelId`, `anchor.authorId`,
 /// ...), read and rendered exactly as that runner did (timestamps as given), or the
 /// engine's `ChannelSnapshotInput` (`channel: { id }`, `author: { userId }`; timestamps
-/// become ISO-8601). An unknown field in either is a `TypeError`, never dropped.
+/// become ISO-8601). The runner's input is read as the runner read it (fields it does not
+/// read, `channelType` among them, are ignored); in the engine's, an unknown field is a
+/// `TypeError`.
 #[napi(
     catch_unwind,
     js_name = "buildChannelSnapshot",
@@ -362,4 +364,53 @@ mod typings {
         pub ts: String,
         pub text: String,
     }
+
+    /// The event a runner's `before_session_create` subscribers receive (the fields
+    /// `coreSessionContextSubscriber` reads; others are ignored).
+    #[napi(object, object_to_js = false, object_from_js = false)]
+    pub struct BeforeSessionCreateEvent {
+        pub system_prompt: Option<String>,
+        /// The turn's channel input; without it there is no channel section.
+        #[napi(ts_type = "StructuredContextInput | null")]
+        pub structured_context_input: Option<String>,
+    }
+}
+
+/// What `coreSessionContextSubscriber` adds to the session.
+#[napi(object, object_from_js = false)]
+pub struct BeforeSessionCreateResult {
+    /// One section (the caller joins sections with blank lines): the channel context as
+    /// JSON, the thread context when the turn has a thread, and how to use the channel
+    /// tools. Absent when the event has no structured input.
+    pub system_prompt_sections: Option<Vec<String>>,
+}
+
+/// The runner's built-in `before_session_create` subscriber: for a turn with structured
+/// channel input, one system-prompt section holding the ChannelSnapshot and (for a thread)
+/// the ThreadContext as indented JSON, then guidance on the channel tools (`channel.context`
+/// and `channel.messages`; in a direct message, `channel.messages` alone). It returns no
+/// tools (they are registered apart) and `{}` for an event without structured input.
+#[napi(
+    catch_unwind,
+    ts_args_type = "event: BeforeSessionCreateEvent",
+    ts_return_type = "BeforeSessionCreateResult"
+)]
+pub fn core_session_context_subscriber(
+    env: &Env,
+    event: Unknown,
+) -> Result<BeforeSessionCreateResult> {
+    const F: &str = "coreSessionContextSubscriber";
+    expect_object(env, F, "event", &event)?;
+    // SAFETY: checked to be an object above.
+    let event: Object = unsafe { event.cast() }?;
+    let input: Unknown = event.get_named_property("structuredContextInput")?;
+    if crate::bindings::js::is_nullish(&input) {
+        return Ok(BeforeSessionCreateResult {
+            system_prompt_sections: None,
+        });
+    }
+    let input: StructuredContextInput = from_js(env, F, "event.structuredContextInput", input)?;
+    Ok(BeforeSessionCreateResult {
+        system_prompt_sections: Some(vec![dropin::session::session_context_section(&input)]),
+    })
 }

@@ -57,11 +57,29 @@ fn a_thread_without_replies_is_still_a_thread_and_ts_pass_through() {
 }
 
 #[test]
-fn unknown_fields_are_refused_not_dropped() {
+fn fields_the_runner_does_not_read_are_ignored_and_read_ones_still_checked() {
+    // A channel message object passed as an adjacent message: extra fields, and no
+    // replyCount / hasMedia / reactions.
+    let m: AdjacentInput = serde_json::from_value(json!({
+        "messageId": "1", "ts": "1", "authorId": "U", "authorName": "u", "authorIsBot": false,
+        "text": "t", "threadId": "0.9", "files": [], "edited": true, "permalink": "https://x",
+    }))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (m.reply_count, m.has_media, m.reactions.len()),
+        (0, false, 0)
+    );
+    // A reply carrying the channel message's own fields.
+    let r: ReplyInput = serde_json::from_value(json!({
+        "messageId": "2", "ts": "2", "authorId": "U", "authorName": "u", "authorIsBot": false,
+        "text": "t", "threadId": "1", "replyCount": 3, "reactions": [":eyes: 2"],
+    }))
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.text, "t");
+    // A read field of the wrong type is still refused.
     let bad: Result<AdjacentInput, _> = serde_json::from_value(json!({
         "messageId": "1", "ts": "1", "authorId": "U", "authorName": "u", "authorIsBot": false,
-        "text": "t", "threadId": null, "replyCount": 0, "hasMedia": false, "reactions": [],
-        "files": [],
+        "text": 5,
     }));
-    assert!(bad.is_err());
+    assert!(bad.is_err_and(|e| e.to_string().contains("invalid type")));
 }
