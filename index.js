@@ -120,6 +120,8 @@ module.exports.truncateSnippet = binding.truncateSnippet
 
 // Batched fast paths over some exports (same names, same typings): see js/batch.js.
 Object.assign(module.exports, require('./js/batch.js')(binding))
+// The drop-in exports in the runner's shapes, built on the JS side: see js/dropin.js.
+Object.assign(module.exports, require('./js/dropin.js')(binding))
 // ChannelStore with its fetch runtime (the class the typings describe): see js/store.js.
 Object.assign(module.exports, require('./js/store.js')(binding))
 // MemoryStore with its packed ingest lane (the class the typings describe): see js/memory.js.

@@ -121,7 +121,7 @@ describe('loader', () => {
     // Stands in for the prebuilt binary: the real addon, tagged so the test can tell it apart.
     writeFileSync(
       join(pkgDir, 'binding.js'),
-      `module.exports = { ...require(${JSON.stringify(join(root, nodeFile!))}), estimateTokens: () => 'prebuilt' }`,
+      `module.exports = { ...require(${JSON.stringify(join(root, nodeFile!))}), sha256Hex: () => 'prebuilt' }`,
     )
   }
 
@@ -137,7 +137,7 @@ describe('loader', () => {
     const dir = scratch()
     copyFileSync(join(root, nodeFile), join(dir, nodeFile))
     fakePrebuilt(dir)
-    const r = run(dir, "console.log(require('./index.js').estimateTokens('abcdefgh'))")
+    const r = run(dir, "console.log(require('./index.js').sha256Hex('abcdefgh'))")
     expect(r.stdout.trim()).toBe('prebuilt')
   })
 

@@ -1,5 +1,5 @@
 // Plain-JavaScript versions of the drop-in functions, written the way the TypeScript
-// modules they replace were: the baseline the addon races in bench/run.js. Same algorithms
+// modules they replace were: the baseline the addon races in bench/dropin.js. Same algorithms
 // and the same output, checked by run.js before timing.
 'use strict'
 
@@ -169,8 +169,75 @@ function loadManifestFromEntries(sessionEntries) {
   return { entries: {} }
 }
 
+// ---------------------------------------------------------------- the runner's shapes
+// The Claude SDK runner's own context modules take a flat StructuredContextInput and a
+// flat thread; these are those modules' algorithms as a plain JS port (written here from
+// their documented behaviour): the baseline a gateway runs before the swap.
+
+const runnerAuthor = (m) => ({ user_id: m.authorId, display_name: m.authorName, is_bot: m.authorIsBot })
+const runnerMedia = (fs) => (fs && fs.length > 0 ? fs.map((f) => ({ artifact_id: f.artifactId, media_type: f.mimeType, filename: f.filename ?? null, byte_length: f.byteLength })) : [])
+
+function runnerSnapshot(input) {
+  const adjacent = input.adjacentMessages
+    .filter((m) => m.messageId !== input.anchor.messageId)
+    .map((m) => ({
+      message_id: m.messageId,
+      ts: m.ts,
+      author: runnerAuthor(m),
+      snippet: truncateSnippet(m.text),
+      thread_activity: m.replyCount > 0 ? { reply_count: m.replyCount, replies_last_1h: 0, last_reply_ts: null } : null,
+      has_media: m.hasMedia,
+      reactions: m.reactions,
+    }))
+  const a = input.anchor
+  return {
+    schema_version: '1.0',
+    channel: { id: input.channelId, name: input.channelName, platform: input.platform },
+    anchor: { message_id: a.messageId, ts: a.ts, author: runnerAuthor(a), text: a.text, media: runnerMedia(a.files), thread_id: a.threadId },
+    adjacent,
+  }
+}
+
+function runnerThreadWithTelemetry(thread, budgetTokens) {
+  if (!thread) return { threadContext: null }
+  const budget = budgetTokens ?? THREAD_BUDGET_TOKENS
+  const { included, truncation } = applyThreadBudget({ replies: thread.replies, budgetTokens: budget })
+  const actualTokens = included.reduce((n, r) => n + estimateTokens(r.text), 0)
+  const replies = included.map((r) => {
+    const cut = estimateTokens(r.text) > REPLY_MAX_TOKENS
+    return { message_id: r.messageId, ts: r.ts, author: runnerAuthor(r), text: cut ? cutUnits(r.text, REPLY_MAX_TOKENS * 4 - 1) + '…' : r.text, is_truncated: cut, media: runnerMedia(r.files) }
+  })
+  return {
+    threadContext: {
+      schema_version: '1.0',
+      thread_id: thread.rootTs,
+      root: { message_id: thread.rootMessageId, ts: thread.rootTs, author: runnerAuthor({ authorId: thread.rootAuthorId, authorName: thread.rootAuthorName, authorIsBot: thread.rootAuthorIsBot }), text: thread.rootText, media: runnerMedia(thread.rootFiles) },
+      replies,
+      truncation: { ...truncation, total_replies: thread.totalReplyCount },
+    },
+    budgetUtilization: { threadBudgetTokens: budget, actualTokens, messagesTruncated: thread.replies.length - included.length },
+  }
+}
+
+const runnerThread = (thread, budgetTokens) => runnerThreadWithTelemetry(thread, budgetTokens).threadContext
+
+/** The subscriber's section: the documents as indented JSON, then the tools' guidance. */
+function runnerSubscriber(event, guidance) {
+  const input = event.structuredContextInput
+  if (!input) return {}
+  const parts = ['### Channel Context', '```json', JSON.stringify(runnerSnapshot(input), null, 2), '```']
+  const thread = runnerThread(input.thread ?? null)
+  if (thread) parts.push('', '### Thread Context', '```json', JSON.stringify(thread, null, 2), '```')
+  parts.push('', guidance)
+  return { systemPromptSections: [parts.join('\n')] }
+}
+
 module.exports = {
   THREAD_BUDGET_TOKENS,
+  runnerSnapshot,
+  runnerThread,
+  runnerThreadWithTelemetry,
+  runnerSubscriber,
   SNIPPET_MAX_CHARS,
   ATTACHMENT_MANIFEST_KEY: KEY,
   estimateTokens,

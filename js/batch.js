@@ -1,10 +1,10 @@
 // Fast paths that batch the boundary crossing. Loaded by index.js over the native exports.
 //
-// A napi call per reply costs more than the whole JavaScript budget loop, so
-// applyThreadBudget reads each reply's `text.length` here (one property read, as the
-// original module did) and makes one native call, `threadBudgetCut`, which applies the
-// budget rule in Rust. Anything malformed goes to the native applyThreadBudget, which
-// validates and throws the TypeError / RangeError naming the field.
+// A napi call costs more than the whole JavaScript budget loop, so applyThreadBudget reads
+// the replies' `text.length` here, newest first and only as far as the rule looks (as the
+// original module did), and applies the rule here too. Anything malformed in what it reads
+// goes to the native applyThreadBudget, which validates and throws the TypeError /
+// RangeError naming the field.
 'use strict'
 
 const { unreadable: unreadableAs } = require('./errors.js')
@@ -29,62 +29,70 @@ module.exports = function fastPaths(binding) {
     } catch (err) {
       throw unreadable(err)
     }
-    if (!isArray) return binding.applyThreadBudget({ replies, budgetTokens: budget })
+    if (!isArray || !validBudget(budget)) return binding.applyThreadBudget({ replies, budgetTokens: budget })
+    // Newest first, reading only the replies the rule looks at (as the original did): the
+    // budget rule of src/budget.rs, the newest always kept.
     const n = replies.length
-    const lengths = new Uint32Array(n)
-    const tss = new Array(n)
-    let read = null
+    const limit = budget === undefined || budget === null ? 8000 : Math.min(Math.floor(budget), 0xffffffff)
+    const read = new Array(n)
+    let used = 0
+    let first = n
+    let bad = -1
+    let oldest
     try {
-      for (let i = 0; i < n; i++) {
+      for (let i = n - 1; i >= 0; i--) {
         const r = replies[i]
         if (r === null || typeof r !== 'object') {
-          read = readRest(replies, i, lengths, tss, r, undefined, undefined)
+          read[i] = r
+          bad = i
           break
         }
         const text = r.text
         const ts = r.ts
+        read[i] = { text, ts }
         if (typeof text !== 'string' || typeof ts !== 'string') {
-          read = readRest(replies, i, lengths, tss, r, text, ts)
+          bad = i
           break
         }
-        lengths[i] = text.length
-        tss[i] = ts
+        const next = used + Math.ceil(text.length / 4)
+        if (next > limit && first !== n) break
+        used = next
+        first = i
+      }
+      if (bad < 0 && first > 0) {
+        if (read[0] === undefined) {
+          const r = replies[0]
+          read[0] = r !== null && typeof r === 'object' ? { text: r.text, ts: r.ts } : r
+        }
+        oldest = read[0]
+        if (oldest === null || typeof oldest !== 'object' || typeof oldest.text !== 'string' || typeof oldest.ts !== 'string') bad = 0
+      }
+      if (bad >= 0) {
+        for (let j = 0; j < n; j++) {
+          if (read[j] !== undefined) continue
+          const x = replies[j]
+          read[j] = x !== null && typeof x === 'object' ? { text: x.text, ts: x.ts } : x
+        }
       }
     } catch (err) {
       throw unreadable(err)
     }
-    if (read !== null || !validBudget(budget)) {
-      const out = binding.applyThreadBudget({ replies: read ?? tss.map((ts, j) => ({ text: 'x'.repeat(lengths[j]), ts })), budgetTokens: budget })
-      // The native export took what was read; the answer holds the caller's objects.
-      const first = n - out.included.length
-      return { included: replies.slice(first), truncation: out.truncation }
+    if (bad >= 0) {
+      // The native export validates what was read and names the bad field.
+      const out = binding.applyThreadBudget({ replies: read, budgetTokens: budget })
+      return { included: replies.slice(n - out.included.length), truncation: out.truncation }
     }
-    const first = binding.threadBudgetCut(lengths, budget)
     return {
       included: replies.slice(first),
       truncation: {
         total_replies: n,
         included_replies: n - first,
         strategy: 'most_recent',
-        omitted_range_ts: first > 0 ? [tss[0], tss[first - 1]] : null,
+        omitted_range_ts: first > 0 ? [oldest.ts, read[first - 1].ts] : null,
       },
     }
   }
   return { applyThreadBudget }
-}
-
-// The replies as read so far (the first `i` as their length and ts, reply `i` with the
-// text and ts already read from it) and the rest read once each, for the native export
-// to validate and name the bad field.
-function readRest(replies, i, lengths, tss, r, text, ts) {
-  const read = []
-  for (let j = 0; j < i; j++) read.push({ text: 'x'.repeat(lengths[j]), ts: tss[j] })
-  read.push(r !== null && typeof r === 'object' ? { ...r, text, ts } : r)
-  for (let j = i + 1; j < replies.length; j++) {
-    const x = replies[j]
-    read.push(x !== null && typeof x === 'object' ? { ...x, text: x.text, ts: x.ts } : x)
-  }
-  return read
 }
 
 // What the caller's code threw while its input was read, named after the export.

@@ -3,7 +3,7 @@
 // and SHA-256 against node:crypto, on realistic sizes. Prints the median time per call and
 // the ratio addon / JS. Outputs are checked equal before anything is timed.
 //
-//   node bench/run.js [--quick] [--json]
+//   node bench/dropin.js [--quick] [--json]
 'use strict'
 const assert = require('node:assert')
 const crypto = require('node:crypto')
@@ -60,6 +60,45 @@ const threadRoot = message(100, 500)
 const threadReplies = Array.from({ length: 200 }, (_, i) => message(20, i % 40 === 7 ? 2400 : 600, { threadId: threadRoot.ts }))
 const thread = { root: threadRoot, replies: threadReplies, totalReplyCount: 200 }
 const budgetReplies = threadReplies.map((r) => ({ ts: r.ts, text: r.text, user: r.author.userId }))
+
+// The same messages in the runner's flat shapes (StructuredContextInput and its thread).
+const flatMessage = (m) => ({
+  messageId: m.ts,
+  ts: m.ts,
+  authorId: m.author.userId,
+  authorName: m.author.displayName,
+  authorIsBot: Boolean(m.author.isBot),
+  text: m.text,
+  threadId: m.threadId ?? null,
+  replyCount: m.replyCount ?? 0,
+  hasMedia: Boolean(m.media),
+  reactions: (m.reactions ?? []).map((r) => `:${r.name}: ${r.count}`),
+})
+const runnerThread = {
+  rootMessageId: threadRoot.ts,
+  rootTs: threadRoot.ts,
+  rootAuthorId: threadRoot.author.userId,
+  rootAuthorName: threadRoot.author.displayName,
+  rootAuthorIsBot: Boolean(threadRoot.author.isBot),
+  rootText: threadRoot.text,
+  replies: threadReplies.map((r) => ({ messageId: r.ts, ts: r.ts, authorId: r.author.userId, authorName: r.author.displayName, authorIsBot: Boolean(r.author.isBot), text: r.text })),
+  totalReplyCount: 200,
+}
+const runnerInput = {
+  platform: 'slack',
+  channelId: 'C0123ABCD',
+  channelName: 'platform-eng',
+  channelType: 'group',
+  anchor: { ...flatMessage(snapshotInput.anchor), threadId: threadRoot.ts },
+  adjacentMessages: adjacent.map(flatMessage),
+  thread: runnerThread,
+}
+const subscriberGuidance = addon.coreSessionContextSubscriber({ structuredContextInput: runnerInput }).systemPromptSections[0].split('\n### Channel Tools')[1]
+const sameSections = (a, b) => {
+  assert.strictEqual(a.systemPromptSections.length, b.systemPromptSections.length)
+  const heads = (x) => x.systemPromptSections[0].match(/^### .+$/gm)
+  assert.deepStrictEqual(heads(a), heads(b))
+}
 
 const manifest = addon.createAttachmentManifest()
 for (let i = 0; i < 1000; i++) {
@@ -158,6 +197,37 @@ const cases = [
     addon: () => addon.buildThreadContextWithTelemetry(thread, 8000),
   },
   {
+    name: "buildChannelSnapshot, the runner's input, 50 adjacent",
+    target: 1.5,
+    js: () => js.runnerSnapshot(runnerInput),
+    addon: () => addon.buildChannelSnapshot(runnerInput),
+  },
+  {
+    name: "buildThreadContext, the runner's thread, 200 replies",
+    target: 1.5,
+    js: () => js.runnerThread(runnerThread, 8000),
+    addon: () => addon.buildThreadContext(runnerThread, 8000),
+  },
+  {
+    name: "buildThreadContextWithTelemetry, the runner's thread, 200 replies",
+    target: 1.5,
+    js: () => js.runnerThreadWithTelemetry(runnerThread, 8000),
+    addon: () => addon.buildThreadContextWithTelemetry(runnerThread, 8000),
+  },
+  {
+    name: "applyThreadBudget, the runner's 200 replies, 1,000 tokens",
+    target: 1.5,
+    js: () => js.applyThreadBudget({ replies: runnerThread.replies, budgetTokens: 1000 }),
+    addon: () => addon.applyThreadBudget({ replies: runnerThread.replies, budgetTokens: 1000 }),
+  },
+  {
+    name: 'coreSessionContextSubscriber, 50 adjacent, 200-reply thread',
+    target: 1.5,
+    js: () => js.runnerSubscriber({ structuredContextInput: runnerInput }, `### Channel Tools${subscriberGuidance}`),
+    addon: () => addon.coreSessionContextSubscriber({ structuredContextInput: runnerInput }),
+    check: sameSections,
+  },
+  {
     name: 'serializeManifest, 1000 records',
     target: 1.5,
     js: () => js.serializeManifest(manifest),
@@ -174,7 +244,8 @@ const cases = [
 ]
 
 for (const c of cases) {
-  assert.deepStrictEqual(c.addon(), c.js(), `${c.name}: addon and baseline disagree`)
+  if (c.check) c.check(c.addon(), c.js())
+  else assert.deepStrictEqual(c.addon(), c.js(), `${c.name}: addon and baseline disagree`)
 }
 
 async function asyncHash() {

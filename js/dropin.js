@@ -1,0 +1,273 @@
+// The drop-in exports in the runner's shapes, built on this side of the boundary.
+// Loaded by index.js over the native exports (same names, same typings).
+//
+// The runner's context modules map a handful of fields into new objects: done here, that
+// is a property read and an object literal per field, where the native path pays a JSON
+// round trip of the whole input and output (a 200-reply thread cost ~750 µs against the
+// original module's ~30 µs). The rules stay the package's: the thread budget is the same
+// newest-first rule as the Rust `most_recent_within`, replies over 300 tokens are cut
+// without splitting a surrogate pair, snippets come from the native `truncateSnippet`.
+//
+// Text passes through exactly as given, as it did in the runner's modules (a lone
+// surrogate included; the engine's shapes, read by Rust, turn one into U+FFFD). Each field
+// is read once into a plain copy. Anything the fast path does not take (a field missing
+// or of another type, the engine's nested shapes) goes to the native export with that
+// copy, which validates it and throws the TypeError naming the field, or builds what the
+// engine's shapes ask for.
+'use strict'
+
+const { unreadable } = require('./errors.js')
+
+const THREAD_BUDGET_TOKENS = 8000
+const REPLY_MAX_UNITS = 1200 // 300 tokens of 4 UTF-16 units
+const tokensOf = (text) => Math.ceil(text.length / 4)
+const str = (v) => typeof v === 'string'
+const nullableStr = (v) => v === undefined || v === null || str(v)
+const count = (v) => Number.isSafeInteger(v) && v >= 0
+const budgetOk = (b) => b === undefined || b === null || (typeof b === 'number' && b >= 0 && Number.isFinite(b))
+const budgetOf = (b) => (b === undefined || b === null ? THREAD_BUDGET_TOKENS : Math.min(Math.floor(b), 0xffffffff))
+
+/** Index of the first reply kept: newest first while the texts fit; the newest always. */
+function cutIndex(tokens, budget) {
+  let used = 0
+  let first = tokens.length
+  for (let i = tokens.length - 1; i >= 0; i--) {
+    const next = used + tokens[i]
+    if (next > budget && first !== tokens.length) break
+    used = next
+    first = i
+  }
+  return first
+}
+
+/** `text` cut to 1,199 units plus `…` when over 300 tokens (a surrogate pair kept whole). */
+function cutReply(text) {
+  if (text.length <= REPLY_MAX_UNITS) return null
+  let keep = REPLY_MAX_UNITS - 1
+  const c = text.charCodeAt(keep - 1)
+  if (c >= 0xd800 && c <= 0xdbff) keep--
+  return `${text.slice(0, keep)}…`
+}
+
+// ---------------------------------------------------------------- reading, once
+
+const copyFile = (f) => (f !== null && typeof f === 'object' ? { artifactId: f.artifactId, mimeType: f.mimeType, filename: f.filename, byteLength: f.byteLength } : f)
+const copyFiles = (fs) => (Array.isArray(fs) ? fs.map(copyFile) : fs)
+const copyReply = (r) =>
+  r !== null && typeof r === 'object'
+    ? { messageId: r.messageId, ts: r.ts, authorId: r.authorId, authorName: r.authorName, authorIsBot: r.authorIsBot, text: r.text, files: copyFiles(r.files) }
+    : r
+
+/** What the native export needs to name a bad field of the runner's thread. */
+function copyThread(t) {
+  return {
+    rootMessageId: t.rootMessageId,
+    rootTs: t.rootTs,
+    rootAuthorId: t.rootAuthorId,
+    rootAuthorName: t.rootAuthorName,
+    rootAuthorIsBot: t.rootAuthorIsBot,
+    rootText: t.rootText,
+    rootFiles: copyFiles(t.rootFiles),
+    replies: Array.isArray(t.replies) ? t.replies.map(copyReply) : t.replies,
+    totalReplyCount: t.totalReplyCount,
+  }
+}
+
+const copyMessage = (m) =>
+  m !== null && typeof m === 'object'
+    ? { messageId: m.messageId, ts: m.ts, authorId: m.authorId, authorName: m.authorName, authorIsBot: m.authorIsBot, text: m.text, threadId: m.threadId, files: copyFiles(m.files), replyCount: m.replyCount, hasMedia: m.hasMedia, reactions: Array.isArray(m.reactions) ? [...m.reactions] : m.reactions }
+    : m
+
+function copyInput(i) {
+  return {
+    platform: i.platform,
+    channelId: i.channelId,
+    channelName: i.channelName,
+    anchor: copyMessage(i.anchor),
+    adjacentMessages: Array.isArray(i.adjacentMessages) ? i.adjacentMessages.map(copyMessage) : i.adjacentMessages,
+  }
+}
+
+// ---------------------------------------------------------------- checking what is read
+
+const validFiles = (fs) => fs === undefined || fs === null || (Array.isArray(fs) && fs.every((f) => f !== null && typeof f === 'object' && str(f.artifactId) && str(f.mimeType) && nullableStr(f.filename) && count(f.byteLength)))
+const validAuthor = (m) => str(m.authorId) && str(m.authorName) && typeof m.authorIsBot === 'boolean'
+const validReactions = (rs) => rs === undefined || rs === null || (Array.isArray(rs) && rs.every(str))
+const validAdjacent = (m) =>
+  m !== null &&
+  typeof m === 'object' &&
+  str(m.messageId) &&
+  str(m.ts) &&
+  validAuthor(m) &&
+  str(m.text) &&
+  (m.replyCount === undefined || m.replyCount === null || count(m.replyCount)) &&
+  (m.hasMedia === undefined || m.hasMedia === null || typeof m.hasMedia === 'boolean') &&
+  validReactions(m.reactions)
+
+function validInput(i) {
+  const a = i.anchor
+  return (
+    str(i.platform) &&
+    str(i.channelId) &&
+    str(i.channelName) &&
+    a !== null &&
+    typeof a === 'object' &&
+    str(a.messageId) &&
+    str(a.ts) &&
+    validAuthor(a) &&
+    str(a.text) &&
+    nullableStr(a.threadId) &&
+    validFiles(a.files) &&
+    Array.isArray(i.adjacentMessages) &&
+    i.adjacentMessages.every(validAdjacent)
+  )
+}
+
+// ---------------------------------------------------------------- building
+
+const author = (m) => ({ user_id: m.authorId, display_name: m.authorName, is_bot: m.authorIsBot })
+const media = (fs) => (fs ? fs.map((f) => ({ artifact_id: f.artifactId, media_type: f.mimeType, filename: f.filename ?? null, byte_length: f.byteLength })) : [])
+
+/**
+ * The runner's ThreadContext and its budget telemetry (see src/dropin.rs), read and built
+ * in one pass from the newest reply back, as the runner's module read it: the replies the
+ * budget keeps, the text of the first one it does not, and the omitted range's ends.
+ * Returns null when something read is not what the runner's types say (the native
+ * export then names it).
+ */
+function threadContext(t, budget) {
+  const rootMessageId = t.rootMessageId
+  const rootTs = t.rootTs
+  const rootAuthorId = t.rootAuthorId
+  const rootAuthorName = t.rootAuthorName
+  const rootAuthorIsBot = t.rootAuthorIsBot
+  const rootText = t.rootText
+  const rootFiles = copyFiles(t.rootFiles)
+  const replies = t.replies
+  const total = t.totalReplyCount
+  if (!(str(rootMessageId) && str(rootTs) && str(rootAuthorId) && str(rootAuthorName) && typeof rootAuthorIsBot === 'boolean' && str(rootText) && validFiles(rootFiles) && Array.isArray(replies) && count(total))) return null
+  const n = replies.length
+  const shown = []
+  let used = 0
+  let first = n
+  let lastOmittedTs = null
+  for (let i = n - 1; i >= 0; i--) {
+    const r = replies[i]
+    if (r === null || typeof r !== 'object') return null
+    const text = r.text
+    if (typeof text !== 'string') return null
+    const tokens = tokensOf(text)
+    if (used + tokens > budget && first !== n) {
+      lastOmittedTs = r.ts
+      if (!str(lastOmittedTs)) return null
+      break
+    }
+    const messageId = r.messageId
+    const ts = r.ts
+    const authorId = r.authorId
+    const authorName = r.authorName
+    const authorIsBot = r.authorIsBot
+    const files = copyFiles(r.files)
+    if (!(str(messageId) && str(ts) && str(authorId) && str(authorName) && typeof authorIsBot === 'boolean' && validFiles(files))) return null
+    used += tokens
+    first = i
+    const cut = cutReply(text)
+    shown.push({ message_id: messageId, ts, author: { user_id: authorId, display_name: authorName, is_bot: authorIsBot }, text: cut ?? text, is_truncated: cut !== null, media: media(files) })
+  }
+  let omitted = null
+  if (first > 0) {
+    let oldestTs = lastOmittedTs
+    if (first > 1) {
+      const r = replies[0]
+      if (r === null || typeof r !== 'object') return null
+      oldestTs = r.ts
+      if (!str(oldestTs)) return null
+    }
+    omitted = [oldestTs, lastOmittedTs]
+  }
+  shown.reverse()
+  const context = {
+    schema_version: '1.0',
+    thread_id: rootTs,
+    root: {
+      message_id: rootMessageId,
+      ts: rootTs,
+      author: { user_id: rootAuthorId, display_name: rootAuthorName, is_bot: rootAuthorIsBot },
+      text: rootText,
+      media: media(rootFiles),
+    },
+    replies: shown,
+    truncation: { total_replies: total, included_replies: shown.length, strategy: 'most_recent', omitted_range_ts: omitted },
+  }
+  return { context, telemetry: { threadBudgetTokens: budget, actualTokens: used, messagesTruncated: first } }
+}
+
+module.exports = function dropin(binding) {
+  /**
+   * The runner's thread built here, or `{ copy }` (what was read, or nothing for another
+   * shape) for the native export. A malformed thread is read a second time into the copy
+   * the native export names the bad field from.
+   */
+  function fast(name, thread, budget) {
+    try {
+      if (typeof thread !== 'object' || !('rootMessageId' in thread) || !budgetOk(budget)) return { copy: null }
+      const built = threadContext(thread, budgetOf(budget))
+      return built !== null ? { built } : { copy: copyThread(thread) }
+    } catch (err) {
+      throw unreadable(name, 'thread', err)
+    }
+  }
+
+  function buildThreadContext(thread, budgetTokens) {
+    if (thread === undefined || thread === null) return binding.buildThreadContext(thread, budgetTokens)
+    const { copy, built } = fast('buildThreadContext', thread, budgetTokens)
+    if (built) return built.context
+    return binding.buildThreadContext(copy ?? thread, budgetTokens)
+  }
+
+  function buildThreadContextWithTelemetry(thread, budgetTokens) {
+    if (thread === undefined || thread === null) return binding.buildThreadContextWithTelemetry(thread, budgetTokens)
+    const { copy, built } = fast('buildThreadContextWithTelemetry', thread, budgetTokens)
+    if (built) return { threadContext: built.context, budgetUtilization: built.telemetry }
+    return binding.buildThreadContextWithTelemetry(copy ?? thread, budgetTokens)
+  }
+
+  function buildChannelSnapshot(input) {
+    if (input === null || typeof input !== 'object') return binding.buildChannelSnapshot(input)
+    let i = null
+    try {
+      if ('channelId' in input) i = copyInput(input)
+    } catch (err) {
+      throw unreadable('buildChannelSnapshot', 'input', err)
+    }
+    if (i === null) return binding.buildChannelSnapshot(input)
+    if (!validInput(i)) return binding.buildChannelSnapshot(i)
+    const a = i.anchor
+    const adjacent = []
+    for (const m of i.adjacentMessages) {
+      if (m.messageId === a.messageId) continue
+      const replies = m.replyCount ?? 0
+      adjacent.push({
+        message_id: m.messageId,
+        ts: m.ts,
+        author: author(m),
+        snippet: binding.truncateSnippet(m.text),
+        thread_activity: replies > 0 ? { reply_count: replies, replies_last_1h: 0, last_reply_ts: null } : null,
+        has_media: m.hasMedia ?? false,
+        reactions: m.reactions ?? [],
+      })
+    }
+    return {
+      schema_version: '1.0',
+      channel: { id: i.channelId, name: i.channelName, platform: i.platform },
+      anchor: { message_id: a.messageId, ts: a.ts, author: author(a), text: a.text, media: media(a.files), thread_id: a.threadId ?? null },
+      adjacent,
+    }
+  }
+
+  function estimateTokens(text) {
+    return typeof text === 'string' ? tokensOf(text) : binding.estimateTokens(text)
+  }
+
+  return { buildThreadContext, buildThreadContextWithTelemetry, buildChannelSnapshot, estimateTokens }
+}
