@@ -145,6 +145,27 @@ export interface RunnerChannelTool {
 export declare function buildChannelTools(input: StructuredContextInput & { fetcher: RunnerChannelFetcher }): [RunnerChannelTool, RunnerChannelTool]
 export declare function buildChannelTools(input: ChannelToolsInput): [ChannelTool, ChannelTool]
 
+/** What `coreSessionContextSubscriber` adds to the session. */
+export interface BeforeSessionCreateResult {
+  /**
+   * One section (the caller joins sections with blank lines): the ChannelSnapshot under
+   * `### Channel Context` and, for a thread, the ThreadContext under `### Thread Context`,
+   * each as indented JSON in a fence that message text cannot close; then
+   * `channelToolsGuidance(channelType)`. Absent when the event has no structured input.
+   */
+  systemPromptSections?: string[]
+}
+
+/**
+ * The runner's built-in `before_session_create` subscriber: for an event with structured
+ * channel input, one system-prompt section with the channel context, the thread context
+ * (within the default 8,000-token thread budget) and the channel tools' guidance (one tool
+ * in a direct message); `{}` without it. It returns no tools (they are registered apart).
+ * Fields the runner did not read are ignored; a bad one is a `TypeError` naming its path
+ * under `event.structuredContextInput`.
+ */
+export declare function coreSessionContextSubscriber(event: BeforeSessionCreateEvent): BeforeSessionCreateResult
+
 // ---- Runtime hardening ----
 
 /** What `stripThreadContext` did. */
@@ -1082,16 +1103,6 @@ export interface BeforeSessionCreateEvent {
   structuredContextInput?: StructuredContextInput | null
 }
 
-/** What `coreSessionContextSubscriber` adds to the session. */
-export interface BeforeSessionCreateResult {
-  /**
-   * One section (the caller joins sections with blank lines): the channel context as
-   * JSON, the thread context when the turn has a thread, and how to use the channel
-   * tools. Absent when the event has no structured input.
-   */
-  systemPromptSections?: Array<string>
-}
-
 /** The least a reply needs for `applyThreadBudget`. */
 export interface BudgetReply {
   ts: string
@@ -1355,6 +1366,13 @@ export interface ChannelStoreOptions {
   clock?: () => number
 }
 
+/**
+ * The channel tools' guidance that ends the section `coreSessionContextSubscriber` adds:
+ * `### Channel Tools`, both tools and when to reach for them, or for `"direct"` (a DM) the
+ * one that works there. For a gateway that composes its own section.
+ */
+export declare function channelToolsGuidance(channelType?: 'direct' | 'group' | null): string
+
 /** Options of `store.tools(channelId, options)`. */
 export interface ChannelToolsOptions {
   /**
@@ -1528,15 +1546,6 @@ export interface ConversationTurn {
   /** Epoch ms. */
   ts?: number | null
 }
-
-/**
- * The runner's built-in `before_session_create` subscriber: for a turn with structured
- * channel input, one system-prompt section holding the ChannelSnapshot and (for a thread)
- * the ThreadContext as indented JSON, then guidance on the channel tools (`channel.context`
- * and `channel.messages`; in a direct message, `channel.messages` alone). It returns no
- * tools (they are registered apart) and `{}` for an event without structured input.
- */
-export declare function coreSessionContextSubscriber(event: BeforeSessionCreateEvent): BeforeSessionCreateResult
 
 /** A new, empty manifest: `{ entries: {} }`. */
 export declare function createAttachmentManifest(): AttachmentManifest

@@ -83,9 +83,9 @@ module.exports.buildContextPromptSection = binding.buildContextPromptSection
 module.exports.buildThreadContext = binding.buildThreadContext
 module.exports.buildThreadContextWithTelemetry = binding.buildThreadContextWithTelemetry
 module.exports.calibrate = binding.calibrate
+module.exports.channelToolsGuidance = binding.channelToolsGuidance
 module.exports.checkAttachment = binding.checkAttachment
 module.exports.classifyOverflowError = binding.classifyOverflowError
-module.exports.coreSessionContextSubscriber = binding.coreSessionContextSubscriber
 module.exports.createAttachmentManifest = binding.createAttachmentManifest
 module.exports.decideOverflowRetry = binding.decideOverflowRetry
 module.exports.DEFAULT_INLINE_MAX_BYTES = binding.DEFAULT_INLINE_MAX_BYTES
@@ -121,13 +121,15 @@ module.exports.truncateSnippet = binding.truncateSnippet
 // Batched fast paths over some exports (same names, same typings): see js/batch.js.
 Object.assign(module.exports, require('./js/batch.js')(binding))
 // The drop-in exports in the runner's shapes, built on the JS side: see js/dropin.js.
-Object.assign(module.exports, require('./js/dropin.js')(binding))
+const dropinLayer = require('./js/dropin.js')(binding)
+Object.assign(module.exports, dropinLayer)
 // ChannelStore with its fetch runtime (the class the typings describe): see js/store.js.
 Object.assign(module.exports, require('./js/store.js')(binding))
 // MemoryStore with its packed ingest lane (the class the typings describe): see js/memory.js.
 Object.assign(module.exports, require('./js/memory.js')(binding))
 // buildChannelTools, the drop-in tool builder over a private ChannelStore: see js/tools.js.
-const jsLayer = require('./js/tools.js')(module.exports.ChannelStore, binding)
+const jsLayer = { ...dropinLayer, ...require('./js/tools.js')(module.exports.ChannelStore, binding) }
 // Written out one by one so that Node's native ESM `import { name }` finds every export
 // (it reads CommonJS named exports from assignments like these, not from Object.assign).
 module.exports.buildChannelTools = jsLayer.buildChannelTools
+module.exports.coreSessionContextSubscriber = jsLayer.coreSessionContextSubscriber

@@ -16,7 +16,7 @@
 // engine's shapes ask for.
 'use strict'
 
-const { unreadable } = require('./errors.js')
+const { asExport, inputError, unreadable } = require('./errors.js')
 
 const THREAD_BUDGET_TOKENS = 8000
 const REPLY_MAX_UNITS = 1200 // 300 tokens of 4 UTF-16 units
@@ -265,9 +265,59 @@ module.exports = function dropin(binding) {
     }
   }
 
+  const SUBSCRIBER = 'coreSessionContextSubscriber'
+  const under = (p) => (p === 'input' || p === 'thread' || p === '' ? 'event.structuredContextInput' : `event.structuredContextInput.${p}`)
+  // JSON as the prompt section writes it: `<`, `>`, `&`, backticks and the characters some
+  // readers end a line at, escaped (they occur only inside strings), so no message closes
+  // the fence it sits in.
+  const sectionJson = (value) => JSON.stringify(value, null, 2).replace(/[<>&`\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+
+  function coreSessionContextSubscriber(event) {
+    if (event === null || typeof event !== 'object') {
+      throw inputError(TypeError, SUBSCRIBER, 'event', `expected an object, got ${event === null ? 'null' : Array.isArray(event) ? 'array' : typeof event}`)
+    }
+    let input
+    let thread
+    let channelType
+    try {
+      input = event.structuredContextInput
+      if (input !== undefined && input !== null && typeof input === 'object') {
+        thread = input.thread
+        channelType = input.channelType
+      }
+    } catch (err) {
+      throw unreadable(SUBSCRIBER, 'event', err)
+    }
+    if (input === undefined || input === null) return {}
+    if (typeof input !== 'object' || Array.isArray(input)) {
+      throw inputError(TypeError, SUBSCRIBER, 'event.structuredContextInput', `expected an object, got ${Array.isArray(input) ? 'array' : typeof input}`)
+    }
+    let snapshot
+    let context = null
+    try {
+      snapshot = buildChannelSnapshot(input)
+    } catch (err) {
+      throw asExport(err, 'buildChannelSnapshot', SUBSCRIBER, under)
+    }
+    if (thread !== undefined && thread !== null) {
+      try {
+        context = buildThreadContext(thread)
+      } catch (err) {
+        throw asExport(err, 'buildThreadContext', SUBSCRIBER, (p) => under(p === 'input' ? 'thread' : `thread.${p}`))
+      }
+    }
+    if (channelType !== undefined && channelType !== null && typeof channelType !== 'string') {
+      throw inputError(TypeError, SUBSCRIBER, 'event.structuredContextInput.channelType', `expected a string, got ${typeof channelType}`)
+    }
+    let section = `### Channel Context\n\`\`\`json\n${sectionJson(snapshot)}\n\`\`\`\n`
+    if (context !== null) section += `\n### Thread Context\n\`\`\`json\n${sectionJson(context)}\n\`\`\`\n`
+    section += `\n${binding.channelToolsGuidance(channelType ?? null)}`
+    return { systemPromptSections: [section] }
+  }
+
   function estimateTokens(text) {
     return typeof text === 'string' ? tokensOf(text) : binding.estimateTokens(text)
   }
 
-  return { buildThreadContext, buildThreadContextWithTelemetry, buildChannelSnapshot, estimateTokens }
+  return { buildThreadContext, buildThreadContextWithTelemetry, buildChannelSnapshot, estimateTokens, coreSessionContextSubscriber }
 }

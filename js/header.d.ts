@@ -145,6 +145,27 @@ export interface RunnerChannelTool {
 export declare function buildChannelTools(input: StructuredContextInput & { fetcher: RunnerChannelFetcher }): [RunnerChannelTool, RunnerChannelTool]
 export declare function buildChannelTools(input: ChannelToolsInput): [ChannelTool, ChannelTool]
 
+/** What `coreSessionContextSubscriber` adds to the session. */
+export interface BeforeSessionCreateResult {
+  /**
+   * One section (the caller joins sections with blank lines): the ChannelSnapshot under
+   * `### Channel Context` and, for a thread, the ThreadContext under `### Thread Context`,
+   * each as indented JSON in a fence that message text cannot close; then
+   * `channelToolsGuidance(channelType)`. Absent when the event has no structured input.
+   */
+  systemPromptSections?: string[]
+}
+
+/**
+ * The runner's built-in `before_session_create` subscriber: for an event with structured
+ * channel input, one system-prompt section with the channel context, the thread context
+ * (within the default 8,000-token thread budget) and the channel tools' guidance (one tool
+ * in a direct message); `{}` without it. It returns no tools (they are registered apart).
+ * Fields the runner did not read are ignored; a bad one is a `TypeError` naming its path
+ * under `event.structuredContextInput`.
+ */
+export declare function coreSessionContextSubscriber(event: BeforeSessionCreateEvent): BeforeSessionCreateResult
+
 // ---- Runtime hardening ----
 
 /** What `stripThreadContext` did. */

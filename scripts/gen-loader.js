@@ -96,13 +96,14 @@ ${names.map((n) => `module.exports.${n} = binding.${n}`).join('\n')}
 // Batched fast paths over some exports (same names, same typings): see js/batch.js.
 Object.assign(module.exports, require('./js/batch.js')(binding))
 // The drop-in exports in the runner's shapes, built on the JS side: see js/dropin.js.
-Object.assign(module.exports, require('./js/dropin.js')(binding))
+const dropinLayer = require('./js/dropin.js')(binding)
+Object.assign(module.exports, dropinLayer)
 // ChannelStore with its fetch runtime (the class the typings describe): see js/store.js.
 Object.assign(module.exports, require('./js/store.js')(binding))
 // MemoryStore with its packed ingest lane (the class the typings describe): see js/memory.js.
 Object.assign(module.exports, require('./js/memory.js')(binding))
 // buildChannelTools, the drop-in tool builder over a private ChannelStore: see js/tools.js.
-const jsLayer = require('./js/tools.js')(module.exports.ChannelStore, binding)
+const jsLayer = { ...dropinLayer, ...require('./js/tools.js')(module.exports.ChannelStore, binding) }
 // Written out one by one so that Node's native ESM \`import { name }\` finds every export
 // (it reads CommonJS named exports from assignments like these, not from Object.assign).
 ${[...jsOwn].map((n) => `module.exports.${n} = jsLayer.${n}`).join('\n')}

@@ -376,41 +376,18 @@ mod typings {
     }
 }
 
-/// What `coreSessionContextSubscriber` adds to the session.
-#[napi(object, object_from_js = false)]
-pub struct BeforeSessionCreateResult {
-    /// One section (the caller joins sections with blank lines): the channel context as
-    /// JSON, the thread context when the turn has a thread, and how to use the channel
-    /// tools. Absent when the event has no structured input.
-    pub system_prompt_sections: Option<Vec<String>>,
-}
-
-/// The runner's built-in `before_session_create` subscriber: for a turn with structured
-/// channel input, one system-prompt section holding the ChannelSnapshot and (for a thread)
-/// the ThreadContext as indented JSON, then guidance on the channel tools (`channel.context`
-/// and `channel.messages`; in a direct message, `channel.messages` alone). It returns no
-/// tools (they are registered apart) and `{}` for an event without structured input.
-#[napi(
-    catch_unwind,
-    ts_args_type = "event: BeforeSessionCreateEvent",
-    ts_return_type = "BeforeSessionCreateResult"
-)]
-pub fn core_session_context_subscriber(
-    env: &Env,
-    event: Unknown,
-) -> Result<BeforeSessionCreateResult> {
-    const F: &str = "coreSessionContextSubscriber";
-    expect_object(env, F, "event", &event)?;
-    // SAFETY: checked to be an object above.
-    let event: Object = unsafe { event.cast() }?;
-    let input: Unknown = event.get_named_property("structuredContextInput")?;
-    if crate::bindings::js::is_nullish(&input) {
-        return Ok(BeforeSessionCreateResult {
-            system_prompt_sections: None,
-        });
-    }
-    let input: StructuredContextInput = from_js(env, F, "event.structuredContextInput", input)?;
-    Ok(BeforeSessionCreateResult {
-        system_prompt_sections: Some(vec![dropin::session::session_context_section(&input)]),
-    })
+/// The channel tools' guidance that ends the section `coreSessionContextSubscriber` adds:
+/// `### Channel Tools`, both tools and when to reach for them, or for `"direct"` (a DM) the
+/// one that works there. For a gateway that composes its own section.
+#[napi(catch_unwind, ts_args_type = "channelType?: 'direct' | 'group' | null")]
+pub fn channel_tools_guidance(env: &Env, channel_type: Option<Unknown>) -> Result<&'static str> {
+    let kind = match channel_type {
+        Some(v) if !crate::bindings::js::is_nullish(&v) => Some(
+            js_string(env, "channelToolsGuidance", "channelType", &v)?
+                .into_utf8()?
+                .into_owned()?,
+        ),
+        _ => None,
+    };
+    Ok(dropin::session::channel_tools_guidance(kind.as_deref()))
 }

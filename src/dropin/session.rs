@@ -1,13 +1,7 @@
-//! The system-prompt section a runner's `before_session_create` subscriber adds for a
-//! channel turn: the ChannelSnapshot and the ThreadContext as JSON, then how to use the
-//! channel tools (one tool in a direct message, where there is no channel to search).
-//!
-//! The JSON is indented and written as the prompt section writes it (`<`, `>`, `&` and
-//! backticks inside strings escaped), so no message can close the code fence it sits in.
-
-use super::{channel_snapshot, thread_context, StructuredContextInput};
-use crate::prompt::section_json;
-use crate::text::THREAD_BUDGET_TOKENS;
+//! The channel tools' guidance a runner's `before_session_create` subscriber ends its
+//! section with: both tools and when to use them in a channel, the one that works in a
+//! direct message (where there is no channel to search). The subscriber itself
+//! (`js/dropin.js`) puts the ChannelSnapshot and the ThreadContext before it.
 
 /// Guidance for a channel or group conversation: both tools, and when to use them.
 const CHANNEL_TOOLS: &str = "\
@@ -34,27 +28,14 @@ In this direct message one tool lets you look further:
 
 **channel.context** is registered too, but it returns empty results in DMs: a direct message has no adjacent-message snapshot to search. Use channel.messages for threads.";
 
-/// The section for `input`: its channel context, its thread context when it has a thread
-/// (within the default 8,000-token thread budget), and the channel tools' guidance.
-pub fn session_context_section(input: &StructuredContextInput) -> String {
-    let snapshot = section_json(&channel_snapshot(input), true);
-    let mut out = String::with_capacity(snapshot.len() + 2_048);
-    out.push_str("### Channel Context\n```json\n");
-    out.push_str(&snapshot);
-    out.push_str("\n```\n");
-    if let Some(t) = &input.thread {
-        let (context, _) = thread_context(t, u64::from(THREAD_BUDGET_TOKENS));
-        out.push_str("\n### Thread Context\n```json\n");
-        out.push_str(&section_json(&context, true));
-        out.push_str("\n```\n");
-    }
-    out.push('\n');
-    out.push_str(if input.channel_type.as_deref() == Some("direct") {
+/// The guidance for a conversation of `channel_type` (`"direct"` for a DM; anything else,
+/// or nothing, is a channel, as the runner's subscriber read it).
+pub fn channel_tools_guidance(channel_type: Option<&str>) -> &'static str {
+    if channel_type == Some("direct") {
         DIRECT_TOOLS
     } else {
         CHANNEL_TOOLS
-    });
-    out
+    }
 }
 
 #[cfg(test)]
