@@ -145,6 +145,12 @@ export interface RunnerChannelTool {
 export declare function buildChannelTools(input: StructuredContextInput & { fetcher: RunnerChannelFetcher }): [RunnerChannelTool, RunnerChannelTool]
 export declare function buildChannelTools(input: ChannelToolsInput): [ChannelTool, ChannelTool]
 
+/**
+ * The runner's channel tool factory: for a context with `structuredContextInput`, the two
+ * tools `buildChannelTools` makes of it, each with a `label` (its name); `[]` without.
+ */
+export declare function channelToolsFactory(ctx: { structuredContextInput?: (StructuredContextInput & { fetcher: RunnerChannelFetcher }) | null }): Array<RunnerChannelTool & { label: string }>
+
 /** What `coreSessionContextSubscriber` adds to the session. */
 export interface BeforeSessionCreateResult {
   /**

@@ -132,4 +132,5 @@ const jsLayer = { ...dropinLayer, ...require('./js/tools.js')(module.exports.Cha
 // Written out one by one so that Node's native ESM `import { name }` finds every export
 // (it reads CommonJS named exports from assignments like these, not from Object.assign).
 module.exports.buildChannelTools = jsLayer.buildChannelTools
+module.exports.channelToolsFactory = jsLayer.channelToolsFactory
 module.exports.coreSessionContextSubscriber = jsLayer.coreSessionContextSubscriber

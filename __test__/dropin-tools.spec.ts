@@ -4,7 +4,7 @@
 // texts are the runner's. The ranking is the engine's (accents folded, words stemmed),
 // which finds at least what the runner's word count found.
 import { describe, expect, it } from 'vitest'
-import { buildChannelTools, type RunnerChannelFetcher, type StructuredContextInput } from '@openclaw/context-engine'
+import { buildChannelTools, channelToolsFactory, type RunnerChannelFetcher, type StructuredContextInput } from '@openclaw/context-engine'
 
 const who = (id: string, name: string) => ({ authorId: id, authorName: name, authorIsBot: false })
 
@@ -146,5 +146,22 @@ describe("buildChannelTools(StructuredContextInput): the runner's tools", () => 
     bad.anchor.text = 5
     expect(() => buildChannelTools(bad as never)).toThrow(/^buildChannelTools: anchor\.text/)
     expect(buildChannelTools({ ...input(), channelType: 'channel', extra: true } as never).map((t) => t.name)).toEqual(['channel.context', 'channel.messages'])
+  })
+})
+
+describe('channelToolsFactory(ctx)', () => {
+  it("gives the runner's two tools, labelled, for a context with structured input, none without", () => {
+    const tools = channelToolsFactory({ structuredContextInput: input() })
+    expect(tools.map((t) => [t.name, t.label])).toEqual([
+      ['channel.context', 'channel.context'],
+      ['channel.messages', 'channel.messages'],
+    ])
+    for (const t of tools) expect(t.description.length).toBeGreaterThan(0)
+    expect(channelToolsFactory({ structuredContextInput: { ...input(), channelType: 'direct' } }).map((t) => t.name)).toEqual(['channel.context', 'channel.messages'])
+    expect(channelToolsFactory({})).toEqual([])
+    expect(channelToolsFactory({ structuredContextInput: null })).toEqual([])
+    const bad = input() as unknown as { anchor: Record<string, unknown> }
+    bad.anchor.text = 5
+    expect(() => channelToolsFactory({ structuredContextInput: bad as never })).toThrow(/^channelToolsFactory: ctx\.structuredContextInput\.anchor\.text/)
   })
 })

@@ -158,5 +158,26 @@ module.exports = function toolsLayer(ChannelStore, binding) {
     }))
   }
 
-  return { buildChannelTools }
+  /**
+   * The runner's tool factory: its two channel tools for a context with structured
+   * channel input (each with a `label`, its name, as agent tools carry one), none without.
+   */
+  function channelToolsFactory(ctx) {
+    let input
+    try {
+      input = ctx === null || ctx === undefined ? undefined : ctx.structuredContextInput
+    } catch (err) {
+      throw unreadable('channelToolsFactory', 'ctx', err)
+    }
+    if (!input) return []
+    let tools
+    try {
+      tools = buildChannelTools(input)
+    } catch (err) {
+      throw asExport(err, 'buildChannelTools', 'channelToolsFactory', (path) => (path === 'input' ? 'ctx.structuredContextInput' : `ctx.structuredContextInput.${path}`))
+    }
+    return tools.map((t) => ({ ...t, label: t.name }))
+  }
+
+  return { buildChannelTools, channelToolsFactory }
 }
