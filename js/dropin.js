@@ -93,13 +93,10 @@ function copyInput(i) {
 const validFiles = (fs) => fs === undefined || fs === null || (Array.isArray(fs) && fs.every((f) => f !== null && typeof f === 'object' && str(f.artifactId) && str(f.mimeType) && nullableStr(f.filename) && count(f.byteLength)))
 const validAuthor = (m) => str(m.authorId) && str(m.authorName) && typeof m.authorIsBot === 'boolean'
 const validReactions = (rs) => rs === undefined || rs === null || (Array.isArray(rs) && rs.every(str))
+/** A message's own fields, as both the anchor and the adjacent messages carry them. */
+const validMessage = (m) => m !== null && typeof m === 'object' && str(m.messageId) && str(m.ts) && validAuthor(m) && str(m.text)
 const validAdjacent = (m) =>
-  m !== null &&
-  typeof m === 'object' &&
-  str(m.messageId) &&
-  str(m.ts) &&
-  validAuthor(m) &&
-  str(m.text) &&
+  validMessage(m) &&
   (m.replyCount === undefined || m.replyCount === null || count(m.replyCount)) &&
   (m.hasMedia === undefined || m.hasMedia === null || typeof m.hasMedia === 'boolean') &&
   validReactions(m.reactions)
@@ -110,12 +107,7 @@ function validInput(i) {
     str(i.platform) &&
     str(i.channelId) &&
     str(i.channelName) &&
-    a !== null &&
-    typeof a === 'object' &&
-    str(a.messageId) &&
-    str(a.ts) &&
-    validAuthor(a) &&
-    str(a.text) &&
+    validMessage(a) &&
     nullableStr(a.threadId) &&
     validFiles(a.files) &&
     Array.isArray(i.adjacentMessages) &&
