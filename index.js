@@ -123,6 +123,8 @@ Object.assign(module.exports, require('./js/batch.js')(binding))
 // The drop-in exports in the runner's shapes, built on the JS side: see js/dropin.js.
 const dropinLayer = require('./js/dropin.js')(binding)
 Object.assign(module.exports, dropinLayer)
+// The attachment manifest's persisted form, canonical manifests on the JS side: see js/manifest.js.
+Object.assign(module.exports, require('./js/manifest.js')(binding))
 // ChannelStore with its fetch runtime (the class the typings describe): see js/store.js.
 Object.assign(module.exports, require('./js/store.js')(binding))
 // MemoryStore with its packed ingest lane (the class the typings describe): see js/memory.js.

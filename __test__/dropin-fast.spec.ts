@@ -4,7 +4,18 @@ import { readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { applyThreadBudget, buildChannelSnapshot, buildThreadContext, buildThreadContextWithTelemetry, estimateTokens } from '@openclaw/context-engine'
+import {
+  ATTACHMENT_MANIFEST_KEY,
+  applyThreadBudget,
+  buildChannelSnapshot,
+  buildThreadContext,
+  buildThreadContextWithTelemetry,
+  createAttachmentManifest,
+  estimateTokens,
+  loadManifestFromEntries,
+  recordAttachment,
+  serializeManifest,
+} from '@openclaw/context-engine'
 
 const require = createRequire(import.meta.url)
 const root = join(__dirname, '..')
@@ -79,6 +90,50 @@ describe('the runner-shaped drop-in, built in JS, equals the native build', () =
     let reads = 0
     const tricky = { ...thread, get rootText() { reads++; throw new Error('boom') } }
     expect(() => buildThreadContext(tricky as never)).toThrow(/^buildThreadContext: thread: cannot be read \(boom\)/)
+    expect(reads).toBe(1)
+  })
+})
+
+describe('the attachment manifest, canonical on the JS side, equals the native export', () => {
+  it('serializes and loads 200 random manifests, valid, camelCase, broken and odd alike', () => {
+    const random = xorshift(42)
+    const pick = <T,>(xs: T[]) => xs[Math.floor(random() * xs.length)]
+    for (let k = 0; k < 200; k++) {
+      const manifest = createAttachmentManifest()
+      const n = Math.floor(random() * 12)
+      for (let i = 0; i < n; i++) {
+        recordAttachment(manifest, {
+          artifactId: `F${k}_${i}`,
+          displayName: pick(['a.png', 'q "x" \\ y.pdf', 'nul\u0000l', 'ünï 😀', '</tag>']),
+          mediaType: pick(['image/png', 'text/plain']),
+          contentHash: `${k}${i}`.padEnd(8, 'a'),
+          sourceMessageId: `${i}.1`,
+          sourceThreadId: random() < 0.5 ? null : `${i}.0`,
+          includedAtTurn: Math.floor(random() * 99),
+        })
+      }
+      const entries = manifest.entries as Record<string, Record<string, unknown>>
+      const keys = Object.keys(entries)
+      const odd = random()
+      if (keys.length > 0 && odd < 0.15) entries[keys[0]].display_name = '' // invalid
+      else if (keys.length > 0 && odd < 0.3) entries[keys[0]] = { artifactId: keys[0], displayName: 'c', mediaType: 'm', contentHash: 'h', sourceMessageId: 's', includedAtTurn: 2 } // camelCase
+      else if (keys.length > 0 && odd < 0.4) entries[keys[0]].display_name = 'lone \ud800'
+      else if (keys.length > 0 && odd < 0.5) entries[keys[0]].included_at_turn = 2 ** 53 + 2
+      const mine = (() => { try { return serializeManifest(manifest) } catch (e) { return `threw ${(e as Error).message}` } })()
+      const theirs = (() => { try { return native.serializeManifest(manifest) } catch (e) { return `threw ${(e as Error).message}` } })()
+      expect(mine).toBe(theirs)
+      const log = [{ type: 'message' }, { type: 'custom', customType: ATTACHMENT_MANIFEST_KEY, data: random() < 0.2 ? manifest : JSON.stringify(manifest) }, { type: 'custom', customType: 'other', data: '{}' }]
+      expect(loadManifestFromEntries(log)).toEqual(native.loadManifestFromEntries(log))
+    }
+  })
+
+  it('reads an entry once, and a newer broken manifest falls back to an older one as before', () => {
+    const good = createAttachmentManifest()
+    recordAttachment(good, { artifactId: 'F1', displayName: 'a.png', mediaType: 'image/png', contentHash: 'aa', sourceMessageId: '1.1', includedAtTurn: 1 })
+    let reads = 0
+    const newer = { type: 'custom', customType: ATTACHMENT_MANIFEST_KEY, get data() { reads++; return '{"entries":{"F2":{"artifact_id":"F3"}}}' } }
+    const log = [{ type: 'custom', customType: ATTACHMENT_MANIFEST_KEY, data: JSON.stringify(good) }, newer]
+    expect(loadManifestFromEntries(log)).toEqual(good)
     expect(reads).toBe(1)
   })
 })
