@@ -82,13 +82,14 @@ module.exports = function manifestLayer(binding) {
     return text
   }
 
-  /** An entry's fields as read once; null when reading them threw (it is skipped). */
-  function readEntry(e, withData) {
+  /** Entry `i` of `list`, its fields read once; null when reading threw (it is skipped). */
+  function readEntry(list, i) {
     try {
+      const e = list[i]
       if (e === null || typeof e !== 'object') return e
       const type = e.type
       const customType = e.customType
-      if (!withData || type !== 'custom' || customType !== KEY) return { type, customType }
+      if (type !== 'custom' || customType !== KEY) return { type, customType }
       return { type, customType, data: e.data }
     } catch {
       return null
@@ -106,14 +107,7 @@ module.exports = function manifestLayer(binding) {
     const read = new Array(list.length)
     let at = -1
     for (let i = list.length - 1; i >= 0; i--) {
-      let e
-      try {
-        e = list[i]
-      } catch {
-        e = null
-      }
-      read[i] = readEntry(e, true)
-      const r = read[i]
+      const r = (read[i] = readEntry(list, i))
       if (r !== null && typeof r === 'object' && r.type === 'custom' && r.customType === KEY) {
         at = i
         break
@@ -130,15 +124,7 @@ module.exports = function manifestLayer(binding) {
       }
     }
     // The native export decides on what was read (older entries read now, once each).
-    for (let i = 0; i < at; i++) {
-      let e
-      try {
-        e = list[i]
-      } catch {
-        e = null
-      }
-      read[i] = readEntry(e, true)
-    }
+    for (let i = 0; i < at; i++) read[i] = readEntry(list, i)
     return binding.loadManifestFromEntries(read)
   }
 
