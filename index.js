@@ -118,8 +118,6 @@ module.exports.tokenCalibration = binding.tokenCalibration
 module.exports.tokenEstimate = binding.tokenEstimate
 module.exports.truncateSnippet = binding.truncateSnippet
 
-// Batched fast paths over some exports (same names, same typings): see js/batch.js.
-Object.assign(module.exports, require('./js/batch.js')(binding))
 // The drop-in exports in the runner's shapes, built on the JS side: see js/dropin.js.
 const dropinLayer = require('./js/dropin.js')(binding)
 Object.assign(module.exports, dropinLayer)

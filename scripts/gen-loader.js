@@ -93,8 +93,6 @@ const binding = loadBinding()
 
 ${names.map((n) => `module.exports.${n} = binding.${n}`).join('\n')}
 
-// Batched fast paths over some exports (same names, same typings): see js/batch.js.
-Object.assign(module.exports, require('./js/batch.js')(binding))
 // The drop-in exports in the runner's shapes, built on the JS side: see js/dropin.js.
 const dropinLayer = require('./js/dropin.js')(binding)
 Object.assign(module.exports, dropinLayer)

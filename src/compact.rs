@@ -51,27 +51,24 @@ fn text(out: &mut String, t: &str) {
 /// The display names of authors, unique (a second `Sam` is `Sam#2`), in order of
 /// appearance; and the authors line.
 #[derive(Default)]
-struct Authors {
+pub struct Authors {
     list: Vec<(String, Author)>,
 }
 
 impl Authors {
-    fn name(&mut self, a: &Author) -> String {
+    /// The name `a` goes by in the document, naming it on first appearance.
+    pub fn name(&mut self, a: &Author) -> String {
         if let Some((n, _)) = self.list.iter().find(|(_, x)| x.user_id == a.user_id) {
             return n.clone();
         }
-        let base = if a.display_name.is_empty() {
-            &a.user_id
-        } else {
-            &a.display_name
-        };
+        let base = plain_name(a);
         let taken = self
             .list
             .iter()
             .filter(|(_, x)| x.display_name == a.display_name)
             .count();
         let name = if taken == 0 {
-            base.clone()
+            base.to_string()
         } else {
             format!("{base}#{}", taken + 1)
         };
@@ -79,18 +76,22 @@ impl Authors {
         name
     }
 
+    /// The estimate of what the authors line grows by when `a` is named (under its plain
+    /// name): 0 once it is.
+    pub fn cost(&self, a: &Author) -> f64 {
+        if self.list.iter().any(|(_, x)| x.user_id == a.user_id) {
+            0.0
+        } else {
+            crate::tokens::estimate(&author_entry(plain_name(a), a))
+        }
+    }
+
     fn line(&self) -> String {
         let mut out = String::from("authors:");
         for (i, (name, a)) in self.list.iter().enumerate() {
-            out.push_str(if i == 0 { " " } else { ", " });
-            out.push_str(name);
-            if *name != a.user_id {
-                out.push(' ');
-                out.push_str(&a.user_id);
-            }
-            if a.is_bot {
-                out.push_str(" (bot)");
-            }
+            let entry = author_entry(name, a);
+            // The first entry without its separating comma.
+            out.push_str(if i == 0 { &entry[1..] } else { &entry });
         }
         out
     }
@@ -177,7 +178,7 @@ impl ReplyLine<'_> {
 }
 
 /// What an author adds to the authors line the first time it appears under `name`.
-pub fn author_entry(name: &str, a: &Author) -> String {
+fn author_entry(name: &str, a: &Author) -> String {
     let mut out = format!(", {name}");
     if name != a.user_id {
         out.push(' ');

@@ -380,11 +380,6 @@ pub fn with_calibration<T>(f: impl FnOnce(&mut Calibration) -> T) -> T {
 /// The calibration key of callers that name no model.
 pub const DEFAULT_MODEL: &str = "default";
 
-/// The calibrated ratio of `model` (`None`: [`DEFAULT_MODEL`]); 1 until calibrated.
-pub fn model_ratio(model: Option<&str>) -> f64 {
-    with_calibration(|c| c.ratio(model.unwrap_or(DEFAULT_MODEL)).ratio)
-}
-
 /// What a budget counts for `text` alone when no model is named (the `"default"`
 /// calibration); a section of several texts is counted by the [`Meter`] of their summed
 /// estimates instead.

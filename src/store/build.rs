@@ -9,7 +9,7 @@ use super::request::ContextRequest;
 use super::{thread_key, Store, ThreadEntry};
 use crate::cache::Lookup;
 use crate::compact::{
-    author_entry, compact_snapshot, compact_thread, plain_name, relative, AdjacentLine,
+    compact_snapshot, compact_thread, plain_name, relative, AdjacentLine, Authors,
 };
 use crate::model::Truncation;
 use crate::model::{
@@ -225,7 +225,10 @@ enum SnapshotForm<'a> {
     Json,
     /// The compact form: the estimate of its text without adjacent messages (at its
     /// widest), and the anchor's author, whom the authors line names already.
-    Compact { head: f64, anchor_author: &'a str },
+    Compact {
+        head: f64,
+        anchor_author: &'a Author,
+    },
 }
 
 /// Which of `picks` the snapshot keeps within its budget, at most `max_keep`: messages
@@ -245,7 +248,7 @@ fn within_snapshot_budget(
     let head_estimate = tokens::estimate(head);
     let allowance = req.meter.allowance(req.snapshot_budget_tokens);
     let fits = |e: f64| e <= allowance;
-    let mut authors: Vec<&str> = Vec::new();
+    let mut authors = Authors::default();
     let mut used = match form {
         // The frame: `,"adjacent":[]` and the widest `,"adjacent_omitted":N`.
         SnapshotForm::Json => {
@@ -257,7 +260,7 @@ fn within_snapshot_budget(
             head,
             anchor_author,
         } => {
-            authors.push(anchor_author);
+            authors.name(anchor_author);
             *head
         }
     };
@@ -271,25 +274,15 @@ fn within_snapshot_budget(
         let p = &picks[i];
         let cost = match form {
             SnapshotForm::Json => p.estimate + comma,
-            SnapshotForm::Compact { .. } => {
-                let new_author = !authors.contains(&p.author.user_id.as_str());
-                p.compact
-                    + if new_author {
-                        tokens::estimate(&author_entry(plain_name(p.author), p.author))
-                    } else {
-                        0.0
-                    }
-            }
+            SnapshotForm::Compact { .. } => p.compact + authors.cost(p.author),
         };
         if fits(used + cost) {
             used += cost;
             kept += p.estimate;
             count += 1;
             keep[i] = true;
-            if matches!(form, SnapshotForm::Compact { .. })
-                && !authors.contains(&p.author.user_id.as_str())
-            {
-                authors.push(&p.author.user_id);
+            if matches!(form, SnapshotForm::Compact { .. }) {
+                authors.name(p.author);
             }
         }
     }
@@ -1029,7 +1022,7 @@ impl Store {
             };
             SnapshotForm::Compact {
                 head: tokens::estimate(&compact_snapshot(&bare)),
-                anchor_author: &anchor.author.user_id,
+                anchor_author: &anchor.author,
             }
         } else {
             SnapshotForm::Json

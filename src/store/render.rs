@@ -5,8 +5,8 @@
 
 use super::message::StoredMessage;
 use super::render_cache::{Fragment, RenderCache, Renderings};
-use crate::compact::{author_entry, plain_name, relative, thread_head, ReplyLine};
-use crate::model::{Author, ThreadRoot, ThreadTelemetry, Truncation, SCHEMA_VERSION};
+use crate::compact::{plain_name, relative, thread_head, Authors, ReplyLine};
+use crate::model::{ThreadRoot, ThreadTelemetry, Truncation, SCHEMA_VERSION};
 use crate::prompt::section_json;
 use crate::text::truncate_snippet;
 use crate::thread::{thread_reply, thread_root, STRATEGY_MOST_RECENT};
@@ -109,21 +109,15 @@ pub struct ThreadLimits {
 /// its time, and the authors line's entry of an author not seen before.
 struct CompactCost {
     anchor: i64,
-    authors: Vec<String>,
+    authors: Authors,
 }
 
 impl CompactCost {
     fn of(&mut self, r: &StoredMessage) -> f64 {
         let when = relative(r.key.0 - self.anchor);
-        r.compact_reply_estimate() + tokens::estimate(&when) + self.author(&r.author)
-    }
-
-    fn author(&mut self, a: &Author) -> f64 {
-        if self.authors.contains(&a.user_id) {
-            return 0.0;
-        }
-        self.authors.push(a.user_id.clone());
-        tokens::estimate(&author_entry(plain_name(a), a))
+        let author = self.authors.cost(&r.author);
+        self.authors.name(&r.author);
+        r.compact_reply_estimate() + tokens::estimate(&when) + author
     }
 }
 
@@ -172,7 +166,7 @@ pub fn render_thread(
         + tokens::estimate("}");
     let mut compact = compact_anchor.map(|anchor| CompactCost {
         anchor,
-        authors: Vec::new(),
+        authors: Authors::default(),
     });
     // The compact form: its head at its widest, the authors line, the root's entry.
     let fixed = match compact.as_mut() {
