@@ -9,12 +9,17 @@
 //! - tier 2: today's other conversations (the same calendar day in the zone), in full when
 //!   the budget allows, else their summaries;
 //! - tier 3: yesterday's, as summaries;
-//! - tier 4: those of 2 to [`OLDEST_DAY`] (7) days ago, as summaries.
+//! - tier 4: those of 2 calendar days ago up to [`OLDEST_DAY`] (7) days ago, as summaries.
+//!   The 7 days are rolling: a conversation is in while it ended at most 7 × 24 hours
+//!   before `now`, not for the whole seventh calendar day.
 //!
-//! Within a tier the newest comes first. A block that does not fit the budget is left out
-//! (tier 3 and 4 stop at the first), and the budget counts everything returned, the blank
-//! lines between blocks included. Message text is escaped, so a message holding
-//! `</conversation>` cannot close its block.
+//! Within a tier the newest comes first. An active conversation too big for the budget is
+//! cut to its newest turns, after a line saying how many earlier ones were left out; any
+//! other block that does not fit the budget is left out (tier 3 and 4 stop at the first).
+//! The budget counts everything returned, the blank lines between blocks included. A
+//! conversation with no text turns (all tool calls) shows no block. Message text is
+//! escaped, so a message holding `</conversation>` cannot close its block, and a message's
+//! continuation lines are indented, so no line of text can pose as a turn.
 
 use super::assemble::escape;
 use super::db::MemoryError;
@@ -28,8 +33,14 @@ pub const ACTIVE_WINDOW_MS: i64 = 30 * 60_000;
 pub const CONTINUATION_WINDOW_MS: i64 = 30 * 60_000;
 /// The default budget of the history, in estimated tokens.
 pub const DEFAULT_MAX_TOKENS: u64 = 30_000;
-/// The oldest calendar day (days before today) whose conversations are summarized.
+/// The oldest calendar day (days before today) whose conversations are summarized; within
+/// it, only those that ended at most [`OLDEST_MS`] before now.
 pub const OLDEST_DAY: i64 = 7;
+/// The rolling limit of the history: conversations that ended longer ago than this (7 days)
+/// are not shown.
+pub const OLDEST_MS: i64 = OLDEST_DAY * 86_400_000;
+/// What continuation lines of a turn's text start with, so they cannot pose as a turn.
+pub const CONTINUATION_INDENT: &str = "  ";
 
 /// What the status block says of a continued conversation.
 pub const CONTINUATION_TEXT: &str = "CONTINUATION — You are in an ongoing conversation. The human just sent another message. Your recent conversation history is below. Do NOT greet them or reintroduce yourself.";
@@ -180,23 +191,118 @@ pub fn relative_label(ended: i64, now: i64, zone: &Zone, active_window_ms: i64) 
     }
 }
 
-fn full_block(c: &Conversation, now: i64, zone: &Zone, opts: &HistoryOptions) -> String {
-    let mut out = format!(
+/// The opening tag of a conversation's block.
+fn block_open(c: &Conversation, now: i64, zone: &Zone, opts: &HistoryOptions) -> String {
+    format!(
         "<conversation timestamp=\"{}\" relative=\"{}\">\n",
         zone.iso(c.started_at_ms),
         relative_label(c.ended_at_ms, now, zone, opts.active_window_ms)
-    );
-    for t in &c.turns {
-        let who = if t.human { "human" } else { "you" };
-        match t.ts_ms {
-            Some(ts) => out.push_str(&format!("[{who} {}] ", zone.clock(ts))),
-            None => out.push_str(&format!("[{who}] ")),
-        }
-        out.push_str(&escape(&t.text));
+    )
+}
+
+const BLOCK_CLOSE: &str = "</conversation>";
+
+/// One turn as its line: `[who HH:MM] text`, escaped, each further line of the text
+/// indented (any line break: `\n`, `\r\n`, `\r`, U+2028, U+2029), ending in a newline.
+fn turn_line(t: &Turn, zone: &Zone) -> String {
+    let who = if t.human { "human" } else { "you" };
+    let mut out = match t.ts_ms {
+        Some(ts) => format!("[{who} {}] ", zone.clock(ts)),
+        None => format!("[{who}] "),
+    };
+    let text = escape(t.text.trim_end());
+    let mut lines = text
+        .split("\r\n")
+        .flat_map(|l| l.split(['\n', '\r', '\u{2028}', '\u{2029}']));
+    out.push_str(lines.next().unwrap_or_default());
+    for line in lines {
         out.push('\n');
+        if !line.is_empty() {
+            out.push_str(CONTINUATION_INDENT);
+            out.push_str(line);
+        }
     }
-    out.push_str("</conversation>");
+    out.push('\n');
     out
+}
+
+/// The line standing for `n` earlier turns left out of a cut conversation.
+fn omitted_line(n: usize) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("[{n} earlier turn{s} of this conversation left out for space]\n")
+}
+
+/// A conversation in full; `None` when it has no text turns.
+fn full_block(c: &Conversation, now: i64, zone: &Zone, opts: &HistoryOptions) -> Option<String> {
+    if c.turns.is_empty() {
+        return None;
+    }
+    let mut out = block_open(c, now, zone, opts);
+    for t in &c.turns {
+        out.push_str(&turn_line(t, zone));
+    }
+    out.push_str(BLOCK_CLOSE);
+    Some(out)
+}
+
+/// A conversation cut to the newest turns whose block `fits` (given the block's text),
+/// after a line counting the earlier ones. When not even the newest turn fits whole, its
+/// text is cut at the end, marked ` […]`. `None` when nothing of it fits.
+fn cut_block(
+    c: &Conversation,
+    now: i64,
+    zone: &Zone,
+    opts: &HistoryOptions,
+    fits: impl Fn(&str) -> bool,
+) -> Option<String> {
+    let newest = c.turns.last()?;
+    let open = block_open(c, now, zone, opts);
+    let lines: Vec<String> = c.turns.iter().map(|t| turn_line(t, zone)).collect();
+    let block = |from: usize, lines: &[String]| {
+        let mut out = open.clone();
+        if from > 0 {
+            out.push_str(&omitted_line(from));
+        }
+        lines[from..].iter().for_each(|l| out.push_str(l));
+        out.push_str(BLOCK_CLOSE);
+        out
+    };
+    // Fewer turns never cost more: the smallest start that fits, by bisection.
+    let last = lines.len() - 1;
+    if fits(&block(last, &lines)) {
+        let (mut lo, mut hi) = (0, last);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if fits(&block(mid, &lines)) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        return Some(block(lo, &lines));
+    }
+    // The newest turn alone is too big: its text cut to the longest prefix that fits.
+    let chars: Vec<char> = newest.text.chars().collect();
+    let with_prefix = |n: usize| {
+        let mut t = newest.clone();
+        t.text = chars[..n].iter().collect::<String>() + " […]";
+        let mut cut = lines.clone();
+        cut[last] = turn_line(&t, zone);
+        block(last, &cut)
+    };
+    if !fits(&with_prefix(0)) {
+        return None;
+    }
+    let (mut lo, mut hi) = (0, chars.len());
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if fits(&with_prefix(mid)) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Some(with_prefix(lo))
 }
 
 fn summary_block(c: &Conversation, now: i64, zone: &Zone, opts: &HistoryOptions) -> String {
@@ -229,45 +335,83 @@ pub fn conversation_context(
     let age = |c: &Conversation| today - zone.day(c.ended_at_ms);
     let active = |c: &Conversation| now - c.ended_at_ms < opts.active_window_ms;
 
-    let mut blocks: Vec<String> = Vec::new();
-    // The blocks' estimates add up (they meet at blank lines); one bound for the whole.
-    let meter = Meter::of_model(None);
-    let gap = estimate("\n\n");
-    let mut used = 0.0;
-    // Adds a block when it fits, counting the blank line before it.
-    let mut fits = |block: String, blocks: &mut Vec<String>| -> bool {
-        let next = used + estimate(&block) + if blocks.is_empty() { 0.0 } else { gap };
-        if !meter.fits(next, opts.max_tokens) {
-            return false;
-        }
-        used = next;
-        blocks.push(block);
-        true
-    };
-    // Tier 1: the active conversations, in full.
+    let mut blocks = Blocks::new(opts.max_tokens);
+    // Tier 1: the active conversations, in full; the first too big for what is left is cut
+    // to its newest turns, and ends the tier.
     for c in newest_first.iter().filter(|c| active(c)) {
-        if !fits(full_block(c, now, zone, opts), &mut blocks) {
+        let Some(full) = full_block(c, now, zone, opts) else {
+            continue;
+        };
+        if !blocks.add(full) {
+            if let Some(cut) = cut_block(c, now, zone, opts, |b| blocks.would_fit(b)) {
+                blocks.add(cut);
+            }
             break;
         }
     }
     // Tier 2: today's others, in full when they fit, else their summaries.
     for c in newest_first.iter().filter(|c| !active(c) && age(c) <= 0) {
-        if !fits(full_block(c, now, zone, opts), &mut blocks) && !c.summary.trim().is_empty() {
-            fits(summary_block(c, now, zone, opts), &mut blocks);
+        let shown = full_block(c, now, zone, opts).is_some_and(|b| blocks.add(b));
+        if !shown && !c.summary.trim().is_empty() {
+            blocks.add(summary_block(c, now, zone, opts));
         }
     }
-    // Tiers 3 and 4: yesterday's, then 2 to 7 days ago, as summaries.
+    // Tiers 3 and 4: yesterday's, then 2 to 7 days ago (rolling), as summaries.
+    let recent_enough = |c: &Conversation| c.ended_at_ms >= now.saturating_sub(OLDEST_MS);
     for days in [1..=1, 2..=OLDEST_DAY] {
-        for c in newest_first
-            .iter()
-            .filter(|c| !active(c) && days.contains(&age(c)) && !c.summary.trim().is_empty())
-        {
-            if !fits(summary_block(c, now, zone, opts), &mut blocks) {
+        for c in newest_first.iter().filter(|c| {
+            !active(c) && days.contains(&age(c)) && recent_enough(c) && !c.summary.trim().is_empty()
+        }) {
+            if !blocks.add(summary_block(c, now, zone, opts)) {
                 break;
             }
         }
     }
-    blocks.join("\n\n")
+    blocks.text.join("\n\n")
+}
+
+/// Blocks within one budget: their estimates add up (they meet at blank lines), under one
+/// bound for the whole.
+struct Blocks {
+    text: Vec<String>,
+    used: f64,
+    meter: Meter,
+    max_tokens: u64,
+}
+
+impl Blocks {
+    fn new(max_tokens: u64) -> Self {
+        Blocks {
+            text: Vec::new(),
+            used: 0.0,
+            meter: Meter::of_model(None),
+            max_tokens,
+        }
+    }
+
+    /// The estimate of everything with `block` added, the blank line before it counted.
+    fn with(&self, block: &str) -> f64 {
+        let gap = if self.text.is_empty() {
+            0.0
+        } else {
+            estimate("\n\n")
+        };
+        self.used + estimate(block) + gap
+    }
+
+    fn would_fit(&self, block: &str) -> bool {
+        self.meter.fits(self.with(block), self.max_tokens)
+    }
+
+    /// Adds `block` when it fits; whether it did.
+    fn add(&mut self, block: String) -> bool {
+        if !self.would_fit(&block) {
+            return false;
+        }
+        self.used = self.with(&block);
+        self.text.push(block);
+        true
+    }
 }
 
 /// A chat's history as a context shows it: which chat, at which moment, in which zone.
