@@ -14,13 +14,13 @@ const ts = (s: number) => `${T0 / 1000 + s}.000100`
 // The thread in Slack: a question, a bot's answer, the pronoun question being answered.
 const slackThread = [
   { type: 'message', ts: ROOT, user: 'U1', text: 'is the import job stuck?', thread_ts: ROOT, reply_count: 3 },
-  { type: 'message', ts: ts(10), user: 'U2', text: 'I saw it at 40% an hour ago', thread_ts: ROOT },
+  { type: 'message', ts: ts(10), user: 'U2', text: 'I saw it at 40% an hour ago &amp; told <@U3>', thread_ts: ROOT },
   { type: 'message', ts: ts(20), bot_id: 'B1', username: 'deploybot', text: 'Restarted 3 workers.', thread_ts: ROOT },
   { type: 'message', ts: ts(30), user: 'U1', text: 'are they running?', thread_ts: ROOT },
 ]
 const hostTurn: HostMessage[] = [{ role: 'user', content: 'are they running?', timestamp: T0 + 30_000 }]
 const BLOCK =
-  '<slack_thread_context>\nAlice: is the import job stuck?\nBob: I saw it at 40% an hour ago\ndeploybot: Restarted 3 workers.\nCurrent question: are they running?\n</slack_thread_context>'
+  '<slack_thread_context>\nAlice: is the import job stuck?\nBob: I saw it at 40% an hour ago &amp; told @Carol\ndeploybot: Restarted 3 workers.\nCurrent question: are they running?\n</slack_thread_context>'
 
 const assemble = (e: ReturnType<typeof createContextEngine>, sessionKey: string, tokenBudget = 50_000) =>
   e.assemble({ sessionId: `s-${sessionKey}`, sessionKey, messages: hostTurn, tokenBudget })
@@ -44,7 +44,7 @@ const turnBlock = (out: { systemPromptAddition?: string; messages: HostMessage[]
 describe('the Slack thread block in the OpenClaw engine', () => {
   let slack: Awaited<ReturnType<typeof startSlackApi>>
   beforeAll(async () => {
-    slack = await startSlackApi({ threads: { [`${C}:${ROOT}`]: slackThread }, users: { U1: 'Alice', U2: 'Bob' } })
+    slack = await startSlackApi({ threads: { [`${C}:${ROOT}`]: slackThread }, users: { U1: 'Alice', U2: 'Bob', U3: 'Carol' } })
   })
   afterAll(() => slack.close())
 
@@ -53,6 +53,7 @@ describe('the Slack thread block in the OpenClaw engine', () => {
     store.setUsers([
       { userId: 'U1', displayName: 'Alice' },
       { userId: 'U2', displayName: 'Bob' },
+      { userId: 'U3', displayName: 'Carol' },
     ])
     store.ingestSlackResponse(C, { ok: true, messages: slackThread, has_more: false }, { threadId: ROOT })
     const e = createContextEngine({ path: ':memory:' }, { channelStore: store })
@@ -89,18 +90,18 @@ describe('the Slack thread block in the OpenClaw engine', () => {
     await Promise.all([e, one, off, tight].map((x) => x.dispose()))
   })
 
-  it('fetches the thread from Slack with the bot token once per cache lifetime, names from users.info', async () => {
+  it('fetches the thread from Slack with the bot token once per cache lifetime, authors and mentions named from users.info', async () => {
     slack.calls.length = 0
     slack.setMode('ok')
     const e = createContextEngine({ path: ':memory:', slack: { botToken: 'xoxb-test', apiUrl: slack.url } })
     const out = await assemble(e, THREAD)
     expect(turnBlock(out)).toContain(BLOCK)
-    expect(slack.calls.map((c) => c.method).sort()).toEqual(['conversations.replies', 'users.info', 'users.info'])
+    expect(slack.calls.map((c) => c.method).sort()).toEqual(['conversations.replies', 'users.info', 'users.info', 'users.info'])
     expect(slack.calls.every((c) => c.auth === 'Bearer xoxb-test')).toBe(true)
     expect(slack.calls[0].params).toMatchObject({ channel: C, ts: ROOT })
     // The next turn within five minutes: the thread and the names come from the store.
     await assemble(e, THREAD)
-    expect(slack.calls).toHaveLength(3)
+    expect(slack.calls).toHaveLength(4)
     expect(e.diagnostics).toEqual([])
     await e.dispose()
   })

@@ -87,4 +87,46 @@ describe('the thread-history block', () => {
     // Without the thread either, there is nothing to anchor on: a TypeError naming it.
     await expect(s.threadContextBlock(C, null)).rejects.toThrow(/threadContextBlock: .*threadId/)
   })
+
+  it('writes Slack text as it reads: entities decoded, mentions, channels and links by name, escaped once', async () => {
+    const s = store()
+    s.setChannel({ id: 'C9', name: 'deploys' })
+    s.setUsers([{ userId: 'U2', displayName: 'Bob' }])
+    const thread = [
+      msg(100, 'U1', 'is a &lt; b &amp;&amp; c &gt; d?', 100, { reply_count: 2 }),
+      msg(110, 'B1', '<@U2> see <#C9> and <#C1|general>, <https://runbook.example/x?a=1&amp;b=2|the runbook>, <!here>', 100),
+      msg(120, 'U1', 'ok <@U3|carol>?', 100),
+    ]
+    s.ingestSlackResponse(C, { ok: true, messages: thread, has_more: false }, { threadId: ts(100) })
+    const { block } = await s.threadContextBlock(C, ts(120), { threadId: ts(100) })
+    expect(block).toBe(
+      '<slack_thread_context>\nAlice: is a &lt; b &amp;&amp; c &gt; d?\ndeploybot: @Bob see #deploys and #general, the runbook, @here\nCurrent question: ok @carol?\n</slack_thread_context>',
+    )
+    // The same text in the prompt section, once decoded (JSON escapes it its own way).
+    const built = await s.buildContext(C, ts(120), { threadId: ts(100) })
+    expect(built.thread?.root.text).toBe('is a < b && c > d?')
+    expect(built.promptSection).toContain('@Bob see #deploys and #general, the runbook, @here')
+    expect(built.promptSection).not.toContain('&lt;')
+  })
+
+  it('refuses an unknown option or a bad limit under its own name', async () => {
+    const s = store()
+    s.ingestSlackResponse(C, { ok: true, messages: replies, has_more: false }, { threadId: ts(100) })
+    await expect(s.threadContextBlock(C, ts(120), { threadId: ts(100), lmit: 5 } as never)).rejects.toMatchObject({
+      name: 'TypeError',
+      code: 'ERR_INVALID_ARG_TYPE',
+      path: 'options.lmit',
+      message: expect.stringMatching(/^threadContextBlock: options\.lmit: unknown field/),
+    })
+    for (const limit of [-1, 2.5, Number.NaN]) {
+      await expect(s.threadContextBlock(C, ts(120), { threadId: ts(100), limit })).rejects.toMatchObject({
+        name: 'RangeError',
+        path: 'options.limit',
+        message: expect.stringMatching(/^threadContextBlock: options\.limit: /),
+      })
+    }
+    await expect(s.threadContextBlock(C, ts(120), { threadId: ts(100), limit: '5' } as never)).rejects.toMatchObject({ path: 'options.limit', message: expect.stringMatching(/^threadContextBlock: /) })
+    await expect(s.threadContextBlock(C, ts(120), 5 as never)).rejects.toMatchObject({ name: 'TypeError', path: 'options' })
+    expect((await s.threadContextBlock(C, ts(120), { threadId: ts(100), limit: 0 })).block).toBe('')
+  })
 })

@@ -10,10 +10,12 @@
 // note); it never rejects the caller's promise.
 'use strict'
 
-const { asExport, unreadable } = require('./errors.js')
+const { asExport, inputError, unreadable } = require('./errors.js')
 
 const stores = new WeakMap()
 const MAX_ROUNDS = 4
+/** The options `threadContextBlock` takes. */
+const THREAD_BLOCK_OPTIONS = ['threadId', 'limit']
 
 function stateOf(store) {
   let s = stores.get(store)
@@ -355,13 +357,32 @@ module.exports = function installStore(binding) {
     // cache, or one conversations.replies through the rate limiter on a miss). Never
     // rejects: what could not be fetched is a note and the block holds what is known.
     async threadContextBlock(channelId, messageId, options) {
+      const F = 'threadContextBlock'
+      let keys
       let threadId
       let limit
+      let shape = 'object'
       try {
-        threadId = options?.threadId
-        limit = options?.limit
+        if (Array.isArray(options)) shape = 'an array'
+        else if (options !== undefined && options !== null && typeof options !== 'object') shape = typeof options
+        else {
+          keys = Object.keys(options ?? {})
+          threadId = options?.threadId
+          limit = options?.limit ?? undefined
+        }
       } catch (err) {
-        throw unreadable('threadContextBlock', 'options', err)
+        throw unreadable(F, 'options', err)
+      }
+      if (shape !== 'object') throw inputError(TypeError, F, 'options', `expected an object, got ${shape}`)
+      const unknown = keys.find((key) => !THREAD_BLOCK_OPTIONS.includes(key))
+      if (unknown !== undefined) {
+        throw inputError(TypeError, F, `options.${unknown}`, `unknown field \`${unknown}\`, expected \`threadId\` or \`limit\``)
+      }
+      // The limit is checked where the block is written, before anything is fetched.
+      try {
+        binding.formatSlackThreadContext({ messages: [], limit })
+      } catch (err) {
+        throw asExport(err, 'formatSlackThreadContext', F, (path) => path.replace(/^input\./, 'options.'))
       }
       // Without a message id the current question is the thread's newest human message
       // (what a gateway answering in the thread is replying to): the build anchors on the root.
@@ -399,7 +420,7 @@ module.exports = function installStore(binding) {
       const block = binding.formatSlackThreadContext({
         messages: earlier.map((m) => ({ name: m.author.display_name, text: m.text })),
         currentQuestion: current?.text ?? built.snapshot.anchor.text,
-        limit: limit ?? undefined,
+        limit,
       })
       return { block, notes: built.notes, apiCalls: built.apiCalls }
     }

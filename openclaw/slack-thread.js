@@ -14,6 +14,8 @@ const { ChannelStore } = require('../index.js')
 const SLACK_API_URL = 'https://slack.com/api'
 /** Longest wait for the whole block (a page, its name lookups, a short rate-limit wait). */
 const THREAD_BLOCK_TIMEOUT_MS = 10_000
+/** A user mention without a label in Slack's markup: `<@U123>`. */
+const MENTION = /<@([UW][A-Z0-9]+)>/g
 /** Longest wait for one `users.info` call. */
 const USERS_INFO_TIMEOUT_MS = 3_000
 /** Longest wait for one `conversations.replies` page (within the store's fetch timeout). */
@@ -55,9 +57,9 @@ async function callSlack(apiUrl, token, method, params, timeoutMs) {
 
 /**
  * A ChannelStore over the Slack Web API: threads through `conversations.replies`, and
- * the authors a page does not name looked up with `users.info` before the store takes
- * the page (the store names a message when it takes it; a failed lookup leaves the
- * user id as the name).
+ * the authors a page does not name, and the users its text mentions without a label, looked
+ * up with `users.info` before the store takes the page (the store names a message and its
+ * mentions when it takes it; a failed lookup leaves the user id as the name).
  */
 function slackChannelStore({ botToken, apiUrl = SLACK_API_URL, rateLimit = 'default' }) {
   const url = apiUrl.replace(/\/+$/, '')
@@ -66,8 +68,16 @@ function slackChannelStore({ botToken, apiUrl = SLACK_API_URL, rateLimit = 'defa
   let store = null
   async function nameAuthors(body) {
     const ids = new Set()
-    for (const m of Array.isArray(body?.messages) ? body.messages : []) {
-      if (typeof m?.user === 'string' && !m.bot_id && !m.user_profile && !named.has(m.user)) ids.add(m.user)
+    const profiled = new Set()
+    const messages = Array.isArray(body?.messages) ? body.messages : []
+    for (const m of messages) {
+      if (typeof m?.user === 'string' && m.user_profile) profiled.add(m.user)
+    }
+    const unnamed = (id) => !named.has(id) && !profiled.has(id)
+    for (const m of messages) {
+      if (typeof m?.user === 'string' && !m.bot_id && unnamed(m.user)) ids.add(m.user)
+      if (typeof m?.text !== 'string') continue
+      for (const [, id] of m.text.matchAll(MENTION)) if (unnamed(id)) ids.add(id)
     }
     const users = []
     await Promise.all(

@@ -7,6 +7,7 @@
 //! `username`, `bot_profile`) or from the store's user directory; a bare user id is the
 //! last resort.
 
+pub mod markup;
 pub mod users;
 
 use crate::input::InputError;
@@ -16,8 +17,7 @@ use crate::time::ts_key;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// Looks a user id up in the caller's directory: display name and bot flag.
-pub type Directory<'a> = &'a dyn Fn(&str) -> Option<(String, bool)>;
+pub use markup::{Names, NoNames};
 
 /// Message subtypes that carry a message to store.
 const STORED_SUBTYPES: [&str; 5] = [
@@ -66,7 +66,7 @@ fn kind(v: &Value) -> &'static str {
 }
 
 /// The author of a Slack message.
-fn author(m: &Value, dir: Directory<'_>) -> Author {
+fn author(m: &Value, names: &dyn Names) -> Author {
     let user = nonempty(m, "user");
     let bot_id = nonempty(m, "bot_id");
     let is_bot_subtype = str_at(m, "subtype") == Some("bot_message");
@@ -75,7 +75,7 @@ fn author(m: &Value, dir: Directory<'_>) -> Author {
         profile.and_then(|p| nonempty(p, "display_name").or_else(|| nonempty(p, "real_name")));
     let bot_name =
         nonempty(m, "username").or_else(|| m.get("bot_profile").and_then(|b| nonempty(b, "name")));
-    let known = user.or(bot_id).and_then(dir);
+    let known = user.or(bot_id).and_then(|id| names.user(id));
     let user_id = user.or(bot_id).unwrap_or("unknown").to_string();
     let is_bot = bot_id.is_some() || is_bot_subtype || known.as_ref().is_some_and(|k| k.1);
     let display_name = known
@@ -146,7 +146,7 @@ fn reactions(m: &Value) -> Vec<Reaction> {
 }
 
 /// Converts one Slack message object (from an event or a Web API response).
-pub fn message(m: &Value, path: &str, dir: Directory<'_>) -> Result<StoredMessage, InputError> {
+pub fn message(m: &Value, path: &str, names: &dyn Names) -> Result<StoredMessage, InputError> {
     if !m.is_object() {
         return Err(InputError::type_error(
             path,
@@ -167,8 +167,8 @@ pub fn message(m: &Value, path: &str, dir: Directory<'_>) -> Result<StoredMessag
     Ok(StoredMessage {
         other_id: None,
         key,
-        author: std::sync::Arc::new(author(m, dir)),
-        text: str_at(m, "text").unwrap_or("").into(),
+        author: std::sync::Arc::new(author(m, names)),
+        text: markup::plain_text(str_at(m, "text").unwrap_or(""), names).into(),
         broadcast: thread_id.is_some()
             && matches!(subtype, Some("thread_broadcast" | "reply_broadcast")),
         thread_id: thread_id.map(Into::into),
@@ -195,7 +195,7 @@ fn team(payload: &Value, event: &Value) -> Option<String> {
 /// Converts an Events API payload (the `event_callback` envelope, or a bare event) into
 /// store events. Payloads the store has no use for (`url_verification`, `channel_join`,
 /// reactions to files, ...) become one `Ignored` event.
-pub fn event_payload(payload: &Value, dir: Directory<'_>) -> Result<Event, InputError> {
+pub fn event_payload(payload: &Value, names: &dyn Names) -> Result<Event, InputError> {
     if !payload.is_object() {
         return Err(InputError::type_error(
             "payload",
@@ -219,7 +219,7 @@ pub fn event_payload(payload: &Value, dir: Directory<'_>) -> Result<Event, Input
     };
     let kind_of = str_at(event, "type").unwrap_or("").to_string();
     match kind_of.as_str() {
-        "message" => message_event(payload, event, path, dir),
+        "message" => message_event(payload, event, path, names),
         "reaction_added" | "reaction_removed" => {
             let item = match event.get("item") {
                 Some(i) if i.is_object() => i,
@@ -258,7 +258,7 @@ fn message_event(
     payload: &Value,
     event: &Value,
     path: &str,
-    dir: Directory<'_>,
+    names: &dyn Names,
 ) -> Result<Event, InputError> {
     let channel = req_str(event, "channel", path)?;
     match str_at(event, "subtype") {
@@ -278,7 +278,7 @@ fn message_event(
             return Ok(Event::Edit {
                 channel,
                 message_id: req_str(inner, "ts", &p)?,
-                text: str_at(inner, "text").unwrap_or("").to_string(),
+                text: markup::plain_text(str_at(inner, "text").unwrap_or(""), names),
                 edited: inner.get("edited").is_some_and(Value::is_object),
             });
         }
@@ -294,7 +294,7 @@ fn message_event(
             })
         }
     }
-    let message = message(event, path, dir)?;
+    let message = message(event, path, names)?;
     Ok(Event::Message {
         channel,
         workspace: team(payload, event),
@@ -328,7 +328,7 @@ impl std::fmt::Display for ResponseError {
 }
 
 /// Reads a `conversations.history` / `conversations.replies` response body.
-pub fn response_page(body: &Value, path: &str, dir: Directory<'_>) -> Result<Page, ResponseError> {
+pub fn response_page(body: &Value, path: &str, names: &dyn Names) -> Result<Page, ResponseError> {
     if !body.is_object() {
         return Err(ResponseError::Malformed(InputError::type_error(
             path,
@@ -358,7 +358,7 @@ pub fn response_page(body: &Value, path: &str, dir: Directory<'_>) -> Result<Pag
     let messages = list
         .iter()
         .enumerate()
-        .map(|(i, m)| message(m, &format!("{path}.messages[{i}]"), dir))
+        .map(|(i, m)| message(m, &format!("{path}.messages[{i}]"), names))
         .collect::<Result<Vec<_>, _>>()
         .map_err(ResponseError::Malformed)?;
     let has_more = body
@@ -379,14 +379,14 @@ pub fn response_page(body: &Value, path: &str, dir: Directory<'_>) -> Result<Pag
 /// Reads one page of what a fetcher resolved with: a Slack Web API body (see
 /// [`response_page`]), or the neutral `{ messages: MessageInput[], nextCursor? }`, told
 /// apart by its first message having an `author`.
-pub fn fetched_page(body: &Value, dir: Directory<'_>) -> Result<Page, ResponseError> {
+pub fn fetched_page(body: &Value, names: &dyn Names) -> Result<Page, ResponseError> {
     let neutral = body.get("ok").is_none()
         && body
             .get("messages")
             .and_then(Value::as_array)
             .is_some_and(|a| a.first().is_some_and(|m| m.get("author").is_some()));
     if !neutral {
-        return response_page(body, "result", dir);
+        return response_page(body, "result", names);
     }
     let list = body.get("messages").and_then(Value::as_array);
     let mut messages = Vec::with_capacity(list.map_or(0, Vec::len));

@@ -681,11 +681,13 @@ impl JsMemoryStore {
 
     /// What was said in a chat and when, for the system prompt: the conversation of the
     /// last 30 minutes in full, today's others in full when the budget allows (else their
-    /// summaries), yesterday's and those of 2 to 7 days ago as summaries, newest first
-    /// within each, as `<conversation timestamp=".." relative="..">` blocks of
-    /// `[human HH:MM]` / `[you HH:MM]` lines and `<conversation-summary>` blocks. Never
-    /// another chat's. `maxTokens` (30,000) is hard. The empty string when there is
-    /// nothing. Deterministic to the byte for the same store and `now`.
+    /// summaries), yesterday's and those that ended up to 7 × 24 hours ago as summaries,
+    /// newest first within each, as `<conversation timestamp=".." relative="..">` blocks of
+    /// `[human HH:MM]` / `[you HH:MM]` lines (a message's further lines indented) and
+    /// `<conversation-summary>` blocks. An active conversation bigger than the budget is
+    /// cut to its newest turns, said so in its block. Never another chat's. `maxTokens`
+    /// (30,000) is hard. The empty string when there is nothing. Deterministic to the byte
+    /// for the same store and `now`.
     #[napi(
         catch_unwind,
         ts_args_type = "options: ConversationContextInput",

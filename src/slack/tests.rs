@@ -2,8 +2,16 @@
 use super::*;
 use serde_json::json;
 
-fn no_dir(_: &str) -> Option<(String, bool)> {
-    None
+/// A directory that knows one user, Jonas, and one channel, #deploys.
+struct Jonas;
+
+impl Names for Jonas {
+    fn user(&self, id: &str) -> Option<(String, bool)> {
+        (id == "U0H3KD2QP").then(|| ("Jonas".to_string(), false))
+    }
+    fn channel(&self, id: &str) -> Option<String> {
+        (id == "C9").then(|| "deploys".to_string())
+    }
 }
 
 fn envelope(event: Value) -> Value {
@@ -43,7 +51,7 @@ fn plain_message_in_an_event_callback_envelope() {
         "blocks": [{ "type": "rich_text", "block_id": "x1", "elements": [] }]
     }));
     let (channel, workspace, m) =
-        message_of(event_payload(&p, &no_dir).unwrap_or_else(|e| panic!("{e}")));
+        message_of(event_payload(&p, &NoNames).unwrap_or_else(|e| panic!("{e}")));
     assert_eq!(channel, "C07ROLLOUT");
     assert_eq!(workspace.as_deref(), Some("T024BE7LD"));
     assert_eq!(m.id(), "1775835612.000200");
@@ -60,7 +68,7 @@ fn bot_message_is_authored_by_the_bot() {
         "bot_id": "B01DEPLOYBOT", "username": "deploy-bot",
         "bot_profile": { "id": "B01DEPLOYBOT", "name": "deploy-bot", "app_id": "A01DEPLOY" }
     }));
-    let (_, _, m) = message_of(event_payload(&p, &no_dir).unwrap_or_else(|e| panic!("{e}")));
+    let (_, _, m) = message_of(event_payload(&p, &NoNames).unwrap_or_else(|e| panic!("{e}")));
     assert_eq!(m.author.user_id, "B01DEPLOYBOT");
     assert_eq!(m.author.display_name, "deploy-bot");
     assert!(m.author.is_bot);
@@ -72,7 +80,7 @@ fn thread_reply_and_broadcast_carry_their_thread() {
         "type": "message", "channel": "C07ROLLOUT", "user": "U0G9QF9C6", "text": "p99 is flat",
         "ts": "1775835640.000500", "thread_ts": "1775835630.000400", "parent_user_id": "U061F7AUR"
     }));
-    let (_, _, m) = message_of(event_payload(&reply, &no_dir).unwrap_or_else(|e| panic!("{e}")));
+    let (_, _, m) = message_of(event_payload(&reply, &NoNames).unwrap_or_else(|e| panic!("{e}")));
     assert_eq!(m.thread_id.as_deref(), Some("1775835630.000400"));
     assert!(!m.broadcast && !m.in_channel());
     let broadcast = envelope(json!({
@@ -81,7 +89,7 @@ fn thread_reply_and_broadcast_carry_their_thread() {
         "root": { "type": "message", "user": "U061F7AUR", "text": "Rollout thread", "ts": "1775835630.000400", "thread_ts": "1775835630.000400", "reply_count": 2 }
     }));
     let (_, _, m) =
-        message_of(event_payload(&broadcast, &no_dir).unwrap_or_else(|e| panic!("{e}")));
+        message_of(event_payload(&broadcast, &NoNames).unwrap_or_else(|e| panic!("{e}")));
     assert!(m.broadcast && m.in_channel() && m.is_reply());
 }
 
@@ -90,7 +98,7 @@ fn a_root_with_thread_ts_equal_to_its_ts_is_not_a_reply() {
     let p = json!({ "type": "message", "channel": "C1", "user": "U1", "text": "root",
         "ts": "1775835630.000400", "thread_ts": "1775835630.000400", "reply_count": 3,
         "latest_reply": "1775835660.000700", "reply_users": ["U1", "U2"] });
-    let (_, _, m) = message_of(event_payload(&p, &no_dir).unwrap_or_else(|e| panic!("{e}")));
+    let (_, _, m) = message_of(event_payload(&p, &NoNames).unwrap_or_else(|e| panic!("{e}")));
     assert!(m.thread_id.is_none());
     assert_eq!(m.reply_count(), 3);
     assert_eq!(m.latest_reply(), Some("1775835660.000700"));
@@ -109,7 +117,7 @@ fn file_share_lists_its_files_and_skips_tombstones() {
             { "id": "F07GONE0001", "mode": "tombstone" }
         ]
     }));
-    let (_, _, m) = message_of(event_payload(&p, &no_dir).unwrap_or_else(|e| panic!("{e}")));
+    let (_, _, m) = message_of(event_payload(&p, &NoNames).unwrap_or_else(|e| panic!("{e}")));
     assert_eq!(m.files().len(), 1);
     let f = &m.files()[0];
     assert_eq!(f.media.artifact_id, "F07SCREEN01");
@@ -129,7 +137,7 @@ fn message_changed_is_an_edit_of_the_inner_message() {
         "previous_message": { "type": "message", "user": "U061F7AUR", "text": "Starting the canary at 5%", "ts": "1775835612.000200" }
     }));
     assert_eq!(
-        event_payload(&p, &no_dir).unwrap_or_else(|e| panic!("{e}")),
+        event_payload(&p, &NoNames).unwrap_or_else(|e| panic!("{e}")),
         Event::Edit {
             channel: "C07ROLLOUT".into(),
             message_id: "1775835612.000200".into(),
@@ -147,7 +155,7 @@ fn message_deleted_names_the_deleted_ts() {
         "previous_message": { "type": "message", "subtype": "bot_message", "text": "Deploy #4121", "ts": "1775835620.000300", "bot_id": "B01DEPLOYBOT" }
     }));
     assert_eq!(
-        event_payload(&p, &no_dir).unwrap_or_else(|e| panic!("{e}")),
+        event_payload(&p, &NoNames).unwrap_or_else(|e| panic!("{e}")),
         Event::Delete {
             channel: "C07ROLLOUT".into(),
             message_id: "1775835620.000300".into()
@@ -163,7 +171,7 @@ fn reactions_on_messages_apply_and_on_files_are_ignored() {
         "event_ts": "1775835720.001100"
     }));
     assert_eq!(
-        event_payload(&added, &no_dir).unwrap_or_else(|e| panic!("{e}")),
+        event_payload(&added, &NoNames).unwrap_or_else(|e| panic!("{e}")),
         Event::Reaction {
             channel: "C07ROLLOUT".into(),
             message_id: "1775835630.000400".into(),
@@ -177,7 +185,7 @@ fn reactions_on_messages_apply_and_on_files_are_ignored() {
         "item": { "type": "file", "file": "F07SCREEN01" }, "event_ts": "1775835730.001200"
     }));
     assert_eq!(
-        event_payload(&on_file, &no_dir).unwrap_or_else(|e| panic!("{e}")),
+        event_payload(&on_file, &NoNames).unwrap_or_else(|e| panic!("{e}")),
         Event::Ignored {
             kind: "reaction_removed/file".into()
         }
@@ -188,7 +196,7 @@ fn reactions_on_messages_apply_and_on_files_are_ignored() {
 fn payloads_the_store_has_no_use_for_are_ignored() {
     let verify = json!({ "token": "Jhj5dZrVaK7ZwHHjRyZWjbDl", "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P", "type": "url_verification" });
     assert_eq!(
-        event_payload(&verify, &no_dir).unwrap_or_else(|e| panic!("{e}")),
+        event_payload(&verify, &NoNames).unwrap_or_else(|e| panic!("{e}")),
         Event::Ignored {
             kind: "url_verification".into()
         }
@@ -197,7 +205,7 @@ fn payloads_the_store_has_no_use_for_are_ignored() {
         json!({ "type": "message", "subtype": "channel_join", "channel": "C07ROLLOUT", "user": "U0H3KD2QP", "text": "<@U0H3KD2QP> has joined the channel", "ts": "1775835600.000100" }),
     );
     assert_eq!(
-        event_payload(&join, &no_dir).unwrap_or_else(|e| panic!("{e}")),
+        event_payload(&join, &NoNames).unwrap_or_else(|e| panic!("{e}")),
         Event::Ignored {
             kind: "message/channel_join".into()
         }
@@ -208,21 +216,21 @@ fn payloads_the_store_has_no_use_for_are_ignored() {
 fn malformed_payloads_are_type_errors_naming_the_field() {
     let e = event_payload(
         &envelope(json!({ "type": "message", "channel": "C1", "text": "x" })),
-        &no_dir,
+        &NoNames,
     )
     .err()
     .unwrap_or_else(|| panic!("error"));
     assert_eq!(e.to_string(), "payload.event.ts: is required");
     let e = event_payload(
         &envelope(json!({ "type": "message", "channel": "C1", "ts": "yesterday" })),
-        &no_dir,
+        &NoNames,
     )
     .err()
     .unwrap_or_else(|| panic!("error"));
     assert!(e
         .to_string()
         .starts_with("payload.event.ts: expected a Slack ts"));
-    let e = event_payload(&json!({ "type": "event_callback", "event": 3 }), &no_dir)
+    let e = event_payload(&json!({ "type": "event_callback", "event": 3 }), &NoNames)
         .err()
         .unwrap_or_else(|| panic!("error"));
     assert_eq!(
@@ -233,7 +241,7 @@ fn malformed_payloads_are_type_errors_naming_the_field() {
 
 #[test]
 fn the_directory_names_users_that_payloads_leave_bare() {
-    let dir = |id: &str| (id == "U0H3KD2QP").then(|| ("Jonas".to_string(), false));
+    let dir = Jonas;
     let p = json!({ "type": "message", "channel": "C1", "user": "U0H3KD2QP", "text": "hi", "ts": "1775835600.000100" });
     let (_, _, m) = message_of(event_payload(&p, &dir).unwrap_or_else(|e| panic!("{e}")));
     assert_eq!(m.author.display_name, "Jonas");
@@ -257,7 +265,7 @@ fn history_page_with_cursor_reactions_and_edits() {
         "has_more": true, "pin_count": 0, "channel_actions_ts": null, "channel_actions_count": 0,
         "response_metadata": { "next_cursor": "bmV4dF90czoxNzc1ODM1NjMwMDAwNDAw" }
     });
-    let page = response_page(&body, "response", &no_dir).unwrap_or_else(|e| panic!("{e}"));
+    let page = response_page(&body, "response", &NoNames).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         page.next_cursor.as_deref(),
         Some("bmV4dF90czoxNzc1ODM1NjMwMDAwNDAw")
@@ -276,19 +284,38 @@ fn history_page_with_cursor_reactions_and_edits() {
 fn last_page_has_no_cursor_and_errors_carry_slacks_code() {
     let body = json!({ "ok": true, "messages": [], "has_more": false, "response_metadata": { "next_cursor": "" } });
     assert_eq!(
-        response_page(&body, "response", &no_dir).map(|p| p.next_cursor),
+        response_page(&body, "response", &NoNames).map(|p| p.next_cursor),
         Ok(None)
     );
     let err = json!({ "ok": false, "error": "ratelimited" });
     assert_eq!(
-        response_page(&err, "response", &no_dir),
+        response_page(&err, "response", &NoNames),
         Err(ResponseError::Slack("ratelimited".into()))
     );
     let bad = json!({ "ok": true, "messages": [{ "text": "no ts" }] });
-    match response_page(&bad, "response", &no_dir) {
+    match response_page(&bad, "response", &NoNames) {
         Err(ResponseError::Malformed(e)) => {
             assert_eq!(e.to_string(), "response.messages[0].ts: is required");
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn message_text_is_stored_as_it_reads_and_edits_too() {
+    let text =
+        "<@U0H3KD2QP> is <#C9> &lt;ok&gt;? see <https://x.y/a?b&amp;c|the runbook> &amp; <!here>";
+    let readable = "@Jonas is #deploys <ok>? see the runbook & @here";
+    let p = json!({ "type": "message", "channel": "C1", "user": "U1", "text": text, "ts": "1775835600.000100" });
+    let (_, _, m) = message_of(event_payload(&p, &Jonas).unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(m.text.as_str(), readable);
+    let edit = json!({ "type": "message", "subtype": "message_changed", "channel": "C1",
+        "message": { "ts": "1775835600.000100", "user": "U1", "text": text } });
+    match event_payload(&edit, &Jonas) {
+        Ok(Event::Edit { text, .. }) => assert_eq!(text, readable),
+        other => panic!("{other:?}"),
+    }
+    let body = json!({ "ok": true, "messages": [{ "ts": "1775835600.000100", "user": "U1", "text": text }] });
+    let page = response_page(&body, "response", &Jonas).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(page.messages[0].text.as_str(), readable);
 }

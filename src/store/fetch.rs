@@ -519,8 +519,7 @@ impl Store {
             None => Value::Null,
         };
         self.users.learn(&body);
-        let users = &self.users;
-        let page = slack::fetched_page(&body, &|id: &str| users.lookup(id));
+        let page = slack::fetched_page(&body, &self.names());
         let mut page = match page {
             Ok(page) => page,
             Err(e) => return Err(self.unusable(job, e)),

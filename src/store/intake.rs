@@ -5,7 +5,7 @@ use super::message::Event;
 use super::Store;
 use crate::input::InputError;
 use crate::slack::users::UserDirectory;
-use crate::slack::{self, ResponseError};
+use crate::slack::{self, Names, ResponseError};
 use serde_json::Value;
 
 impl Store {
@@ -26,6 +26,11 @@ impl Store {
         &self.users
     }
 
+    /// The names the store knows (users' and channels'), for Slack text to read by.
+    pub fn names(&self) -> StoreNames<'_> {
+        StoreNames(self)
+    }
+
     /// The user directory, to set names a caller knows.
     pub fn users_mut(&mut self) -> &mut UserDirectory {
         &mut self.users
@@ -35,8 +40,7 @@ impl Store {
     /// carries. Returns 1 when applied, 0 when ignored.
     pub fn ingest_slack_event(&mut self, payload: &Value, now: u64) -> Result<u32, InputError> {
         self.users.learn(payload);
-        let users = &self.users;
-        let event = slack::event_payload(payload, &|id: &str| users.lookup(id))?;
+        let event = slack::event_payload(payload, &self.names())?;
         Ok(self.apply_all(vec![event], now))
     }
 
@@ -51,8 +55,7 @@ impl Store {
         now: u64,
     ) -> Result<Option<String>, ResponseError> {
         self.users.learn(body);
-        let users = &self.users;
-        let page = slack::response_page(body, "response", &|id: &str| users.lookup(id))?;
+        let page = slack::response_page(body, "response", &self.names())?;
         let next = page.next_cursor;
         match thread {
             Some(t) => {
@@ -61,5 +64,17 @@ impl Store {
             None => self.put_history(channel, page.messages, now),
         }
         Ok(next)
+    }
+}
+
+/// Users' and channels' names as the store knows them.
+pub struct StoreNames<'a>(&'a Store);
+
+impl Names for StoreNames<'_> {
+    fn user(&self, id: &str) -> Option<(String, bool)> {
+        self.0.users.lookup(id)
+    }
+    fn channel(&self, id: &str) -> Option<String> {
+        self.0.channels.get(id).and_then(|c| c.name.clone())
     }
 }
