@@ -36,6 +36,9 @@ export type ContextEngineErrorCode =
   | 'ERR_MEMORY_STALE'
   | 'ERR_MEMORY_FENCED'
   | 'ERR_MEMORY_CLOSED'
+  | 'ERR_PERSIST_STORAGE'
+  | 'ERR_PERSIST_TIMEOUT'
+  | 'ERR_PERSIST_CLOSED'
 
 /**
  * The kinds of memory record: a lane's rolling summary (`thread_summary`), a session's
@@ -491,15 +494,18 @@ export declare class ChannelStore {
    * With `options.persist`: queues every change not yet written and resolves, with
    * the writer's counters, once they are committed to the file (what a process killed
    * after that finds on restart). Rejects when a change since the previous flush
-   * could not be written, or after `persist.flushTimeoutMs`. Resolves null for a
-   * store in memory only.
+   * could not be written (`code` `ERR_PERSIST_STORAGE`), after `persist.flushTimeoutMs`
+   * (`ERR_PERSIST_TIMEOUT`), or once closed (`ERR_PERSIST_CLOSED`). Resolves null for
+   * a store in memory only.
    */
   flush(): Promise<PersistStats | null>
   /**
-   * With `options.persist`: writes every change not yet written and stops the writer
-   * thread (resolving once it has); the store stays usable in memory, and later
-   * changes are not saved. Calling it again resolves at once. Resolves null for a
-   * store in memory only.
+   * With `options.persist`: writes every change not yet written, moves the
+   * write-ahead log into the database file and stops the writer thread, resolving once
+   * it has: from then on the `.sqlite` file alone (a copy, a backup) holds the saved
+   * state. The store stays usable in memory, and later changes are not saved. Calling
+   * it again resolves at once. Rejects as `flush()` does. Resolves null for a store in
+   * memory only.
    */
   close(): Promise<PersistStats | null>
   /**
@@ -643,11 +649,13 @@ export declare class MemoryStore {
   /**
    * What was said in a chat and when, for the system prompt: the conversation of the
    * last 30 minutes in full, today's others in full when the budget allows (else their
-   * summaries), yesterday's and those of 2 to 7 days ago as summaries, newest first
-   * within each, as `<conversation timestamp=".." relative="..">` blocks of
-   * `[human HH:MM]` / `[you HH:MM]` lines and `<conversation-summary>` blocks. Never
-   * another chat's. `maxTokens` (30,000) is hard. The empty string when there is
-   * nothing. Deterministic to the byte for the same store and `now`.
+   * summaries), yesterday's and those that ended up to 7 × 24 hours ago as summaries,
+   * newest first within each, as `<conversation timestamp=".." relative="..">` blocks of
+   * `[human HH:MM]` / `[you HH:MM]` lines (a message's further lines indented) and
+   * `<conversation-summary>` blocks. An active conversation bigger than the budget is
+   * cut to its newest turns, said so in its block. Never another chat's. `maxTokens`
+   * (30,000) is hard. The empty string when there is nothing. Deterministic to the byte
+   * for the same store and `now`.
    */
   buildConversationContext(options: ConversationContextInput): string
   /**
@@ -2129,8 +2137,16 @@ export interface RedisOptions {
 export interface RedisStats {
   /** The URL without its password. */
   url: string
-  /** Redis answered the last call. */
+  /**
+   * Redis answered the last call or connection attempt (the first is made when the
+   * store or coordinator is created).
+   */
   connected: boolean
+  /**
+   * `"connecting"` until the first connection attempt ends, then `"connected"` or
+   * `"unreachable"`.
+   */
+  state: 'connecting' | 'connected' | 'unreachable'
   /**
    * Calls answered by Redis, and calls that failed or timed out (each then went on
    * without it).

@@ -3,7 +3,7 @@
 // was fetched; processes killed with SIGKILL after an acknowledged flush lose nothing; two
 // processes write one file at once; the file is shared with the MemoryStore.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -193,7 +193,22 @@ describe('ChannelStore saved to a file', () => {
     store.ingest(post(3))
     expect(store.stats().messages).toBe(3)
     await expect(store.flush()).rejects.toThrow(/ChannelStore\.flush: the store's saving was closed/)
+    await expect(store.flush()).rejects.toMatchObject({ code: 'ERR_PERSIST_CLOSED' })
     expect(await store.close()).toMatchObject({ closed: true })
+  })
+
+  it('once close() resolves, the .sqlite file alone (a copy without its -wal) holds everything', async () => {
+    const file = join(dir, 'backup.sqlite')
+    const store = new ChannelStore({ persist: { path: file } })
+    store.ingestMany(Array.from({ length: 300 }, (_, i) => post(i, `message ${i} `.repeat(20))))
+    await store.close()
+    expect(existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0).toBe(0)
+    const copy = join(dir, 'backup-copy.sqlite')
+    copyFileSync(file, copy)
+    const back = new ChannelStore({ persist: { path: copy } })
+    expect(back.stats().messages).toBe(300)
+    expect(back.getMessage(C, ts(299))?.text).toBe('message 299 '.repeat(20))
+    await back.close()
   })
 
   it('rejects bad persist options naming the field, and names a file it cannot open', () => {
@@ -208,5 +223,6 @@ describe('ChannelStore saved to a file', () => {
     const missing = join(dir, 'no-such-dir', 'x.db')
     const e4 = thrown(() => new ChannelStore({ persist: { path: missing } }))
     expect(e4.message).toContain(`ChannelStore: options.persist.path ${JSON.stringify(missing)}: could not open the saved state`)
+    expect(e4).toMatchObject({ code: 'ERR_PERSIST_STORAGE' })
   })
 })

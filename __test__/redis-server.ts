@@ -64,6 +64,20 @@ export class RedisServer {
     }
   }
 
+  /** Sends one command (as RESP) and resolves with the first line of the answer. */
+  command(...args: string[]): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const c = createConnection({ port: this.port, host: '127.0.0.1' }, () => {
+        c.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`)
+      })
+      c.once('data', (d) => {
+        c.destroy()
+        resolve(d.toString().split('\r\n')[0])
+      })
+      c.once('error', reject)
+    })
+  }
+
   /** SIGKILL, as a crash; resolves once the process is gone. */
   async kill(): Promise<void> {
     const proc = this.proc

@@ -2,6 +2,7 @@
 // four worker processes share, locks whose fencing tokens stop a holder whose lock
 // expired, and a Redis that is missing at start or killed mid-run without a failed turn.
 import { spawn } from 'node:child_process'
+import { createServer } from 'node:net'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -101,11 +102,11 @@ describe.skipIf(!redisInstalled)('workers sharing a Redis', () => {
     expect(await coord.release(a!)).toBe(true)
     expect(await coord.extend(a!, 5_000)).toBe(false)
     const b = await coord.lock('job', 50)
-    expect(b!.fence).toBe(a!.fence! + 1)
+    expect(b!.fence).toBeGreaterThan(a!.fence!)
     await new Promise((r) => setTimeout(r, 80))
     // Expired: the next holder gets it, and the old holder can neither extend nor release.
     const c = await coord.lock('job', 5_000)
-    expect(c!.fence).toBe(b!.fence! + 1)
+    expect(c!.fence).toBeGreaterThan(b!.fence!)
     expect(await coord.extend(b!, 5_000)).toBe(false)
     expect(await coord.release(b!)).toBe(false)
     expect(coord.stats()).toMatchObject({ connected: true, failures: 0 })
@@ -223,6 +224,103 @@ describe.skipIf(!redisInstalled)('workers sharing a Redis', () => {
     expect(refused.apiCalls).toBe(0)
     expect(refused.notes.join(' ')).toMatch(/the wait of \d+s exceeds the queue timeout \(the limit is shared by every worker\)/)
     expect(other.stats().rateLimited).toBe(1)
+  })
+
+  it('connects at construction: stats() says connected with a healthy Redis before any call', async () => {
+    const coord = new RedisCoordinator({ url: redis.url, keyPrefix: 'probe' })
+    const store = new ChannelStore({ redis: { url: redis.url, keyPrefix: 'probe' } })
+    const deadline = Date.now() + 5_000
+    while ((coord.stats().state === 'connecting' || store.stats().redis!.state === 'connecting') && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    expect(coord.stats()).toMatchObject({ connected: true, state: 'connected', calls: 0, failures: 0, degradedSince: null })
+    expect(store.stats().redis).toMatchObject({ connected: true, state: 'connected', calls: 0 })
+    const down = new RedisCoordinator({ url: 'redis://127.0.0.1:1', timeoutMs: 100 })
+    expect(down.stats().state).toBe('connecting')
+    while (down.stats().state === 'connecting' && Date.now() < deadline + 2_000) await new Promise((r) => setTimeout(r, 10))
+    expect(down.stats()).toMatchObject({ connected: false, state: 'unreachable' })
+  })
+
+  it('after losing Redis, reconnects once a second and answers the calls in between locally, with one short lastError', async () => {
+    const own = await RedisServer.start()
+    const coord = new RedisCoordinator({ url: own.url, keyPrefix: 'loss', timeoutMs: 200 })
+    const held = await coord.lock('warm', 10_000)
+    expect(held?.fence).toBeGreaterThan(0)
+    await own.kill()
+    // Something listens on the port again, but never answers: each connection is a
+    // reconnection attempt, counted.
+    const attempts: number[] = []
+    const sockets = new Set<import('node:net').Socket>()
+    const mute = createServer((sock) => {
+      attempts.push(Date.now())
+      sockets.add(sock)
+      sock.on('error', () => {})
+    })
+    await new Promise<void>((r) => mute.listen(own.port, '127.0.0.1', () => r()))
+    const started = Date.now()
+    const slow: number[] = []
+    let calls = 0
+    while (Date.now() - started < 3_000) {
+      const t = Date.now()
+      const lock = await coord.lock(`job-${calls}`, 1_000)
+      calls++
+      // Redis unreachable: a process-local lock, without a fencing token.
+      expect(lock?.fence).toBeNull()
+      if (Date.now() - t > 50) slow.push(Date.now() - t)
+    }
+    for (const s of sockets) s.destroy()
+    await new Promise((r) => mute.close(r))
+    // Hundreds of calls, at most one attempt (and one slow call) per second.
+    expect(calls).toBeGreaterThan(100)
+    expect(attempts.length, `attempts at ${attempts.map((t) => t - started)} ms`).toBeLessThanOrEqual(4)
+    for (let i = 1; i < attempts.length; i++) expect(attempts[i] - attempts[i - 1]).toBeGreaterThanOrEqual(900)
+    expect(slow.length).toBeLessThanOrEqual(5)
+    const { lastError, failures } = coord.stats()
+    expect(failures).toBeGreaterThanOrEqual(calls)
+    expect(lastError!.length).toBeLessThan(200)
+    expect(lastError).not.toMatch(/not reconnected yet/)
+    expect(lastError).not.toContain('\n')
+    // Back again: the next attempt after the pause connects, and fences go on.
+    await own.up()
+    const deadline = Date.now() + 5_000
+    let back = null
+    while (Date.now() < deadline && !(back = await coord.lock('after', 1_000))?.fence) await new Promise((r) => setTimeout(r, 100))
+    expect(back?.fence).toBeGreaterThan(held!.fence!)
+    expect(coord.stats()).toMatchObject({ connected: true, state: 'connected', degradedSince: null })
+    await own.stop()
+  }, 30_000)
+
+  it('keeps fencing tokens increasing when Redis forgets them, and refuses a write without one over a fenced summary', async () => {
+    const file = join(dir, 'forget.sqlite')
+    const memory = new MemoryStore({ path: file })
+    let n = 0
+    const compactUnder = (fence?: number | null) => {
+      memory.ingest(Array.from({ length: 12 }, () => ({ sessionId: 's1', chatId: 'c', messageId: `m${n}`, role: 'user' as const, text: `step ${n++} of the plan`, ts: n })))
+      const plan = memory.planCompaction('s1', 'root:c', { force: true })!
+      return memory.applyCompaction(plan, { fence })
+    }
+    const first = new RedisCoordinator({ url: redis.url, keyPrefix: 'forget' })
+    const a = (await first.lock('compact:s1', 5_000))!
+    expect(compactUnder(a.fence).summaryVersion).toBe(1)
+    await first.release(a)
+    // Redis loses everything (a restart without persistence, a failover, an eviction).
+    expect(await redis.command('FLUSHALL')).toBe('+OK')
+    // A worker that never saw the old tokens: its token is still past every one written.
+    const fresh = new RedisCoordinator({ url: redis.url, keyPrefix: 'forget' })
+    const b = (await fresh.lock('compact:s1', 5_000))!
+    expect(b.fence).toBeGreaterThan(a.fence!)
+    expect(compactUnder(b.fence).summaryVersion).toBe(2)
+    await fresh.release(b)
+    // And the same worker after a flush.
+    expect(await redis.command('FLUSHALL')).toBe('+OK')
+    const c = (await fresh.lock('compact:s1', 5_000))!
+    expect(c.fence).toBeGreaterThan(b.fence!)
+    await fresh.release(c)
+    // No token (a process-local lock) over a summary written under one: refused.
+    for (const fence of [null, undefined]) {
+      expect(thrown(() => compactUnder(fence))).toMatchObject({ code: 'ERR_MEMORY_FENCED', message: expect.stringMatching(/no fencing token was given/) })
+    }
+    memory.close()
   })
 
   it('starts without Redis (nothing listening): builds go on the local limiter with a note', async () => {

@@ -36,6 +36,9 @@ export type ContextEngineErrorCode =
   | 'ERR_MEMORY_STALE'
   | 'ERR_MEMORY_FENCED'
   | 'ERR_MEMORY_CLOSED'
+  | 'ERR_PERSIST_STORAGE'
+  | 'ERR_PERSIST_TIMEOUT'
+  | 'ERR_PERSIST_CLOSED'
 
 /**
  * The kinds of memory record: a lane's rolling summary (`thread_summary`), a session's

@@ -151,6 +151,25 @@ pub(super) fn unreadable(env: &Env, func: &str, path: &str, what: &str, e: Error
     err
 }
 
+/// Throws an `Error` of export `func` with `code` (a storage fault, not an input error).
+pub fn coded_error(env: &Env, func: &str, code: &str, message: &str) -> Error {
+    match env.throw_error(&format!("{func}: {message}"), Some(code)) {
+        Ok(()) => Error::from_status(Status::PendingException),
+        Err(e) => e,
+    }
+}
+
+/// An `Error` of export `func` with `code`, as a value (for a promise to reject with).
+pub fn coded_error_value(env: &Env, func: &str, code: &str, message: &str) -> Error {
+    let made = env
+        .create_error(Error::from_reason(format!("{func}: {message}")))
+        .and_then(|mut e| {
+            e.set_named_property("code", code)?;
+            Ok(Error::from(e.to_unknown()))
+        });
+    made.unwrap_or_else(|e| e)
+}
+
 /// For an async export: runs `start` (which returns the export's promise) and turns its
 /// error, thrown or returned, into a rejected promise, so callers see one failure channel.
 pub fn promised<'e>(

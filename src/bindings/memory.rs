@@ -1,7 +1,7 @@
 //! `MemoryStore`: the conversation memory over one SQLite file, behind a JS class. The
 //! decisions live in `crate::memory`; this module only translates.
 
-use super::errors::throw;
+use super::errors::{coded_error, throw};
 use super::js::{
     budget_arg, create_js_string, expect_array, from_js, from_js_opt, id_arg, input_json,
     is_nullish, to_js,
@@ -56,13 +56,6 @@ pub(super) fn storage_error(env: &Env, func: &str, e: &MemoryError) -> Error {
         MemoryError::Fenced { .. } => "ERR_MEMORY_FENCED",
     };
     coded_error(env, func, code, &e.to_string())
-}
-
-fn coded_error(env: &Env, func: &str, code: &str, message: &str) -> Error {
-    match env.throw_error(&format!("{func}: {message}"), Some(code)) {
-        Ok(()) => Error::from_status(Status::PendingException),
-        Err(e) => e,
-    }
 }
 
 fn input_error(env: &Env, func: &str, e: &InputError) -> Error {

@@ -71,8 +71,13 @@ pub enum Locked {
 pub struct RedisStats {
     /// The URL without its password.
     pub url: String,
-    /// Redis answered the last call.
+    /// Redis answered the last call or connection attempt (the first is made when the
+    /// store or coordinator is created).
     pub connected: bool,
+    /// `"connecting"` until the first connection attempt ends, then `"connected"` or
+    /// `"unreachable"`.
+    #[napi(ts_type = "'connecting' | 'connected' | 'unreachable'")]
+    pub state: String,
     /// Calls answered by Redis, and calls that failed or timed out (each then went on
     /// without it).
     pub calls: i64,
@@ -86,13 +91,21 @@ pub struct RedisStats {
 #[derive(Debug, Default)]
 struct Health {
     connected: bool,
+    /// A connection attempt or a call has ended (either way).
+    tried: bool,
     calls: i64,
     failures: i64,
     degraded_since: Option<f64>,
+    /// Why the last attempt or call failed, as one sentence; calls answered locally while
+    /// the worker waits to reconnect leave it as it is.
     last_error: Option<String>,
     /// No connection attempt before this.
     retry_at: Option<Instant>,
 }
+
+/// Fencing tokens this process was given, by lock name: the floor of the next one, so
+/// tokens keep increasing even when Redis lost its counter.
+const FENCES_REMEMBERED: usize = 10_000;
 
 /// Locks taken while Redis was unreachable: they exclude other holders in this process
 /// only.
@@ -108,6 +121,8 @@ pub struct Coordinator {
     conn: tokio::sync::Mutex<Option<ConnectionManager>>,
     health: Mutex<Health>,
     local: Mutex<LocalLocks>,
+    /// The highest fencing token handed out here, by lock name.
+    fences: Mutex<lru::LruCache<String, u64>>,
     acquire: Script,
     pause: Script,
     lock: Script,
@@ -143,6 +158,22 @@ fn now_ms() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64() * 1e3)
 }
 
+/// Why a call went on without Redis.
+enum Failure {
+    /// Redis failed now (this sentence says how).
+    Error(String),
+    /// The worker is waiting to reconnect: answered locally, without trying.
+    Waiting,
+}
+
+/// An error as one line (a Redis error can carry the server's multi-line detail).
+fn one_line(e: &impl std::fmt::Display) -> String {
+    e.to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A token unique to one lock acquisition (not a secret: it only tells holders apart).
 fn token() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -162,6 +193,10 @@ impl Coordinator {
             conn: tokio::sync::Mutex::new(None),
             health: Mutex::new(Health::default()),
             local: Mutex::new(LocalLocks::default()),
+            fences: Mutex::new(lru::LruCache::new(
+                std::num::NonZeroUsize::new(FENCES_REMEMBERED)
+                    .unwrap_or(std::num::NonZeroUsize::MIN),
+            )),
             acquire: Script::new(scripts::ACQUIRE),
             pause: Script::new(scripts::PAUSE),
             lock: Script::new(scripts::LOCK),
@@ -190,40 +225,59 @@ impl Coordinator {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn failed(&self, why: String) -> String {
+    /// Records a failed call or attempt; `why` is kept as the last error unless the call
+    /// was only answered locally while waiting to reconnect.
+    fn failed(&self, why: Failure) -> String {
         let mut h = self.health();
         h.connected = false;
+        h.tried = true;
         h.failures += 1;
         h.degraded_since.get_or_insert_with(now_ms);
-        h.last_error = Some(why.clone());
-        why
+        match why {
+            Failure::Waiting => h
+                .last_error
+                .clone()
+                .unwrap_or_else(|| "no connection yet".to_string()),
+            Failure::Error(why) => {
+                h.last_error = Some(why.clone());
+                why
+            }
+        }
     }
 
     fn answered(&self) {
         let mut h = self.health();
         h.connected = true;
+        h.tried = true;
         h.calls += 1;
         h.degraded_since = None;
     }
 
-    /// The connection, made on first use (and again after a failed attempt, at most once
-    /// per [`RECONNECT_PAUSE`]); the manager reconnects by itself after that.
-    async fn connection(&self) -> Result<ConnectionManager, String> {
+    /// The connection is gone (or Redis stopped answering): the next attempt waits
+    /// [`RECONNECT_PAUSE`], and calls until then are answered locally at once.
+    async fn lost(&self) {
+        *self.conn.lock().await = None;
+        self.health().retry_at = Some(Instant::now() + RECONNECT_PAUSE);
+    }
+
+    /// The connection, made on first use (and again after a failed attempt or a lost
+    /// connection, at most once per [`RECONNECT_PAUSE`]).
+    async fn connection(&self) -> Result<ConnectionManager, Failure> {
+        if self.health().retry_at.is_some_and(|at| Instant::now() < at) {
+            return Err(Failure::Waiting);
+        }
         let mut slot = self.conn.lock().await;
         if let Some(c) = slot.as_ref() {
             return Ok(c.clone());
         }
-        let (retry_at, last) = {
-            let h = self.health();
-            (h.retry_at, h.last_error.clone().unwrap_or_default())
-        };
-        if retry_at.is_some_and(|at| Instant::now() < at) {
-            return Err(format!("not reconnected yet ({last})"));
+        // Another call may have failed an attempt while this one waited for the slot.
+        if self.health().retry_at.is_some_and(|at| Instant::now() < at) {
+            return Err(Failure::Waiting);
         }
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(self.timeout()))
             .set_response_timeout(Some(self.timeout()))
-            .set_number_of_retries(1)
+            .set_number_of_retries(0)
             .set_max_delay(self.timeout());
         let made = tokio::time::timeout(
             self.timeout() * 2,
@@ -233,19 +287,26 @@ impl Coordinator {
         match made {
             Ok(Ok(c)) => {
                 *slot = Some(c.clone());
-                self.health().retry_at = None;
+                let mut h = self.health();
+                h.retry_at = None;
+                h.connected = true;
+                h.tried = true;
+                h.degraded_since = None;
                 Ok(c)
             }
             Ok(Err(e)) => {
                 self.health().retry_at = Some(Instant::now() + RECONNECT_PAUSE);
-                Err(format!("could not connect: {e}"))
+                Err(Failure::Error(format!(
+                    "could not connect: {}",
+                    one_line(&e)
+                )))
             }
             Err(_) => {
                 self.health().retry_at = Some(Instant::now() + RECONNECT_PAUSE);
-                Err(format!(
+                Err(Failure::Error(format!(
                     "could not connect within {} ms",
                     self.config.timeout_ms * 2
-                ))
+                )))
             }
         }
     }
@@ -259,7 +320,7 @@ impl Coordinator {
     ) -> Result<T, String> {
         let mut conn = match self.connection().await {
             Ok(c) => c,
-            Err(e) => return Err(self.failed(e)),
+            Err(why) => return Err(self.failed(why)),
         };
         let mut inv = script.prepare_invoke();
         for k in keys {
@@ -273,11 +334,24 @@ impl Coordinator {
                 self.answered();
                 Ok(v)
             }
-            Ok(Err(e)) => Err(self.failed(format!("Redis: {e}"))),
-            Err(_) => Err(self.failed(format!(
-                "Redis did not answer within {} ms",
-                self.config.timeout_ms
-            ))),
+            Ok(Err(e)) => {
+                if e.is_io_error()
+                    || e.is_timeout()
+                    || e.is_connection_dropped()
+                    || e.is_connection_refusal()
+                    || e.is_unrecoverable_error()
+                {
+                    self.lost().await;
+                }
+                Err(self.failed(Failure::Error(format!("Redis: {}", one_line(&e)))))
+            }
+            Err(_) => {
+                self.lost().await;
+                Err(self.failed(Failure::Error(format!(
+                    "Redis did not answer within {} ms",
+                    self.config.timeout_ms
+                ))))
+            }
         }
     }
 
@@ -328,6 +402,12 @@ impl Coordinator {
             .map(drop)
     }
 
+    fn fences(&self) -> std::sync::MutexGuard<'_, lru::LruCache<String, u64>> {
+        self.fences
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     fn local(&self) -> std::sync::MutexGuard<'_, LocalLocks> {
         self.local
             .lock()
@@ -340,20 +420,27 @@ impl Coordinator {
         let key = self.key(&["lock", name]);
         let fence_key = self.key(&["fence", name]);
         let token = token();
+        let floor = self.fences().get(name).copied().unwrap_or(0);
         match self
             .run::<u64>(
                 &self.lock,
                 &[&key, &fence_key],
-                &[token.clone(), ttl_ms.max(1).to_string()],
+                &[token.clone(), ttl_ms.max(1).to_string(), floor.to_string()],
             )
             .await
         {
             Ok(0) => Locked::Busy,
-            Ok(fence) => Locked::Acquired(Held {
-                name: name.to_string(),
-                token,
-                fence: Some(fence),
-            }),
+            Ok(fence) => {
+                let mut seen = self.fences();
+                if seen.get(name).is_none_or(|&f| f < fence) {
+                    seen.put(name.to_string(), fence);
+                }
+                Locked::Acquired(Held {
+                    name: name.to_string(),
+                    token,
+                    fence: Some(fence),
+                })
+            }
             Err(_) => {
                 let mut l = self.local();
                 let now = Instant::now();
@@ -415,8 +502,8 @@ impl Coordinator {
     /// Connects now (in the background of the caller), so that `stats()` tells early
     /// whether Redis is there.
     pub async fn probe(&self) {
-        if let Err(e) = self.connection().await {
-            self.failed(e);
+        if let Err(why) = self.connection().await {
+            self.failed(why);
         }
     }
 
@@ -425,6 +512,12 @@ impl Coordinator {
         RedisStats {
             url: redacted(&self.config.url),
             connected: h.connected,
+            state: match (h.tried, h.connected) {
+                (false, _) => "connecting",
+                (true, true) => "connected",
+                (true, false) => "unreachable",
+            }
+            .to_string(),
             calls: h.calls,
             failures: h.failures,
             degraded_since: h.degraded_since,

@@ -47,12 +47,25 @@ end
 return 1
 ";
 
-/// Takes a lock if free, and with it the next fencing token.
-/// KEYS: the lock, its fence counter. ARGV: the holder's token, ttl ms.
+/// Takes a lock if free, and with it the next fencing token: one more than the last one
+/// handed out, and more than both the caller's floor (the highest token that worker was
+/// given) and Redis's clock in milliseconds. The floors keep tokens increasing when Redis
+/// forgets its counter (a restart without persistence, a failover to a lagging replica,
+/// an evicted key): a new counter starts past every token handed out before, rather
+/// than at 1.
+/// KEYS: the lock, its fence counter. ARGV: the holder's token, ttl ms, the floor.
 /// Returns the fencing token, or 0 when the lock is held.
 pub const LOCK: &str = r"
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return redis.call('INCR', KEYS[2])
+  local fence = redis.call('INCR', KEYS[2])
+  local t = redis.call('TIME')
+  local clock = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local floor = math.max(tonumber(ARGV[3]), clock)
+  if fence <= floor then
+    fence = floor + 1
+    redis.call('SET', KEYS[2], string.format('%d', fence))
+  end
+  return fence
 end
 return 0
 ";

@@ -215,8 +215,9 @@ pub enum MemoryError {
     /// A lane's summary changed between planning a compaction and writing it.
     Stale { expected: i64, found: i64 },
     /// A compaction under a lock whose fencing token is older than the one the lane's
-    /// summary was last written under.
-    Fenced { fence: i64, found: i64 },
+    /// summary was last written under, or without a token (`None`) over a summary that
+    /// was written under one.
+    Fenced { fence: Option<i64>, found: i64 },
 }
 
 impl std::fmt::Display for MemoryError {
@@ -227,9 +228,16 @@ impl std::fmt::Display for MemoryError {
                 f,
                 "the memory file has schema version {found}; this version reads up to {supported}"
             ),
-            MemoryError::Fenced { fence, found } => write!(
+            MemoryError::Fenced {
+                fence: Some(fence),
+                found,
+            } => write!(
                 f,
                 "the lock's fencing token {fence} is older than {found}, the token the summary was last written under: the lock expired and another holder wrote"
+            ),
+            MemoryError::Fenced { fence: None, found } => write!(
+                f,
+                "no fencing token was given, but the summary was last written under token {found}: write under a lock taken through Redis (a process-local lock cannot exclude other workers)"
             ),
             MemoryError::Stale { expected, found } => write!(
                 f,

@@ -626,7 +626,7 @@ impl MemoryStore {
 
     /// The version of a lane's summary (0: none yet), after checking that `fence` (a lock
     /// holder's fencing token) is not older than the one the summary was last written
-    /// under ([`MemoryError::Fenced`] when it is).
+    /// under, and given when there is one ([`MemoryError::Fenced`] otherwise).
     pub fn check_fence(
         &self,
         session: &str,
@@ -645,7 +645,11 @@ impl MemoryStore {
             .unwrap_or((0, 0));
         match fence {
             Some(f) if f < written_fence => Err(MemoryError::Fenced {
-                fence: f,
+                fence: Some(f),
+                found: written_fence,
+            }),
+            None if written_fence > 0 => Err(MemoryError::Fenced {
+                fence: None,
                 found: written_fence,
             }),
             _ => Ok(current),
@@ -698,7 +702,8 @@ impl MemoryStore {
     /// stored verbatim. Fails with [`MemoryError::Stale`] when the lane's summary changed
     /// since the plan was made (another compaction got there first), and with
     /// [`MemoryError::Fenced`] when `fence` (the fencing token of the lock the caller
-    /// holds) is older than the one the summary was last written under; either way it
+    /// holds) is older than the one the summary was last written under, or missing while
+    /// the summary was written under one; either way it
     /// writes nothing. The check and the write are one transaction, so processes sharing
     /// the file cannot both write the same version.
     pub fn apply_compaction(

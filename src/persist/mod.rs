@@ -156,7 +156,7 @@ impl Persister {
     /// noting its changes) and starts the writer.
     pub fn open(config: PersistConfig, store: &mut Store) -> Result<Persister, PersistError> {
         let started = Instant::now();
-        let mut conn = db::open(&config.path).map_err(|e| PersistError::Open(e.to_string()))?;
+        let conn = db::open(&config.path).map_err(|e| PersistError::Open(e.to_string()))?;
         let loaded = rows::load(&conn, config.media_max_bytes)
             .map_err(|e| PersistError::Open(e.to_string()))?;
         let loaded_rows = count(loaded.state.rows());
@@ -183,7 +183,7 @@ impl Persister {
         let media_max = config.media_max_bytes;
         let handle = std::thread::Builder::new()
             .name("context-engine-persist".into())
-            .spawn(move || run(&mut conn, &worker, media_max))
+            .spawn(move || run(conn, &worker, media_max))
             .map_err(|e| PersistError::Open(format!("could not start the writer thread: {e}")))?;
         Ok(Persister {
             config,
@@ -351,8 +351,10 @@ impl Drop for Persister {
 }
 
 /// The writer thread: takes queued batches, commits them in transactions of at most
-/// [`ROWS_PER_TRANSACTION`] rows, until closing and empty.
-fn run(conn: &mut rusqlite::Connection, shared: &Shared, media_max: u64) {
+/// [`ROWS_PER_TRANSACTION`] rows, until closing and empty; then moves everything into the
+/// database file itself and closes it, so that the file alone (copied, backed up) holds
+/// the saved state once `close()` resolves.
+fn run(mut conn: rusqlite::Connection, shared: &Shared, media_max: u64) {
     loop {
         let mut q = shared.lock();
         while q.batches.is_empty() && !q.closing {
@@ -362,6 +364,12 @@ fn run(conn: &mut rusqlite::Connection, shared: &Shared, media_max: u64) {
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
         }
         if q.batches.is_empty() {
+            drop(q);
+            let closed = close_file(conn);
+            let mut q = shared.lock();
+            if let Err(e) = closed {
+                q.stats.last_error = Some(e);
+            }
             q.stopped = true;
             drop(q);
             shared.progress.notify_all();
@@ -379,9 +387,9 @@ fn run(conn: &mut rusqlite::Connection, shared: &Shared, media_max: u64) {
         drop(q);
         let last = taken.last().map_or(0, |(s, _)| *s);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            commit(conn, &taken, media_max).or_else(|_| {
+            commit(&mut conn, &taken, media_max).or_else(|_| {
                 std::thread::sleep(RETRY_PAUSE);
-                commit(conn, &taken, media_max)
+                commit(&mut conn, &taken, media_max)
             })
         }))
         .unwrap_or_else(|_| Err("the writer panicked".to_string()));
@@ -401,6 +409,34 @@ fn run(conn: &mut rusqlite::Connection, shared: &Shared, media_max: u64) {
         }
         drop(q);
         shared.progress.notify_all();
+    }
+}
+
+/// Checkpoints the write-ahead log into the database file (and empties it), then closes
+/// the connection. Another connection reading the file at that moment (a `MemoryStore`
+/// on it) can hold part of the log back: the error then says how much (nothing is lost:
+/// the log is still there, and the next connection to close moves it).
+fn close_file(conn: rusqlite::Connection) -> Result<(), String> {
+    let checkpoint = conn
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
+        })
+        .map_err(|e| format!("could not checkpoint the file on close: {e}"));
+    let closed = conn
+        .close()
+        .map_err(|(_, e)| format!("could not close the file: {e}"));
+    match checkpoint? {
+        // Busy: a reader held back part of the log; the pages this writer wrote that are
+        // not in the file yet are counted.
+        (1, log, moved) if log > moved => Err(format!(
+            "the file was busy on close: {} of {log} log pages are not in the database file yet",
+            log - moved
+        )),
+        _ => closed,
     }
 }
 

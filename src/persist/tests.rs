@@ -373,3 +373,30 @@ fn an_unwritable_file_is_an_open_error_naming_it() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn once_closed_the_database_file_alone_holds_everything() {
+    let path = temp_path("alone");
+    let copy = temp_path("alone-copy");
+    let mut store = Store::new(StoreConfig::default());
+    let p = Persister::open(config(&path), &mut store).unwrap_or_else(|e| panic!("{e}"));
+    let mut now = T0;
+    for sec in 0..200 {
+        apply(&mut store, &Op::Post(sec), &mut now);
+        p.write_behind(&mut store);
+    }
+    let last = p.close_from(&mut store).unwrap_or_else(|e| panic!("{e}"));
+    let closed = p
+        .waiter()
+        .wait_closed(last)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(closed.last_error, None);
+    // A backup of the .sqlite file only, without its -wal: everything is in it.
+    let wal = std::fs::metadata(format!("{path}-wal")).map_or(0, |m| m.len());
+    assert_eq!(wal, 0, "the log is empty (or gone)");
+    std::fs::copy(&path, &copy).unwrap_or_else(|e| panic!("{e}"));
+    let mut back = Store::new(StoreConfig::default());
+    let _q = Persister::open(config(&copy), &mut back).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(back.window_messages(), 200);
+    assert_eq!(back.dump(), store.dump());
+}

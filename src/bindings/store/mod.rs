@@ -10,7 +10,7 @@ mod shared;
 
 pub(crate) use fetch::failures_from;
 
-use super::errors::{named, throw};
+use super::errors::{coded_error, coded_error_value, named, throw};
 use super::js::{
     call_js, describe, expect_object, from_js, from_js_opt, id_arg, input_json, is_nullish,
     stringify, to_js,
@@ -87,6 +87,35 @@ impl Drop for Core<'_> {
 pub struct PersistWait {
     wait: Option<std::result::Result<(Waiter, Flush), PersistError>>,
     close: bool,
+    /// Why the wait failed, for `reject` to code.
+    failed: Option<PersistError>,
+}
+
+impl PersistWait {
+    fn new(wait: Option<std::result::Result<(Waiter, Flush), PersistError>>, close: bool) -> Self {
+        PersistWait {
+            wait,
+            close,
+            failed: None,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        if self.close {
+            "ChannelStore.close"
+        } else {
+            "ChannelStore.flush"
+        }
+    }
+}
+
+/// The code of a saving fault.
+pub(super) fn persist_code(e: &PersistError) -> &'static str {
+    match e {
+        PersistError::Open(_) | PersistError::Write(_) => "ERR_PERSIST_STORAGE",
+        PersistError::Timeout { .. } => "ERR_PERSIST_TIMEOUT",
+        PersistError::Closed => "ERR_PERSIST_CLOSED",
+    }
 }
 
 impl Task for PersistWait {
@@ -94,19 +123,33 @@ impl Task for PersistWait {
     type JsValue = Option<PersistStats>;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        let name = if self.close { "close" } else { "flush" };
         let done = match self.wait.take() {
             None => return Ok(None),
             Some(Err(e)) => Err(e),
             Some(Ok((waiter, flush))) if self.close => waiter.wait_closed(flush),
             Some(Ok((waiter, flush))) => waiter.wait(flush),
         };
-        done.map(Some)
-            .map_err(|e| Error::from_reason(format!("ChannelStore.{name}: {e}")))
+        done.map(Some).map_err(|e| {
+            let err = Error::from_reason(format!("{}: {e}", self.name()));
+            self.failed = Some(e);
+            err
+        })
     }
 
     fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
         Ok(output)
+    }
+
+    fn reject(&mut self, env: Env, err: Error) -> Result<Self::JsValue> {
+        match self.failed.take() {
+            Some(e) => Err(coded_error_value(
+                &env,
+                self.name(),
+                persist_code(&e),
+                &e.to_string(),
+            )),
+            None => Err(err),
+        }
     }
 }
 
@@ -195,7 +238,12 @@ impl ChannelStore {
             Some(c) => {
                 let path = c.path.clone();
                 let p = Persister::open(c, &mut store).map_err(|e| {
-                    Error::from_reason(format!("{F}: options.persist.path {path:?}: {e}"))
+                    coded_error(
+                        &env,
+                        F,
+                        persist_code(&e),
+                        &format!("options.persist.path {path:?}: {e}"),
+                    )
                 })?;
                 Some(p)
             }
@@ -490,21 +538,24 @@ impl ChannelStore {
     /// With `options.persist`: queues every change not yet written and resolves, with
     /// the writer's counters, once they are committed to the file (what a process killed
     /// after that finds on restart). Rejects when a change since the previous flush
-    /// could not be written, or after `persist.flushTimeoutMs`. Resolves null for a
-    /// store in memory only.
+    /// could not be written (`code` `ERR_PERSIST_STORAGE`), after `persist.flushTimeoutMs`
+    /// (`ERR_PERSIST_TIMEOUT`), or once closed (`ERR_PERSIST_CLOSED`). Resolves null for
+    /// a store in memory only.
     #[napi(ts_return_type = "Promise<PersistStats | null>")]
     pub fn flush(&self) -> Result<AsyncTask<PersistWait>> {
         let wait = match &self.persist {
             Some(p) => Some(p.flush_from(&mut *self.core()?).map(|f| (p.waiter(), f))),
             None => None,
         };
-        Ok(AsyncTask::new(PersistWait { wait, close: false }))
+        Ok(AsyncTask::new(PersistWait::new(wait, false)))
     }
 
-    /// With `options.persist`: writes every change not yet written and stops the writer
-    /// thread (resolving once it has); the store stays usable in memory, and later
-    /// changes are not saved. Calling it again resolves at once. Resolves null for a
-    /// store in memory only.
+    /// With `options.persist`: writes every change not yet written, moves the
+    /// write-ahead log into the database file and stops the writer thread, resolving once
+    /// it has: from then on the `.sqlite` file alone (a copy, a backup) holds the saved
+    /// state. The store stays usable in memory, and later changes are not saved. Calling
+    /// it again resolves at once. Rejects as `flush()` does. Resolves null for a store in
+    /// memory only.
     #[napi(ts_return_type = "Promise<PersistStats | null>")]
     pub fn close(&self) -> Result<AsyncTask<PersistWait>> {
         let wait = match &self.persist {
@@ -512,7 +563,7 @@ impl ChannelStore {
             Some(p) => Some(p.close_from(&mut *self.core()?).map(|f| (p.waiter(), f))),
             None => None,
         };
-        Ok(AsyncTask::new(PersistWait { wait, close: true }))
+        Ok(AsyncTask::new(PersistWait::new(wait, true)))
     }
 
     /// Internal (a timer in `js/store.js`): queues changes that a full queue held back.

@@ -528,12 +528,28 @@ fn a_holder_whose_lock_expired_cannot_write_over_a_newer_holders_summary() {
     // Holder 7 wakes up: refused by its token before its version is even looked at.
     let err = s.apply_compaction(&stale_holder, None, 2, Some(7));
     assert!(
-        matches!(err, Err(MemoryError::Fenced { fence: 7, found: 8 })),
+        matches!(
+            err,
+            Err(MemoryError::Fenced {
+                fence: Some(7),
+                found: 8
+            })
+        ),
         "{err:?}"
     );
-    // A write without a token is held by the version check alone.
+    // A write without a token over a summary written under one is refused too: a
+    // process-local lock cannot exclude another worker.
     let err = s.apply_compaction(&stale_holder, None, 2, None);
-    assert!(matches!(err, Err(MemoryError::Stale { .. })), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            Err(MemoryError::Fenced {
+                fence: None,
+                found: 8
+            })
+        ),
+        "{err:?}"
+    );
     // The next holder (9) writes on top; the summary is at version 2 under token 9.
     for i in 0..3 {
         let id = format!("later{i}");
