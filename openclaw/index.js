@@ -41,7 +41,7 @@ function missingAddonAdvice(error) {
   const first = String(error && error.message).split('\n')[0]
   const pkg = error && error.prebuilt ? `${error.prebuilt}@${version}` : null
   const fix = pkg
-    ? `install the platform package into the plugin: npm install --prefix "${dir}" ${pkg} (or build it from source there: cd "${dir}" && npx context-engine build)`
+    ? `install the platform package into the plugin: npm install --prefix "${dir}" ${pkg} (or build it from source there: cd "${dir}" && npx context-engine build; or, from a checkout, install the archive \`npm run pack:plugin\` writes, which carries the addon built there)`
     : `reinstall the plugin (${first})`
   return `[${ENGINE_ID}] not registered: ${first} OpenClaw goes on with its own context engine. To use this one, ${fix}.`
 }

@@ -13,8 +13,8 @@ const os = require('node:os')
 const path = require('node:path')
 const { startRecorder } = require('./recorder.js')
 const { startSlackApi } = require('./slack-api.js')
+const { packPlugin } = require('../../scripts/pack-plugin.js')
 
-const pkgRoot = path.resolve(__dirname, '..', '..')
 const openclawBin = path.join(__dirname, 'node_modules', 'openclaw', 'openclaw.mjs')
 
 const THREAD_A = 'agent:main:slack:channel:C0TEAM:thread:1775835600.000100'
@@ -57,20 +57,10 @@ function openclaw(env, args) {
 /**
  * The package as a user gets it: the files `npm pack` puts in the tarball, with the addon
  * built for this machine beside its loader (where a prebuilt platform package would
- * otherwise supply it).
+ * otherwise supply it), unpacked (for the inspector and the checks).
  */
 function stagePackage(home) {
-  const packDir = path.join(home, 'pack')
-  fs.mkdirSync(packDir, { recursive: true })
-  const [packed] = JSON.parse(
-    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packDir], { cwd: pkgRoot, encoding: 'utf8' }),
-  )
-  execFileSync('tar', ['-xzf', path.join(packDir, packed.filename), '-C', packDir])
-  const staged = path.join(packDir, 'package')
-  const addons = fs.readdirSync(pkgRoot).filter((f) => /^context-engine\..+\.node$/.test(f))
-  if (addons.length === 0) throw new Error(`no built addon in ${pkgRoot}: run npm run build first`)
-  for (const f of addons) fs.copyFileSync(path.join(pkgRoot, f), path.join(staged, f))
-  return staged
+  return packPlugin({ outDir: home, work: fs.mkdtempSync(path.join(home, 'pack-')) }).staged
 }
 
 const text = (body) => JSON.stringify([body.system ?? '', body.messages])
@@ -262,7 +252,9 @@ async function main(staged) {
   const { env, configPath } = openclawHome(home, recorder)
   const state = path.dirname(configPath)
   try {
-    await openclaw(env, ['plugins', 'install', staged, '--force', '--accept-capabilities'])
+    // Installed as the README says: the archive `npm run pack:plugin` writes.
+    const { tarball } = packPlugin({ outDir: home, work: fs.mkdtempSync(path.join(home, 'archive-')) })
+    await openclaw(env, ['plugins', 'install', tarball, '--force', '--accept-capabilities'])
     // Select the engine and configure it, keeping what the install recorded.
     const installed = JSON.parse(fs.readFileSync(configPath, 'utf8'))
     installed.plugins = installed.plugins ?? {}
