@@ -21,7 +21,7 @@
 //! escaped, so a message holding `</conversation>` cannot close its block, and a message's
 //! continuation lines are indented, so no line of text can pose as a turn.
 
-use super::assemble::escape;
+use super::assemble::{escape, push_indented};
 use super::db::MemoryError;
 use super::store::MemoryStore;
 use crate::time::civil_from_days;
@@ -39,8 +39,6 @@ pub const OLDEST_DAY: i64 = 7;
 /// The rolling limit of the history: conversations that ended longer ago than this (7 days)
 /// are not shown.
 pub const OLDEST_MS: i64 = OLDEST_DAY * 86_400_000;
-/// What continuation lines of a turn's text start with, so they cannot pose as a turn.
-pub const CONTINUATION_INDENT: &str = "  ";
 
 /// What the status block says of a continued conversation.
 pub const CONTINUATION_TEXT: &str = "CONTINUATION — You are in an ongoing conversation. The human just sent another message. Your recent conversation history is below. Do NOT greet them or reintroduce yourself.";
@@ -210,18 +208,7 @@ fn turn_line(t: &Turn, zone: &Zone) -> String {
         Some(ts) => format!("[{who} {}] ", zone.clock(ts)),
         None => format!("[{who}] "),
     };
-    let text = escape(t.text.trim_end());
-    let mut lines = text
-        .split("\r\n")
-        .flat_map(|l| l.split(['\n', '\r', '\u{2028}', '\u{2029}']));
-    out.push_str(lines.next().unwrap_or_default());
-    for line in lines {
-        out.push('\n');
-        if !line.is_empty() {
-            out.push_str(CONTINUATION_INDENT);
-            out.push_str(line);
-        }
-    }
+    push_indented(&mut out, &escape(t.text.trim_end()));
     out.push('\n');
     out
 }

@@ -80,16 +80,31 @@ pub(super) fn message_line(m: &ChatMessage, zone: &Zone) -> String {
         Role::User => "user",
         Role::Assistant => "assistant",
     };
-    let text = escape_message(m.text.trim_end());
     let mut out = format!("{} {who}: ", zone.clock(m.ts_ms));
-    for (i, part) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push_str("\n  ");
-        }
-        out.push_str(part.trim_end_matches('\r'));
-    }
+    push_indented(&mut out, &escape_message(m.text.trim_end()));
     out.push('\n');
     out
+}
+
+/// What a line of text after a line break starts with, so that it cannot pose as a line
+/// of its own (a turn, a heading).
+pub const CONTINUATION_INDENT: &str = "  ";
+
+/// Appends `text` with every line after the first indented by [`CONTINUATION_INDENT`]
+/// (empty lines stay empty); any line break (`\n`, `\r\n`, `\r`, U+2028, U+2029) is
+/// written as `\n`.
+pub fn push_indented(out: &mut String, text: &str) {
+    let mut lines = text
+        .split("\r\n")
+        .flat_map(|l| l.split(['\n', '\r', '\u{2028}', '\u{2029}']));
+    out.push_str(lines.next().unwrap_or_default());
+    for line in lines {
+        out.push('\n');
+        if !line.is_empty() {
+            out.push_str(CONTINUATION_INDENT);
+            out.push_str(line);
+        }
+    }
 }
 
 /// A message chosen for the context, rendered.
