@@ -2111,8 +2111,10 @@ export interface RedisLock {
   /** Proves the holder to `extend` and `release`. */
   token: string
   /**
-   * The fencing token: larger for each new holder of the name. `null` for a
-   * process-local lock taken while Redis was unreachable.
+   * The fencing token: larger for each new holder of the name, even after Redis lost
+   * its counter (it is also past Redis's clock in milliseconds and every token this
+   * process was given). `null` for a process-local lock taken while Redis was
+   * unreachable; a write guarded by the lane's fence then refuses it.
    */
   fence: number | null
 }
