@@ -1,5 +1,5 @@
 // The conversation memory's acceptance points, on a replayed 300-message session across
-// four thread keys (bench/memory-replay.js, the same replay as the README's table).
+// four thread keys (bench/memory-replay.js, the same replay as the table in docs/benchmarks.md).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

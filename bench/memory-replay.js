@@ -4,7 +4,7 @@
 // MemoryStore as a gateway would: store the user message, compact its lane when due,
 // assemble its context within the budget, store the answer. For every turn it records
 // the tokens of the engine's context and of the whole history a naive gateway would send.
-// Used by bench/memory.js (the README table) and __test__/memory-acceptance.spec.ts.
+// Used by bench/memory.js (the table in docs/benchmarks.md) and __test__/memory-acceptance.spec.ts.
 
 const path = require('node:path')
 const { MemoryStore, tokenEstimate } = require(path.join(__dirname, '..'))

@@ -13,7 +13,7 @@
 //   - records per 100 turns: the facts, preferences and outcomes compaction wrote, and the
 //     questions whose evidence turn one of them states that the model's search tool
 //     (`conversation_search`, the question as its query) lists among its `memories`.
-// A report: no target is asserted here; the figures go to the README.
+// A report: no target is asserted here; the figures go to docs/benchmarks.md.
 //
 //   node bench/memory-summary.js [--json] [--chats N]
 'use strict'

@@ -2,7 +2,7 @@
 // Conversation memory (MemoryStore over SQLite) benchmarks:
 //   - replay: a scripted 300-message session across 4 thread keys (bench/memory-replay.js);
 //     prompt tokens per turn with the engine's layered context against sending the whole
-//     history, as the README's table;
+//     history, as the table in docs/benchmarks.md;
 //   - scale: 1,000,000 messages across 10,000 sessions (4 lanes each) ingested into one
 //     SQLite file in batches of 1,000 (target: at least 50,000 messages/s), then `assemble`
 //     for random lanes of the full store (target: p50 at most 2 ms), with p99. Two batch
