@@ -110,7 +110,7 @@ impl RedisCoordinator {
     /// Takes lock `name` for `ttlMs` milliseconds: resolves to the lock, or null when
     /// another holder has it. With Redis unreachable, a process-local lock (`fence`
     /// null).
-    #[napi(ts_return_type = "Promise<RedisLock | null>")]
+    #[napi(catch_unwind, ts_return_type = "Promise<RedisLock | null>")]
     pub fn lock<'e>(
         &self,
         env: &'e Env,
@@ -129,7 +129,7 @@ impl RedisCoordinator {
 
     /// Extends a lock its holder still holds to `ttlMs` from now; false when it was lost
     /// (it expired and may have another holder), or Redis cannot say.
-    #[napi(ts_return_type = "Promise<boolean>")]
+    #[napi(catch_unwind, ts_return_type = "Promise<boolean>")]
     pub fn extend<'e>(
         &self,
         env: &'e Env,
@@ -143,7 +143,7 @@ impl RedisCoordinator {
     }
 
     /// Releases a lock its holder still holds; false when it no longer held it.
-    #[napi(ts_return_type = "Promise<boolean>")]
+    #[napi(catch_unwind, ts_return_type = "Promise<boolean>")]
     pub fn release<'e>(&self, env: &'e Env, lock: RedisLock) -> Result<PromiseRaw<'e, bool>> {
         let c = Arc::clone(&self.inner);
         let held = Held::from(lock);
@@ -152,7 +152,7 @@ impl RedisCoordinator {
 
     /// Whether Redis answers, calls and failures, and since when the worker has gone on
     /// without it.
-    #[napi(ts_return_type = "RedisStats")]
+    #[napi(catch_unwind, ts_return_type = "RedisStats")]
     pub fn stats<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
         to_js(env, &self.inner.stats())
     }

@@ -81,7 +81,7 @@ pub struct MemoryTools {
 #[napi]
 impl MemoryTools {
     /// The session these tools are scoped to.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn session_id(&self) -> String {
         self.scope.session.clone()
     }

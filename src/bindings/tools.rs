@@ -102,7 +102,7 @@ fn resolved<'e>(env: &'e Env, text: String) -> Result<Unknown<'e>> {
 #[napi]
 impl ChannelTools {
     /// The channel these tools are scoped to.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn channel_id(&self) -> String {
         self.channel.clone()
     }

@@ -108,7 +108,7 @@ impl ObjectFinalize for BuiltContext {
 #[napi]
 impl BuiltContext {
     /// The ChannelSnapshot (snake_case, `schema_version: "1.0"`).
-    #[napi(getter, ts_return_type = "ChannelSnapshot")]
+    #[napi(catch_unwind, getter, ts_return_type = "ChannelSnapshot")]
     pub fn snapshot<'e>(&mut self, env: &'e Env, this: This<'e>) -> Result<Unknown<'e>> {
         self.prompt_back(env, &this.object)?;
         parse_json(env, self.built.snapshot_json())
@@ -116,7 +116,7 @@ impl BuiltContext {
 
     /// The ThreadContext, or null when the anchor is neither in a thread nor has replies
     /// (or the thread could not be fetched; see `notes`).
-    #[napi(getter, ts_return_type = "ThreadContext | null")]
+    #[napi(catch_unwind, getter, ts_return_type = "ThreadContext | null")]
     pub fn thread<'e>(&mut self, env: &'e Env, this: This<'e>) -> Result<Unknown<'e>> {
         self.prompt_back(env, &this.object)?;
         match self.built.thread_json() {
@@ -127,7 +127,7 @@ impl BuiltContext {
 
     /// The system-prompt section: guidance, then both documents between tags (as JSON, or
     /// in the compact form with `format: 'compact'`).
-    #[napi(getter, ts_return_type = "string")]
+    #[napi(catch_unwind, getter, ts_return_type = "string")]
     pub fn prompt_section<'e>(&mut self, env: &'e Env, this: This<'e>) -> Result<JsString<'e>> {
         let text = create_js_string(env, &self.built.prompt)?;
         // The string is kept on the instance (read-only, not enumerable), so a second
@@ -156,7 +156,7 @@ impl BuiltContext {
     /// Tokens of the guidance, each document and the whole section, as the engine's
     /// budgets count them (the token estimator's upper bound, scaled by the model's
     /// calibrated ratio).
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn tokens(&self) -> ContextTokens {
         let t = self.built.tokens;
         ContextTokens {
@@ -168,7 +168,7 @@ impl BuiltContext {
     }
 
     /// How the thread budget was used (null without a thread).
-    #[napi(getter, ts_return_type = "ThreadTelemetry | null")]
+    #[napi(catch_unwind, getter, ts_return_type = "ThreadTelemetry | null")]
     pub fn telemetry<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
         match &self.built.telemetry {
             Some(t) => to_js(env, t),
@@ -177,25 +177,25 @@ impl BuiltContext {
     }
 
     /// Fetcher calls made for this request (0 in the steady state).
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn api_calls(&self) -> u32 {
         self.api_calls
     }
 
     /// Part of the context was served from cache past its TTL because a fetch failed.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn stale(&self) -> bool {
         self.built.stale
     }
 
     /// Why something is stale or missing, one sentence each (empty when complete).
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn notes(&self) -> Vec<String> {
         self.built.notes.clone()
     }
 
     /// A plain object with every field (what `JSON.stringify` writes).
-    #[napi(js_name = "toJSON", ts_return_type = "BuiltContextJson")]
+    #[napi(catch_unwind, js_name = "toJSON", ts_return_type = "BuiltContextJson")]
     pub fn json_object<'e>(&mut self, env: &'e Env, this: This<'e>) -> Result<Unknown<'e>> {
         self.prompt_back(env, &this.object)?;
         let b = &self.built;

@@ -112,7 +112,7 @@ impl ChannelStore {
 
     /// Internal (fetch runtime): the fetches still needed after `failures`, and the
     /// failures planning added.
-    #[napi(js_name = "_plan", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_plan", skip_typescript)]
     pub fn plan_js<'e>(
         &self,
         env: &'e Env,
@@ -133,7 +133,7 @@ impl ChannelStore {
     }
 
     /// Internal (fetch runtime): builds the result after the fetches.
-    #[napi(js_name = "_build", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_build", skip_typescript)]
     pub fn build_js(
         &self,
         env: &Env,
@@ -158,7 +158,7 @@ impl ChannelStore {
 
     /// Internal (fetch runtime): asks the rate limiter for a slot for one call:
     /// `{ wait: ms }` (0 = now) or `{ refused: reason }`.
-    #[napi(js_name = "_acquire", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_acquire", skip_typescript)]
     pub fn acquire_js<'e>(
         &self,
         env: &'e Env,
@@ -172,7 +172,7 @@ impl ChannelStore {
 
     /// Internal (fetch runtime): after a queued wait, whether a Retry-After pause now
     /// forbids the call (the reason), or null.
-    #[napi(js_name = "_pausedReason", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_pausedReason", skip_typescript)]
     pub fn paused_reason(
         &self,
         env: &Env,
@@ -184,7 +184,7 @@ impl ChannelStore {
     }
 
     /// Internal (fetch runtime): counts a call about to be made.
-    #[napi(js_name = "_countCall", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_countCall", skip_typescript)]
     pub fn count_call(&self, method: String) -> Result<()> {
         self.core()?.count_call(&method);
         Ok(())
@@ -192,7 +192,7 @@ impl ChannelStore {
 
     /// Internal (fetch runtime): a fetch failed. Counts it, applies a Retry-After pause
     /// (`retryAfterMs`), and returns the reason to report.
-    #[napi(js_name = "_fetchFailed", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_fetchFailed", skip_typescript)]
     pub fn fetch_failed(
         &self,
         env: &Env,
@@ -220,20 +220,20 @@ impl ChannelStore {
 
     /// Internal (fetch runtime): a fetch begins; returns the event number it began at,
     /// to pass to `_ingestPage`.
-    #[napi(js_name = "_fetchBegin", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_fetchBegin", skip_typescript)]
     pub fn fetch_begin(&self) -> Result<f64> {
         Ok(self.core()?.begin_fetch() as f64)
     }
 
     /// Internal (fetch runtime): a fetch that `_fetchBegin` started has ended.
-    #[napi(js_name = "_fetchEnd", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_fetchEnd", skip_typescript)]
     pub fn fetch_end(&self) -> Result<()> {
         self.core()?.end_fetch();
         Ok(())
     }
 
     /// Internal (fetch runtime): milliseconds one fetcher call may take.
-    #[napi(js_name = "_fetchTimeout", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_fetchTimeout", skip_typescript)]
     pub fn fetch_timeout(&self) -> Result<f64> {
         Ok(self.core()?.config().fetch_timeout_ms as f64)
     }
@@ -241,7 +241,7 @@ impl ChannelStore {
     /// Internal (fetch runtime): ingests one page of a fetch result. Returns
     /// `{ nextCursor }` or `{ error }` (a malformed body or `ok: false`, counted as a
     /// failed fetch).
-    #[napi(js_name = "_ingestPage", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_ingestPage", skip_typescript)]
     pub fn ingest_page<'e>(
         &self,
         env: &'e Env,
@@ -334,7 +334,7 @@ impl ChannelStore {
     }
 
     /// Internal (fetch runtime): caches downloaded bytes and returns the MediaContent.
-    #[napi(js_name = "_putMedia", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_putMedia", skip_typescript)]
     pub fn put_media<'e>(
         &self,
         env: &'e Env,
@@ -354,7 +354,7 @@ impl ChannelStore {
     }
 
     /// Internal (fetch runtime): a media download that failed or was refused.
-    #[napi(js_name = "_mediaFailed", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_mediaFailed", skip_typescript)]
     pub fn media_failed<'e>(
         &self,
         env: &'e Env,

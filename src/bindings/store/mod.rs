@@ -274,7 +274,7 @@ impl ChannelStore {
     }
 
     /// The store's time in epoch milliseconds: the `clock` option, or the system clock.
-    #[napi(js_name = "now")]
+    #[napi(catch_unwind, js_name = "now")]
     pub fn now_ms(&self, env: &Env) -> Result<f64> {
         Ok(self.now(env)? as f64)
     }
@@ -314,7 +314,7 @@ impl ChannelStore {
 
     /// Internal (`ingestMany` in `js/store.js`): a batch of plain messages packed as
     /// UTF-16 fields, which skips building and parsing JSON per object.
-    #[napi(js_name = "_ingestPacked", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_ingestPacked", skip_typescript)]
     pub fn ingest_packed(
         &self,
         env: &Env,
@@ -541,7 +541,7 @@ impl ChannelStore {
     /// could not be written (`code` `ERR_PERSIST_STORAGE`), after `persist.flushTimeoutMs`
     /// (`ERR_PERSIST_TIMEOUT`), or once closed (`ERR_PERSIST_CLOSED`). Resolves null for
     /// a store in memory only.
-    #[napi(ts_return_type = "Promise<PersistStats | null>")]
+    #[napi(catch_unwind, ts_return_type = "Promise<PersistStats | null>")]
     pub fn flush(&self) -> Result<AsyncTask<PersistWait>> {
         let wait = match &self.persist {
             Some(p) => Some(p.flush_from(&mut *self.core()?).map(|f| (p.waiter(), f))),
@@ -556,7 +556,7 @@ impl ChannelStore {
     /// state. The store stays usable in memory, and later changes are not saved. Calling
     /// it again resolves at once. Rejects as `flush()` does. Resolves null for a store in
     /// memory only.
-    #[napi(ts_return_type = "Promise<PersistStats | null>")]
+    #[napi(catch_unwind, ts_return_type = "Promise<PersistStats | null>")]
     pub fn close(&self) -> Result<AsyncTask<PersistWait>> {
         let wait = match &self.persist {
             Some(p) if p.stats().closed => Some(Ok((p.waiter(), p.flush_to_here()))),
@@ -567,7 +567,7 @@ impl ChannelStore {
     }
 
     /// Internal (a timer in `js/store.js`): queues changes that a full queue held back.
-    #[napi(js_name = "_persistTick", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_persistTick", skip_typescript)]
     pub fn persist_tick(&self) -> Result<()> {
         self.core().map(drop)
     }

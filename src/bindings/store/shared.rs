@@ -36,7 +36,7 @@ impl ChannelStore {
     /// Internal (fetch runtime): asks the shared limiter for a slot for `method` on behalf
     /// of `channelId`; resolves to its answer (JSON, handed back to `_sharedVerdict`), or
     /// null without `options.redis`.
-    #[napi(js_name = "_acquireShared", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_acquireShared", skip_typescript)]
     pub fn acquire_shared<'e>(
         &self,
         env: &'e Env,
@@ -66,7 +66,7 @@ impl ChannelStore {
 
     /// Internal (fetch runtime): what to do with the shared limiter's `answer` after
     /// `waitedMs` of waiting: `{ wait }` (0: call now) or `{ refused }`.
-    #[napi(js_name = "_sharedVerdict", skip_typescript)]
+    #[napi(catch_unwind, js_name = "_sharedVerdict", skip_typescript)]
     pub fn shared_verdict<'e>(
         &self,
         env: &'e Env,
