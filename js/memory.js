@@ -8,7 +8,7 @@
 const { inputError, unreadable } = require('./errors.js')
 
 const FIELDS = 6
-const KEYS = new Set(['sessionId', 'chatId', 'messageId', 'role', 'text', 'ts', 'topicId', 'replyTo'])
+const KEYS = new Set(require('./fields.js').MemoryMessage)
 const ROLES = { user: 0, assistant: 1 }
 
 const isId = (v) => typeof v === 'string' && v.length > 0 && v.isWellFormed()

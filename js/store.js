@@ -11,6 +11,7 @@
 'use strict'
 
 const { asExport, inputError, unreadable } = require('./errors.js')
+const fields = require('./fields.js')
 
 const stores = new WeakMap()
 const MAX_ROUNDS = 4
@@ -231,8 +232,9 @@ async function toolMessages(store, tools, payload) {
 const FIELDS = 7
 // Fields a message and its author may have (the native path refuses any other, naming
 // it; a message with one goes there instead of being packed without it).
-const MESSAGE_KEYS = new Set(['messageId', 'ts', 'author', 'text', 'media', 'hasMedia', 'threadId', 'replyCount', 'repliesLast1h', 'repliesLast1H', 'lastReplyTs', 'reactions', 'edited', 'broadcast'])
-const AUTHOR_KEYS = new Set(['userId', 'displayName', 'isBot'])
+// The fields Rust reads (from the typings it generates), and the alias serde also takes.
+const MESSAGE_KEYS = new Set([...fields.MessageInput, 'repliesLast1H'])
+const AUTHOR_KEYS = new Set(fields.AuthorInput)
 function onlyKnown(o, known) {
   for (const k in o) if (!known.has(k)) return false
   return true

@@ -1,78 +1,70 @@
 'use strict'
 
-// The plugin's config (`plugins.entries.context-engine.config`), as `openclaw.plugin.json`
-// declares it. OpenClaw validates it against that schema before the plugin loads; this
+// The plugin's config (`plugins.entries.context-engine.config`), read by the schema
+// `openclaw.plugin.json` declares. OpenClaw validates it against that schema before the plugin loads; this
 // reader still takes any value, keeps what is usable and reports the rest, because an
 // engine that throws on construction would be quarantined.
 
-const DEFAULTS = Object.freeze({
-  path: null,
-  policy: '',
-  personality: '',
-  summarizer: 'extractive',
-  summarizerTimeoutMs: 20_000,
-  memories: 5,
-  memoryBudgetTokens: 2_000,
-  recallTokens: 2_000,
-  recallTools: true,
-  reattachMedia: true,
-  compactWhenTrimming: true,
-  compaction: undefined,
-  history: true,
-  threadStatus: true,
-  historyTokens: 30_000,
-  timeZone: 'UTC',
-  threadBlock: true,
-  threadBlockLimit: 15,
-  slack: null,
-})
+// The schema is the one source of the options: their names, types, ranges and defaults.
+const { configSchema } = require('../openclaw.plugin.json')
+
+/** Each option's default: the schema's `default`, else none (`path` is computed from the
+ * host's agent directory, `compaction` and `slack` are off). */
+const DEFAULTS = Object.freeze(
+  Object.fromEntries(Object.entries(configSchema.properties).map(([key, schema]) => [key, 'default' in schema ? schema.default : key === 'compaction' ? undefined : null])),
+)
 
 /** A config string OpenClaw could not substitute from the environment. */
 const UNRESOLVED = /^\$\{[A-Z_][A-Z0-9_]*\}$/
 
-const CHECKS = {
-  path: (v) => typeof v === 'string' && v !== '',
-  policy: (v) => typeof v === 'string',
-  personality: (v) => typeof v === 'string',
-  summarizer: (v) => v === 'extractive' || v === 'llm',
-  summarizerTimeoutMs: (v) => Number.isInteger(v) && v > 0,
-  memories: (v) => Number.isInteger(v) && v >= 0,
-  memoryBudgetTokens: (v) => Number.isInteger(v) && v >= 0,
-  recallTokens: (v) => Number.isInteger(v) && v >= 0,
-  recallTools: (v) => typeof v === 'boolean',
-  reattachMedia: (v) => typeof v === 'boolean',
-  compactWhenTrimming: (v) => typeof v === 'boolean',
-  history: (v) => typeof v === 'boolean',
-  threadStatus: (v) => typeof v === 'boolean',
-  historyTokens: (v) => Number.isInteger(v) && v >= 0,
+/** Whether `value` is one `schema` (the subset of JSON Schema the manifest uses) admits. */
+function admits(schema, value) {
+  switch (schema.type) {
+    case 'string':
+      if (typeof value !== 'string') return false
+      if (schema.minLength !== undefined && value.length < schema.minLength) return false
+      if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value)) return false
+      break
+    case 'integer':
+      if (!Number.isInteger(value)) return false
+      if (schema.minimum !== undefined && value < schema.minimum) return false
+      break
+    case 'boolean':
+      if (typeof value !== 'boolean') return false
+      break
+    case 'object': {
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
+      const props = schema.properties ?? {}
+      if ((schema.required ?? []).some((k) => value[k] === undefined)) return false
+      for (const [k, v] of Object.entries(value)) {
+        if (!(k in props)) {
+          if (schema.additionalProperties === false) return false
+          continue
+        }
+        if (v !== undefined && !admits(props[k], v)) return false
+      }
+      break
+    }
+    default:
+      return false
+  }
+  return schema.enum === undefined || schema.enum.includes(value)
+}
+
+/** What the schema cannot say: a zone `Intl` knows, a token OpenClaw did substitute. */
+const BEYOND_SCHEMA = {
   timeZone: (v) => {
     try {
-      return typeof v === 'string' && new Intl.DateTimeFormat('en-US', { timeZone: v }).resolvedOptions().timeZone !== undefined
+      return new Intl.DateTimeFormat('en-US', { timeZone: v }).resolvedOptions().timeZone !== undefined
     } catch {
       return false
     }
   },
-  threadBlock: (v) => typeof v === 'boolean',
-  threadBlockLimit: (v) => Number.isInteger(v) && v >= 1,
-  slack: (v) =>
-    v !== null &&
-    typeof v === 'object' &&
-    typeof v.botToken === 'string' &&
-    v.botToken !== '' &&
-    // OpenClaw leaves a `${VAR}` it cannot resolve in place.
-    !UNRESOLVED.test(v.botToken) &&
-    Object.entries(v).every(([k, x]) =>
-      k === 'botToken' ||
-      (k === 'apiUrl' && typeof x === 'string' && /^https?:\/\/\S+$/.test(x)) ||
-      (k === 'rateLimit' && (x === 'default' || x === 'slack-non-marketplace')),
-    ),
-  compaction: (v) =>
-    v !== null &&
-    typeof v === 'object' &&
-    Object.entries(v).every(
-      ([k, n]) => ['maxRecentMessages', 'maxRecentTokens', 'maxSummaryAgeMs', 'keepRecent'].includes(k) && Number.isInteger(n) && n >= (k === 'keepRecent' ? 1 : 0),
-    ),
+  // OpenClaw leaves a `${VAR}` it cannot resolve in place.
+  slack: (v) => !UNRESOLVED.test(v.botToken),
 }
+
+const usable = (key, value) => admits(configSchema.properties[key], value) && (BEYOND_SCHEMA[key]?.(value) ?? true)
 
 /**
  * The usable options of `config`, defaults for the rest, and what was set aside
@@ -87,9 +79,8 @@ function readOptions(config) {
     return Object.assign(options, { problems })
   }
   for (const [key, value] of Object.entries(config)) {
-    const check = CHECKS[key]
-    if (!check) problems.push(`config.${key}: unknown option (ignored)`)
-    else if (value !== undefined && !check(value)) problems.push(`config.${key}: unusable value ${shown(key, value)} (default kept)`)
+    if (!(key in configSchema.properties)) problems.push(`config.${key}: unknown option (ignored)`)
+    else if (value !== undefined && !usable(key, value)) problems.push(`config.${key}: unusable value ${shown(key, value)} (default kept)`)
     else if (value !== undefined) options[key] = value
   }
   return Object.assign(options, { problems })
