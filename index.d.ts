@@ -625,7 +625,8 @@ export declare class MemoryStore {
    * Compacts a lane with the extractive summarizer when it is due (or `force`d): all
    * but the newest `keepRecent` unsummarized messages are folded into the thread
    * summary, whose version goes up by one; the messages stay stored. `null` when
-   * nothing was due.
+   * nothing was due. A lane whose summary was written under a fencing token throws
+   * `ERR_MEMORY_FENCED`: compact it under its lock, with `applyCompaction`.
    */
   compact(sessionId: string, threadKey: string, options?: CompactOptions): CompactionResult | null
   /**

@@ -17,7 +17,7 @@ use crate::memory::shapes::{
     MemoryRecord, MemoryRecordInput, MemorySearchOptions, MemoryStoreOptions, OpenClawTranscript,
     StoredChatMessage, ThreadStatus, MAX_BATCH,
 };
-use crate::memory::store::{ChatMessage, MemoryStore as Store};
+use crate::memory::store::{ChatMessage, MemoryStore as Store, PlannedCompaction};
 use crate::memory::summary::CompactionPolicy;
 use crate::memory::transcript::read_openclaw;
 use napi::bindgen_prelude::*;
@@ -514,17 +514,15 @@ impl JsMemoryStore {
             .transpose()
             .map_err(|e| throw(env, F, &e))?
             .map(|f| i64::try_from(f).unwrap_or(i64::MAX));
+        let planned = PlannedCompaction {
+            session: &p.session_id,
+            lane: &p.thread_key,
+            version: i64::try_from(version).unwrap_or(i64::MAX),
+            last_folded: &last.message_id,
+            trigger: trigger_of(&p.trigger),
+        };
         let done = self.with(env, F, |s| {
-            // A holder whose lock expired hears so before anything else is compared.
-            s.check_fence(&p.session_id, &p.thread_key, fence)?;
-            let plan = s.replan(
-                &p.session_id,
-                &p.thread_key,
-                i64::try_from(version).unwrap_or(i64::MAX),
-                &last.message_id,
-                trigger_of(&p.trigger),
-            )?;
-            s.apply_compaction(&plan, o.summary.as_deref(), now, fence)
+            s.apply_planned(&planned, o.summary.as_deref(), now, fence)
         })?;
         to_js(env, &CompactionResult::from(&done))
     }
@@ -532,7 +530,8 @@ impl JsMemoryStore {
     /// Compacts a lane with the extractive summarizer when it is due (or `force`d): all
     /// but the newest `keepRecent` unsummarized messages are folded into the thread
     /// summary, whose version goes up by one; the messages stay stored. `null` when
-    /// nothing was due.
+    /// nothing was due. A lane whose summary was written under a fencing token throws
+    /// `ERR_MEMORY_FENCED`: compact it under its lock, with `applyCompaction`.
     #[napi(
         catch_unwind,
         ts_args_type = "sessionId: string, threadKey: string, options?: CompactOptions",
@@ -551,12 +550,7 @@ impl JsMemoryStore {
         let now = now_or(env, F, "options.now", o.now)?;
         let policy = self.policy;
         let force = o.force.unwrap_or(false);
-        let done = self.with(env, F, |s| {
-            match s.plan_compaction(&session, &lane, &policy, now, force)? {
-                Some(plan) => s.apply_compaction(&plan, None, now, None).map(Some),
-                None => Ok(None),
-            }
-        })?;
+        let done = self.with(env, F, |s| s.compact(&session, &lane, &policy, now, force))?;
         to_js(env, &done.as_ref().map(CompactionResult::from))
     }
 

@@ -253,6 +253,17 @@ pub enum Focus {
     PendingSlot(PendingSlot),
 }
 
+/// A compaction plan as a caller hands it back: whose lane, on top of which summary version,
+/// up to which message, and what triggered it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedCompaction<'a> {
+    pub session: &'a str,
+    pub lane: &'a str,
+    pub version: i64,
+    pub last_folded: &'a str,
+    pub trigger: Trigger,
+}
+
 /// A compaction decided and not yet written: which messages of a lane get folded into
 /// which summary, and which stay verbatim.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -850,11 +861,35 @@ impl MemoryStore {
         lane: &str,
         policy: &CompactionPolicy,
         now_ms: i64,
+        force: bool,
     ) -> Result<Option<Compaction>, MemoryError> {
-        match self.plan_compaction(session, lane, policy, now_ms, false)? {
+        match self.plan_compaction(session, lane, policy, now_ms, force)? {
             Some(plan) => self.apply_compaction(&plan, None, now_ms, None).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// Writes a compaction a caller planned earlier (`planned`, as the plan it was handed
+    /// names it) with its summary: the fence is checked first (a holder whose lock expired
+    /// hears so before anything else is compared), then the plan is taken back as the store
+    /// stands now (see [`MemoryStore::replan`]) and written (see
+    /// [`MemoryStore::apply_compaction`]).
+    pub fn apply_planned(
+        &mut self,
+        planned: &PlannedCompaction<'_>,
+        given: Option<&str>,
+        now_ms: i64,
+        fence: Option<i64>,
+    ) -> Result<Compaction, MemoryError> {
+        self.check_fence(planned.session, planned.lane, fence)?;
+        let plan = self.replan(
+            planned.session,
+            planned.lane,
+            planned.version,
+            planned.last_folded,
+            planned.trigger,
+        )?;
+        self.apply_compaction(&plan, given, now_ms, fence)
     }
 
     /// The pending question of a lane, from its `thread_state` record.

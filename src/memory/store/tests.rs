@@ -335,7 +335,7 @@ fn compaction_folds_all_but_the_newest_ten_incrementally_and_keeps_every_message
         s.ingest(&msg(&id, role, t, None)).unwrap_or_default();
     }
     let first = s
-        .compact(S, "root:42", &policy, 1_000)
+        .compact(S, "root:42", &policy, 1_000, false)
         .unwrap_or(None)
         .unwrap_or_else(|| panic!("not due"));
     assert_eq!(
@@ -357,7 +357,8 @@ fn compaction_folds_all_but_the_newest_ten_incrementally_and_keeps_every_message
     assert_eq!(s.unsummarized(S, "root:42").unwrap_or_default().len(), 10);
     // Ten left verbatim: nothing is due until the lane grows again.
     assert_eq!(
-        s.compact(S, "root:42", &policy, 2_000).unwrap_or(None),
+        s.compact(S, "root:42", &policy, 2_000, false)
+            .unwrap_or(None),
         None
     );
     for (i, t) in texts(35..60).iter().enumerate() {
@@ -370,7 +371,7 @@ fn compaction_folds_all_but_the_newest_ten_incrementally_and_keeps_every_message
         s.ingest(&msg(&id, role, t, None)).unwrap_or_default();
     }
     let second = s
-        .compact(S, "root:42", &policy, 3_000)
+        .compact(S, "root:42", &policy, 3_000, false)
         .unwrap_or(None)
         .unwrap_or_else(|| panic!("not due"));
     assert_eq!((second.folded, second.summary_version), (25, 2));
@@ -683,4 +684,60 @@ fn a_compaction_writes_what_the_messages_state_as_records_once_with_their_messag
         .any(|r| r.kind == RecordKind::Fact && r.body.starts_with("We always deploy")));
     // Filler is no record.
     assert!(!found("agreed").iter().any(|r| r.body == "Agreed!"));
+}
+
+#[test]
+fn a_plan_handed_back_is_fenced_first_then_taken_back_as_the_store_stands() {
+    use crate::memory::summary::CompactionPolicy;
+    let policy = CompactionPolicy::default();
+    let mut s = store();
+    ingest_many(&mut s, 12);
+    // Not due (12 messages), but forced: the whole compaction in one domain call.
+    assert!(s
+        .compact(S, "root:42", &policy, 0, false)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .is_none());
+    let plan = s
+        .plan_compaction(S, "root:42", &policy, 0, true)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("not planned"));
+    let last = plan
+        .fold
+        .last()
+        .map(|m| m.message_id.clone())
+        .unwrap_or_default();
+    let planned = PlannedCompaction {
+        session: S,
+        lane: "root:42",
+        version: 0,
+        last_folded: &last,
+        trigger: plan.trigger,
+    };
+    let done = s
+        .apply_planned(&planned, None, 1, Some(5))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(done.summary_version, 1);
+    // The same plan again is stale; with an older token it is fenced, and that is said
+    // first.
+    assert!(matches!(
+        s.apply_planned(&planned, None, 2, Some(5)),
+        Err(MemoryError::Stale { .. })
+    ));
+    assert!(matches!(
+        s.apply_planned(&planned, None, 2, Some(4)),
+        Err(MemoryError::Fenced {
+            fence: Some(4),
+            found: 5
+        })
+    ));
+    // A lane written under a fence is not compacted without one (the convenience
+    // `compact` has none): another worker may hold its lock.
+    ingest_many_from(&mut s, 12, 30);
+    assert!(matches!(
+        s.compact(S, "root:42", &policy, 3, true),
+        Err(MemoryError::Fenced {
+            fence: None,
+            found: 5
+        })
+    ));
 }
