@@ -21,7 +21,6 @@ use crate::model::{
     ThreadContext, ThreadReply, ThreadRoot, ThreadTelemetry, Truncation, SCHEMA_VERSION,
 };
 use crate::text::{estimate_tokens, truncate_reply, truncate_snippet};
-use crate::thread::STRATEGY_MOST_RECENT;
 use napi_derive::napi;
 use serde::Deserialize;
 
@@ -261,12 +260,11 @@ pub fn thread_context(
             media: media(thread.root_files.as_ref()),
         },
         replies,
-        truncation: Truncation {
-            total_replies: thread.total_reply_count,
-            included_replies: included.len() as u64,
-            strategy: STRATEGY_MOST_RECENT.to_string(),
+        truncation: Truncation::most_recent(
+            thread.total_reply_count,
+            included.len() as u64,
             omitted_range_ts,
-        },
+        ),
     };
     let telemetry = ThreadTelemetry {
         thread_budget_tokens: budget_tokens,

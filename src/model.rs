@@ -150,6 +150,23 @@ pub struct Truncation {
     pub omitted_range_ts: Option<(String, String)>,
 }
 
+impl Truncation {
+    /// The thread's truncation under the most-recent-first rule: `included` of `total`
+    /// replies kept, the omitted ones spanning `omitted_range_ts` (`None`: none omitted).
+    pub fn most_recent(
+        total: u64,
+        included: u64,
+        omitted_range_ts: Option<(String, String)>,
+    ) -> Self {
+        Truncation {
+            total_replies: total,
+            included_replies: included,
+            strategy: crate::thread::STRATEGY_MOST_RECENT.to_string(),
+            omitted_range_ts,
+        }
+    }
+}
+
 /// A thread: its root in full and the most recent replies that fit the budget.
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -126,12 +126,7 @@ pub fn budget_thread<R: MessageView, M: MessageView>(
         schema_version: SCHEMA_VERSION.to_string(),
         thread_id,
         root: thread_root(root),
-        truncation: Truncation {
-            total_replies,
-            included_replies: included.len() as u64,
-            strategy: STRATEGY_MOST_RECENT.to_string(),
-            omitted_range_ts,
-        },
+        truncation: Truncation::most_recent(total_replies, included.len() as u64, omitted_range_ts),
         replies: included,
     };
     BudgetedThread {

@@ -10,11 +10,11 @@ use crate::budget::most_recent_within;
 use crate::dropin::{self, StructuredContextInput, ThreadDataInput};
 use crate::input::InputError;
 use crate::model::ThreadContext;
-use crate::model::{ChannelSnapshotInput, ThreadInput, ThreadTelemetry};
+use crate::model::{ChannelSnapshotInput, ThreadInput, ThreadTelemetry, Truncation};
 use crate::prompt::{build_prompt_section, PromptOptionsInput, PromptSectionInput};
 use crate::snapshot::build_channel_snapshot;
 use crate::text::{snippet_units, tokens_for_units};
-use crate::thread::{build_thread_context, BudgetedThread, STRATEGY_MOST_RECENT};
+use crate::thread::{build_thread_context, BudgetedThread};
 use napi::bindgen_prelude::*;
 use napi::{Env, JsString, JsValue, ValueType};
 use napi_derive::napi;
@@ -129,21 +129,16 @@ pub fn apply_thread_budget<'e>(env: &'e Env, input: Unknown<'e>) -> Result<Objec
             for (i, item) in (0u32..).zip(&items[omitted..]) {
                 included.set(i, *item)?;
             }
-            let mut truncation = Object::new(env)?;
-            truncation.set_named_property("total_replies", n)?;
-            truncation.set_named_property("included_replies", n - omitted as u32)?;
-            truncation.set_named_property("strategy", STRATEGY_MOST_RECENT)?;
-            if omitted > 0 {
-                let mut range = env.create_array(2)?;
-                range.set(0, stamps[0])?;
-                range.set(1, stamps[omitted - 1])?;
-                truncation.set_named_property("omitted_range_ts", range)?;
-            } else {
-                truncation.set_named_property("omitted_range_ts", Null)?;
-            }
+            let text_of = |s: &JsString| s.into_utf8().and_then(napi::JsStringUtf8::into_owned);
+            let range = match omitted {
+                0 => None,
+                _ => Some((text_of(&stamps[0])?, text_of(&stamps[omitted - 1])?)),
+            };
+            let truncation =
+                Truncation::most_recent(u64::from(n), u64::from(n - omitted as u32), range);
             let mut out = Object::new(env)?;
             out.set_named_property("included", included)?;
-            out.set_named_property("truncation", truncation)?;
+            out.set_named_property("truncation", to_js(env, &truncation)?)?;
             Ok(out)
         },
     )

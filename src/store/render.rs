@@ -215,12 +215,7 @@ pub fn render_thread(
     let included = &replies[first..];
     let omitted_range_ts =
         (first > 0).then(|| (to_iso(&replies[0].ts), to_iso(&replies[first - 1].ts)));
-    let truncation = Truncation {
-        total_replies: total,
-        included_replies: included.len() as u64,
-        strategy: STRATEGY_MOST_RECENT.to_string(),
-        omitted_range_ts,
-    };
+    let truncation = Truncation::most_recent(total, included.len() as u64, omitted_range_ts);
     let truncation_json = section_json(&truncation, false);
     let body: usize = included
         .iter()
