@@ -218,7 +218,7 @@ async function toolMessages(store, tools, payload) {
     const media = payload.media ? download(store, state, payload.media) : null
     for (const r of await Promise.all(pages)) if (r.failure) failures.push(r.failure)
     const m = media ? await media : null
-    return tools._messagesBuild(payload.input, failures, m && !m.failure ? m.data : null, m?.failure ?? null)
+    return tools._messagesBuild(payload.request, failures, m && !m.failure ? m.data : null, m?.failure ?? null)
   } catch (err) {
     return JSON.stringify({ error: { code: 'internal', tool: 'channel_messages', message: errorText(err) } })
   }

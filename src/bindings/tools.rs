@@ -7,30 +7,17 @@ use super::js::{
     bytes_of, call_method, create_js_string, describe, id_arg, is_nullish, stringify, to_js,
 };
 use super::store::{failures_from, ChannelStore};
-use crate::input::{whole_number, InputError};
+use crate::input::InputError;
 use crate::tools::channel_messages::{build, start, MediaResult, Start};
 use crate::tools::input::{context_input, messages_input, MessagesInput};
-use crate::tools::{definitions, unknown_tool, Tool, ToolError, DEFAULT_MAX_MEDIA_BYTES};
+use crate::tools::options::{ToolsConfig, ToolsOptions};
+use crate::tools::{definitions, unknown_tool, Tool, ToolError};
 use napi::bindgen_prelude::*;
 use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
-use serde::Deserialize;
 use serde_json::{json, Value};
-
-/// Options of `store.tools(channelId, options)`.
-#[napi(object, object_to_js = false, object_from_js = false, js_name = "ChannelToolsOptions")]
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ToolsOptions {
-    /// Names in `definitions()`: `"api"` (`channel_context`, `channel_messages`; the
-    /// default, valid Messages API tool names) or `"dotted"` (the drop-in
-    /// `channel.context`, `channel.messages`). `execute` accepts both either way.
-    #[napi(ts_type = "'api' | 'dotted'")]
-    pub tool_names: Option<String>,
-    /// Media larger than this many bytes are returned as a text reference instead of a
-    /// content block (default 5 MB, 5242880).
-    pub max_media_bytes: Option<f64>,
-}
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 
 #[napi]
 impl ChannelStore {
@@ -57,31 +44,39 @@ impl ChannelStore {
             Some(o) if !is_nullish(&o) => super::js::from_js(&env, "tools", "options", o)?,
             _ => ToolsOptions::default(),
         };
-        let dotted = match opts.tool_names.as_deref() {
-            None | Some("api") => false,
-            Some("dotted") => true,
-            Some(other) => {
-                return Err(throw(
-                    &env,
-                    "tools",
-                    &InputError::range_error(
-                        "options.toolNames",
-                        format!("expected \"api\" or \"dotted\", got {other:?}"),
-                    ),
-                ))
-            }
-        };
-        let max_media_bytes = match opts.max_media_bytes {
-            None => DEFAULT_MAX_MEDIA_BYTES,
-            Some(n) => whole_number(n, "options.maxMediaBytes", "bytes")
-                .map_err(|e| throw(&env, "tools", &e))?,
-        };
+        let config = ToolsConfig::try_from(opts).map_err(|e| throw(&env, "tools", &e))?;
         Ok(ChannelTools {
             store: reference,
             channel,
-            dotted,
-            max_media_bytes,
+            dotted: config.dotted,
+            max_media_bytes: config.max_media_bytes,
+            pending: RefCell::default(),
         })
+    }
+}
+
+/// `channel_messages` calls waiting for their fetches: each input, read and checked once,
+/// kept here by request number while the fetch runtime works, so that only the number
+/// crosses into JavaScript and back.
+#[derive(Default)]
+struct Pending {
+    next: u32,
+    inputs: BTreeMap<u32, MessagesInput>,
+}
+
+/// Calls waiting at most: past it the oldest is dropped (its runtime failed before it
+/// could answer).
+const PENDING_MAX: usize = 4_096;
+
+impl Pending {
+    fn put(&mut self, input: MessagesInput) -> u32 {
+        let id = self.next;
+        self.next = self.next.wrapping_add(1);
+        if self.inputs.len() >= PENDING_MAX {
+            self.inputs.pop_first();
+        }
+        self.inputs.insert(id, input);
+        id
     }
 }
 
@@ -92,6 +87,7 @@ pub struct ChannelTools {
     channel: String,
     dotted: bool,
     max_media_bytes: u64,
+    pending: RefCell<Pending>,
 }
 
 fn resolved<'e>(env: &'e Env, text: String) -> Result<Unknown<'e>> {
@@ -202,11 +198,12 @@ impl ChannelTools {
             Start::Answer(out) => return resolved(env, out),
             Start::Fetch(f) => f,
         };
+        let request = self.pending.borrow_mut().put(input);
         let payload = json!({
             "needs": fetch.jobs,
             "failures": fetch.failures,
             "media": fetch.media,
-            "input": serde_json::to_string(&input).unwrap_or_default(),
+            "request": request,
         });
         let store_obj = self.store.clone(*env)?;
         // SAFETY: a live reference to the store object, turned into a handle of this
@@ -228,14 +225,19 @@ impl ChannelTools {
     pub fn messages_build(
         &self,
         env: &Env,
-        input: String,
+        request: u32,
         failures: Unknown,
         media_data: Option<Unknown>,
         media_failure: Option<String>,
     ) -> Result<String> {
-        let value: Value = serde_json::from_str(&input)
-            .map_err(|e| Error::from_reason(format!("tools: bad runtime input: {e}")))?;
-        let input = messages_input(&value).map_err(|e| Error::from_reason(e.message))?;
+        let input = self
+            .pending
+            .borrow_mut()
+            .inputs
+            .remove(&request)
+            .ok_or_else(|| {
+                Error::from_reason(format!("tools: no call waiting as request {request}"))
+            })?;
         let failures = failures_from(env, "tools", failures)?;
         let store: &ChannelStore = &self.store;
         let now = store.now(env)?;

@@ -10,6 +10,7 @@ pub mod channel_context;
 pub mod channel_messages;
 pub mod input;
 pub mod media;
+pub mod options;
 
 use napi_derive::napi;
 use serde::Serialize;
