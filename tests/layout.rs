@@ -10,15 +10,15 @@ const MAX_LINES: usize = 500;
 /// Files past [`MAX_LINES`] today, each with the most lines it may have: they may shrink,
 /// not grow, until they are split along their seams.
 const OVER_LIMIT: [(&str, usize); 16] = [
-    ("src/store/mod.rs", 1_300),
+    ("src/store/mod.rs", 1_270),
     ("src/store/build.rs", 1_210),
-    ("src/memory/store.rs", 1_180),
+    ("src/memory/store.rs", 870),
     ("src/memory/shapes.rs", 1_000),
     ("src/memory/assemble.rs", 890),
     ("src/bindings/memory.rs", 790),
     ("src/memory/passages.rs", 700),
     ("src/input.rs", 690),
-    ("src/store/fetch.rs", 615),
+    ("src/store/fetch.rs", 580),
     ("src/runtime/media.rs", 610),
     ("src/coord/mod.rs", 610),
     ("src/memory/tools.rs", 585),

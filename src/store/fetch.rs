@@ -6,11 +6,10 @@
 
 use super::message::StoredMessage;
 use super::request::ContextRequest;
-use super::{CachedMedia, FileLocation, Store};
+use super::{FileLocation, Store};
 use crate::coord::SharedGrant;
 use crate::input;
 use crate::ratelimit::{Grant, Overflow, RateLimitConfig, Refusal, Refused, MAX_RETRY_AFTER_MS};
-use crate::sha256::sha256_hex;
 use crate::slack;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -570,39 +569,6 @@ impl Store {
     fn unusable(&mut self, job: &FetchJob, why: impl std::fmt::Display) -> String {
         self.counters.failed_fetches += 1;
         format!("{} returned an unusable result: {why}", job.fetch)
-    }
-
-    /// The note for a download that resolved with something other than bytes, counted
-    /// as a failed fetch.
-    pub fn not_bytes(&mut self, what: &str) -> String {
-        self.counters.failed_fetches += 1;
-        format!("fetchMedia returned {what} instead of bytes (a Uint8Array, Buffer or ArrayBuffer)")
-    }
-
-    /// Keeps downloaded `bytes` of file `artifact_id` for `channel` (in the media cache
-    /// when they fit). Returns the item and whether the cache holds it.
-    pub fn keep_download(
-        &mut self,
-        channel: &str,
-        artifact_id: &str,
-        bytes: Vec<u8>,
-        now: u64,
-    ) -> (CachedMedia, bool) {
-        let loc = self.file_in(channel, artifact_id);
-        let item = CachedMedia {
-            channel: channel.to_string(),
-            content_hash: sha256_hex(&bytes),
-            artifact_id: artifact_id.to_string(),
-            media_type: loc.map_or_else(
-                || "application/octet-stream".to_string(),
-                |l| l.media.media_type.clone(),
-            ),
-            filename: loc.and_then(|l| l.media.filename.clone()),
-            bytes,
-            fetched_at: now,
-        };
-        let held = self.put_media(item.clone());
-        (item, held)
     }
 }
 

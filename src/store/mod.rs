@@ -15,6 +15,7 @@ pub mod config;
 pub mod fetch;
 mod intake;
 pub mod journal;
+pub mod media;
 pub mod message;
 pub mod recent;
 pub mod render;
@@ -1220,37 +1221,6 @@ impl Store {
                 ch.index_message(m);
             }
         }
-    }
-
-    /// Caches downloaded media unless it alone exceeds the bound; returns whether it
-    /// is held.
-    pub fn put_media(&mut self, item: CachedMedia) -> bool {
-        let key = (item.channel.clone(), item.artifact_id.clone());
-        self.note_media(&key);
-        self.media.insert(key, item)
-    }
-
-    /// Where file `artifact_id` can be downloaded for `channel`: only a file that a
-    /// message of that channel references.
-    pub fn file_in(&self, channel: &str, artifact_id: &str) -> Option<&FileLocation> {
-        self.files
-            .get(&(channel.to_string(), artifact_id.to_string()))
-    }
-
-    /// The newest remembered location of `artifact_id` in any channel (for callers that
-    /// own the whole store and name no channel).
-    pub fn newest_file(&self, artifact_id: &str) -> Option<&FileLocation> {
-        self.files_order
-            .iter()
-            .rev()
-            .find(|(_, a)| a == artifact_id)
-            .and_then(|k| self.files.get(k))
-    }
-
-    /// Cached bytes of `artifact_id` downloaded for `channel`.
-    pub fn cached_media(&mut self, channel: &str, artifact_id: &str) -> Option<&CachedMedia> {
-        self.media
-            .get(&(channel.to_string(), artifact_id.to_string()))
     }
 
     /// Approximate heap bytes held by messages (window and caches), for the memory

@@ -16,6 +16,7 @@ use crate::bindings::js::{
 use crate::input;
 use crate::store::build::BuildError;
 use crate::store::fetch::{failures_in, failures_out, FetchFailure, FetchJob, FetcherFn};
+use crate::store::media::MediaSource;
 use crate::store::request::{BuildContextOptions, ContextRequest};
 use napi::bindgen_prelude::*;
 use napi::Env;
@@ -297,35 +298,21 @@ impl ChannelStore {
                 Some(c) if !is_nullish(&c) => Some(id_arg(env, F, "channelId", &c)?),
                 _ => None,
             };
-            let mut core = self.core()?;
-            let loc = match &channel {
-                Some(c) => core.file_in(c, &id).cloned(),
-                None => core.newest_file(&id).cloned(),
-            };
-            if let Some(loc) = &loc {
-                if let Some(item) = core.cached_media(&loc.channel, &id).cloned() {
-                    drop(core);
+            let source = self.core()?.media_source(
+                &id,
+                channel.as_deref(),
+                self.fetchers().has(FetcherFn::Media),
+            );
+            match source {
+                MediaSource::Cached(item) => {
                     let v = media_content(env, Some(&item), &id, None, true, 0)?;
-                    return PromiseRaw::resolve(env, v).map(|p| p.to_unknown());
+                    PromiseRaw::resolve(env, v).map(|p| p.to_unknown())
                 }
-            }
-            let job = match (&loc, self.fetchers().has(FetcherFn::Media)) {
-                (Some(loc), true) => Ok(FetchJob::for_media(&id, loc, &core.config().rate_limit)),
-                (Some(_), false) => Err(crate::store::fetch::missing_fetcher(FetcherFn::Media)),
-                (None, _) => Err(match &channel {
-                    Some(c) => format!(
-                        "File {id} is not referenced by any message the store holds for channel {c}."
-                    ),
-                    None => format!("File {id} is not referenced by any message the store holds."),
-                }),
-            };
-            drop(core);
-            match job {
-                Ok(job) => {
+                MediaSource::Fetch(job) => {
                     let job = to_js(env, &job)?;
                     call_method(env, &this.object, "_runMedia", &[artifact_id, job])
                 }
-                Err(note) => {
+                MediaSource::Unavailable(note) => {
                     let v = media_content(env, None, &id, Some(&note), false, 0)?;
                     PromiseRaw::resolve(env, v).map(|p| p.to_unknown())
                 }
