@@ -5,6 +5,20 @@
 //! converted to `"2026-04-10T20:32:50.228819Z"` (UTC, the fraction digits kept as given).
 //! Any other string is taken to be ISO 8601 already and passed through unchanged.
 
+/// The time since 1970 by the system clock (zero if the clock is set before 1970): the one
+/// place the package reads it. Whatever can take a caller's clock does (`ChannelStore`'s
+/// `clock`, the `now` options); this is the default.
+pub fn system_now() -> std::time::Duration {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
+/// [`system_now`] in epoch milliseconds.
+pub fn system_now_ms() -> u64 {
+    u64::try_from(system_now().as_millis()).unwrap_or(u64::MAX)
+}
+
 /// Days since 1970-01-01 to a proleptic Gregorian (year, month, day).
 pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;

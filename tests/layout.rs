@@ -183,3 +183,18 @@ fn a_source_file_stays_within_what_one_reader_holds() {
         );
     }
 }
+
+#[test]
+fn the_system_clock_is_read_in_one_place() {
+    for p in sources() {
+        let rel = relative(&p);
+        if rel == "src/time.rs" || is_test_file(&rel) {
+            continue;
+        }
+        let text = read(&p);
+        assert!(
+            !text.contains("SystemTime::now"),
+            "{rel} reads the system clock: use crate::time::system_now"
+        );
+    }
+}

@@ -153,9 +153,7 @@ pub fn redacted(url: &str) -> String {
 }
 
 fn now_ms() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    crate::time::system_now().as_secs_f64() * 1e3
 }
 
 /// Why a call went on without Redis.
@@ -178,9 +176,7 @@ fn one_line(e: &impl std::fmt::Display) -> String {
 fn token() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
+    let nanos = crate::time::system_now().as_nanos();
     format!("{}-{nanos:x}-{n}", std::process::id())
 }
 

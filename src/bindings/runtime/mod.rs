@@ -42,11 +42,9 @@ pub const MEDIA_FILE_IDS_KEY: &str = FILE_IDS_KEY;
 #[napi]
 pub const DEFAULT_INLINE_MAX_BYTES: u32 = crate::runtime::media::DEFAULT_INLINE_MAX_BYTES as u32;
 
+/// The system clock in epoch ms, as a JavaScript number.
 pub(crate) fn now_ms() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as f64)
-        .unwrap_or(0.0)
+    crate::time::system_now_ms() as f64
 }
 
 /// The result object, built directly: the prompt can be megabytes, and a JSON round

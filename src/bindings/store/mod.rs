@@ -153,13 +153,6 @@ impl Task for PersistWait {
     }
 }
 
-fn system_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
-}
-
 /// The clock function and the fetcher functions of the constructor's options: functions
 /// do not survive JSON, so they are read from the object itself.
 fn functions_of(env: &Env, o: &Unknown) -> Result<(Option<FunctionRef<(), f64>>, Fetchers)> {
@@ -281,7 +274,7 @@ impl ChannelStore {
 
     pub(crate) fn now(&self, env: &Env) -> Result<u64> {
         let Some(c) = &self.clock else {
-            return Ok(system_now());
+            return Ok(crate::time::system_now_ms());
         };
         let f = c.borrow_back(env)?.to_unknown();
         let out = call_js(env, &f, &[])?;
