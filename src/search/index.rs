@@ -3,7 +3,7 @@
 //! Documents are messages, keyed by their ts (unique within a channel). Each term has a
 //! posting list of `(slot, term frequency)` in slot order (see [`super::postings`]).
 //! Removing a message (deleted, edited, evicted) marks its slot dead: its postings stay
-//! in the lists, are skipped by every query and are dropped by the next compaction, which
+//! in the lists, are skipped by every query and are dropped by the next sweep, which
 //! runs once dead postings outnumber live ones. An edit is a removal plus an addition, so
 //! a word edited away is never found again.
 //!
@@ -38,8 +38,8 @@ pub const MAX_QUERY_WORDS: usize = 32;
 /// (BM25 alone, length-normalized per term, often ranks the short match first).
 pub const COVERAGE_EXPONENT: i32 = 3;
 
-/// Compaction runs once this many postings are dead and they outnumber live ones.
-const COMPACT_MIN_DEAD: usize = 4_096;
+/// A sweep runs once this many postings are dead and they outnumber live ones.
+const SWEEP_MIN_DEAD: usize = 4_096;
 /// The length of a removed slot in [`SearchIndex::lens`].
 const DEAD: u32 = u32::MAX;
 
@@ -302,16 +302,16 @@ impl SearchIndex {
             self.dead_postings += d.unique as usize;
             self.dead_docs += 1;
         }
-        if (self.dead_postings >= COMPACT_MIN_DEAD && self.dead_postings > self.live_postings)
-            || (self.dead_docs >= COMPACT_MIN_DEAD && self.dead_docs > self.by_key.len())
+        if (self.dead_postings >= SWEEP_MIN_DEAD && self.dead_postings > self.live_postings)
+            || (self.dead_docs >= SWEEP_MIN_DEAD && self.dead_docs > self.by_key.len())
         {
-            self.compact();
+            self.sweep();
         }
         true
     }
 
     /// Drops dead documents and postings, renumbering slots (order kept).
-    pub fn compact(&mut self) {
+    pub fn sweep(&mut self) {
         let mut remap = vec![u32::MAX; self.docs.len()];
         let mut docs = Vec::with_capacity(self.by_key.len());
         let mut lens = Vec::with_capacity(self.by_key.len());

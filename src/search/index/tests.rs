@@ -52,7 +52,7 @@ fn removed_and_replaced_documents_are_never_found() {
 }
 
 #[test]
-fn compaction_keeps_results_and_frees_dead_postings() {
+fn a_sweep_keeps_results_and_frees_dead_postings() {
     let mut ix = SearchIndex::new();
     for i in 0..10_000 {
         ix.add(
@@ -72,8 +72,8 @@ fn compaction_keeps_results_and_frees_dead_postings() {
     let hits = ranked(&mut ix, "word7");
     assert_eq!(hits.len(), 10);
     assert!(hits.iter().all(|h| h.0 >= 9_000 && h.0 % 100 == 7));
-    // Fully compacted: only live postings remain.
-    ix.compact();
+    // Swept: only live postings remain.
+    ix.sweep();
     assert_eq!(ix.stats().postings, 2_000);
     assert_eq!(ranked(&mut ix, "common").len(), 1_000);
 }
@@ -189,7 +189,7 @@ fn a_document_costs_twenty_four_bytes_and_its_key_sixteen() {
 }
 
 #[test]
-fn replies_keep_their_thread_through_compaction_and_dead_threads_go() {
+fn replies_keep_their_thread_through_a_sweep_and_dead_threads_go() {
     let mut ix = SearchIndex::new();
     for i in 0..10_000 {
         let thread = format!("root{}", i % 50);
@@ -197,13 +197,13 @@ fn replies_keep_their_thread_through_compaction_and_dead_threads_go() {
     }
     ix.add(k(20_000), None, "U1", "Sam", &["channel message"]);
     assert_eq!(ix.threads.len(), 50, "each thread id is held once");
-    // Remove every reply of threads 0..45: compaction drops their ids.
+    // Remove every reply of threads 0..45: the sweep drops their ids.
     for i in 0..10_000 {
         if i % 50 < 45 {
             ix.remove(k(i));
         }
     }
-    ix.compact();
+    ix.sweep();
     assert_eq!(ix.threads.len(), 5);
     for i in [45, 99, 9_999] {
         let hit = ranked(&mut ix, &format!("word{i}"));

@@ -76,7 +76,7 @@ proptest! {
         prop_assert_eq!(list.len(), want.len());
         prop_assert_eq!(list.iter().collect::<Vec<_>>(), want.clone());
 
-        // Dropping some postings and renumbering the rest densely, as compaction does.
+        // Dropping some postings and renumbering the rest densely, as a sweep does.
         let position: std::collections::HashMap<u32, usize> =
             slots.iter().enumerate().map(|(i, &s)| (s, i)).collect();
         let kept: Vec<u16> =
