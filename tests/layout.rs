@@ -10,7 +10,7 @@ const MAX_LINES: usize = 500;
 /// Files past [`MAX_LINES`] today, each with the most lines it may have: they may shrink,
 /// not grow, until they are split along their seams.
 const OVER_LIMIT: [(&str, usize); 16] = [
-    ("src/store/mod.rs", 1_270),
+    ("src/store/mod.rs", 810),
     ("src/store/build.rs", 1_210),
     ("src/memory/store.rs", 870),
     ("src/memory/shapes.rs", 1_000),

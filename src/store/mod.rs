@@ -11,6 +11,7 @@
 //! fetching is planned by [`context`] and carried out by the caller.
 
 pub mod build;
+mod channel;
 pub mod config;
 pub mod fetch;
 mod intake;
@@ -22,6 +23,7 @@ pub mod render;
 mod render_cache;
 pub mod request;
 pub mod stats;
+mod threads;
 pub mod views;
 pub mod window;
 
@@ -34,6 +36,7 @@ use crate::search::hasher::WordHash;
 use crate::search::index::SearchIndex;
 use crate::slack::users::UserDirectory;
 use crate::time::TsKey;
+pub use channel::ChannelState;
 pub use config::{
     StoreConfig, DEFAULT_FETCH_TIMEOUT_MS, DEFAULT_MAX_THREAD_REPLIES, DEFAULT_MEDIA_MAX_SIZE,
     DEFAULT_REPLIES_MAX, DEFAULT_REPLIES_TTL_MS, DEFAULT_STARTERS_MAX, DEFAULT_STARTERS_TTL_MS,
@@ -43,6 +46,7 @@ use message::{Event, StoredMessage};
 use recent::{Patch, Recent};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
+pub use threads::ThreadEntry;
 
 /// Deleted message ids remembered per channel. Past that, the oldest deletion is
 /// forgotten and the channel's deletion horizon moves up to its message's time: a
@@ -58,33 +62,6 @@ pub const FILES_REMEMBERED: usize = 50_000;
 /// Distinct authors shared between held messages. Past it, a new author's messages
 /// carry their own copy.
 pub const AUTHORS_SHARED: usize = 100_000;
-
-/// The replies of one thread, as held.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ThreadEntry {
-    pub replies: BTreeMap<TsKey, StoredMessage>,
-    /// Every reply of the thread is held (it was fetched to the last page, or seen from
-    /// its first reply on through events).
-    pub complete: bool,
-}
-
-impl ThreadEntry {
-    /// Keeps the newest `max` replies and returns the others, oldest first; a thread
-    /// that lost replies is no longer complete.
-    fn keep_newest(&mut self, max: usize) -> Vec<StoredMessage> {
-        let mut dropped = Vec::new();
-        while self.replies.len() > max {
-            match self.replies.pop_first() {
-                Some((_, m)) => dropped.push(m),
-                None => break,
-            }
-        }
-        if !dropped.is_empty() {
-            self.complete = false;
-        }
-        dropped
-    }
-}
 
 /// Downloaded media bytes, held for the channel that asked for them.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,151 +91,6 @@ pub struct FileLocation {
     pub message_id: String,
     pub media: MediaRef,
     pub url: Option<String>,
-}
-
-/// One channel's state.
-#[derive(Debug, Default)]
-pub struct ChannelState {
-    pub name: Option<String>,
-    pub platform: Option<String>,
-    pub workspace: Option<String>,
-    /// Channel messages (top-level and broadcast replies) in ts order, each boxed.
-    pub window: window::Window,
-    /// Message id -> ts key, for the window's messages whose id is not their ts (a
-    /// Slack message's id is its ts: its key is read from the id, so most messages need
-    /// no entry here). Hashed with the index's fast hasher: the keys are the platform's
-    /// ids, and a collision flood would slow only this channel. See
-    /// [`ChannelState::key_of`].
-    other_ids: HashMap<String, TsKey, WordHash>,
-    /// Reply id -> thread id, for replies held in the replies cache.
-    pub reply_threads: HashMap<String, String, WordHash>,
-    /// A history page was ingested: the window reaches back as far as the platform gave.
-    pub history_loaded: bool,
-    /// Search index over every message held for the channel (window and held threads).
-    pub index: SearchIndex,
-    /// Replies delivered by event for threads not held (newest
-    /// [`ORPHAN_REPLIES_REMEMBERED`]), by id.
-    orphans: HashMap<String, StoredMessage>,
-    orphans_order: VecDeque<String>,
-    deleted: HashSet<String>,
-    /// Deletions in the order they came, with their message's time (its ts, or an
-    /// upper bound of it when the message was never seen).
-    deleted_order: VecDeque<(String, TsKey)>,
-    /// The time of the newest forgotten deletion: fetched copies at or before it that
-    /// the store does not hold are dropped.
-    deleted_horizon: Option<TsKey>,
-}
-
-impl ChannelState {
-    pub fn was_deleted(&self, id: &str) -> bool {
-        self.deleted.contains(id)
-    }
-
-    /// Remembers a deletion; returns whether it is new, and the deletion forgotten to
-    /// make room for it.
-    fn remember_deleted(&mut self, id: &str, key: TsKey) -> (bool, Option<String>) {
-        if !self.deleted.insert(id.to_string()) {
-            return (false, None);
-        }
-        self.deleted_order.push_back((id.to_string(), key));
-        if self.deleted_order.len() > DELETED_REMEMBERED {
-            if let Some((old, key)) = self.deleted_order.pop_front() {
-                self.deleted.remove(&old);
-                self.deleted_horizon = self.deleted_horizon.max(Some(key));
-                return (true, Some(old));
-            }
-        }
-        (true, None)
-    }
-
-    /// The newest time at which a forgotten deletion may lie (see [`DELETED_REMEMBERED`]).
-    pub fn deleted_horizon(&self) -> Option<TsKey> {
-        self.deleted_horizon
-    }
-
-    pub fn get(&self, id: &str) -> Option<&StoredMessage> {
-        self.key_of(id)
-            .and_then(|k| self.window.get(&k))
-            .map(|m| &**m)
-    }
-
-    /// The window key of message `id`, when the window holds it.
-    pub fn key_of(&self, id: &str) -> Option<TsKey> {
-        if let Some(k) = self.other_ids.get(id) {
-            return Some(*k);
-        }
-        let k = crate::time::ts_key(id)?;
-        self.window.get(&k).filter(|m| m.id() == id).map(|m| m.key)
-    }
-
-    /// Records that the window holds message `id` under `key` (nothing to record when
-    /// the id is the ts the key was read from).
-    fn hold_id(&mut self, id: &str, key: TsKey) {
-        if crate::time::ts_key(id) != Some(key) {
-            self.other_ids.insert(id.to_string(), key);
-        }
-    }
-
-    /// Removes message `id` from the window; returns its key when it was held.
-    fn remove_from_window(&mut self, id: &str) -> Option<Box<StoredMessage>> {
-        let k = self.key_of(id)?;
-        self.other_ids.remove(id);
-        self.window.remove(&k)
-    }
-
-    /// A reply delivered by event whose thread is not held.
-    pub fn orphan(&self, id: &str) -> Option<&StoredMessage> {
-        self.orphans.get(id)
-    }
-
-    /// Remembers a reply whose thread is not held; returns the one forgotten to make
-    /// room for it.
-    fn remember_orphan(&mut self, m: &StoredMessage) -> Option<String> {
-        if self.orphans.insert(m.id().to_string(), m.clone()).is_none() {
-            self.orphans_order.push_back(m.id().to_string());
-            if self.orphans_order.len() > ORPHAN_REPLIES_REMEMBERED {
-                if let Some(old) = self.orphans_order.pop_front() {
-                    self.orphans.remove(&old);
-                    return Some(old);
-                }
-            }
-        }
-        None
-    }
-
-    /// Indexes (or re-indexes) a held message: its text and file names.
-    fn index_message(&mut self, m: &StoredMessage) {
-        index_into(&mut self.index, m, &m.text);
-    }
-
-    /// [`ChannelState::index_message`], reading `text` (the text `m` came with, before
-    /// it was packed: indexing it costs no decoding).
-    fn index_message_as(&mut self, m: &StoredMessage, text: &PackedText) {
-        index_into(&mut self.index, m, text);
-    }
-
-    /// Indexes every message the window holds (a channel just restored).
-    fn index_window(&mut self) {
-        for m in self.window.iter() {
-            index_into(&mut self.index, m, &m.text);
-        }
-    }
-}
-
-/// Indexes `m`: its text (`text`, which reads as `m`'s) and file names.
-fn index_into(index: &mut SearchIndex, m: &StoredMessage, text: &PackedText) {
-    text.with_str(|text| {
-        let mut texts: Vec<&str> = Vec::with_capacity(1 + m.files().len());
-        texts.push(text);
-        texts.extend(m.files().iter().filter_map(|f| f.media.filename.as_deref()));
-        index.add(
-            m.key,
-            m.thread_id.as_deref(),
-            &m.author.user_id,
-            &m.author.display_name,
-            &texts,
-        );
-    });
 }
 
 /// Counters reported by `stats()` that are not cache counters.
@@ -729,139 +561,6 @@ impl Store {
         }
     }
 
-    /// Forgets the replies of a thread entry that left the replies cache (a reply
-    /// also held in another thread keeps its place there).
-    fn drop_thread_replies(&mut self, channel: &str, thread: &str, entry: &ThreadEntry) {
-        for m in entry.replies.values() {
-            if let Some(ch) = self.channels.get_mut(channel) {
-                if ch.reply_threads.get(m.id()).is_some_and(|t| t == thread) {
-                    ch.reply_threads.remove(m.id());
-                }
-            }
-            self.refresh_index(channel, m.id(), m.key);
-        }
-    }
-
-    /// Writes a thread's entry to the replies cache and drops what the store keeps
-    /// about the threads that leave it (their replies' index entries and locations).
-    fn put_thread_entry(&mut self, key: ThreadKey, entry: ThreadEntry, now: u64) {
-        for ((channel, thread), gone) in self.replies.insert(key, entry, now) {
-            self.drop_thread_replies(&channel, &thread, &gone);
-        }
-    }
-
-    /// Adds a reply to its thread's entry when the thread is held (or is new enough to
-    /// be held complete), and updates the root's counters. `plain` is the reply's text
-    /// as it came, when packing replaced it (the index reads it).
-    fn put_reply(
-        &mut self,
-        channel: &str,
-        thread: &str,
-        m: &StoredMessage,
-        plain: Option<&PackedText>,
-        live: bool,
-        now: u64,
-    ) {
-        let key = thread_key(channel, thread);
-        // A root known to have no replies starts a thread that is held complete from
-        // its first reply on.
-        let root_count = self
-            .channel_mut(channel)
-            .get(thread)
-            .map(StoredMessage::reply_count);
-        let mut is_new = true;
-        let mut held_count = None;
-        match self.replies.peek_mut(&key) {
-            Some(entry) => {
-                is_new = entry.value.replies.insert(m.key, m.clone()).is_none();
-                held_count = entry
-                    .value
-                    .complete
-                    .then_some(entry.value.replies.len() as u64);
-                // A live reply to a thread held whole shows the events are flowing for
-                // it: the thread stays as fresh as the newest reply, and steady traffic
-                // costs no refetch every TTL.
-                if live && entry.value.complete {
-                    entry.written_at = entry.written_at.max(now);
-                }
-            }
-            None if live && root_count == Some(0) => {
-                let mut entry = ThreadEntry {
-                    complete: true,
-                    ..ThreadEntry::default()
-                };
-                entry.replies.insert(m.key, m.clone());
-                held_count = Some(1);
-                self.put_thread_entry(key.clone(), entry, now);
-            }
-            None => {}
-        }
-        let held = self.replies.peek(&key).is_some();
-        let ch = self.channel_mut(channel);
-        if held {
-            let other = ch
-                .reply_threads
-                .insert(m.id().to_string(), thread.to_string());
-            ch.index_message_as(m, plain.unwrap_or(&m.text));
-            if let Some(other) = other {
-                self.leave_other_threads(channel, thread, vec![(other, m.id().to_string())]);
-            }
-            self.bound_thread(channel, thread);
-        }
-        let ch = self.channel_mut(channel);
-        let bump = |root: &mut StoredMessage| {
-            match held_count {
-                Some(n) => root.set_reply_count(n),
-                None if is_new && live => root.set_reply_count(root.reply_count() + 1),
-                None => {}
-            }
-            let newer = root
-                .latest_reply()
-                .and_then(crate::time::ts_key)
-                .is_none_or(|k| k < m.key);
-            if newer {
-                root.extras_mut().latest_reply = Some(m.ts.to_string());
-            }
-        };
-        let mut bumped = false;
-        if let Some(k) = ch.key_of(thread) {
-            if let Some(root) = ch.window.get_mut(&k) {
-                bump(root);
-                bumped = true;
-            }
-        }
-        if bumped {
-            self.note_window(channel, thread);
-        }
-        if let Some(root) = self.starters.peek_mut(&key) {
-            bump(&mut root.value);
-        }
-    }
-
-    /// Keeps a held thread within `max_thread_replies`: the oldest replies leave it (and
-    /// the index), and the thread is no longer complete.
-    fn bound_thread(&mut self, channel: &str, thread: &str) {
-        let max = self.config.max_thread_replies;
-        let key = thread_key(channel, thread);
-        let dropped = match self.replies.peek_mut(&key) {
-            Some(e) => e.value.keep_newest(max),
-            None => Vec::new(),
-        };
-        self.forget_dropped_replies(channel, thread, &dropped);
-    }
-
-    fn forget_dropped_replies(&mut self, channel: &str, thread: &str, dropped: &[StoredMessage]) {
-        self.counters.replies_dropped += dropped.len() as u64;
-        for m in dropped {
-            if let Some(ch) = self.channels.get_mut(channel) {
-                if ch.reply_threads.get(m.id()).is_some_and(|t| t == thread) {
-                    ch.reply_threads.remove(m.id());
-                }
-            }
-            self.refresh_index(channel, m.id(), m.key);
-        }
-    }
-
     /// Calls `f` on every held copy of message `id` in `channel` (window, thread entry,
     /// starter cache).
     pub fn for_each_copy(
@@ -1048,159 +747,6 @@ impl Store {
         }
         self.note_channel(channel);
         self.channel_mut(channel).history_loaded = true;
-    }
-
-    /// Ingests one page of a thread (`conversations.replies`): the root (when present)
-    /// and replies. The first page replaces what was held; replies that arrived by
-    /// event and are newer than the page are kept. `last_page` marks the thread complete.
-    pub fn put_thread_page(
-        &mut self,
-        channel: &str,
-        thread: &str,
-        messages: Vec<StoredMessage>,
-        first_page: bool,
-        last_page: bool,
-        now: u64,
-    ) {
-        let key = thread_key(channel, thread);
-        let mut entry = if first_page {
-            ThreadEntry::default()
-        } else {
-            self.replies
-                .peek(&key)
-                .map(|e| e.value.clone())
-                .unwrap_or_default()
-        };
-        let previous = if first_page {
-            self.replies.peek(&key).map(|e| e.value.clone())
-        } else {
-            None
-        };
-        let previous_replies = previous.as_ref().map(|p| p.replies.clone());
-        let mut messages: Vec<StoredMessage> = messages
-            .into_iter()
-            .map(|m| {
-                let m = self.prepared(m);
-                self.merge_fetched(channel, m)
-            })
-            .collect();
-        if let Some(since) = self.fetch_since.filter(|_| !self.recent.is_empty()) {
-            // Replies that events delivered after the fetch began and the page lacks:
-            // held in the previous entry, or remembered while the thread was not held.
-            let in_page: HashSet<&str> = messages.iter().map(StoredMessage::id).collect();
-            let mut newer: Vec<StoredMessage> = Vec::new();
-            let held = previous.iter().flat_map(|p| p.replies.values());
-            let orphans = self
-                .channels
-                .get(channel)
-                .into_iter()
-                .flat_map(|c| c.orphans.values())
-                .filter(|m| m.thread_id.as_deref() == Some(thread));
-            for m in held.chain(orphans) {
-                if !in_page.contains(m.id())
-                    && !newer.iter().any(|n| n.id() == m.id())
-                    && self.recent.touched_after(channel, m.id(), since)
-                {
-                    newer.push(m.clone());
-                }
-            }
-            messages.extend(newer);
-        }
-        for m in &messages {
-            self.remember_files(channel, m);
-        }
-        let messages: Vec<StoredMessage> = messages
-            .into_iter()
-            .filter(|m| !self.refuses_fetched(channel, m))
-            .collect();
-        let ch = self.channel_mut(channel);
-        let mut root = None;
-        let mut moved = Vec::new();
-        for m in messages {
-            if m.id() == thread {
-                root = Some(m);
-            } else if m.thread_id.as_deref() == Some(thread) {
-                if let Some(other) = ch
-                    .reply_threads
-                    .insert(m.id().to_string(), thread.to_string())
-                {
-                    moved.push((other, m.id().to_string()));
-                }
-                entry.replies.insert(m.key, m);
-            }
-        }
-        self.leave_other_threads(channel, thread, moved);
-        let ch = self.channel_mut(channel);
-        if let Some(prev) = previous {
-            let newest = entry.replies.keys().next_back().copied();
-            for (k, m) in prev.replies {
-                if newest.is_none_or(|n| k > n) && !ch.was_deleted(m.id()) {
-                    entry.replies.insert(k, m);
-                }
-            }
-        }
-        entry.complete = last_page;
-        let dropped = entry.keep_newest(self.config.max_thread_replies);
-        let held = entry.replies.len() as u64;
-        let complete = entry.complete;
-        let newest_ts = entry.replies.values().next_back().map(|m| m.ts.to_string());
-        if let Some(mut r) = root {
-            if complete {
-                r.set_reply_count(held);
-            } else {
-                r.set_reply_count(r.reply_count().max(held));
-            }
-            if newest_ts.is_some() {
-                r.extras_mut().latest_reply = newest_ts;
-            }
-            self.starters.insert(key.clone(), r.clone(), now);
-            let ch = self.channel_mut(channel);
-            if ch.key_of(r.id()).is_some() {
-                self.put_message(channel, r, false, now);
-            }
-        }
-        let gone: Vec<StoredMessage> = match &previous_replies {
-            Some(prev) => prev
-                .values()
-                .filter(|m| !entry.replies.contains_key(&m.key))
-                .cloned()
-                .collect(),
-            None => Vec::new(),
-        };
-        self.put_thread_entry(key.clone(), entry, now);
-        let dropped: Vec<StoredMessage> = dropped
-            .into_iter()
-            .filter(|m| {
-                previous_replies
-                    .as_ref()
-                    .is_none_or(|p| !p.contains_key(&m.key))
-            })
-            .collect();
-        self.forget_dropped_replies(channel, thread, &dropped);
-        for m in &gone {
-            if let Some(ch) = self.channels.get_mut(channel) {
-                if ch.reply_threads.get(m.id()).is_some_and(|t| t == thread) {
-                    ch.reply_threads.remove(m.id());
-                }
-            }
-            self.refresh_index(channel, m.id(), m.key);
-        }
-        let Some(ch) = self.channels.get_mut(channel) else {
-            return;
-        };
-        if let Some(e) = self.replies.peek(&key) {
-            let mut adopted = Vec::new();
-            for m in e.value.replies.values() {
-                ch.index_message(m);
-                // The thread holds it now.
-                if ch.orphans.remove(m.id()).is_some() {
-                    adopted.push(m.id().to_string());
-                }
-            }
-            for id in adopted {
-                self.note_orphan(channel, &id);
-            }
-        }
     }
 
     /// Re-indexes message `id` after its text changed.

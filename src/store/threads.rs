@@ -1,0 +1,324 @@
+//! The thread replies cache: held threads, their replies bounded per thread, pages
+//! fetched from the platform, and the replies that move between threads or are dropped.
+
+use super::*;
+
+/// The replies of one thread, as held.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ThreadEntry {
+    pub replies: BTreeMap<TsKey, StoredMessage>,
+    /// Every reply of the thread is held (it was fetched to the last page, or seen from
+    /// its first reply on through events).
+    pub complete: bool,
+}
+
+impl ThreadEntry {
+    /// Keeps the newest `max` replies and returns the others, oldest first; a thread
+    /// that lost replies is no longer complete.
+    pub(super) fn keep_newest(&mut self, max: usize) -> Vec<StoredMessage> {
+        let mut dropped = Vec::new();
+        while self.replies.len() > max {
+            match self.replies.pop_first() {
+                Some((_, m)) => dropped.push(m),
+                None => break,
+            }
+        }
+        if !dropped.is_empty() {
+            self.complete = false;
+        }
+        dropped
+    }
+}
+
+impl Store {
+    /// Forgets the replies of a thread entry that left the replies cache (a reply
+    /// also held in another thread keeps its place there).
+    pub(super) fn drop_thread_replies(&mut self, channel: &str, thread: &str, entry: &ThreadEntry) {
+        for m in entry.replies.values() {
+            if let Some(ch) = self.channels.get_mut(channel) {
+                if ch.reply_threads.get(m.id()).is_some_and(|t| t == thread) {
+                    ch.reply_threads.remove(m.id());
+                }
+            }
+            self.refresh_index(channel, m.id(), m.key);
+        }
+    }
+
+    /// Writes a thread's entry to the replies cache and drops what the store keeps
+    /// about the threads that leave it (their replies' index entries and locations).
+    pub(super) fn put_thread_entry(&mut self, key: ThreadKey, entry: ThreadEntry, now: u64) {
+        for ((channel, thread), gone) in self.replies.insert(key, entry, now) {
+            self.drop_thread_replies(&channel, &thread, &gone);
+        }
+    }
+
+    /// Adds a reply to its thread's entry when the thread is held (or is new enough to
+    /// be held complete), and updates the root's counters. `plain` is the reply's text
+    /// as it came, when packing replaced it (the index reads it).
+    pub(super) fn put_reply(
+        &mut self,
+        channel: &str,
+        thread: &str,
+        m: &StoredMessage,
+        plain: Option<&PackedText>,
+        live: bool,
+        now: u64,
+    ) {
+        let key = thread_key(channel, thread);
+        // A root known to have no replies starts a thread that is held complete from
+        // its first reply on.
+        let root_count = self
+            .channel_mut(channel)
+            .get(thread)
+            .map(StoredMessage::reply_count);
+        let mut is_new = true;
+        let mut held_count = None;
+        match self.replies.peek_mut(&key) {
+            Some(entry) => {
+                is_new = entry.value.replies.insert(m.key, m.clone()).is_none();
+                held_count = entry
+                    .value
+                    .complete
+                    .then_some(entry.value.replies.len() as u64);
+                // A live reply to a thread held whole shows the events are flowing for
+                // it: the thread stays as fresh as the newest reply, and steady traffic
+                // costs no refetch every TTL.
+                if live && entry.value.complete {
+                    entry.written_at = entry.written_at.max(now);
+                }
+            }
+            None if live && root_count == Some(0) => {
+                let mut entry = ThreadEntry {
+                    complete: true,
+                    ..ThreadEntry::default()
+                };
+                entry.replies.insert(m.key, m.clone());
+                held_count = Some(1);
+                self.put_thread_entry(key.clone(), entry, now);
+            }
+            None => {}
+        }
+        let held = self.replies.peek(&key).is_some();
+        let ch = self.channel_mut(channel);
+        if held {
+            let other = ch
+                .reply_threads
+                .insert(m.id().to_string(), thread.to_string());
+            ch.index_message_as(m, plain.unwrap_or(&m.text));
+            if let Some(other) = other {
+                self.leave_other_threads(channel, thread, vec![(other, m.id().to_string())]);
+            }
+            self.bound_thread(channel, thread);
+        }
+        let ch = self.channel_mut(channel);
+        let bump = |root: &mut StoredMessage| {
+            match held_count {
+                Some(n) => root.set_reply_count(n),
+                None if is_new && live => root.set_reply_count(root.reply_count() + 1),
+                None => {}
+            }
+            let newer = root
+                .latest_reply()
+                .and_then(crate::time::ts_key)
+                .is_none_or(|k| k < m.key);
+            if newer {
+                root.extras_mut().latest_reply = Some(m.ts.to_string());
+            }
+        };
+        let mut bumped = false;
+        if let Some(k) = ch.key_of(thread) {
+            if let Some(root) = ch.window.get_mut(&k) {
+                bump(root);
+                bumped = true;
+            }
+        }
+        if bumped {
+            self.note_window(channel, thread);
+        }
+        if let Some(root) = self.starters.peek_mut(&key) {
+            bump(&mut root.value);
+        }
+    }
+
+    /// Keeps a held thread within `max_thread_replies`: the oldest replies leave it (and
+    /// the index), and the thread is no longer complete.
+    pub(super) fn bound_thread(&mut self, channel: &str, thread: &str) {
+        let max = self.config.max_thread_replies;
+        let key = thread_key(channel, thread);
+        let dropped = match self.replies.peek_mut(&key) {
+            Some(e) => e.value.keep_newest(max),
+            None => Vec::new(),
+        };
+        self.forget_dropped_replies(channel, thread, &dropped);
+    }
+
+    pub(super) fn forget_dropped_replies(
+        &mut self,
+        channel: &str,
+        thread: &str,
+        dropped: &[StoredMessage],
+    ) {
+        self.counters.replies_dropped += dropped.len() as u64;
+        for m in dropped {
+            if let Some(ch) = self.channels.get_mut(channel) {
+                if ch.reply_threads.get(m.id()).is_some_and(|t| t == thread) {
+                    ch.reply_threads.remove(m.id());
+                }
+            }
+            self.refresh_index(channel, m.id(), m.key);
+        }
+    }
+
+    /// Ingests one page of a thread (`conversations.replies`): the root (when present)
+    /// and replies. The first page replaces what was held; replies that arrived by
+    /// event and are newer than the page are kept. `last_page` marks the thread complete.
+    pub fn put_thread_page(
+        &mut self,
+        channel: &str,
+        thread: &str,
+        messages: Vec<StoredMessage>,
+        first_page: bool,
+        last_page: bool,
+        now: u64,
+    ) {
+        let key = thread_key(channel, thread);
+        let mut entry = if first_page {
+            ThreadEntry::default()
+        } else {
+            self.replies
+                .peek(&key)
+                .map(|e| e.value.clone())
+                .unwrap_or_default()
+        };
+        let previous = if first_page {
+            self.replies.peek(&key).map(|e| e.value.clone())
+        } else {
+            None
+        };
+        let previous_replies = previous.as_ref().map(|p| p.replies.clone());
+        let mut messages: Vec<StoredMessage> = messages
+            .into_iter()
+            .map(|m| {
+                let m = self.prepared(m);
+                self.merge_fetched(channel, m)
+            })
+            .collect();
+        if let Some(since) = self.fetch_since.filter(|_| !self.recent.is_empty()) {
+            // Replies that events delivered after the fetch began and the page lacks:
+            // held in the previous entry, or remembered while the thread was not held.
+            let in_page: HashSet<&str> = messages.iter().map(StoredMessage::id).collect();
+            let mut newer: Vec<StoredMessage> = Vec::new();
+            let held = previous.iter().flat_map(|p| p.replies.values());
+            let orphans = self
+                .channels
+                .get(channel)
+                .into_iter()
+                .flat_map(|c| c.orphans.values())
+                .filter(|m| m.thread_id.as_deref() == Some(thread));
+            for m in held.chain(orphans) {
+                if !in_page.contains(m.id())
+                    && !newer.iter().any(|n| n.id() == m.id())
+                    && self.recent.touched_after(channel, m.id(), since)
+                {
+                    newer.push(m.clone());
+                }
+            }
+            messages.extend(newer);
+        }
+        for m in &messages {
+            self.remember_files(channel, m);
+        }
+        let messages: Vec<StoredMessage> = messages
+            .into_iter()
+            .filter(|m| !self.refuses_fetched(channel, m))
+            .collect();
+        let ch = self.channel_mut(channel);
+        let mut root = None;
+        let mut moved = Vec::new();
+        for m in messages {
+            if m.id() == thread {
+                root = Some(m);
+            } else if m.thread_id.as_deref() == Some(thread) {
+                if let Some(other) = ch
+                    .reply_threads
+                    .insert(m.id().to_string(), thread.to_string())
+                {
+                    moved.push((other, m.id().to_string()));
+                }
+                entry.replies.insert(m.key, m);
+            }
+        }
+        self.leave_other_threads(channel, thread, moved);
+        let ch = self.channel_mut(channel);
+        if let Some(prev) = previous {
+            let newest = entry.replies.keys().next_back().copied();
+            for (k, m) in prev.replies {
+                if newest.is_none_or(|n| k > n) && !ch.was_deleted(m.id()) {
+                    entry.replies.insert(k, m);
+                }
+            }
+        }
+        entry.complete = last_page;
+        let dropped = entry.keep_newest(self.config.max_thread_replies);
+        let held = entry.replies.len() as u64;
+        let complete = entry.complete;
+        let newest_ts = entry.replies.values().next_back().map(|m| m.ts.to_string());
+        if let Some(mut r) = root {
+            if complete {
+                r.set_reply_count(held);
+            } else {
+                r.set_reply_count(r.reply_count().max(held));
+            }
+            if newest_ts.is_some() {
+                r.extras_mut().latest_reply = newest_ts;
+            }
+            self.starters.insert(key.clone(), r.clone(), now);
+            let ch = self.channel_mut(channel);
+            if ch.key_of(r.id()).is_some() {
+                self.put_message(channel, r, false, now);
+            }
+        }
+        let gone: Vec<StoredMessage> = match &previous_replies {
+            Some(prev) => prev
+                .values()
+                .filter(|m| !entry.replies.contains_key(&m.key))
+                .cloned()
+                .collect(),
+            None => Vec::new(),
+        };
+        self.put_thread_entry(key.clone(), entry, now);
+        let dropped: Vec<StoredMessage> = dropped
+            .into_iter()
+            .filter(|m| {
+                previous_replies
+                    .as_ref()
+                    .is_none_or(|p| !p.contains_key(&m.key))
+            })
+            .collect();
+        self.forget_dropped_replies(channel, thread, &dropped);
+        for m in &gone {
+            if let Some(ch) = self.channels.get_mut(channel) {
+                if ch.reply_threads.get(m.id()).is_some_and(|t| t == thread) {
+                    ch.reply_threads.remove(m.id());
+                }
+            }
+            self.refresh_index(channel, m.id(), m.key);
+        }
+        let Some(ch) = self.channels.get_mut(channel) else {
+            return;
+        };
+        if let Some(e) = self.replies.peek(&key) {
+            let mut adopted = Vec::new();
+            for m in e.value.replies.values() {
+                ch.index_message(m);
+                // The thread holds it now.
+                if ch.orphans.remove(m.id()).is_some() {
+                    adopted.push(m.id().to_string());
+                }
+            }
+            for id in adopted {
+                self.note_orphan(channel, &id);
+            }
+        }
+    }
+}
