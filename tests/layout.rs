@@ -11,7 +11,7 @@ const MAX_LINES: usize = 500;
 /// not grow, until they are split along their seams.
 const OVER_LIMIT: [(&str, usize); 16] = [
     ("src/store/mod.rs", 810),
-    ("src/store/build.rs", 1_210),
+    ("src/store/build.rs", 845),
     ("src/memory/store.rs", 870),
     ("src/memory/shapes.rs", 1_000),
     ("src/memory/assemble.rs", 890),

@@ -13,6 +13,7 @@
 pub mod build;
 mod channel;
 pub mod config;
+mod documents;
 pub mod fetch;
 mod intake;
 pub mod journal;
