@@ -1455,6 +1455,11 @@ export interface CompactionPlanView {
   messages: Array<StoredChatMessage>
   /** Messages left verbatim after them. */
   kept: number
+  /**
+   * What to ask a model for the new summary: the previous one, the messages, and the
+   * exact structure `applyCompaction` accepts (ignored when the plan is handed back).
+   */
+  prompt: string
 }
 
 /** What a compaction did. */

@@ -101,6 +101,12 @@ describe('MemoryStore', () => {
     const plan = m.planCompaction(S, 'root:42', { force: true, now: T0 })!
     expect(plan).toMatchObject({ trigger: 'forced', previousVersion: 1, kept: 10 })
     expect(plan.messages.map((x) => x.messageId)).toEqual(['22', '23'])
+    // What to ask a model: the structure applyCompaction accepts, the summary it builds on,
+    // the messages to fold.
+    for (const part of ['"Current goals / open questions:", "Decisions made:", "Important facts:", "Recent outcomes:", "Pending actions:"', 'at most 8 lines "- item" of at most 160 characters', `Previous summary:\n${summary!.body}\n`]) {
+      expect(plan.prompt).toContain(part)
+    }
+    expect(plan.prompt).toContain(`New messages:\n${plan.messages.map((x) => `[${x.role}] ${x.text}`).join('\n')}\n`)
     const model =
       'Current goals / open questions:\n- (none)\nDecisions made:\n- Ship every part\n' +
       'Important facts:\n- Prefers Fridays\nRecent outcomes:\n- (none)\nPending actions:\n- (none)\n'

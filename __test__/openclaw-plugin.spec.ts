@@ -337,8 +337,9 @@ describe('the OpenClaw plugin', () => {
     const valid =
       'Current goals / open questions:\n- Finish the rollout\nDecisions made:\n- Flags for every part\n' +
       'Important facts:\n- (none)\nRecent outcomes:\n- (none)\nPending actions:\n- (none)\n'
-    const runs: Array<[string, () => Promise<{ text: string }>, string]> = [
-      ['valid', async () => ({ text: valid }), 'caller'],
+    const asked: string[] = []
+    const runs: Array<[string, (req: { messages: Array<{ content: string }> }) => Promise<{ text: string }>, string]> = [
+      ['valid', async (req) => (asked.push(req.messages[0].content), { text: valid }), 'caller'],
       ['prose', async () => ({ text: 'Here is a summary of the thread.' }), 'fallback'],
       ['throws', async () => Promise.reject(new Error('provider down')), 'extractive'],
       ['stalls', () => new Promise(() => {}), 'extractive'],
@@ -351,6 +352,9 @@ describe('the OpenClaw plugin', () => {
       expect([name, r.result?.details?.summarizer]).toEqual([name, summarizer])
       await e.dispose()
     }
+    // The store wrote the request: the plan's prompt, the structure it then accepted.
+    expect(asked).toHaveLength(1)
+    expect(asked[0]).toMatch(/^Update the running summary of a chat thread[\s\S]*"Pending actions:"[\s\S]*New messages:\n\[user\] /)
   })
 
   it('re-attaches the images of compacted messages once, with the recovery preamble', async () => {

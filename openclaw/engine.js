@@ -251,15 +251,8 @@ class MemoryContextEngine {
       }, this.options.summarizerTimeoutMs)
     })
     try {
-      const lines = plan.messages.map((m) => `[${m.role}] ${m.text}`).join('\n')
-      const prompt =
-        'Update the running summary of a chat thread with the new messages below.\n' +
-        'Answer with the summary only, in exactly this form: the five headings ' +
-        '"Current goals / open questions:", "Decisions made:", "Important facts:", ' +
-        '"Recent outcomes:", "Pending actions:", in this order, each on its own line and ' +
-        'followed by at most 8 lines "- item" of at most 160 characters ("- (none)" when empty). ' +
-        'Never include credentials, tokens or passwords.\n\n' +
-        `Previous summary:\n${plan.previousSummary ?? '(none)'}\n\nNew messages:\n${lines}\n`
+      // The store writes the request: the structure it asks for is the one it accepts.
+      const prompt = plan.prompt
       // A synchronous throw from the host's model is a failed summary like a rejection.
       const call = new Promise((resolve) =>
         resolve(

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::memory::store::{Compaction, CompactionPlan, SummarySource};
-use crate::memory::summary::Trigger;
+use crate::memory::summary::{model_prompt, Trigger};
 use napi_derive::napi;
 use serde::{Deserialize, Serialize};
 
@@ -80,6 +80,10 @@ pub struct CompactionPlanView {
     pub messages: Vec<StoredChatMessage>,
     /// Messages left verbatim after them.
     pub kept: f64,
+    /// What to ask a model for the new summary: the previous one, the messages, and the
+    /// exact structure `applyCompaction` accepts (ignored when the plan is handed back).
+    #[serde(default, skip_deserializing)]
+    pub prompt: String,
 }
 
 impl From<&CompactionPlan> for CompactionPlanView {
@@ -96,6 +100,10 @@ impl From<&CompactionPlan> for CompactionPlanView {
                 .map_or(0.0, |r| r.summary_version as f64),
             messages: p.fold.iter().map(StoredChatMessage::from).collect(),
             kept: p.kept.len() as f64,
+            prompt: model_prompt(
+                p.previous.as_ref().map(|r| r.body.as_str()),
+                p.fold.iter().map(|m| (m.role.as_str(), m.text.as_str())),
+            ),
         }
     }
 }

@@ -170,9 +170,9 @@ impl MemoryStore {
     /// since the plan was made (another compaction got there first), and with
     /// [`MemoryError::Fenced`] when `fence` (the fencing token of the lock the caller
     /// holds) is older than the one the summary was last written under, or missing while
-    /// the summary was written under one; either way it
-    /// writes nothing. The check and the write are one transaction, so processes sharing
-    /// the file cannot both write the same version.
+    /// the summary was written under one; either way it writes nothing. The check and the
+    /// write are one transaction, so processes sharing the file cannot both write the same
+    /// version.
     pub fn apply_compaction(
         &mut self,
         plan: &CompactionPlan,
