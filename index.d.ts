@@ -641,6 +641,11 @@ export declare class MemoryStore {
    */
   assemble(input: AssembleInput): AssembledContext
   /**
+   * Closes the SQLite file (committed data is on disk already). Later calls throw
+   * `ERR_MEMORY_CLOSED`; closing twice does nothing.
+   */
+  close(): void
+  /**
    * Stores a conversation (one session's turns in a chat, from `turns` or a JSONL
    * `transcript`), replacing the one of the same chat and session. Returns how many
    * text turns it kept (tool calls, tool results, thinking and system entries are
@@ -665,11 +670,6 @@ export declare class MemoryStore {
    * that tells the model so.
    */
   threadStatus(options: ConversationContextInput): ThreadStatus
-  /**
-   * Closes the SQLite file (committed data is on disk already). Later calls throw
-   * `ERR_MEMORY_CLOSED`; closing twice does nothing.
-   */
-  close(): void
   /**
    * The tools a model uses to look further back than its context, for one chat:
    * `conversation_search` (the chat's stored messages by their words, optionally

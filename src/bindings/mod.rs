@@ -7,6 +7,7 @@ mod errors;
 mod js;
 mod manifest;
 mod memory;
+mod memory_history;
 mod memory_tools;
 mod runtime;
 mod sha256;

@@ -43,7 +43,7 @@ mod render;
 
 use host::HostWindow;
 use render::{day_heading, message_line, section, Block, Line};
-pub use render::{escape, escape_message, push_indented, CONTINUATION_INDENT};
+pub use render::{escape, escape_message, push_indented};
 
 use super::db::MemoryError;
 use super::history::{history_blocks, HistoryRequest, Zone};
