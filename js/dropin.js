@@ -226,7 +226,7 @@ module.exports = function dropin(binding) {
           bad = i
           break
         }
-        const next = used + Math.ceil(text.length / 4)
+        const next = used + tokensOf(text)
         if (next > limit && first !== n) break
         used = next
         first = i

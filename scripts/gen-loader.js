@@ -128,7 +128,7 @@ writeFileSync(
 
 module.exports = Object.freeze({
 ${Object.entries(fields)
-  .map(([n, f]) => `  ${n}: Object.freeze(${JSON.stringify(f).replace(/","/g, "', '").replace(/^\["/, "['").replace(/"\]$/, "']")}),`)
+  .map(([n, f]) => `  ${n}: Object.freeze([${f.map((x) => `'${x}'`).join(', ')}]),`)
   .join('\n')}
 })
 `,

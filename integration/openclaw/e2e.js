@@ -60,7 +60,7 @@ function openclaw(env, args) {
  * otherwise supply it), unpacked (for the inspector and the checks).
  */
 function stagePackage(home) {
-  return packPlugin({ outDir: home, work: fs.mkdtempSync(path.join(home, 'pack-')) }).staged
+  return packPlugin({ outDir: home, work: fs.mkdtempSync(path.join(home, 'pack-')) })
 }
 
 const text = (body) => JSON.stringify([body.system ?? '', body.messages])
@@ -154,7 +154,6 @@ function checkStore(staged, dbPath) {
   }
 }
 
-/** Runs the scripted turns against the package staged at `staged` (default: staged now). */
 /** OpenClaw's own transcript database reads back as one conversation per thread. */
 function checkTranscripts(staged, agentDb) {
   const { readOpenClawTranscripts } = require(staged)
@@ -235,7 +234,11 @@ function openclawHome(home, recorder) {
   return { env, configPath }
 }
 
-async function main(staged) {
+/**
+ * Runs the scripted turns against the plugin `pack` (`packPlugin`'s result: the archive
+ * installed, the unpacked package checked; default: packed now).
+ */
+async function main(pack) {
   // At turn 4 the model looks the decision up with the engine's search tool, as the
   // recall guidance tells it to.
   const recorder = await startRecorder({
@@ -247,14 +250,14 @@ async function main(staged) {
   })
   const slack = await startSlackApi(SLACK)
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-e2e-'))
-  staged = staged ?? stagePackage(home)
+  pack = pack ?? stagePackage(home)
+  const { staged } = pack
   const dbPath = path.join(home, 'memory.sqlite')
   const { env, configPath } = openclawHome(home, recorder)
   const state = path.dirname(configPath)
   try {
     // Installed as the README says: the archive `npm run pack:plugin` writes.
-    const { tarball } = packPlugin({ outDir: home, work: fs.mkdtempSync(path.join(home, 'archive-')) })
-    await openclaw(env, ['plugins', 'install', tarball, '--force', '--accept-capabilities'])
+    await openclaw(env, ['plugins', 'install', pack.tarball, '--force', '--accept-capabilities'])
     // Select the engine and configure it, keeping what the install recorded.
     const installed = JSON.parse(fs.readFileSync(configPath, 'utf8'))
     installed.plugins = installed.plugins ?? {}

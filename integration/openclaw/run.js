@@ -29,7 +29,8 @@ async function run() {
   )
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'openclaw-integration-'))
   try {
-    const staged = stagePackage(work)
+    const pack = stagePackage(work)
+    const { staged } = pack
     step('plugin-inspector ci --runtime --allow-execute', () => {
       const cli = path.join(__dirname, 'node_modules', '@openclaw', 'plugin-inspector', 'src', 'cli.js')
       execFileSync(process.execPath, [cli, 'ci', '--runtime', '--allow-execute', '--no-openclaw'], { cwd: staged, stdio: 'inherit' })
@@ -39,7 +40,7 @@ async function run() {
       if (report.issues.length > 0) throw new Error(`plugin-inspector issues: ${report.issues.map((i) => i.title).join('; ')}`)
       if (!/registration:registerContextEngine/.test(capture)) throw new Error('the runtime capture did not see registerContextEngine')
     })
-    await step('end to end with openclaw agent --local', () => e2e(staged))
+    await step('end to end with openclaw agent --local', () => e2e(pack))
   } finally {
     fs.rmSync(work, { recursive: true, force: true })
   }

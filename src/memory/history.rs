@@ -245,37 +245,36 @@ fn cut_block(
     let newest = c.turns.last()?;
     let open = block_open(c, now, zone, opts);
     let lines: Vec<String> = c.turns.iter().map(|t| turn_line(t, zone)).collect();
-    let block = |from: usize, lines: &[String]| {
+    // The block showing `shown`, after the line counting the `omitted` turns before them.
+    let block = |omitted: usize, shown: &[String]| {
         let mut out = open.clone();
-        if from > 0 {
-            out.push_str(&omitted_line(from));
+        if omitted > 0 {
+            out.push_str(&omitted_line(omitted));
         }
-        lines[from..].iter().for_each(|l| out.push_str(l));
+        shown.iter().for_each(|l| out.push_str(l));
         out.push_str(BLOCK_CLOSE);
         out
     };
     // Fewer turns never cost more: the smallest start that fits, by bisection.
     let last = lines.len() - 1;
-    if fits(&block(last, &lines)) {
+    if fits(&block(last, &lines[last..])) {
         let (mut lo, mut hi) = (0, last);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if fits(&block(mid, &lines)) {
+            if fits(&block(mid, &lines[mid..])) {
                 hi = mid;
             } else {
                 lo = mid + 1;
             }
         }
-        return Some(block(lo, &lines));
+        return Some(block(lo, &lines[lo..]));
     }
     // The newest turn alone is too big: its text cut to the longest prefix that fits.
     let chars: Vec<char> = newest.text.chars().collect();
     let with_prefix = |n: usize| {
         let mut t = newest.clone();
         t.text = chars[..n].iter().collect::<String>() + " […]";
-        let mut cut = lines.clone();
-        cut[last] = turn_line(&t, zone);
-        block(last, &cut)
+        block(last, &[turn_line(&t, zone)])
     };
     if !fits(&with_prefix(0)) {
         return None;

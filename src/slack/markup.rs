@@ -31,10 +31,13 @@ impl Names for NoNames {
 
 /// Slack's three entities decoded (`&amp;`, `&lt;`, `&gt;`); any other `&` stays.
 pub fn decode_entities(text: &str) -> String {
-    if !text.contains('&') {
-        return text.to_string();
-    }
     let mut out = String::with_capacity(text.len());
+    push_decoded(&mut out, text);
+    out
+}
+
+/// Appends `text` to `out` with Slack's three entities decoded.
+fn push_decoded(out: &mut String, text: &str) {
     let mut rest = text;
     while let Some(i) = rest.find('&') {
         out.push_str(&rest[..i]);
@@ -52,7 +55,6 @@ pub fn decode_entities(text: &str) -> String {
         rest = &rest[len..];
     }
     out.push_str(rest);
-    out
 }
 
 /// One reference (what was between `<` and `>`) as it reads.
@@ -100,7 +102,7 @@ pub fn plain_text(raw: &str, names: &dyn Names) -> String {
     let mut out = String::with_capacity(raw.len());
     let mut rest = raw;
     while let Some(open) = rest.find('<') {
-        out.push_str(&decode_entities(&rest[..open]));
+        push_decoded(&mut out, &rest[..open]);
         let after = &rest[open + 1..];
         match after.find('>') {
             // Slack escapes every literal `<`: one without a closing `>` is kept as sent.
@@ -114,7 +116,7 @@ pub fn plain_text(raw: &str, names: &dyn Names) -> String {
             }
         }
     }
-    out.push_str(&decode_entities(rest));
+    push_decoded(&mut out, rest);
     out
 }
 
