@@ -123,7 +123,7 @@ const dropinLayer = require('./js/dropin.js')(binding)
 Object.assign(module.exports, dropinLayer)
 // The attachment manifest's persisted form, canonical manifests on the JS side: see js/manifest.js.
 Object.assign(module.exports, require('./js/manifest.js')(binding))
-// ChannelStore with its fetch runtime (the class the typings describe): see js/store.js.
+// ChannelStore with its fetch driver (the class the typings describe): see js/store.js.
 Object.assign(module.exports, require('./js/store.js')(binding))
 // MemoryStore with its packed ingest lane (the class the typings describe): see js/memory.js.
 Object.assign(module.exports, require('./js/memory.js')(binding))

@@ -1,31 +1,20 @@
-// The ChannelStore's fetch runtime: the one place that awaits the caller's async
-// fetcher. State and decisions stay in Rust; this module only sequences calls.
+// The ChannelStore's fetch driver: the one place that awaits the caller's async
+// fetcher. State and decisions stay in Rust; this module only performs what a run asks.
 //
-// buildContext (Rust) resolves at once when nothing needs fetching. Otherwise it calls
-// this class's _runBuild with the fetches it needs. Each fetch asks the Rust rate limiter
-// for a slot (`_acquire`: call now, wait, or refused), calls the fetcher, and feeds the
-// result back (`_ingestPage`, or `_fetchFailed` with any Retry-After). Concurrent
-// requests for the same thread, history page or file share one call. A failed or refused
-// fetch becomes a failure the Rust build degrades around (stale data or nothing, with a
-// note); it never rejects the caller's promise.
+// buildContext, getMedia and the channel_messages tool resolve at once when nothing
+// needs fetching (the steady state). Otherwise Rust starts a run and calls _drive with
+// its first effects: call a fetcher function (with the store's fetch timeout), sleep, or
+// wait on a promise (the shared limiter's answer, another run's fetch of the same data).
+// Each effect's answer goes back through _step, which returns the next effects or the
+// run's value. A fetch that fails never rejects: the run degrades around it (stale data
+// or nothing, with a note).
 'use strict'
 
 const { asExport, inputError, unreadable } = require('./errors.js')
 const fields = require('./fields.js')
 
-const stores = new WeakMap()
-const MAX_ROUNDS = 4
 /** The options `threadContextBlock` takes. */
 const THREAD_BLOCK_OPTIONS = ['threadId', 'limit']
-
-function stateOf(store) {
-  let s = stores.get(store)
-  if (!s) {
-    s = { fetcher: null, inflight: new Map() }
-    stores.set(store, s)
-  }
-  return s
-}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -64,24 +53,16 @@ function retryAfterMs(err) {
   return undefined
 }
 
-class FetchTimeout {
-  constructor(ms) {
-    this.ms = ms
-  }
-}
+class FetchTimeout {}
 
-// Calls `fetcher[name](request)` with the store's fetch timeout. Resolves with
-// `{ value }` or `{ error, timedOut }`; never rejects, whatever the fetcher does (throws
+// Calls `fetcher[name](request)`, waiting at most `ms`. Resolves with `{ value }` or
+// `{ error, retryAfter, timedOut }`; never rejects, whatever the fetcher does (throws
 // synchronously, rejects with anything, never settles).
-function callFetcher(store, state, name, request) {
+function callFetcher(fetcher, name, request, ms) {
   let timer
-  const ms = state.timeout ?? store._fetchTimeout()
-  const call = new Promise((resolve) => {
-    const fn = state.fetcher[name]
-    resolve(fn.call(state.fetcher, request))
-  })
+  const call = new Promise((resolve) => resolve(fetcher[name].call(fetcher, request)))
   const timeout = new Promise((resolve) => {
-    timer = setTimeout(() => resolve(new FetchTimeout(ms)), ms)
+    timer = setTimeout(() => resolve(new FetchTimeout()), ms)
   })
   return Promise.race([call, timeout]).then(
     (value) => (value instanceof FetchTimeout ? { error: `no answer within ${ms} ms (fetchTimeout)`, timedOut: true } : { value }),
@@ -89,140 +70,45 @@ function callFetcher(store, state, name, request) {
   ).finally(() => clearTimeout(timer))
 }
 
-// One slot from the rate limiter: null when granted, else the reason it was not. With
-// options.redis the call also needs a slot from the limiter every worker shares.
-async function slot(store, need) {
-  const grant = store._acquire(need.method, need.channelId)
-  if (grant.refused) return grant.refused
-  if (grant.wait > 0) {
-    await sleep(grant.wait)
-    const paused = store._pausedReason(need.method, need.channelId)
-    if (paused) return paused
+// One effect, performed: its answer `{ id, ... }`. Never rejects.
+function perform(fetcher, effect) {
+  const id = effect.id
+  if (effect.call !== undefined) {
+    return callFetcher(fetcher, effect.call, effect.request, effect.timeoutMs).then((r) => ({ id, ...r }))
   }
-  return stateOf(store).shared ? sharedSlot(store, need) : null
+  if (effect.sleep !== undefined) return sleep(effect.sleep).then(() => ({ id }))
+  return Promise.resolve(effect.wait).then(
+    (value) => ({ id, value }),
+    (err) => ({ id, error: errorText(err) }),
+  )
 }
 
-// Asks the shared limiter until it grants a slot, or the store's verdict refuses the
-// call (degrade strategy, or a wait past the queue timeout). Redis unreachable: granted
-// on this worker's own limit, with a note in the build.
-async function sharedSlot(store, need) {
-  let waited = 0
-  for (;;) {
-    const answer = await store._acquireShared(need.method, need.channelId)
-    if (answer === null) return null
-    const verdict = store._sharedVerdict(need.method, answer, waited)
-    if (verdict.refused) return verdict.refused
-    if (!(verdict.wait > 0)) return null
-    await sleep(verdict.wait)
-    waited += verdict.wait
-  }
-}
-
-// fetchPages that never rejects: an unexpected error (a store method throwing) is a
-// failure of that fetch like any other.
-function fetchPagesSafe(store, state, need) {
-  return fetchPages(store, state, need).catch((err) => ({ calls: 0, failure: { need, reason: `${need.method} failed: ${errorText(err)}` } }))
-}
-
-function shared(state, key, start) {
-  const running = state.inflight.get(key)
-  if (running) return running.then((r) => ({ ...r, calls: 0 }))
-  const p = start().finally(() => state.inflight.delete(key))
-  state.inflight.set(key, p)
-  return p
-}
-
-// Events that arrive while a fetch is in flight are newer than what it returns: the
-// store numbers them, and the pages are ingested with the number the fetch began at.
-async function fetchPages(store, state, need) {
-  const since = store._fetchBegin()
+// Drives run `run` until it is done: performs its effects concurrently and hands each
+// answer back as it arrives. Resolves with the run's value; rejects only with the error
+// the run itself rejects with (a build whose anchor cannot be found). For a tool, any
+// fault is the tool's error answer instead.
+async function drive(store, run, effects, tool) {
+  // Nothing below may call into the store before the caller's call returns.
+  await null
+  const fetcher = fetchers.get(store)
+  const pending = new Map()
   try {
-    return await fetchPagesFrom(store, state, need, since)
-  } finally {
-    store._fetchEnd()
-  }
-}
-
-async function fetchPagesFrom(store, state, need, since) {
-  let cursor = null
-  let calls = 0
-  for (let page = 0; page < need.maxPages; page++) {
-    const refused = await slot(store, need)
-    if (refused) return { calls, failure: { need, reason: refused } }
-    store._countCall(need.method)
-    calls++
-    const request = { ...need.request, limit: need.pageSize }
-    if (cursor) request.cursor = cursor
-    const got = await callFetcher(store, state, need.fetch, request)
-    if (got.error !== undefined) {
-      const reason = store._fetchFailed(need.method, need.channelId, got.error, got.retryAfter, got.timedOut)
-      return { calls, failure: { need, reason } }
+    for (;;) {
+      for (const effect of effects) pending.set(effect.id, perform(fetcher, effect))
+      const answer = await Promise.race(pending.values())
+      pending.delete(answer.id)
+      const step = store._step(run, answer)
+      if (step.done) return step.value
+      effects = step.effects
     }
-    const r = store._ingestPage(need, got.value, page === 0, since)
-    if (r.error) return { calls, failure: { need, reason: r.error } }
-    cursor = r.nextCursor
-    if (!cursor) break
-  }
-  return { calls, failure: null }
-}
-
-async function buildContext(store, job) {
-  // Nothing below may call into the store before the caller's buildContext returns.
-  await null
-  const { channelId, anchorId, options } = job
-  const state = stateOf(store)
-  const failures = job.failures.slice()
-  let needs = job.needs
-  let calls = 0
-  for (let round = 0; needs.length > 0 && round < MAX_ROUNDS; round++) {
-    const results = await Promise.all(needs.map((need) => shared(state, need.key, () => fetchPagesSafe(store, state, need))))
-    for (const r of results) {
-      calls += r.calls
-      if (r.failure) failures.push(r.failure)
-    }
-    const next = store._plan(channelId, anchorId, options, failures)
-    failures.push(...next.failures)
-    needs = next.needs
-  }
-  const built = store._build(channelId, anchorId, options, failures, calls)
-  return built
-}
-
-// One download through the rate limiter, shared with concurrent requests for the file.
-function download(store, state, need) {
-  return shared(state, need.key, async () => {
-    const refused = await slot(store, need)
-    if (refused) return { calls: 0, failure: refused }
-    store._countCall(need.method)
-    const got = await callFetcher(store, state, 'fetchMedia', need.request)
-    if (got.error === undefined) return { calls: 1, data: got.value }
-    return { calls: 1, failure: store._fetchFailed(need.method, need.channelId, got.error, got.retryAfter, got.timedOut) }
-  })
-}
-
-async function getMedia(store, artifactId, need) {
-  await null
-  const r = await download(store, stateOf(store), need)
-  if (r.failure) return store._mediaFailed(artifactId, r.failure, r.calls)
-  return store._putMedia(need, r.data, r.calls)
-}
-
-// channel_messages after its fetches: the thread / messages pages and the media
-// download run concurrently; failures become notes in the tool's answer.
-async function toolMessages(store, tools, payload) {
-  await null
-  try {
-    const state = stateOf(store)
-    const failures = payload.failures.slice()
-    const pages = payload.needs.map((need) => shared(state, need.key, () => fetchPagesSafe(store, state, need)))
-    const media = payload.media ? download(store, state, payload.media) : null
-    for (const r of await Promise.all(pages)) if (r.failure) failures.push(r.failure)
-    const m = media ? await media : null
-    return tools._messagesBuild(payload.request, failures, m && !m.failure ? m.data : null, m?.failure ?? null)
   } catch (err) {
-    return JSON.stringify({ error: { code: 'internal', tool: 'channel_messages', message: errorText(err) } })
+    if (tool === undefined) throw err
+    return JSON.stringify({ error: { code: 'internal', tool, message: errorText(err) } })
   }
 }
+
+/** The fetcher of each store (JS functions stay beside the Rust state). */
+const fetchers = new WeakMap()
 
 // ingestMany's fast lane: when every event is a plain message (the bulk of a channel's
 // traffic), its fields go to Rust as one joined string plus lengths instead of JSON,
@@ -291,6 +177,8 @@ function packMessages(events) {
 // right after a burst). The timer holds the store weakly and does not keep the process
 // alive.
 const PERSIST_TICK_MS = 1000
+/** The persist timer of each saved store. */
+const ticks = new WeakMap()
 
 function persistTick(store) {
   const ref = new WeakRef(store)
@@ -309,36 +197,23 @@ function persistTick(store) {
 
 module.exports = function installStore(binding) {
   const Native = binding.ChannelStore
-  // Keeps the fetcher (JS functions) beside the Rust state.
   const nativeIngestMany = Native.prototype.ingestMany
   class ChannelStore extends Native {
     constructor(options) {
       super(options)
-      const state = stateOf(this)
-      state.fetcher = options?.fetcher ?? null
-      state.timeout = this._fetchTimeout()
-      if (options?.persist != null) state.tick = persistTick(this)
-      state.shared = options?.redis != null
+      fetchers.set(this, options?.fetcher ?? null)
+      if (options?.persist != null) ticks.set(this, persistTick(this))
     }
 
     close() {
-      const state = stateOf(this)
-      if (state.tick) clearInterval(state.tick)
-      state.tick = null
+      clearInterval(ticks.get(this))
+      ticks.delete(this)
       return super.close()
     }
 
-    // The fetch runtime, called by the native methods when the fetcher has work to do.
-    _runBuild(job) {
-      return buildContext(this, job)
-    }
-
-    _runMedia(artifactId, job) {
-      return getMedia(this, artifactId, job)
-    }
-
-    _runToolMessages(tools, payload) {
-      return toolMessages(this, tools, payload)
+    // Called by the native methods when a run has effects to perform.
+    _drive(run, effects, tool) {
+      return drive(this, run, effects, tool)
     }
 
     ingestMany(events) {

@@ -11,6 +11,7 @@ pub mod cache;
 pub mod compact;
 pub mod coord;
 pub mod dropin;
+pub mod fetch_run;
 pub mod input;
 pub mod manifest;
 pub mod memory;

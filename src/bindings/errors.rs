@@ -200,6 +200,18 @@ pub fn rejected<'e>(env: &'e Env, err: Error) -> Result<Unknown<'e>> {
     PromiseRaw::<()>::reject(env, reason).map(|p| p.to_unknown())
 }
 
+/// Takes the pending JavaScript exception, if any (to read it before throwing it again).
+pub fn take_exception(env: &Env) -> Option<Unknown<'_>> {
+    let mut raw = std::ptr::null_mut();
+    // SAFETY: a valid env on the JS thread; the out pointer is a local.
+    let status = unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut raw) };
+    if status != napi::sys::Status::napi_ok || raw.is_null() {
+        return None;
+    }
+    // SAFETY: `raw` is the exception value napi just handed over on this thread.
+    Some(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
+}
+
 /// Drops any exception a hostile getter or `toJSON` left pending.
 pub fn clear_exception(env: &Env) {
     let mut ignored = std::ptr::null_mut();

@@ -1,23 +1,20 @@
 //! `store.tools(channelId)`: the channel-scoped tools as a JS object. Validation,
-//! search and answers are in `crate::tools`; fetches go through the store's fetch
-//! runtime (`js/store.js`), like `buildContext`'s.
+//! search and answers are in `crate::tools`; fetches are a run of the store, like
+//! `buildContext`'s.
 
 use super::errors::{clear_exception, rejected, throw};
-use super::js::{
-    bytes_of, call_method, create_js_string, describe, id_arg, is_nullish, stringify, to_js,
-};
-use super::store::{failures_from, ChannelStore};
+use super::js::{create_js_string, describe, id_arg, is_nullish, stringify, to_js};
+use super::store::ChannelStore;
+use crate::fetch_run::Goal;
 use crate::input::InputError;
-use crate::tools::channel_messages::{build, start, MediaResult, Start};
+use crate::tools::channel_messages::{start, Start};
 use crate::tools::input::{context_input, messages_input, MessagesInput};
 use crate::tools::options::{ToolsConfig, ToolsOptions};
 use crate::tools::{definitions, unknown_tool, Tool, ToolError};
 use napi::bindgen_prelude::*;
 use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
-use serde_json::{json, Value};
-use std::cell::RefCell;
-use std::collections::BTreeMap;
+use serde_json::Value;
 
 #[napi]
 impl ChannelStore {
@@ -50,33 +47,7 @@ impl ChannelStore {
             channel,
             dotted: config.dotted,
             max_media_bytes: config.max_media_bytes,
-            pending: RefCell::default(),
         })
-    }
-}
-
-/// `channel_messages` calls waiting for their fetches: each input, read and checked once,
-/// kept here by request number while the fetch runtime works, so that only the number
-/// crosses into JavaScript and back.
-#[derive(Default)]
-struct Pending {
-    next: u32,
-    inputs: BTreeMap<u32, MessagesInput>,
-}
-
-/// Calls waiting at most: past it the oldest is dropped (its runtime failed before it
-/// could answer).
-const PENDING_MAX: usize = 4_096;
-
-impl Pending {
-    fn put(&mut self, input: MessagesInput) -> u32 {
-        let id = self.next;
-        self.next = self.next.wrapping_add(1);
-        if self.inputs.len() >= PENDING_MAX {
-            self.inputs.pop_first();
-        }
-        self.inputs.insert(id, input);
-        id
     }
 }
 
@@ -87,7 +58,6 @@ pub struct ChannelTools {
     channel: String,
     dotted: bool,
     max_media_bytes: u64,
-    pending: RefCell<Pending>,
 }
 
 fn resolved<'e>(env: &'e Env, text: String) -> Result<Unknown<'e>> {
@@ -123,7 +93,6 @@ impl ChannelTools {
     pub fn execute<'e>(
         &self,
         env: &'e Env,
-        this: This<'e>,
         name: Unknown<'e>,
         input: Unknown<'e>,
     ) -> Result<Unknown<'e>> {
@@ -159,7 +128,7 @@ impl ChannelTools {
                         Ok(i) => i,
                         Err(e) => return resolved(env, e.to_json(&name_text)),
                     };
-                    self.messages(env, this, store, input, now)
+                    self.messages(env, store, input, now)
                 }
             }
         };
@@ -179,7 +148,6 @@ impl ChannelTools {
     fn messages<'e>(
         &self,
         env: &'e Env,
-        this: This<'e>,
         store: &ChannelStore,
         input: MessagesInput,
         now: u64,
@@ -198,71 +166,20 @@ impl ChannelTools {
             Start::Answer(out) => return resolved(env, out),
             Start::Fetch(f) => f,
         };
-        let request = self.pending.borrow_mut().put(input);
-        let payload = json!({
-            "needs": fetch.jobs,
-            "failures": fetch.failures,
-            "media": fetch.media,
-            "request": request,
-        });
         let store_obj = self.store.clone(*env)?;
         // SAFETY: a live reference to the store object, turned into a handle of this
         // scope on the JS thread.
         let store_obj: Object = unsafe {
             Object::from_napi_value(env.raw(), Reference::to_napi_value(env.raw(), store_obj)?)?
         };
-        let payload = to_js(env, &payload)?;
-        call_method(
-            env,
-            &store_obj,
-            "_runToolMessages",
-            &[this.object.to_unknown(), payload],
-        )
-    }
-
-    /// Internal (fetch runtime): answers a `channel_messages` call after its fetches.
-    #[napi(catch_unwind, js_name = "_messagesBuild", skip_typescript)]
-    pub fn messages_build(
-        &self,
-        env: &Env,
-        request: u32,
-        failures: Unknown,
-        media_data: Option<Unknown>,
-        media_failure: Option<String>,
-    ) -> Result<String> {
-        let input = self
-            .pending
-            .borrow_mut()
-            .inputs
-            .remove(&request)
-            .ok_or_else(|| {
-                Error::from_reason(format!("tools: no call waiting as request {request}"))
-            })?;
-        let failures = failures_from(env, "tools", failures)?;
-        let store: &ChannelStore = &self.store;
-        let now = store.now(env)?;
-        let media = match (media_data, media_failure) {
-            (_, Some(reason)) => MediaResult::Failed(reason),
-            (Some(data), None) if !is_nullish(&data) => match bytes_of(&data)? {
-                Some(bytes) => {
-                    let aid = input.media_artifact_id.clone().unwrap_or_default();
-                    let (item, _) = store.core()?.keep_download(&self.channel, &aid, bytes, now);
-                    MediaResult::Bytes(Some(item))
-                }
-                None => MediaResult::Failed(store.core()?.not_bytes(describe(&data))),
-            },
-            _ => MediaResult::None,
+        let goal = Goal::Messages {
+            channel: self.channel.clone(),
+            input: Box::new(input),
+            media: fetch.media_result,
+            max_media_bytes: self.max_media_bytes,
         };
-        let mut core = store.core()?;
-        Ok(build(
-            &mut core,
-            &self.channel,
-            &input,
-            &failures,
-            media,
-            self.max_media_bytes,
-            now,
-        ))
+        let jobs = fetch.jobs.into_iter().chain(fetch.media).collect();
+        store.start_run(env, &store_obj, goal, jobs, fetch.failures, now)
     }
 }
 

@@ -1,8 +1,9 @@
-//! The fetch protocol: what the store asks the caller's fetcher for, and what it makes
-//! of the answers. Awaiting the fetcher is the caller's part (in JavaScript); every
-//! decision around it is here: which fetches a request needs and whether the caller can
-//! make them, what the rate limiter allows, what a failure or a Retry-After does, what a
-//! fetched page may hold and how it is ingested, and which counters move.
+//! What the store asks the caller's fetcher for, and what it makes of the answers.
+//! Sequencing the calls is a fetch run's ([`crate::fetch_run`]) and awaiting them the
+//! JS layer's; every decision about a single call is here: which fetches a request
+//! needs and whether the caller can make them, what the rate limiter allows, what a
+//! failure or a Retry-After does, what a fetched page may hold and how it is ingested,
+//! and which counters move.
 
 use super::message::StoredMessage;
 use super::request::ContextRequest;
@@ -11,7 +12,6 @@ use crate::coord::SharedGrant;
 use crate::input;
 use crate::ratelimit::{Grant, Overflow, RateLimitConfig, Refusal, Refused, MAX_RETRY_AFTER_MS};
 use crate::slack;
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 /// Rate-limit bucket of media downloads.
@@ -163,8 +163,7 @@ pub fn missing_fetcher(f: FetcherFn) -> String {
 }
 
 /// What a fetch is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FetchKind {
     History,
     Thread,
@@ -172,11 +171,10 @@ pub enum FetchKind {
     Media,
 }
 
-/// One fetch as the JavaScript fetch runtime carries it out: the key that lets
+/// One fetch as a run ([`crate::fetch_run`]) carries it out: the key that lets
 /// concurrent requests share it, the rate-limit bucket, the fetcher function and the
 /// request to pass it, and how many pages to follow.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FetchJob {
     pub key: String,
     pub kind: FetchKind,
@@ -184,11 +182,8 @@ pub struct FetchJob {
     /// The fetcher function to call.
     pub fetch: String,
     pub channel_id: String,
-    #[serde(default)]
     pub thread_id: Option<String>,
-    #[serde(default)]
     pub message_ids: Option<Vec<String>>,
-    #[serde(default)]
     pub artifact_id: Option<String>,
     pub page_size: u32,
     pub max_pages: u32,
@@ -275,39 +270,8 @@ impl FetchJob {
     }
 }
 
-/// A failed fetch as the runtime hands it back and forth.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FetchFailure {
-    pub need: FetchJob,
-    pub reason: String,
-}
-
-/// Failures in the runtime's form.
-pub fn failures_out(failures: &[Failure], rate: &RateLimitConfig) -> Vec<FetchFailure> {
-    failures
-        .iter()
-        .map(|f| FetchFailure {
-            need: FetchJob::for_need(&f.need, rate),
-            reason: f.reason.clone(),
-        })
-        .collect()
-}
-
-/// Failures back from the runtime's form (media downloads are not context needs).
-pub fn failures_in(list: Vec<FetchFailure>) -> Vec<Failure> {
-    list.into_iter()
-        .filter_map(|f| {
-            f.need.need().map(|need| Failure {
-                need,
-                reason: f.reason,
-            })
-        })
-        .collect()
-}
-
 /// What the rate limiter says about one call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Slot {
     /// Call after waiting this many milliseconds (0: now).
     Wait(u64),

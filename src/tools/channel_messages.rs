@@ -8,9 +8,7 @@
 use super::input::MessagesInput;
 use super::media::{content_block, too_large};
 use crate::model::{Author, MediaRef, MessageView};
-use crate::store::fetch::{
-    failures_out, missing_fetcher, Failure, FetchFailure, FetchJob, FetcherFn, Fetchers, Need,
-};
+use crate::store::fetch::{missing_fetcher, Failure, FetchJob, FetcherFn, Fetchers, Need};
 use crate::store::message::StoredMessage;
 use crate::store::render::{render_thread, ThreadLimits};
 use crate::store::{CachedMedia, FileLocation, Store};
@@ -138,9 +136,11 @@ pub enum MediaResult {
 pub struct ToolFetch {
     pub jobs: Vec<FetchJob>,
     /// Fetches that cannot be made (no fetcher function for them).
-    pub failures: Vec<FetchFailure>,
+    pub failures: Vec<Failure>,
     /// The media download, when the call asks for a file that is not cached.
     pub media: Option<FetchJob>,
+    /// What the answer says of the file when there is no download (it cannot be made).
+    pub media_result: MediaResult,
 }
 
 /// How a `channel_messages` call goes on.
@@ -191,8 +191,9 @@ pub fn start(
     }
     Start::Fetch(Box::new(ToolFetch {
         jobs,
-        failures: failures_out(&failures, &store.config().rate_limit),
+        failures,
         media: download,
+        media_result: media,
     }))
 }
 

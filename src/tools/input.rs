@@ -14,15 +14,11 @@ pub struct ContextInput {
     pub max_results: usize,
 }
 
-/// A validated `channel_messages` input (serialized as the tool's own input, so the
-/// fetch runtime can hand it back after the fetches).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// A validated `channel_messages` input.
+#[derive(Debug, Clone, PartialEq)]
 pub struct MessagesInput {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub thread_id: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub message_ids: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub media_artifact_id: Option<String>,
     pub max_replies: usize,
 }

@@ -1,27 +1,32 @@
-//! The fetch protocol between the store and its JS subclass (`js/store.js`), which owns
-//! the one thing Rust cannot do: await the caller's async fetcher.
-//!
-//! `buildContext` and `getMedia` resolve at once when nothing needs fetching (the steady
-//! state). Otherwise they hand a job to the subclass's `_runBuild` / `_runMedia`, which
-//! asks `_acquire` for rate-limit slots, calls the fetcher, and feeds the answers back
-//! through the other `_`-prefixed methods here; each only translates for
-//! [`crate::store::fetch`], where the decisions are.
+//! Fetching as steps: a call that needs data the store lacks starts a run
+//! ([`crate::fetch_run`]); the JS layer's `_drive` performs each effect the run asks
+//! for (a fetcher call with its timeout, a sleep, a promise to wait on) and hands every
+//! answer back through `_step`, the one hidden method, until the run is done. This
+//! module only converts effects and answers between the two.
 
 use super::built::{media_content, BuiltContext};
-use super::ChannelStore;
-use crate::bindings::errors::{promised, throw};
+use super::{reentered, ChannelStore};
+use crate::bindings::errors::{clear_exception, promised, take_exception, throw};
 use crate::bindings::js::{
-    bytes_of, call_method, describe, from_js, from_js_opt, id_arg, is_nullish, stringify, to_js,
+    bytes_of, call_method, describe, from_js_opt, id_arg, is_nullish, stringify, to_js,
 };
-use crate::input;
+use crate::fetch_run::{Answer, Done, Effect, EffectId, Expect, Goal, Runs, Step};
 use crate::store::build::BuildError;
-use crate::store::fetch::{failures_in, failures_out, FetchFailure, FetchJob, FetcherFn};
+use crate::store::fetch::{Failure, FetchJob, FetcherFn};
 use crate::store::media::MediaSource;
 use crate::store::request::{BuildContextOptions, ContextRequest};
 use napi::bindgen_prelude::*;
-use napi::Env;
+use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
-use serde_json::json;
+use std::cell::RefMut;
+use std::collections::HashMap;
+
+/// What wakes a run waiting on another run's fetch.
+pub(super) type Wake = napi::JsDeferred<(), fn(Env) -> Result<()>>;
+
+fn woken(_: Env) -> Result<()> {
+    Ok(())
+}
 
 /// The request of a `buildContext` call, checked.
 fn request(
@@ -35,28 +40,228 @@ fn request(
     ContextRequest::with_options(channel, anchor, opts).map_err(|e| throw(env, F, &e))
 }
 
-/// The failures the fetch runtime hands back, as the store reads them.
-pub(crate) fn failures_from(
-    env: &Env,
-    func: &str,
-    v: Unknown,
-) -> Result<Vec<crate::store::fetch::Failure>> {
-    if is_nullish(&v) {
-        return Ok(Vec::new());
-    }
-    let Some(text) = stringify(env, v)? else {
-        return Ok(Vec::new());
-    };
-    let list: Vec<FetchFailure> =
-        input::parse(&text, "failures").map_err(|e| throw(env, func, &e))?;
-    Ok(failures_in(list))
-}
-
 /// The error a `buildContext` promise rejects with when its anchor cannot be found.
 fn anchor_error<'e>(env: &'e Env, e: &BuildError) -> Result<Unknown<'e>> {
     let mut obj = env.create_error(Error::new(Status::GenericFailure, e.to_string()))?;
     obj.set_named_property("code", "ANCHOR_NOT_FOUND")?;
     Ok(obj.to_unknown())
+}
+
+/// A finished run's value, or the error it rejects with.
+fn done_value<'e>(
+    env: &'e Env,
+    done: Done,
+) -> Result<std::result::Result<Unknown<'e>, Unknown<'e>>> {
+    Ok(match done {
+        Done::Context(Ok(built), calls) => Ok(BuiltContext::new(env, built, calls)
+            .into_instance(env)?
+            .as_object(env)
+            .to_unknown()),
+        Done::Context(Err(e), _) => Err(anchor_error(env, &e)?),
+        Done::Media {
+            artifact_id,
+            item,
+            note,
+            held,
+            calls,
+        } => Ok(media_content(
+            env,
+            item.as_ref(),
+            &artifact_id,
+            note.as_deref(),
+            held,
+            calls,
+        )?),
+        Done::Messages(text) => Ok(env.create_string(&text)?.to_unknown()),
+    })
+}
+
+/// A settled promise of a run done at its start.
+fn settled<'e>(env: &'e Env, done: Done) -> Result<Unknown<'e>> {
+    match done_value(env, done)? {
+        Ok(v) => PromiseRaw::resolve(env, v).map(|p| p.to_unknown()),
+        Err(e) => PromiseRaw::<()>::reject(env, e).map(|p| p.to_unknown()),
+    }
+}
+
+impl ChannelStore {
+    /// The store's fetch runs, for one step.
+    fn runs(&self) -> Result<RefMut<'_, Runs>> {
+        self.runs.try_borrow_mut().map_err(|_| reentered())
+    }
+
+    fn joins(&self) -> Result<RefMut<'_, HashMap<EffectId, Wake>>> {
+        self.joins.try_borrow_mut().map_err(|_| reentered())
+    }
+
+    /// Starts a run towards `goal` and returns the caller's promise: settled at once when
+    /// the run needs nothing, else the JS layer's `_drive` of its effects.
+    pub(crate) fn start_run<'e>(
+        &self,
+        env: &'e Env,
+        this: &Object,
+        goal: Goal,
+        jobs: Vec<FetchJob>,
+        failures: Vec<Failure>,
+        now: u64,
+    ) -> Result<Unknown<'e>> {
+        // A tool's answer never rejects: the driver turns a fault into its error JSON.
+        let tool = match &goal {
+            Goal::Messages { .. } => Some("channel_messages"),
+            _ => None,
+        };
+        let (run, step) = {
+            let mut core = self.core()?;
+            let mut runs = self.runs()?;
+            runs.start(&mut core, goal, jobs, failures, self.fetchers(), now)
+        };
+        let effects = match self.after_step(env, step)? {
+            Ok(effects) => effects,
+            Err(done) => return settled(env, done),
+        };
+        let run = env.create_uint32(run)?.to_unknown();
+        let tool = match tool {
+            Some(name) => env.create_string(name)?.to_unknown(),
+            None => ().into_unknown(env)?,
+        };
+        call_method(env, this, "_drive", &[run, effects, tool])
+    }
+
+    /// Shares the step's pauses and wakes its joins; then its effects for `_drive`, or
+    /// what the run is done with.
+    fn after_step<'e>(
+        &self,
+        env: &'e Env,
+        step: Step,
+    ) -> Result<std::result::Result<Unknown<'e>, Done>> {
+        for (method, channel) in &step.pauses {
+            self.share_pause(env, method, channel)?;
+        }
+        self.wake(&step.woken)?;
+        if let Some(done) = step.done {
+            return Ok(Err(done));
+        }
+        let mut list = env.create_array(0)?;
+        for effect in step.effects {
+            list.insert(self.effect_js(env, effect)?)?;
+        }
+        Ok(Ok(list.coerce_to_object()?.to_unknown()))
+    }
+
+    /// Resolves the waits of joins whose fetch has ended.
+    fn wake(&self, ids: &[EffectId]) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut joins = self.joins()?;
+        for id in ids {
+            if let Some(wake) = joins.remove(id) {
+                wake.resolve(woken as fn(Env) -> Result<()>);
+            }
+        }
+        Ok(())
+    }
+
+    /// One effect as `_drive` performs it: `{ id, call, request, timeoutMs }`,
+    /// `{ id, sleep }` or `{ id, wait }` (a promise).
+    fn effect_js<'e>(&self, env: &'e Env, effect: Effect) -> Result<Object<'e>> {
+        let mut obj = Object::new(env)?;
+        obj.set_named_property("id", effect.id())?;
+        match effect {
+            Effect::Call {
+                fetch,
+                request,
+                timeout_ms,
+                ..
+            } => {
+                obj.set_named_property("call", fetch.as_str())?;
+                obj.set_named_property("request", to_js(env, &request)?)?;
+                obj.set_named_property("timeoutMs", timeout_ms as f64)?;
+            }
+            Effect::Sleep { ms, .. } => obj.set_named_property("sleep", ms as f64)?,
+            Effect::Shared {
+                method, channel, ..
+            } => obj.set_named_property("wait", self.ask_shared(env, &method, &channel)?)?,
+            Effect::Join { id } => {
+                let (wake, promise) = env.create_deferred::<(), fn(Env) -> Result<()>>()?;
+                self.joins()?.insert(id, wake);
+                obj.set_named_property("wait", promise)?;
+            }
+        }
+        Ok(obj)
+    }
+
+    /// The answer `_drive` handed back for `effect`, read as the run expects it.
+    fn answer_of(&self, env: &Env, expect: Expect, result: &Object) -> Result<Answer> {
+        let error: Unknown = result.get_named_property("error")?;
+        let value: Unknown = result.get_named_property("value")?;
+        if !is_nullish(&error) {
+            let message = text_of(&error)?;
+            if expect == Expect::Shared {
+                return self.shared_answer(env, None, Some(message));
+            }
+            let retry: Unknown = result.get_named_property("retryAfter")?;
+            let retry_after_ms = match retry.get_type()? {
+                ValueType::Number => Some(retry.coerce_to_number()?.get_double()?),
+                _ => None,
+            };
+            let timed: Unknown = result.get_named_property("timedOut")?;
+            let timed_out = timed.get_type()? == ValueType::Boolean && timed.coerce_to_bool()?;
+            return Ok(Answer::Failed {
+                message,
+                retry_after_ms,
+                timed_out,
+            });
+        }
+        Ok(match expect {
+            Expect::Slept => Answer::Slept,
+            Expect::Woken => Answer::Woken,
+            Expect::Shared => {
+                let text = if value.get_type()? == ValueType::String {
+                    Some(text_of(&value)?)
+                } else {
+                    None
+                };
+                return self.shared_answer(env, text, None);
+            }
+            Expect::Page => {
+                // Whatever the fetcher resolved with is data: a value JSON cannot hold
+                // makes the page unusable (reported by the store), never an exception.
+                let json = stringify(env, value).unwrap_or_else(|_| {
+                    clear_exception(env);
+                    None
+                });
+                Answer::Page(json)
+            }
+            Expect::Bytes => match bytes_of(&value)? {
+                Some(bytes) => Answer::Bytes(bytes),
+                None => Answer::NotBytes(describe(&value).to_string()),
+            },
+        })
+    }
+}
+
+/// What a thrown value says: an error's message, or the value as a string.
+fn thrown_text(v: &Unknown) -> String {
+    let message = v
+        .get_type()
+        .ok()
+        .filter(|t| *t == ValueType::Object)
+        .and_then(|_| {
+            let obj = Object::from_unknown(*v).ok()?;
+            let m: Unknown = obj.get_named_property("message").ok()?;
+            (m.get_type().ok()? == ValueType::String)
+                .then(|| text_of(&m).ok())
+                .flatten()
+        });
+    message
+        .or_else(|| text_of(v).ok())
+        .unwrap_or_else(|| "a value that cannot be read was thrown".to_string())
+}
+
+/// A string value's text (an error text `_drive` wrote).
+fn text_of(v: &Unknown) -> Result<String> {
+    v.coerce_to_string()?.into_utf8()?.into_owned()
 }
 
 #[napi]
@@ -92,187 +297,93 @@ impl ChannelStore {
             if jobs.is_empty() {
                 let built = core.build(&req, &failures, now);
                 drop(core);
-                return match built {
-                    Ok(b) => PromiseRaw::resolve(env, BuiltContext::new(env, b, 0))
-                        .map(|p| p.to_unknown()),
-                    Err(e) => PromiseRaw::<()>::reject(env, anchor_error(env, &e)?)
-                        .map(|p| p.to_unknown()),
-                };
+                return settled(env, Done::Context(built, 0));
             }
-            let failures = failures_out(&failures, &core.config().rate_limit);
             drop(core);
-            let mut job = Object::new(env)?;
-            job.set_named_property("channelId", channel_id)?;
-            job.set_named_property("anchorId", anchor_message_id)?;
-            job.set_named_property("options", options.unwrap_or(().into_unknown(env)?))?;
-            job.set_named_property("needs", to_js(env, &jobs)?)?;
-            job.set_named_property("failures", to_js(env, &failures)?)?;
-            call_method(env, &this.object, "_runBuild", &[job.to_unknown()])
+            self.start_run(env, &this.object, Goal::Context(req), jobs, failures, now)
         })
     }
 
-    /// Internal (fetch runtime): the fetches still needed after `failures`, and the
-    /// failures planning added.
-    #[napi(catch_unwind, js_name = "_plan", skip_typescript)]
-    pub fn plan_js<'e>(
-        &self,
-        env: &'e Env,
-        channel_id: String,
-        anchor: String,
-        options: Option<Unknown>,
-        failures: Unknown,
-    ) -> Result<Unknown<'e>> {
-        let req = request(env, channel_id, anchor, options)?;
-        let mut failures = failures_from(env, "buildContext", failures)?;
-        let known = failures.len();
-        let now = self.now(env)?;
-        let mut core = self.core()?;
-        let jobs = core.plan_fetches(&req, &mut failures, self.fetchers(), now);
-        let added = failures_out(&failures[known..], &core.config().rate_limit);
-        drop(core);
-        to_js(env, &json!({ "needs": jobs, "failures": added }))
-    }
-
-    /// Internal (fetch runtime): builds the result after the fetches.
-    #[napi(catch_unwind, js_name = "_build", skip_typescript)]
-    pub fn build_js(
-        &self,
-        env: &Env,
-        channel_id: String,
-        anchor: String,
-        options: Option<Unknown>,
-        failures: Unknown,
-        api_calls: u32,
-    ) -> Result<BuiltContext> {
-        let req = request(env, channel_id, anchor, options)?;
-        let failures = failures_from(env, "buildContext", failures)?;
-        let now = self.now(env)?;
-        let built = self.core()?.build(&req, &failures, now);
-        match built {
-            Ok(b) => Ok(BuiltContext::new(env, b, api_calls)),
-            Err(e) => {
-                env.throw(anchor_error(env, &e)?)?;
-                Err(Error::from_status(Status::PendingException))
+    /// Internal (fetch driver): hands the answer to one effect of run `run` in;
+    /// returns `{ effects }` to perform next, or `{ done: true, value }`. Throws the
+    /// error the run rejects with.
+    #[napi(catch_unwind, js_name = "_step", skip_typescript)]
+    pub fn step<'e>(&self, env: &'e Env, run: u32, result: Object) -> Result<Object<'e>> {
+        self.step_or_abort(env, run, &result).inspect_err(|e| {
+            // The run cannot go on (the clock threw, the store was re-entered): its
+            // fetches end as failed, so the runs that joined them are not left waiting.
+            if self.runs_done(run) {
+                return;
             }
+            let mut reason = e.reason.clone();
+            if let Some(thrown) = take_exception(env) {
+                if reason.is_empty() {
+                    reason = thrown_text(&thrown);
+                    // Reading it may itself throw (a hostile getter): that is dropped.
+                    clear_exception(env);
+                }
+                // Thrown again: the run's promise rejects with it.
+                let _ = env.throw(thrown);
+            }
+            self.abort(run, &reason);
+        })
+    }
+}
+
+impl ChannelStore {
+    fn runs_done(&self, run: u32) -> bool {
+        self.runs().map(|r| !r.is_live(run)).unwrap_or(true)
+    }
+
+    /// Ends run `run` early with `reason`, waking who joined its fetches (best effort:
+    /// a store that cannot be borrowed keeps the run).
+    fn abort(&self, run: u32, reason: &str) {
+        let woken = match (self.core(), self.runs()) {
+            (Ok(mut core), Ok(mut runs)) => runs.abort(&mut core, run, reason),
+            _ => return,
+        };
+        let _ = self.wake(&woken);
+    }
+
+    fn step_or_abort<'e>(&self, env: &'e Env, run: u32, result: &Object) -> Result<Object<'e>> {
+        let id: u32 = result.get_named_property("id")?;
+        let expect = self.runs()?.expects(id);
+        let Some(expect) = expect else {
+            return Err(Error::from_reason(format!(
+                "ChannelStore: no fetch is waiting for effect {id} of run {run}"
+            )));
+        };
+        let answer = self.answer_of(env, expect, result)?;
+        // The shared limiter's answer is about the moment it was asked: the call it
+        // admits is made as of then, without another clock reading in between.
+        let now = match &answer {
+            Answer::Shared { asked_at, .. } => *asked_at,
+            _ => self.now(env)?,
+        };
+        let step = {
+            let mut core = self.core()?;
+            self.runs()?.answer(&mut core, run, id, answer, now)
+        };
+        let mut out = Object::new(env)?;
+        match self.after_step(env, step)? {
+            Ok(effects) => out.set_named_property("effects", effects)?,
+            Err(done) => match done_value(env, done)? {
+                Ok(value) => {
+                    out.set_named_property("done", true)?;
+                    out.set_named_property("value", value)?;
+                }
+                Err(e) => {
+                    env.throw(e)?;
+                    return Err(Error::from_status(Status::PendingException));
+                }
+            },
         }
+        Ok(out)
     }
+}
 
-    /// Internal (fetch runtime): asks the rate limiter for a slot for one call:
-    /// `{ wait: ms }` (0 = now) or `{ refused: reason }`.
-    #[napi(catch_unwind, js_name = "_acquire", skip_typescript)]
-    pub fn acquire_js<'e>(
-        &self,
-        env: &'e Env,
-        method: String,
-        channel_id: String,
-    ) -> Result<Unknown<'e>> {
-        let now = self.now(env)?;
-        let slot = self.core()?.acquire_slot(&method, &channel_id, now);
-        to_js(env, &slot)
-    }
-
-    /// Internal (fetch runtime): after a queued wait, whether a Retry-After pause now
-    /// forbids the call (the reason), or null.
-    #[napi(catch_unwind, js_name = "_pausedReason", skip_typescript)]
-    pub fn paused_reason(
-        &self,
-        env: &Env,
-        method: String,
-        channel_id: String,
-    ) -> Result<Option<String>> {
-        let now = self.now(env)?;
-        Ok(self.core()?.paused_reason(&method, &channel_id, now))
-    }
-
-    /// Internal (fetch runtime): counts a call about to be made.
-    #[napi(catch_unwind, js_name = "_countCall", skip_typescript)]
-    pub fn count_call(&self, method: String) -> Result<()> {
-        self.core()?.count_call(&method);
-        Ok(())
-    }
-
-    /// Internal (fetch runtime): a fetch failed. Counts it, applies a Retry-After pause
-    /// (`retryAfterMs`), and returns the reason to report.
-    #[napi(catch_unwind, js_name = "_fetchFailed", skip_typescript)]
-    pub fn fetch_failed(
-        &self,
-        env: &Env,
-        method: String,
-        channel_id: String,
-        message: String,
-        retry_after_ms: Option<f64>,
-        timed_out: Option<bool>,
-    ) -> Result<String> {
-        let now = self.now(env)?;
-        let timed_out = timed_out == Some(true);
-        let reason = self.core()?.fetch_failed(
-            &method,
-            &channel_id,
-            &message,
-            retry_after_ms,
-            timed_out,
-            now,
-        );
-        if retry_after_ms.is_some() {
-            self.share_pause(env, &method, &channel_id)?;
-        }
-        Ok(reason)
-    }
-
-    /// Internal (fetch runtime): a fetch begins; returns the event number it began at,
-    /// to pass to `_ingestPage`.
-    #[napi(catch_unwind, js_name = "_fetchBegin", skip_typescript)]
-    pub fn fetch_begin(&self) -> Result<f64> {
-        Ok(self.core()?.begin_fetch() as f64)
-    }
-
-    /// Internal (fetch runtime): a fetch that `_fetchBegin` started has ended.
-    #[napi(catch_unwind, js_name = "_fetchEnd", skip_typescript)]
-    pub fn fetch_end(&self) -> Result<()> {
-        self.core()?.end_fetch();
-        Ok(())
-    }
-
-    /// Internal (fetch runtime): milliseconds one fetcher call may take.
-    #[napi(catch_unwind, js_name = "_fetchTimeout", skip_typescript)]
-    pub fn fetch_timeout(&self) -> Result<f64> {
-        Ok(self.core()?.config().fetch_timeout_ms as f64)
-    }
-
-    /// Internal (fetch runtime): ingests one page of a fetch result. Returns
-    /// `{ nextCursor }` or `{ error }` (a malformed body or `ok: false`, counted as a
-    /// failed fetch).
-    #[napi(catch_unwind, js_name = "_ingestPage", skip_typescript)]
-    pub fn ingest_page<'e>(
-        &self,
-        env: &'e Env,
-        job: Unknown,
-        body: Unknown,
-        first_page: bool,
-        since: Option<f64>,
-    ) -> Result<Unknown<'e>> {
-        let job: FetchJob = from_js(env, "buildContext", "need", job)?;
-        // The event number the fetch began at: events after it are newer than the page.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let since = since
-            .filter(|n| n.is_finite() && *n >= 0.0)
-            .map(|n| n as u64);
-        // Whatever the fetcher resolved with is data: a value JSON cannot hold makes the
-        // page unusable (reported by the store), never an exception.
-        let json = stringify(env, body).unwrap_or_else(|_| {
-            crate::bindings::errors::clear_exception(env);
-            None
-        });
-        let now = self.now(env)?;
-        let out = self
-            .core()?
-            .ingest_fetched(&job, json, first_page, since, now);
-        match out {
-            Ok(next) => to_js(env, &json!({ "nextCursor": next })),
-            Err(error) => to_js(env, &json!({ "error": error })),
-        }
-    }
-
+#[napi]
+impl ChannelStore {
     /// Downloaded media by artifact id (a Slack file id), from the media cache or, on a
     /// miss, through `fetcher.fetchMedia` (rate limited as `files.download`). With
     /// `channelId`, only a file that a message of that channel references is served
@@ -309,8 +420,9 @@ impl ChannelStore {
                     PromiseRaw::resolve(env, v).map(|p| p.to_unknown())
                 }
                 MediaSource::Fetch(job) => {
-                    let job = to_js(env, &job)?;
-                    call_method(env, &this.object, "_runMedia", &[artifact_id, job])
+                    let now = self.now(env)?;
+                    let goal = Goal::Media { artifact_id: id };
+                    self.start_run(env, &this.object, goal, vec![job], Vec::new(), now)
                 }
                 MediaSource::Unavailable(note) => {
                     let v = media_content(env, None, &id, Some(&note), false, 0)?;
@@ -318,38 +430,6 @@ impl ChannelStore {
                 }
             }
         })
-    }
-
-    /// Internal (fetch runtime): caches downloaded bytes and returns the MediaContent.
-    #[napi(catch_unwind, js_name = "_putMedia", skip_typescript)]
-    pub fn put_media<'e>(
-        &self,
-        env: &'e Env,
-        job: Unknown,
-        data: Unknown,
-        api_calls: u32,
-    ) -> Result<Unknown<'e>> {
-        let job: FetchJob = from_js(env, "getMedia", "need", job)?;
-        let id = job.artifact_id.clone().unwrap_or_default();
-        let Some(bytes) = bytes_of(&data)? else {
-            let note = self.core()?.not_bytes(describe(&data));
-            return media_content(env, None, &id, Some(&note), false, api_calls);
-        };
-        let now = self.now(env)?;
-        let (item, held) = self.core()?.keep_download(&job.channel_id, &id, bytes, now);
-        media_content(env, Some(&item), &id, None, held, api_calls)
-    }
-
-    /// Internal (fetch runtime): a media download that failed or was refused.
-    #[napi(catch_unwind, js_name = "_mediaFailed", skip_typescript)]
-    pub fn media_failed<'e>(
-        &self,
-        env: &'e Env,
-        artifact_id: String,
-        reason: String,
-        api_calls: u32,
-    ) -> Result<Unknown<'e>> {
-        media_content(env, None, &artifact_id, Some(&reason), false, api_calls)
     }
 }
 

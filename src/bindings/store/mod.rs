@@ -2,13 +2,11 @@
 //!
 //! State and every decision live in [`crate::store`]; this file translates arguments and
 //! results. Fetching (awaiting the caller's async fetcher) is the JS subclass's part, in
-//! `js/store.js`; the protocol between the two is in [`fetch`], and the result of
+//! `js/store.js`; it drives the runs [`fetch`] starts, and the result of
 //! `buildContext` in [`built`].
 
 mod built;
 mod shared;
-
-pub(crate) use fetch::failures_from;
 
 use super::errors::{coded_error, coded_error_value, named, throw};
 use super::js::{
@@ -16,6 +14,7 @@ use super::js::{
     stringify, to_js,
 };
 use crate::coord::Coordinator;
+use crate::fetch_run::{EffectId, Runs};
 use crate::input::{self, InputError};
 use crate::persist::{Flush, PersistError, PersistStats, Persister, Waiter};
 use crate::slack::ResponseError;
@@ -29,6 +28,7 @@ use napi_derive::napi;
 use serde::Deserialize;
 use serde_json::Value;
 use std::cell::{RefCell, RefMut};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Rust-owned channel state fed by events, with bounded caches (thread replies: 5 min,
@@ -52,6 +52,10 @@ pub struct ChannelStore {
     persist: Option<Persister>,
     /// The Redis shared with the other workers, with `options.redis`.
     coord: Option<Arc<Coordinator>>,
+    /// The fetch runs under way (see `fetch.rs`).
+    runs: RefCell<Runs>,
+    /// What wakes each run waiting on another's fetch, by effect id.
+    joins: RefCell<HashMap<EffectId, fetch::Wake>>,
 }
 
 /// The store for the length of one call; on the way out, what the call changed is
@@ -247,15 +251,14 @@ impl ChannelStore {
             clock,
             fetchers,
             persist,
+            runs: RefCell::new(Runs::new(coord.is_some())),
+            joins: RefCell::default(),
             coord,
         })
     }
 
     pub(crate) fn core(&self) -> Result<Core<'_>> {
-        let store = self
-            .core
-            .try_borrow_mut()
-            .map_err(|_| Error::from_reason("ChannelStore: re-entered from inside its own call (a clock or fetcher called back into the store synchronously)"))?;
+        let store = self.core.try_borrow_mut().map_err(|_| reentered())?;
         Ok(Core {
             store,
             persist: self.persist.as_ref(),
@@ -564,4 +567,9 @@ impl ChannelStore {
     pub fn persist_tick(&self) -> Result<()> {
         self.core().map(drop)
     }
+}
+
+/// The error of a call made from inside another call of the same store.
+fn reentered() -> Error {
+    Error::from_reason("ChannelStore: re-entered from inside its own call (a clock or fetcher called back into the store synchronously)")
 }

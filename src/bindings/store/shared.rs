@@ -1,10 +1,11 @@
-//! The shared rate limiter (`options.redis`) in the fetch runtime: `_acquireShared` asks
-//! Redis off the JS thread, `_sharedVerdict` turns its answer into call / wait / refuse
-//! (in [`crate::store::fetch`]), and a Retry-After one worker is given is passed on to
-//! the others.
+//! The shared rate limiter (`options.redis`) in a fetch run: a run's ask is a promise
+//! of Redis's answer (asked off the JS thread), which the run turns into call / wait /
+//! refuse (in [`crate::store::fetch`]); a Retry-After one worker is given is passed on
+//! to the others.
 
 use super::ChannelStore;
 use crate::coord::{Coordinator, SharedGrant};
+use crate::fetch_run::Answer;
 use crate::ratelimit::WINDOW_MS;
 use napi::bindgen_prelude::*;
 use napi::Env;
@@ -13,9 +14,9 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// The shared limiter's answer with the time it was asked at (the verdict is about that
-/// moment), handed to JS and back as JSON.
+/// moment), as the promise `_drive` waits on resolves with it.
 #[derive(Serialize, Deserialize)]
-struct Answer {
+struct Asked {
     grant: SharedGrant,
     now: u64,
 }
@@ -33,15 +34,13 @@ pub(super) fn probe(env: &Env, coord: &Arc<Coordinator>) -> Result<()> {
 
 #[napi]
 impl ChannelStore {
-    /// Internal (fetch runtime): asks the shared limiter for a slot for `method` on behalf
-    /// of `channelId`; resolves to its answer (JSON, handed back to `_sharedVerdict`), or
-    /// null without `options.redis`.
-    #[napi(catch_unwind, js_name = "_acquireShared", skip_typescript)]
-    pub fn acquire_shared<'e>(
+    /// The shared limiter's answer for one call of `method` on behalf of `channel`, as
+    /// a promise of its JSON (read back by [`ChannelStore::shared_answer`]).
+    pub(super) fn ask_shared<'e>(
         &self,
         env: &'e Env,
-        method: String,
-        channel_id: String,
+        method: &str,
+        channel: &str,
     ) -> Result<PromiseRaw<'e, Option<String>>> {
         let now = self.now(env)?;
         let Some(coord) = self.coord.clone() else {
@@ -50,40 +49,45 @@ impl ChannelStore {
         let (workspace, limit) = {
             let core = self.core()?;
             (
-                core.workspace_of(&channel_id),
-                core.config().rate_limit.limit_for(&method),
+                core.workspace_of(channel),
+                core.config().rate_limit.limit_for(method),
             )
         };
+        let method = method.to_string();
         env.spawn_future(async move {
             let grant = coord
                 .acquire(&workspace, &method, limit, WINDOW_MS, now)
                 .await;
-            serde_json::to_string(&Answer { grant, now })
+            serde_json::to_string(&Asked { grant, now })
                 .map(Some)
                 .map_err(|e| Error::from_reason(e.to_string()))
         })
     }
 
-    /// Internal (fetch runtime): what to do with the shared limiter's `answer` after
-    /// `waitedMs` of waiting: `{ wait }` (0: call now) or `{ refused }`.
-    #[napi(catch_unwind, js_name = "_sharedVerdict", skip_typescript)]
-    pub fn shared_verdict<'e>(
+    /// The run's answer from what the shared limiter said (`text`), or from why it
+    /// could not be asked (`error`).
+    pub(super) fn shared_answer(
         &self,
-        env: &'e Env,
-        method: String,
-        answer: String,
-        waited_ms: f64,
-    ) -> Result<Unknown<'e>> {
-        let Answer { grant, now } = serde_json::from_str(&answer)
-            .map_err(|e| Error::from_reason(format!("_sharedVerdict: {e}")))?;
+        env: &Env,
+        text: Option<String>,
+        error: Option<String>,
+    ) -> Result<Answer> {
+        let asked = text.and_then(|t| serde_json::from_str::<Asked>(&t).ok());
+        let Asked { grant, now } = match asked {
+            Some(a) => a,
+            None => Asked {
+                grant: SharedGrant::Unavailable {
+                    reason: error.unwrap_or_else(|| "no answer from the shared limiter".into()),
+                },
+                now: self.now(env)?,
+            },
+        };
         let note = self.coord.as_ref().and_then(|c| c.degraded_note());
-        // A whole, non-negative number of milliseconds the runtime waited.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let waited = waited_ms.max(0.0) as u64;
-        let slot = self
-            .core()?
-            .shared_verdict(&method, grant, waited, note, now);
-        super::to_js(env, &slot)
+        Ok(Answer::Shared {
+            grant,
+            asked_at: now,
+            note,
+        })
     }
 
     /// Passes the Retry-After pause now in force on `method` (for `channel_id`) to the

@@ -59,7 +59,7 @@ fn a_need_without_its_fetcher_function_becomes_a_failure_naming_it() {
 }
 
 #[test]
-fn jobs_round_trip_to_their_needs_and_only_threads_follow_pages() {
+fn jobs_carry_out_their_needs_and_only_threads_follow_pages() {
     let rate = RateLimitConfig::default();
     for need in [
         Need::History { channel: C.into() },
@@ -81,9 +81,6 @@ fn jobs_round_trip_to_their_needs_and_only_threads_follow_pages() {
             1
         };
         assert_eq!(job.max_pages, pages);
-        let back: FetchJob = serde_json::from_value(serde_json::to_value(&job).unwrap_or_default())
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(back, job);
     }
 }
 
