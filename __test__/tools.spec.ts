@@ -143,6 +143,16 @@ describe('channel_messages', () => {
     expect(r.messages[0].message_id).toBe(ts(1))
   })
 
+  it('a file without fetchMedia is a note even when the same call fetches a thread', async () => {
+    const s = store({ async fetchThread() { return { ok: true, messages: [{ type: 'message', ts: ts(30), thread_ts: ts(30), user: 'U1', text: 'root', reply_count: 1 }, { type: 'message', ts: ts(31), thread_ts: ts(30), user: 'U2', text: 'reply' }] } } })
+    // The root says it has a reply the store does not hold: the call fetches the thread.
+    s.ingestSlackResponse('C1', { ok: true, messages: [{ type: 'message', ts: ts(30), thread_ts: ts(30), user: 'U1', text: 'root', reply_count: 1, files: [{ id: 'F9', name: 'a.png', mimetype: 'image/png', size: 4 }] }] })
+    const r = await run(s.tools('C1'), 'channel_messages', { thread_id: ts(30), media_artifact_id: 'F9' })
+    expect(r.thread.replies.map((m: { text: string }) => m.text)).toEqual(['reply'])
+    expect(r.notes).toContain('Could not download file F9 (no fetchMedia in the fetcher).')
+    expect(r.media.content.text).toMatch(/could not be retrieved/)
+  })
+
   it('media comes back as an Anthropic content block, only for this channel, with a size guard', async () => {
     let downloads = 0
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47])
