@@ -21,7 +21,11 @@
  *   version; `ERR_MEMORY_STALE`: a compaction plan was overtaken by another compaction;
  *   `ERR_MEMORY_FENCED`: a compaction under a lock whose fencing token is older than the
  *   summary's (the lock expired and another holder wrote); `ERR_MEMORY_CLOSED`: the store
- *   was closed (or is busy with a re-entrant call).
+ *   was closed;
+ * - `ERR_PERSIST_STORAGE`, `ERR_PERSIST_TIMEOUT`, `ERR_PERSIST_CLOSED`: a saved
+ *   `ChannelStore` could not write, did not finish writing in time, or was closed;
+ * - `ERR_REENTERED`: a `ChannelStore` or `MemoryStore` was called from inside one of its
+ *   own calls (a clock, fetcher or getter calling back synchronously).
  * Running out of stack (a callback that re-enters without end) is V8's own `RangeError`,
  * without a code.
  */
@@ -39,6 +43,7 @@ export type ContextEngineErrorCode =
   | 'ERR_PERSIST_STORAGE'
   | 'ERR_PERSIST_TIMEOUT'
   | 'ERR_PERSIST_CLOSED'
+  | 'ERR_REENTERED'
 
 /**
  * The kinds of memory record: a lane's rolling summary (`thread_summary`), a session's
@@ -551,7 +556,8 @@ export declare class ChannelTools {
  *
  * Storage faults throw an `Error` whose `code` is `ERR_MEMORY_STORAGE` (SQLite failed:
  * a corrupt or locked file), `ERR_MEMORY_SCHEMA` (a file from a newer version),
- * `ERR_MEMORY_STALE` (a compaction plan overtaken by another) or `ERR_MEMORY_CLOSED`.
+ * `ERR_MEMORY_STALE` (a compaction plan overtaken by another) or `ERR_MEMORY_CLOSED`;
+ * a call made from inside another call of the same store throws `ERR_REENTERED`.
  */
 export declare class MemoryStore {
   /**

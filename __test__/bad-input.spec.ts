@@ -74,8 +74,8 @@ describe('values V8 cannot convert, and values read twice', () => {
     const cycle: Record<string, unknown> = { type: 'message', channelId: 'C' }
     cycle.message = cycle
     const store = new ChannelStore()
-    expect(thrown(() => store.ingest(cycle as never)).message).toMatch(/^ingest: event: cannot be read as JSON \(.*circular/)
-    expect(thrown(() => store.ingest({ type: 'message', channelId: 'C', message: { ts: ts(1), text: 'x', author, replyCount: 1n } } as never)).message).toMatch(/^ingest: event: cannot be read as JSON \(.*BigInt/)
+    expect(thrown(() => store.ingest(cycle as never)).message).toMatch(/^ChannelStore.ingest: event: cannot be read as JSON \(.*circular/)
+    expect(thrown(() => store.ingest({ type: 'message', channelId: 'C', message: { ts: ts(1), text: 'x', author, replyCount: 1n } } as never)).message).toMatch(/^ChannelStore.ingest: event: cannot be read as JSON \(.*BigInt/)
     const r = Proxy.revocable({}, {})
     r.revoke()
     expect(thrown(() => store.ingest(r.proxy as never))).toBeInstanceOf(TypeError)

@@ -59,7 +59,7 @@ describe('ingestSlackEvent', () => {
     const store = new ChannelStore()
     const e = thrown(() => store.ingestSlackEvent(envelope({ type: 'message', channel: C, text: 'no ts' })))
     expect(e).toBeInstanceOf(TypeError)
-    expect(e.message).toBe('ingestSlackEvent: payload.event.ts: is required')
+    expect(e.message).toBe('ChannelStore.ingestSlackEvent: payload.event.ts: is required')
     expect(() => store.ingestSlackEvent('nope' as never)).toThrow(TypeError)
   })
 })

@@ -97,10 +97,10 @@ describe('ChannelStore events', () => {
     const store = new ChannelStore()
     const e = thrown(() => store.ingest({ type: 'message', channelId: C } as ChannelEvent))
     expect(e).toBeInstanceOf(TypeError)
-    expect(e.message).toBe('ingest: event.message: is required')
+    expect(e.message).toBe('ChannelStore.ingest: event.message: is required')
     store.ingestMany([post(1)])
     const bad = thrown(() => store.ingestMany([post(2), { type: 'message_deleted', channelId: C } as ChannelEvent, post(3)]))
-    expect(bad.message).toBe('ingestMany: events[1].messageId: is required')
+    expect(bad.message).toBe('ChannelStore.ingestMany: events[1].messageId: is required')
     expect(store.stats().messages).toBe(1)
     expect(store.getMessage(C, ts(2))).toBeNull()
     expect(() => store.ingestMany('nope' as never)).toThrow(TypeError)
@@ -118,7 +118,7 @@ describe('ChannelStore events', () => {
     expect(store.getMessage(C, ts(4))?.reactions).toEqual([{ name: 'eyes', count: 1, users: ['U1'] }])
     const bad = thrown(() => store.ingestMany([post(5), { ...post(6), message: { ...post(6).message!, ts: 'soon' } }]))
     expect(bad).toBeInstanceOf(TypeError)
-    expect(bad.message).toBe('ingestMany: events[1].message.ts: expected a platform timestamp such as "1775835600.000100", got "soon"')
+    expect(bad.message).toBe('ChannelStore.ingestMany: events[1].message.ts: expected a platform timestamp such as "1775835600.000100", got "soon"')
     expect(store.getMessage(C, ts(5))).toBeNull()
     expect(store.ingestMany([])).toBe(0)
   })
@@ -141,7 +141,7 @@ describe('ChannelStore events', () => {
     expect(packed.getMessage(C, ts(1))).toBeNull()
     // An empty id is refused by name on both lanes.
     const empty = { type: 'message', channelId: C, message: { messageId: '', ts: ts(4), text: 'x', author: author(4) } } as ChannelEvent
-    expect(thrown(() => packed.ingestMany([empty])).message).toBe('ingestMany: events[0].message.messageId: expected a non-empty string')
+    expect(thrown(() => packed.ingestMany([empty])).message).toBe('ChannelStore.ingestMany: events[0].message.messageId: expected a non-empty string')
     expect(packed.stats().messages).toBe(2) // the two channel messages; the reply is not in the window
   })
 

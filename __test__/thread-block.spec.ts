@@ -116,16 +116,16 @@ describe('the thread-history block', () => {
       name: 'TypeError',
       code: 'ERR_INVALID_ARG_TYPE',
       path: 'options.lmit',
-      message: expect.stringMatching(/^threadContextBlock: options\.lmit: unknown field/),
+      message: expect.stringMatching(/^ChannelStore.threadContextBlock: options\.lmit: unknown field/),
     })
     for (const limit of [-1, 2.5, Number.NaN]) {
       await expect(s.threadContextBlock(C, ts(120), { threadId: ts(100), limit })).rejects.toMatchObject({
         name: 'RangeError',
         path: 'options.limit',
-        message: expect.stringMatching(/^threadContextBlock: options\.limit: /),
+        message: expect.stringMatching(/^ChannelStore.threadContextBlock: options\.limit: /),
       })
     }
-    await expect(s.threadContextBlock(C, ts(120), { threadId: ts(100), limit: '5' } as never)).rejects.toMatchObject({ path: 'options.limit', message: expect.stringMatching(/^threadContextBlock: /) })
+    await expect(s.threadContextBlock(C, ts(120), { threadId: ts(100), limit: '5' } as never)).rejects.toMatchObject({ path: 'options.limit', message: expect.stringMatching(/^ChannelStore.threadContextBlock: /) })
     await expect(s.threadContextBlock(C, ts(120), 5 as never)).rejects.toMatchObject({ name: 'TypeError', path: 'options' })
     expect((await s.threadContextBlock(C, ts(120), { threadId: ts(100), limit: 0 })).block).toBe('')
   })

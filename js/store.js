@@ -224,7 +224,7 @@ module.exports = function installStore(binding) {
         // A throwing getter. Not read a second time (a getter that re-enters would be
         // called twice per level): out of stack stays the RangeError it is, anything
         // else is named after this export.
-        throw unreadable('ingestMany', 'events', err)
+        throw unreadable('ChannelStore.ingestMany', 'events', err)
       }
       if (packed === null) return nativeIngestMany.call(this, events)
       return this._ingestPacked(packed.strings, packed.lens, packed.kinds)
@@ -234,7 +234,7 @@ module.exports = function installStore(binding) {
     // cache, or one conversations.replies through the rate limiter on a miss). Never
     // rejects: what could not be fetched is a note and the block holds what is known.
     async threadContextBlock(channelId, messageId, options) {
-      const F = 'threadContextBlock'
+      const F = 'ChannelStore.threadContextBlock'
       let keys
       let threadId
       let limit
@@ -265,7 +265,7 @@ module.exports = function installStore(binding) {
       // (what a gateway answering in the thread is replying to): the build anchors on the root.
       const latest = messageId === null || messageId === undefined
       if (latest && (typeof threadId !== 'string' || threadId === '')) {
-        throw new TypeError('threadContextBlock: options.threadId: is required when messageId is null (the thread whose newest message is the question)')
+        throw new TypeError('ChannelStore.threadContextBlock: options.threadId: is required when messageId is null (the thread whose newest message is the question)')
       }
       let built
       try {
@@ -274,7 +274,7 @@ module.exports = function installStore(binding) {
         // Bad arguments are the caller's to fix (named after this method); anything else
         // (an anchor that cannot be found, a store fault) is a block without that part.
         if (err instanceof TypeError || err instanceof RangeError) {
-          throw asExport(err, 'buildContext', 'threadContextBlock', (path) => (path === 'anchorMessageId' ? 'messageId' : path))
+          throw asExport(err, 'ChannelStore.buildContext', F, (path) => (path === 'anchorMessageId' ? 'messageId' : path))
         }
         return { block: '', notes: [`thread history unavailable: ${err?.message ?? String(err)}`], apiCalls: 0 }
       }

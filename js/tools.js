@@ -110,7 +110,7 @@ module.exports = function toolsLayer(ChannelStore, binding) {
       }),
     )
     if (typeof channelName === 'string' || typeof platform === 'string') {
-      asOurs('setChannel', () =>
+      asOurs('ChannelStore.setChannel', () =>
         store.setChannel({
           id: channelId,
           ...(typeof channelName === 'string' ? { name: channelName } : {}),
@@ -141,9 +141,9 @@ module.exports = function toolsLayer(ChannelStore, binding) {
     try {
       store.ingestMany(order.map(event))
     } catch (err) {
-      throw asExport(err, 'ingestMany', 'buildChannelTools', messagePath)
+      throw asExport(err, 'ChannelStore.ingestMany', 'buildChannelTools', messagePath)
     }
-    const tools = asOurs('tools', () =>
+    const tools = asOurs('ChannelStore.tools', () =>
       store.tools(channelId, {
         toolNames: 'dotted',
         ...(maxMediaBytes !== undefined ? { maxMediaBytes } : {}),

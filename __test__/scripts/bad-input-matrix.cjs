@@ -174,7 +174,8 @@ function entries() {
 }
 
 /** The name an error from `entry` must carry: the export or method name. */
-const exportName = (entry) => entry.replace(/^new /, '').replace(/^(ChannelStore|ChannelTools|RuntimeGuard)\./, '')
+// A function by its name, a method as Class.method, a constructor by its class.
+const exportName = (entry) => entry.replace(/^new /, '')
 
 function judge(entry, err) {
   if (!(err instanceof Error)) return `threw a non-Error (${typeof err})`

@@ -37,7 +37,8 @@ use std::cell::RefCell;
 ///
 /// Storage faults throw an `Error` whose `code` is `ERR_MEMORY_STORAGE` (SQLite failed:
 /// a corrupt or locked file), `ERR_MEMORY_SCHEMA` (a file from a newer version),
-/// `ERR_MEMORY_STALE` (a compaction plan overtaken by another) or `ERR_MEMORY_CLOSED`.
+/// `ERR_MEMORY_STALE` (a compaction plan overtaken by another) or `ERR_MEMORY_CLOSED`;
+/// a call made from inside another call of the same store throws `ERR_REENTERED`.
 #[napi(js_name = "MemoryStore")]
 pub struct JsMemoryStore {
     store: RefCell<Option<Store>>,
@@ -144,7 +145,7 @@ impl JsMemoryStore {
             return Err(coded_error(
                 env,
                 func,
-                "ERR_MEMORY_CLOSED",
+                "ERR_REENTERED",
                 "the store is busy with another call (a re-entrant call)",
             ));
         };
@@ -661,7 +662,7 @@ impl JsMemoryStore {
             Err(_) => Err(coded_error(
                 env,
                 "MemoryStore.close",
-                "ERR_MEMORY_CLOSED",
+                "ERR_REENTERED",
                 "the store is busy with another call (a re-entrant call)",
             )),
         }

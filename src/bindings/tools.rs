@@ -29,19 +29,19 @@ impl ChannelStore {
         channel_id: Unknown,
         options: Option<Unknown>,
     ) -> Result<ChannelTools> {
-        let channel = id_arg(&env, "tools", "channelId", &channel_id)?;
+        let channel = id_arg(&env, "ChannelStore.tools", "channelId", &channel_id)?;
         if channel.is_empty() {
             return Err(throw(
                 &env,
-                "tools",
+                "ChannelStore.tools",
                 &InputError::range_error("channelId", "must not be empty"),
             ));
         }
         let opts: ToolsOptions = match options {
-            Some(o) if !is_nullish(&o) => super::js::from_js(&env, "tools", "options", o)?,
+            Some(o) if !is_nullish(&o) => super::js::from_js(&env, "ChannelStore.tools", "options", o)?,
             _ => ToolsOptions::default(),
         };
-        let config = ToolsConfig::try_from(opts).map_err(|e| throw(&env, "tools", &e))?;
+        let config = ToolsConfig::try_from(opts).map_err(|e| throw(&env, "ChannelStore.tools", &e))?;
         Ok(ChannelTools {
             store: reference,
             channel,
@@ -114,7 +114,7 @@ impl ChannelTools {
                 Tool::Context => {
                     let out = match context_input(&value, now) {
                         Ok(i) => crate::tools::channel_context::run(
-                            &mut *store.core()?,
+                            &mut *store.core(env)?,
                             &self.channel,
                             &i,
                             now,
@@ -152,7 +152,7 @@ impl ChannelTools {
         input: MessagesInput,
         now: u64,
     ) -> Result<Unknown<'e>> {
-        let mut core = store.core()?;
+        let mut core = store.core(env)?;
         let started = start(
             &mut core,
             &self.channel,

@@ -178,7 +178,7 @@ impl RuntimeGuard {
         prompt: Unknown<'e>,
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
-        let args = strip_args(env, &prompt, options)?;
+        let args = strip_args(env, "RuntimeGuard.stripThreadContext", &prompt, options)?;
         let labels = args.labels.unwrap_or_default();
         let out = self
             .core
@@ -217,7 +217,7 @@ impl RuntimeGuard {
                 &json!({"kind": out.kind, "signals": out.signals, "persisted": out.persisted, "ignored": "re-entrant call: observe was called from inside a call on the same guard"}),
             );
         };
-        let o: LabelOptions = from_js_opt(env, "observe", "options", options)?.unwrap_or_default();
+        let o: LabelOptions = from_js_opt(env, "RuntimeGuard.observe", "options", options)?.unwrap_or_default();
         // A message that cannot be read (a throwing getter, a revoked Proxy) is ignored
         // like any other malformed message.
         let msg = sdk_message(env, &message).unwrap_or_else(|_| {
@@ -242,7 +242,7 @@ impl RuntimeGuard {
         ts_return_type = "AttemptSignals & { backoffMs: number | null }"
     )]
     pub fn signals<'e>(&self, env: &'e Env, options: Option<Unknown<'e>>) -> Result<Unknown<'e>> {
-        let o: LabelOptions = from_js_opt(env, "signals", "options", options)?.unwrap_or_default();
+        let o: LabelOptions = from_js_opt(env, "RuntimeGuard.signals", "options", options)?.unwrap_or_default();
         let s = self
             .core
             .borrow_mut()
@@ -273,7 +273,7 @@ impl RuntimeGuard {
         items: Unknown<'e>,
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
-        const F: &str = "planMedia";
+        const F: &str = "RuntimeGuard.planMedia";
         let arr = expect_array(env, F, "items", &items)?;
         let o: MediaOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
         let labels = o.labels.unwrap_or_default();
@@ -324,7 +324,7 @@ impl RuntimeGuard {
         error: Unknown<'e>,
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
-        const F: &str = "decideOverflow";
+        const F: &str = "RuntimeGuard.decideOverflow";
         let e = error_arg(env, F, "error", &error)?;
         let o: LabelOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
         let d =
@@ -347,7 +347,7 @@ impl RuntimeGuard {
         error: Unknown<'e>,
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
-        const F: &str = "planResumeRecovery";
+        const F: &str = "RuntimeGuard.planResumeRecovery";
         let e = error_arg(env, F, "error", &error)?;
         let o: LabelOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
         let p = self
@@ -360,7 +360,7 @@ impl RuntimeGuard {
     /// Forgets a finished run's signals and history; true when it was held.
     #[napi(catch_unwind, ts_args_type = "labels?: RuntimeLabels")]
     pub fn end_run(&self, env: Env, labels: Option<Unknown>) -> Result<bool> {
-        let l: Labels = from_js_opt(&env, "endRun", "labels", labels)?.unwrap_or_default();
+        let l: Labels = from_js_opt(&env, "RuntimeGuard.endRun", "labels", labels)?.unwrap_or_default();
         Ok(self.core.borrow_mut().end_run(&l))
     }
 
@@ -377,7 +377,7 @@ impl RuntimeGuard {
         env: &'e Env,
         labels: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
-        let l: Option<Labels> = from_js_opt(env, "mediaEntry", "labels", labels)?;
+        let l: Option<Labels> = from_js_opt(env, "RuntimeGuard.mediaEntry", "labels", labels)?;
         let scope = l
             .as_ref()
             .and_then(|l| crate::runtime::guard::scope_of(l, None));
@@ -393,7 +393,7 @@ impl RuntimeGuard {
     /// listed in `dropped`. Never throws on entry contents.
     #[napi(catch_unwind, ts_args_type = "entries: unknown[]", ts_return_type = "MediaLoadReport")]
     pub fn load_media<'e>(&self, env: &'e Env, entries: Unknown<'e>) -> Result<Unknown<'e>> {
-        const F: &str = "loadMedia";
+        const F: &str = "RuntimeGuard.loadMedia";
         let Some(_busy) = Busy::enter(&self.busy) else {
             return to_js(
                 env,

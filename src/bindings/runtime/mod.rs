@@ -83,17 +83,18 @@ pub(super) struct StripArgs {
     pub(super) labels: Option<Labels>,
 }
 
-/// Reads `stripThreadContext(prompt, options)`'s arguments (the free export's and the
-/// guard method's), naming what a caller's own code threw while they were read.
+/// Reads `stripThreadContext(prompt, options)`'s arguments for export `func` (the free
+/// function or the guard's method), naming what a caller's own code threw while they
+/// were read.
 pub(super) fn strip_args(
     env: &Env,
+    func: &str,
     prompt: &Unknown,
     options: Option<Unknown>,
 ) -> Result<StripArgs> {
-    const F: &str = "stripThreadContext";
-    named(env, F, "options", || {
-        let text = string_arg(env, F, "prompt", prompt)?;
-        let (resumed, labels) = strip_options(env, F, options)?;
+    named(env, func, "options", || {
+        let text = string_arg(env, func, "prompt", prompt)?;
+        let (resumed, labels) = strip_options(env, func, options)?;
         Ok(StripArgs {
             text,
             resumed,
@@ -157,7 +158,7 @@ pub fn strip_thread_context_js<'e>(
     prompt: Unknown<'e>,
     options: Option<Unknown<'e>>,
 ) -> Result<Unknown<'e>> {
-    let args = strip_args(env, &prompt, options)?;
+    let args = strip_args(env, "stripThreadContext", &prompt, options)?;
     strip_js(env, &strip_thread_context(&args.text, args.resumed), prompt)
 }
 

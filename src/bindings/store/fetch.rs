@@ -35,7 +35,7 @@ fn request(
     anchor: String,
     options: Option<Unknown>,
 ) -> Result<ContextRequest> {
-    const F: &str = "buildContext";
+    const F: &str = "ChannelStore.buildContext";
     let opts: BuildContextOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
     ContextRequest::with_options(channel, anchor, opts).map_err(|e| throw(env, F, &e))
 }
@@ -86,12 +86,12 @@ fn settled<'e>(env: &'e Env, done: Done) -> Result<Unknown<'e>> {
 
 impl ChannelStore {
     /// The store's fetch runs, for one step.
-    fn runs(&self) -> Result<RefMut<'_, Runs>> {
-        self.runs.try_borrow_mut().map_err(|_| reentered())
+    fn runs(&self, env: &Env) -> Result<RefMut<'_, Runs>> {
+        self.runs.try_borrow_mut().map_err(|_| reentered(env))
     }
 
-    fn joins(&self) -> Result<RefMut<'_, HashMap<EffectId, Wake>>> {
-        self.joins.try_borrow_mut().map_err(|_| reentered())
+    fn joins(&self, env: &Env) -> Result<RefMut<'_, HashMap<EffectId, Wake>>> {
+        self.joins.try_borrow_mut().map_err(|_| reentered(env))
     }
 
     /// Starts a run towards `goal` and returns the caller's promise: settled at once when
@@ -111,8 +111,8 @@ impl ChannelStore {
             _ => None,
         };
         let (run, step) = {
-            let mut core = self.core()?;
-            let mut runs = self.runs()?;
+            let mut core = self.core(env)?;
+            let mut runs = self.runs(env)?;
             runs.start(&mut core, goal, jobs, failures, self.fetchers(), now)
         };
         let effects = match self.after_step(env, step)? {
@@ -137,7 +137,7 @@ impl ChannelStore {
         for (method, channel) in &step.pauses {
             self.share_pause(env, method, channel)?;
         }
-        self.wake(&step.woken)?;
+        self.wake(env, &step.woken)?;
         if let Some(done) = step.done {
             return Ok(Err(done));
         }
@@ -149,11 +149,11 @@ impl ChannelStore {
     }
 
     /// Resolves the waits of joins whose fetch has ended.
-    fn wake(&self, ids: &[EffectId]) -> Result<()> {
+    fn wake(&self, env: &Env, ids: &[EffectId]) -> Result<()> {
         if ids.is_empty() {
             return Ok(());
         }
-        let mut joins = self.joins()?;
+        let mut joins = self.joins(env)?;
         for id in ids {
             if let Some(wake) = joins.remove(id) {
                 wake.resolve(woken as fn(Env) -> Result<()>);
@@ -184,7 +184,7 @@ impl ChannelStore {
             } => obj.set_named_property("wait", self.ask_shared(env, &method, &channel)?)?,
             Effect::Join { id } => {
                 let (wake, promise) = env.create_deferred::<(), fn(Env) -> Result<()>>()?;
-                self.joins()?.insert(id, wake);
+                self.joins(env)?.insert(id, wake);
                 obj.set_named_property("wait", promise)?;
             }
         }
@@ -286,13 +286,13 @@ impl ChannelStore {
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
         promised(env, || {
-            const F: &str = "buildContext";
+            const F: &str = "ChannelStore.buildContext";
             let channel = id_arg(env, F, "channelId", &channel_id)?;
             let anchor = id_arg(env, F, "anchorMessageId", &anchor_message_id)?;
             let req = request(env, channel, anchor, options)?;
             let now = self.now(env)?;
             let mut failures = Vec::new();
-            let mut core = self.core()?;
+            let mut core = self.core(env)?;
             let jobs = core.plan_fetches(&req, &mut failures, self.fetchers(), now);
             if jobs.is_empty() {
                 let built = core.build(&req, &failures, now);
@@ -312,7 +312,7 @@ impl ChannelStore {
         self.step_or_abort(env, run, &result).inspect_err(|e| {
             // The run cannot go on (the clock threw, the store was re-entered): its
             // fetches end as failed, so the runs that joined them are not left waiting.
-            if self.runs_done(run) {
+            if self.runs_done(env, run) {
                 return;
             }
             let mut reason = e.reason.clone();
@@ -325,29 +325,29 @@ impl ChannelStore {
                 // Thrown again: the run's promise rejects with it.
                 let _ = env.throw(thrown);
             }
-            self.abort(run, &reason);
+            self.abort(env, run, &reason);
         })
     }
 }
 
 impl ChannelStore {
-    fn runs_done(&self, run: u32) -> bool {
-        self.runs().map(|r| !r.is_live(run)).unwrap_or(true)
+    fn runs_done(&self, env: &Env, run: u32) -> bool {
+        self.runs(env).map(|r| !r.is_live(run)).unwrap_or(true)
     }
 
     /// Ends run `run` early with `reason`, waking who joined its fetches (best effort:
     /// a store that cannot be borrowed keeps the run).
-    fn abort(&self, run: u32, reason: &str) {
-        let woken = match (self.core(), self.runs()) {
+    fn abort(&self, env: &Env, run: u32, reason: &str) {
+        let woken = match (self.core(env), self.runs(env)) {
             (Ok(mut core), Ok(mut runs)) => runs.abort(&mut core, run, reason),
             _ => return,
         };
-        let _ = self.wake(&woken);
+        let _ = self.wake(env, &woken);
     }
 
     fn step_or_abort<'e>(&self, env: &'e Env, run: u32, result: &Object) -> Result<Object<'e>> {
         let id: u32 = result.get_named_property("id")?;
-        let expect = self.runs()?.expects(id);
+        let expect = self.runs(env)?.expects(id);
         let Some(expect) = expect else {
             return Err(Error::from_reason(format!(
                 "ChannelStore: no fetch is waiting for effect {id} of run {run}"
@@ -361,8 +361,8 @@ impl ChannelStore {
             _ => self.now(env)?,
         };
         let step = {
-            let mut core = self.core()?;
-            self.runs()?.answer(&mut core, run, id, answer, now)
+            let mut core = self.core(env)?;
+            self.runs(env)?.answer(&mut core, run, id, answer, now)
         };
         let mut out = Object::new(env)?;
         match self.after_step(env, step)? {
@@ -403,13 +403,13 @@ impl ChannelStore {
         channel_id: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
         promised(env, || {
-            const F: &str = "getMedia";
+            const F: &str = "ChannelStore.getMedia";
             let id = id_arg(env, F, "artifactId", &artifact_id)?;
             let channel = match channel_id {
                 Some(c) if !is_nullish(&c) => Some(id_arg(env, F, "channelId", &c)?),
                 _ => None,
             };
-            let source = self.core()?.media_source(
+            let source = self.core(env)?.media_source(
                 &id,
                 channel.as_deref(),
                 self.fetchers().has(FetcherFn::Media),

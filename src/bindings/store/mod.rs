@@ -257,8 +257,8 @@ impl ChannelStore {
         })
     }
 
-    pub(crate) fn core(&self) -> Result<Core<'_>> {
-        let store = self.core.try_borrow_mut().map_err(|_| reentered())?;
+    pub(crate) fn core(&self, env: &Env) -> Result<Core<'_>> {
+        let store = self.core.try_borrow_mut().map_err(|_| reentered(env))?;
         Ok(Core {
             store,
             persist: self.persist.as_ref(),
@@ -302,10 +302,10 @@ impl ChannelStore {
     /// event was applied, 0 when ignored.
     #[napi(catch_unwind, ts_args_type = "event: ChannelEvent")]
     pub fn ingest(&self, env: &Env, event: Unknown) -> Result<u32> {
-        let e: EventInput = from_js(env, "ingest", "event", event)?;
-        let e = e.validate("event").map_err(|e| throw(env, "ingest", &e))?;
+        let e: EventInput = from_js(env, "ChannelStore.ingest", "event", event)?;
+        let e = e.validate("event").map_err(|e| throw(env, "ChannelStore.ingest", &e))?;
         let now = self.now(env)?;
-        Ok(self.core()?.apply_all(vec![e], now))
+        Ok(self.core(env)?.apply_all(vec![e], now))
     }
 
     /// Internal (`ingestMany` in `js/store.js`): a batch of plain messages packed as
@@ -322,9 +322,9 @@ impl ChannelStore {
         // napi's buffer ends with a NUL terminator, which is not part of the text.
         let units = units.as_slice().split_last().map_or(&[][..], |(_, t)| t);
         let events = crate::store::message::decode_packed(units, &lens, &kinds)
-            .map_err(|e| throw(env, "ingestMany", &e))?;
+            .map_err(|e| throw(env, "ChannelStore.ingestMany", &e))?;
         let now = self.now(env)?;
-        Ok(self.core()?.apply_all(events, now))
+        Ok(self.core(env)?.apply_all(events, now))
     }
 
     /// Applies a batch of events in order, as one crossing of the JS/Rust boundary.
@@ -332,7 +332,7 @@ impl ChannelStore {
     /// `events[i]` and the field) and none is applied. Returns how many were applied.
     #[napi(catch_unwind, ts_args_type = "events: ChannelEvent[]")]
     pub fn ingest_many(&self, env: &Env, events: Unknown) -> Result<u32> {
-        const F: &str = "ingestMany";
+        const F: &str = "ChannelStore.ingestMany";
         if !events.is_array()? {
             let why = format!("expected an array, got {}", describe(&events));
             return Err(throw(env, F, &InputError::type_error("events", why)));
@@ -353,7 +353,7 @@ impl ChannelStore {
             );
         }
         let now = self.now(env)?;
-        Ok(self.core()?.apply_all(out, now))
+        Ok(self.core(env)?.apply_all(out, now))
     }
 
     /// Applies an Events API payload exactly as Slack sends it (the `event_callback`
@@ -363,10 +363,10 @@ impl ChannelStore {
     /// `channel_join`, ...) are counted and ignored. Returns 1 when applied, 0 when ignored.
     #[napi(catch_unwind, ts_args_type = "payload: Record<string, unknown>")]
     pub fn ingest_slack_event(&self, env: &Env, payload: Unknown) -> Result<u32> {
-        const F: &str = "ingestSlackEvent";
+        const F: &str = "ChannelStore.ingestSlackEvent";
         let v: Value = from_js(env, F, "payload", payload)?;
         let now = self.now(env)?;
-        let applied = self.core()?.ingest_slack_event(&v, now);
+        let applied = self.core(env)?.ingest_slack_event(&v, now);
         applied.map_err(|e| throw(env, F, &e))
     }
 
@@ -387,7 +387,7 @@ impl ChannelStore {
         response: Unknown,
         options: Option<Unknown>,
     ) -> Result<Option<String>> {
-        const F: &str = "ingestSlackResponse";
+        const F: &str = "ChannelStore.ingestSlackResponse";
         #[derive(Deserialize, Default)]
         #[serde(rename_all = "camelCase", deny_unknown_fields)]
         struct PageOptions {
@@ -399,7 +399,7 @@ impl ChannelStore {
         let o: PageOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
         let now = self.now(env)?;
         let first_page = o.first_page.unwrap_or(true);
-        let next = self.core()?.ingest_slack_response(
+        let next = self.core(env)?.ingest_slack_response(
             &channel,
             &body,
             o.thread_id.as_deref(),
@@ -420,7 +420,7 @@ impl ChannelStore {
         ts_args_type = "users: Array<{ userId: string; displayName: string; isBot?: boolean }>"
     )]
     pub fn set_users(&self, env: &Env, users: Unknown) -> Result<()> {
-        const F: &str = "setUsers";
+        const F: &str = "ChannelStore.setUsers";
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct User {
@@ -438,7 +438,7 @@ impl ChannelStore {
                 return Ok(());
             };
             let list: Vec<User> = input::parse(&text, "users").map_err(|e| throw(env, F, &e))?;
-            let mut core = self.core()?;
+            let mut core = self.core(env)?;
             for u in list {
                 core.users_mut().set(&u.user_id, &u.display_name, u.is_bot);
             }
@@ -462,12 +462,12 @@ impl ChannelStore {
             platform: Option<String>,
             workspace_id: Option<String>,
         }
-        let c: ChannelInfo = from_js(env, "setChannel", "channel", channel)?;
+        let c: ChannelInfo = from_js(env, "ChannelStore.setChannel", "channel", channel)?;
         if c.id.is_empty() {
             let e = InputError::type_error("channel.id", "expected a non-empty string");
-            return Err(throw(env, "setChannel", &e));
+            return Err(throw(env, "ChannelStore.setChannel", &e));
         }
-        self.core()?
+        self.core(env)?
             .set_channel(&c.id, c.name, c.platform, c.workspace_id);
         Ok(())
     }
@@ -485,9 +485,9 @@ impl ChannelStore {
         channel_id: Unknown,
         message_id: Unknown,
     ) -> Result<Unknown<'e>> {
-        let channel = id_arg(env, "getMessage", "channelId", &channel_id)?;
-        let id = id_arg(env, "getMessage", "messageId", &message_id)?;
-        let view = self.core()?.message_view(&channel, &id);
+        let channel = id_arg(env, "ChannelStore.getMessage", "channelId", &channel_id)?;
+        let id = id_arg(env, "ChannelStore.getMessage", "messageId", &message_id)?;
+        let view = self.core(env)?.message_view(&channel, &id);
         to_js(env, &view)
     }
 
@@ -505,10 +505,10 @@ impl ChannelStore {
         channel_id: Unknown,
         message_id: Unknown,
     ) -> Result<Unknown<'e>> {
-        let channel = id_arg(env, "threadActivity", "channelId", &channel_id)?;
-        let id = id_arg(env, "threadActivity", "messageId", &message_id)?;
+        let channel = id_arg(env, "ChannelStore.threadActivity", "channelId", &channel_id)?;
+        let id = id_arg(env, "ChannelStore.threadActivity", "messageId", &message_id)?;
         let now = self.now(env)?;
-        let summary = self.core()?.thread_summary(&channel, &id, now);
+        let summary = self.core(env)?.thread_summary(&channel, &id, now);
         to_js(env, &summary)
     }
 }
@@ -525,7 +525,7 @@ impl ChannelStore {
     #[napi(catch_unwind, ts_return_type = "StoreStats")]
     pub fn stats<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
         let now = self.now(env)?;
-        let mut stats = self.core()?.stats(now);
+        let mut stats = self.core(env)?.stats(now);
         stats.persist = self.persist.as_ref().map(Persister::stats);
         stats.redis = self.coord.as_ref().map(|c| c.stats());
         to_js(env, &stats)
@@ -538,9 +538,9 @@ impl ChannelStore {
     /// (`ERR_PERSIST_TIMEOUT`), or once closed (`ERR_PERSIST_CLOSED`). Resolves null for
     /// a store in memory only.
     #[napi(catch_unwind, ts_return_type = "Promise<PersistStats | null>")]
-    pub fn flush(&self) -> Result<AsyncTask<PersistWait>> {
+    pub fn flush(&self, env: &Env) -> Result<AsyncTask<PersistWait>> {
         let wait = match &self.persist {
-            Some(p) => Some(p.flush_from(&mut *self.core()?).map(|f| (p.waiter(), f))),
+            Some(p) => Some(p.flush_from(&mut *self.core(env)?).map(|f| (p.waiter(), f))),
             None => None,
         };
         Ok(AsyncTask::new(PersistWait::new(wait, false)))
@@ -553,10 +553,10 @@ impl ChannelStore {
     /// it again resolves at once. Rejects as `flush()` does. Resolves null for a store in
     /// memory only.
     #[napi(catch_unwind, ts_return_type = "Promise<PersistStats | null>")]
-    pub fn close(&self) -> Result<AsyncTask<PersistWait>> {
+    pub fn close(&self, env: &Env) -> Result<AsyncTask<PersistWait>> {
         let wait = match &self.persist {
             Some(p) if p.stats().closed => Some(Ok((p.waiter(), p.flush_to_here()))),
-            Some(p) => Some(p.close_from(&mut *self.core()?).map(|f| (p.waiter(), f))),
+            Some(p) => Some(p.close_from(&mut *self.core(env)?).map(|f| (p.waiter(), f))),
             None => None,
         };
         Ok(AsyncTask::new(PersistWait::new(wait, true)))
@@ -564,12 +564,17 @@ impl ChannelStore {
 
     /// Internal (a timer in `js/store.js`): queues changes that a full queue held back.
     #[napi(catch_unwind, js_name = "_persistTick", skip_typescript)]
-    pub fn persist_tick(&self) -> Result<()> {
-        self.core().map(drop)
+    pub fn persist_tick(&self, env: &Env) -> Result<()> {
+        self.core(env).map(drop)
     }
 }
 
 /// The error of a call made from inside another call of the same store.
-fn reentered() -> Error {
-    Error::from_reason("ChannelStore: re-entered from inside its own call (a clock or fetcher called back into the store synchronously)")
+fn reentered(env: &Env) -> Error {
+    coded_error(
+        env,
+        "ChannelStore",
+        "ERR_REENTERED",
+        "re-entered from inside its own call (a clock or fetcher called back into the store synchronously)",
+    )
 }

@@ -47,7 +47,7 @@ impl ChannelStore {
             return env.spawn_future(async { Ok(None) });
         };
         let (workspace, limit) = {
-            let core = self.core()?;
+            let core = self.core(env)?;
             (
                 core.workspace_of(channel),
                 core.config().rate_limit.limit_for(method),
@@ -97,7 +97,7 @@ impl ChannelStore {
             return Ok(());
         };
         let now = self.now(env)?;
-        let Some((workspace, until)) = self.core()?.pause_of(method, channel_id, now) else {
+        let Some((workspace, until)) = self.core(env)?.pause_of(method, channel_id, now) else {
             return Ok(());
         };
         let method = method.to_string();
