@@ -1590,6 +1590,15 @@ export declare function decideOverflowRetry(attempts: OverflowAttemptInput[], op
 export declare const DEFAULT_INLINE_MAX_BYTES: number
 
 /**
+ * Threads whose replies a `ChannelStore` caches unless `threadReplies.max` says
+ * otherwise: 500.
+ */
+export declare const DEFAULT_THREAD_REPLIES_MAX: number
+
+/** Messages a `ChannelStore` keeps per channel unless `windowSize` says otherwise: 1000. */
+export declare const DEFAULT_WINDOW_SIZE: number
+
+/**
  * Estimated tokens of a text: `ceil(text.length / 4)`, counting UTF-16 code units as
  * `String.prototype.length` does (`"😀"` is 2 units, 1 token); 0 for `""`.
  */

@@ -2,7 +2,7 @@
 // TTLs at their boundaries (injected clock), rate limiting (queue, degrade, Retry-After),
 // failed fetches, shared in-flight calls, media and stats.
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { ChannelStore, tokenEstimate, type ChannelEvent, type ChannelStoreOptions } from '@openclaw/context-engine'
+import { ChannelStore, DEFAULT_THREAD_REPLIES_MAX, DEFAULT_WINDOW_SIZE, tokenEstimate, type ChannelEvent, type ChannelStoreOptions } from '@openclaw/context-engine'
 import { thrown } from './helpers'
 
 const C = 'C07ROLLOUT'
@@ -66,6 +66,17 @@ describe('ChannelStore options', () => {
     expect(s.caches.threadReplies.max).toBe(500)
     expect(s.caches.threadStarters.max).toBe(2000)
     expect(s.caches.media.maxSize).toBe(50 * 1024 * 1024)
+    // The defaults the package exports are the store's own.
+    expect(DEFAULT_THREAD_REPLIES_MAX).toBe(500)
+    expect(DEFAULT_WINDOW_SIZE).toBe(1000)
+  })
+
+  it('keeps DEFAULT_WINDOW_SIZE messages per channel by default', () => {
+    const store = new ChannelStore({ clock: () => 1775835600000 + 86_400_000 })
+    const events = Array.from({ length: DEFAULT_WINDOW_SIZE + 5 }, (_, i) => ({ type: 'message' as const, channelId: 'C1', message: { ts: `${1775835600 + i}.000100`, text: `m${i}`, author: { userId: 'U1', displayName: 'Sam' } } }))
+    store.ingestMany(events)
+    expect(store.getMessage('C1', events[4].message.ts)).toBeNull()
+    expect(store.getMessage('C1', events[5].message.ts)?.text).toBe('m5')
   })
 
   it('rejects unknown, negative and mistyped options naming the field', () => {

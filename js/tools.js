@@ -8,9 +8,6 @@
 
 const { asExport, inputError, unreadable } = require('./errors.js')
 
-const DEFAULT_WINDOW = 1000
-const DEFAULT_THREADS = 500
-
 function typeName(v) {
   if (v === null) return 'null'
   if (Array.isArray(v)) return 'array'
@@ -104,8 +101,8 @@ module.exports = function toolsLayer(ChannelStore, binding) {
     }
     const store = asOurs('ChannelStore', () =>
       new ChannelStore({
-        windowSize: Math.max(DEFAULT_WINDOW, channelMessages),
-        threadReplies: { max: Math.max(DEFAULT_THREADS, threads.size) },
+        windowSize: Math.max(binding.DEFAULT_WINDOW_SIZE, channelMessages),
+        threadReplies: { max: Math.max(binding.DEFAULT_THREAD_REPLIES_MAX, threads.size) },
         ...(fetcher != null ? { fetcher: adaptFetcher(fetcher) } : {}),
       }),
     )

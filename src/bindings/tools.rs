@@ -38,10 +38,13 @@ impl ChannelStore {
             ));
         }
         let opts: ToolsOptions = match options {
-            Some(o) if !is_nullish(&o) => super::js::from_js(&env, "ChannelStore.tools", "options", o)?,
+            Some(o) if !is_nullish(&o) => {
+                super::js::from_js(&env, "ChannelStore.tools", "options", o)?
+            }
             _ => ToolsOptions::default(),
         };
-        let config = ToolsConfig::try_from(opts).map_err(|e| throw(&env, "ChannelStore.tools", &e))?;
+        let config =
+            ToolsConfig::try_from(opts).map_err(|e| throw(&env, "ChannelStore.tools", &e))?;
         Ok(ChannelTools {
             store: reference,
             channel,

@@ -217,7 +217,8 @@ impl RuntimeGuard {
                 &json!({"kind": out.kind, "signals": out.signals, "persisted": out.persisted, "ignored": "re-entrant call: observe was called from inside a call on the same guard"}),
             );
         };
-        let o: LabelOptions = from_js_opt(env, "RuntimeGuard.observe", "options", options)?.unwrap_or_default();
+        let o: LabelOptions =
+            from_js_opt(env, "RuntimeGuard.observe", "options", options)?.unwrap_or_default();
         // A message that cannot be read (a throwing getter, a revoked Proxy) is ignored
         // like any other malformed message.
         let msg = sdk_message(env, &message).unwrap_or_else(|_| {
@@ -242,7 +243,8 @@ impl RuntimeGuard {
         ts_return_type = "AttemptSignals & { backoffMs: number | null }"
     )]
     pub fn signals<'e>(&self, env: &'e Env, options: Option<Unknown<'e>>) -> Result<Unknown<'e>> {
-        let o: LabelOptions = from_js_opt(env, "RuntimeGuard.signals", "options", options)?.unwrap_or_default();
+        let o: LabelOptions =
+            from_js_opt(env, "RuntimeGuard.signals", "options", options)?.unwrap_or_default();
         let s = self
             .core
             .borrow_mut()
@@ -360,7 +362,8 @@ impl RuntimeGuard {
     /// Forgets a finished run's signals and history; true when it was held.
     #[napi(catch_unwind, ts_args_type = "labels?: RuntimeLabels")]
     pub fn end_run(&self, env: Env, labels: Option<Unknown>) -> Result<bool> {
-        let l: Labels = from_js_opt(&env, "RuntimeGuard.endRun", "labels", labels)?.unwrap_or_default();
+        let l: Labels =
+            from_js_opt(&env, "RuntimeGuard.endRun", "labels", labels)?.unwrap_or_default();
         Ok(self.core.borrow_mut().end_run(&l))
     }
 

@@ -6,9 +6,12 @@
 //! `buildContext` in [`built`].
 
 mod built;
+mod persist;
 mod shared;
 
-use super::errors::{coded_error, coded_error_value, named, throw};
+use persist::{persist_code, PersistWait};
+
+use super::errors::{coded_error, named, throw};
 use super::js::{
     call_js, describe, expect_object, from_js, from_js_opt, id_arg, input_json, is_nullish,
     stringify, to_js,
@@ -16,7 +19,7 @@ use super::js::{
 use crate::coord::Coordinator;
 use crate::fetch_run::{EffectId, Runs};
 use crate::input::{self, InputError};
-use crate::persist::{Flush, PersistError, PersistStats, Persister, Waiter};
+use crate::persist::Persister;
 use crate::slack::ResponseError;
 use crate::store::config::ChannelStoreOptions;
 use crate::store::fetch::{FetcherFn, Fetchers};
@@ -30,6 +33,15 @@ use serde_json::Value;
 use std::cell::{RefCell, RefMut};
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// Messages a `ChannelStore` keeps per channel unless `windowSize` says otherwise: 1000.
+#[napi]
+pub const DEFAULT_WINDOW_SIZE: u32 = crate::store::config::DEFAULT_WINDOW_SIZE as u32;
+
+/// Threads whose replies a `ChannelStore` caches unless `threadReplies.max` says
+/// otherwise: 500.
+#[napi]
+pub const DEFAULT_THREAD_REPLIES_MAX: u32 = crate::store::config::DEFAULT_REPLIES_MAX as u32;
 
 /// Rust-owned channel state fed by events, with bounded caches (thread replies: 5 min,
 /// 500 threads; thread starters: 6 h, 2,000 entries; media: 50 MB LRU), per-workspace,
@@ -82,77 +94,6 @@ impl Drop for Core<'_> {
     fn drop(&mut self) {
         if let Some(p) = self.persist {
             p.write_behind(&mut self.store);
-        }
-    }
-}
-
-/// Waits off the JS thread for the writer: `flush()` and `close()`. `None`: a store in
-/// memory only.
-pub struct PersistWait {
-    wait: Option<std::result::Result<(Waiter, Flush), PersistError>>,
-    close: bool,
-    /// Why the wait failed, for `reject` to code.
-    failed: Option<PersistError>,
-}
-
-impl PersistWait {
-    fn new(wait: Option<std::result::Result<(Waiter, Flush), PersistError>>, close: bool) -> Self {
-        PersistWait {
-            wait,
-            close,
-            failed: None,
-        }
-    }
-
-    fn name(&self) -> &'static str {
-        if self.close {
-            "ChannelStore.close"
-        } else {
-            "ChannelStore.flush"
-        }
-    }
-}
-
-/// The code of a saving fault.
-pub(super) fn persist_code(e: &PersistError) -> &'static str {
-    match e {
-        PersistError::Open(_) | PersistError::Write(_) => "ERR_PERSIST_STORAGE",
-        PersistError::Timeout { .. } => "ERR_PERSIST_TIMEOUT",
-        PersistError::Closed => "ERR_PERSIST_CLOSED",
-    }
-}
-
-impl Task for PersistWait {
-    type Output = Option<PersistStats>;
-    type JsValue = Option<PersistStats>;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        let done = match self.wait.take() {
-            None => return Ok(None),
-            Some(Err(e)) => Err(e),
-            Some(Ok((waiter, flush))) if self.close => waiter.wait_closed(flush),
-            Some(Ok((waiter, flush))) => waiter.wait(flush),
-        };
-        done.map(Some).map_err(|e| {
-            let err = Error::from_reason(format!("{}: {e}", self.name()));
-            self.failed = Some(e);
-            err
-        })
-    }
-
-    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        Ok(output)
-    }
-
-    fn reject(&mut self, env: Env, err: Error) -> Result<Self::JsValue> {
-        match self.failed.take() {
-            Some(e) => Err(coded_error_value(
-                &env,
-                self.name(),
-                persist_code(&e),
-                &e.to_string(),
-            )),
-            None => Err(err),
         }
     }
 }
@@ -303,7 +244,9 @@ impl ChannelStore {
     #[napi(catch_unwind, ts_args_type = "event: ChannelEvent")]
     pub fn ingest(&self, env: &Env, event: Unknown) -> Result<u32> {
         let e: EventInput = from_js(env, "ChannelStore.ingest", "event", event)?;
-        let e = e.validate("event").map_err(|e| throw(env, "ChannelStore.ingest", &e))?;
+        let e = e
+            .validate("event")
+            .map_err(|e| throw(env, "ChannelStore.ingest", &e))?;
         let now = self.now(env)?;
         Ok(self.core(env)?.apply_all(vec![e], now))
     }
