@@ -459,6 +459,7 @@ impl ChannelStore {
 // The fetch protocol's methods come here, between `threadActivity` and `stats`, so the
 // class reads in the typings in the order it always has.
 mod fetch;
+mod fetcher;
 
 #[napi]
 impl ChannelStore {
