@@ -9,11 +9,10 @@ const MAX_LINES: usize = 500;
 
 /// Files past [`MAX_LINES`] today, each with the most lines it may have: they may shrink,
 /// not grow, until they are split along their seams.
-const OVER_LIMIT: [(&str, usize); 15] = [
+const OVER_LIMIT: [(&str, usize); 14] = [
     ("src/store/mod.rs", 810),
     ("src/store/build.rs", 845),
     ("src/memory/store.rs", 870),
-    ("src/memory/assemble.rs", 890),
     ("src/bindings/memory.rs", 670),
     ("src/memory/passages.rs", 700),
     ("src/input.rs", 690),

@@ -1,0 +1,423 @@
+//! Filling the layers in order: one assembly under way, phase by phase (the fixed
+//! layers, the summary and memories, the recent messages, the retrieved ones, reaching
+//! back with the room left), each within its share of the rest of the budget.
+
+use super::host::HostWindow;
+use super::plan::{fit_summary, Item, Plan};
+use super::render::{day_heading, section, Block};
+use super::{
+    allowance, blocks, escape, retrieve, shows_as_memory, AssembleRequest, Assembled,
+    MEMORIES_SHARE, RECENT_SHARE, SUMMARY_SHARE, TAIL_CHUNK,
+};
+use crate::memory::db::MemoryError;
+use crate::memory::history::{history_blocks, Zone};
+use crate::memory::store::{ChatMessage, MemoryStore, RecordKind};
+use crate::tokens::estimate;
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+
+/// The lane's messages read from the newest back, a chunk at a time, for the recent
+/// messages.
+struct Tail {
+    /// The oldest seq read so far.
+    from: i64,
+    /// No older message is left to read.
+    done: bool,
+    /// Read and not yet placed, newest last.
+    pending: Vec<ChatMessage>,
+}
+
+impl Tail {
+    fn new() -> Self {
+        Tail {
+            from: i64::MAX,
+            done: false,
+            pending: Vec::new(),
+        }
+    }
+
+    /// The next older message of the lane, reading a chunk when none is pending.
+    fn next(
+        &mut self,
+        store: &MemoryStore,
+        req: &AssembleRequest<'_>,
+    ) -> Result<Option<ChatMessage>, MemoryError> {
+        if !self.done && self.pending.is_empty() {
+            let chunk = store.lane_neighbours(
+                req.session_id,
+                req.thread_key,
+                self.from,
+                false,
+                TAIL_CHUNK,
+            )?;
+            if chunk.len() < TAIL_CHUNK {
+                self.done = true;
+            }
+            if let Some(last) = chunk.last() {
+                self.from = last.seq;
+            }
+            self.pending.extend(chunk.into_iter().rev());
+        }
+        Ok(self.pending.pop())
+    }
+
+    /// Every message of the lane has been placed.
+    fn exhausted(&self) -> bool {
+        self.done && self.pending.is_empty()
+    }
+}
+
+/// One assembly under way: the plan, and how much of the rest of the budget it uses.
+pub(super) struct Assembly<'s, 'r> {
+    store: &'s MemoryStore,
+    req: &'r AssembleRequest<'r>,
+    plan: Plan<'r>,
+    /// What the budget leaves after the fixed layers, and what the others use of it.
+    rest: f64,
+    used: f64,
+    heading_est: f64,
+    frame_est: f64,
+    tail: Tail,
+    /// The caller's blocks given (before any gave way).
+    turn_count: usize,
+    system_count: usize,
+}
+
+impl<'s, 'r> Assembly<'s, 'r> {
+    /// The plan with its fixed layers: the blocks (the last first), the quoted reply,
+    /// then the personality give way when they alone do not fit.
+    pub(super) fn start(
+        store: &'s MemoryStore,
+        req: &'r AssembleRequest<'r>,
+    ) -> Result<Self, MemoryError> {
+        let optional = |tag: &str, body: &str| {
+            if body.is_empty() {
+                String::new()
+            } else {
+                section(tag, body)
+            }
+        };
+        let zone = Zone::utc();
+        // The chat's history first, then the caller's blocks.
+        let mut system_given = match req.history {
+            Some(h) => blocks(&history_blocks(store, h)?),
+            None => Vec::new(),
+        };
+        system_given.extend(blocks(req.system_blocks));
+        let turn_given = blocks(req.turn_blocks);
+        let (turn_count, system_count) = (turn_given.len(), system_given.len());
+        let mut plan = Plan {
+            req,
+            now_day: zone.day(req.now_ms),
+            zone,
+            policy: optional("policy", req.policy),
+            personality: (!req.personality.is_empty())
+                .then(|| section("personality", req.personality)),
+            quoted: req.quoted_reply.map(|q| section("quoted_reply_context", q)),
+            user: optional("user_message", req.user_message),
+            summary_body: None,
+            summary: None,
+            memories: Vec::new(),
+            memories_kept: 0,
+            passages: Block::default(),
+            passage_order: Vec::new(),
+            recent: Block::default(),
+            host: None,
+            turn_blocks: turn_given,
+            system_blocks: system_given,
+        };
+        let summary = store.record(req.session_id, RecordKind::ThreadSummary, req.thread_key)?;
+        if let Some(messages) = req.host {
+            let covered_to = summary
+                .as_ref()
+                .and_then(|r| r.message_range.as_ref())
+                .map(|(_, to)| to.as_str());
+            plan.host = Some(HostWindow::new(messages, covered_to));
+        }
+        let cap = allowance(req.budget_tokens);
+        let fixed = |p: &Plan<'_>| {
+            estimate(&p.policy)
+                + estimate(&p.user)
+                + p.quoted.as_deref().map_or(0.0, estimate)
+                + p.personality.as_deref().map_or(0.0, estimate)
+                + p.turn_blocks.iter().map(|b| estimate(b)).sum::<f64>()
+                + p.system_blocks.iter().map(|b| estimate(b)).sum::<f64>()
+                + p.host.as_ref().map_or(0.0, |h| h.est)
+        };
+        while fixed(&plan) > cap
+            && (plan.turn_blocks.pop().is_some() || plan.system_blocks.pop().is_some())
+        {}
+        if fixed(&plan) > cap {
+            plan.quoted = None;
+        }
+        if fixed(&plan) > cap {
+            plan.personality = None;
+        }
+        let rest = (cap - fixed(&plan)).max(0.0);
+        plan.summary_body = summary.map(|r| r.body);
+        Ok(Assembly {
+            store,
+            req,
+            heading_est: estimate(&day_heading(plan.now_day, plan.now_day, None)),
+            frame_est: estimate("<retrieved_messages>\n</retrieved_messages>\n"),
+            plan,
+            rest,
+            used: 0.0,
+            tail: Tail::new(),
+            turn_count,
+            system_count,
+        })
+    }
+
+    /// The thread summary, cut to its share; then the memories (the summaries of the
+    /// `named` lanes, then the records found for the question), to theirs.
+    pub(super) fn summary_and_memories(
+        &mut self,
+        query: &str,
+        terms: &[String],
+        named: &[String],
+    ) -> Result<(), MemoryError> {
+        let (store, req) = (self.store, self.req);
+        if let Some(body) = &self.plan.summary_body {
+            self.plan.summary = fit_summary(body, self.rest * SUMMARY_SHARE);
+            self.used += self.plan.summary.as_ref().map_or(0.0, |s| estimate(&s.0));
+        }
+        for lane in named {
+            if let Some(r) = store.record(req.session_id, RecordKind::ThreadSummary, lane)? {
+                let text = format!(
+                    "- summary of {}:\n{}\n",
+                    escape(lane),
+                    escape(r.body.trim_end())
+                );
+                let est = estimate(&text);
+                self.plan.memories.push(Item { text, est });
+            }
+        }
+        let records = store.search(
+            req.session_id,
+            query,
+            req.thread_key,
+            req.memories,
+            req.budget_tokens,
+        )?;
+        for r in records
+            .into_iter()
+            .filter(|r| shows_as_memory(r, req.thread_key, terms, req.passages_min_terms))
+        {
+            let text = format!("- {}\n", escape(&r.body));
+            let est = estimate(&text);
+            self.plan.memories.push(Item { text, est });
+        }
+        self.used += self.plan.fill_memories(self.rest * MEMORIES_SHARE);
+        Ok(())
+    }
+
+    /// The recent messages: the caller's (whole turns from the newest; the current turn
+    /// is counted with the fixed layers) or the newest of the lane, up to their share
+    /// and the cap.
+    pub(super) fn recent(&mut self) -> Result<(), MemoryError> {
+        let room = self.rest * RECENT_SHARE;
+        if let Some(host) = self.plan.host.as_mut() {
+            let mut extended = 0.0;
+            while let Some(est) = host.extend(room - extended) {
+                extended += est;
+            }
+            self.used += extended;
+            self.tail.done = true;
+            return Ok(());
+        }
+        let cap = self.req.recent.unwrap_or(usize::MAX);
+        while self.plan.recent.lines.len() < cap {
+            let Some(m) = self.tail.next(self.store, self.req)? else {
+                break;
+            };
+            let line = self.plan.line(m);
+            let cost = self
+                .plan
+                .recent
+                .cost(&line, self.heading_est, self.frame_est);
+            let first = self.plan.recent.lines.is_empty();
+            if self.plan.recent.est + cost > room && !(first && self.used + cost <= self.rest) {
+                self.tail.pending.push(line.message);
+                break;
+            }
+            self.plan.recent.add(line, cost);
+        }
+        self.used += self.plan.recent.est;
+        Ok(())
+    }
+
+    /// The seq retrieved messages stay below: older than the oldest recent message.
+    fn passages_below(&self) -> Result<i64, MemoryError> {
+        Ok(match &self.plan.host {
+            Some(host) => {
+                let ids: Vec<&str> = host.ids().into_iter().collect();
+                self.store
+                    .oldest_seq_of(self.req.session_id, &ids)?
+                    .unwrap_or(i64::MAX)
+            }
+            None => self
+                .plan
+                .recent
+                .lines
+                .keys()
+                .next()
+                .copied()
+                .unwrap_or(i64::MAX),
+        })
+    }
+
+    /// Retrieved messages: matches and their neighbours, best first, in what is left.
+    pub(super) fn retrieved(
+        &mut self,
+        query: &str,
+        terms: &[String],
+        named: &[String],
+    ) -> Result<(), MemoryError> {
+        let (store, req) = (self.store, self.req);
+        let below = self.passages_below()?;
+        // A caller that asked for clear matches gets none for a question of fewer words
+        // than that ("hello", "thanks"): any message holding them would do.
+        let clear_enough = req.passages_min_terms <= 1 || terms.len() >= req.passages_min_terms;
+        let mut found = if !terms.is_empty() && clear_enough {
+            // When the recent messages hold the whole lane, nothing older is left to match.
+            let lane_shown = self.plan.host.is_none() && self.tail.exhausted();
+            retrieve::matches(store, req, query, terms, named, below, lane_shown)?
+        } else {
+            Vec::new()
+        };
+        let cap = req.passages_max_tokens.map_or(f64::INFINITY, allowance);
+        let mut around: HashMap<usize, (Vec<ChatMessage>, Vec<ChatMessage>)> = HashMap::new();
+        let min_line = estimate("00:00 user: ok\n");
+        for (_, rank, step) in retrieve::candidates(&found, req.passages_neighbours) {
+            if self.rest - self.used < min_line {
+                break;
+            }
+            let f = &mut found[rank];
+            if f.message.is_none() {
+                f.message = store
+                    .message_in(req.session_id, f.hit.seq)?
+                    .filter(|m| m.thread_key == f.lane);
+            }
+            let Some(hit) = f.message.as_ref() else {
+                continue;
+            };
+            let m = if step == 0 {
+                hit.clone()
+            } else {
+                let (before, after) = match around.entry(rank) {
+                    Entry::Occupied(e) => e.into_mut(),
+                    Entry::Vacant(v) => v.insert(retrieve::neighbours(store, req, hit, below)?),
+                };
+                let side = if step < 0 { before } else { after };
+                match side.get(usize::try_from(step.unsigned_abs()).unwrap_or(usize::MAX) - 1) {
+                    Some(m) => m.clone(),
+                    None => continue,
+                }
+            };
+            let plan = &mut self.plan;
+            if plan.recent.lines.contains_key(&m.seq) || plan.passages.lines.contains_key(&m.seq) {
+                continue;
+            }
+            let line = plan.line(m);
+            let cost = plan.passages.cost(&line, self.heading_est, self.frame_est);
+            if self.used + cost > self.rest || plan.passages.est + cost > cap {
+                continue;
+            }
+            self.used += cost;
+            plan.passage_order.push(line.message.seq);
+            plan.passages.add(line, cost);
+        }
+        Ok(())
+    }
+
+    /// Room left: the caller's messages reach further back, whole turns (a retrieved
+    /// message they reach is not shown twice: it gives its room back); or the recent
+    /// messages do (a retrieved message they reach moves into them); then the summary
+    /// and the memories get back what was cut.
+    pub(super) fn reach_back(&mut self) -> Result<(), MemoryError> {
+        let (heading_est, frame_est) = (self.heading_est, self.frame_est);
+        if let Some(host) = self.plan.host.as_mut() {
+            loop {
+                let mut grew = false;
+                while let Some(est) = host.extend(self.rest - self.used) {
+                    self.used += est;
+                    grew = true;
+                }
+                if !grew {
+                    break;
+                }
+                let kept = host.ids();
+                let twice: Vec<i64> = self
+                    .plan
+                    .passages
+                    .lines
+                    .values()
+                    .filter(|l| kept.contains(l.message.message_id.as_str()))
+                    .map(|l| l.message.seq)
+                    .collect();
+                if twice.is_empty() {
+                    break;
+                }
+                for seq in twice {
+                    let before = self.plan.passages.est;
+                    self.plan.passages.remove(seq, heading_est, frame_est);
+                    self.plan.passage_order.retain(|&s| s != seq);
+                    self.used -= before - self.plan.passages.est;
+                }
+            }
+        }
+        let cap = self.req.recent.unwrap_or(usize::MAX);
+        while self.plan.host.is_none() && self.plan.recent.lines.len() < cap {
+            let Some(m) = self.tail.next(self.store, self.req)? else {
+                break;
+            };
+            if let Some(line) = self.plan.passages.remove(m.seq, heading_est, frame_est) {
+                self.plan.passage_order.retain(|&s| s != m.seq);
+                self.used -= line.est;
+            }
+            let line = self.plan.line(m);
+            let cost = self.plan.recent.cost(&line, heading_est, frame_est);
+            if self.used + cost > self.rest {
+                break;
+            }
+            self.used += cost;
+            self.plan.recent.add(line, cost);
+        }
+        if let Some(body) = self.plan.summary_body.clone() {
+            let now = self.plan.summary.as_ref().map_or(0.0, |s| estimate(&s.0));
+            if let Some(s) = fit_summary(&body, now + (self.rest - self.used).max(0.0)) {
+                self.used += estimate(&s.0) - now;
+                self.plan.summary = Some(s);
+            }
+        }
+        let room = (self.rest - self.used).max(0.0) + self.plan.memories_taken();
+        self.plan.fill_memories(room);
+        Ok(())
+    }
+
+    /// The rendered context, within the budget on the text itself: what gives way goes
+    /// in the plan's order until it fits or nothing more can.
+    pub(super) fn finish(mut self) -> Assembled {
+        let budget = self.req.budget_tokens;
+        let (mut system, mut turn, mut tokens) = self.plan.render();
+        while tokens.total > budget && self.plan.give_way(self.heading_est, self.frame_est) {
+            (system, turn, tokens) = self.plan.render();
+        }
+        let plan = &self.plan;
+        Assembled {
+            over_budget: tokens.total > budget,
+            text: format!("{system}{turn}"),
+            system,
+            turn,
+            keep_from: plan.host.as_ref().map_or(0, |h| h.from),
+            summary_covers: plan.host.as_ref().map_or(0, |h| h.floor),
+            turn_blocks_left_out: self.turn_count - plan.turn_blocks.len(),
+            system_blocks_left_out: self.system_count - plan.system_blocks.len(),
+            tokens,
+            memories_included: plan.memories_kept,
+            passages_included: plan.passages.lines.len(),
+            recent_included: plan.recent.lines.len(),
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! What an assembly has chosen so far, layer by layer, and how it renders: the text of
+//! each section, the token count of each layer, the order things give way in when the
+//! rendered text is over the budget, and how a thread summary is cut to fit.
+
+use super::host::HostWindow;
+use super::render::{message_line, section, Block, Line};
+use super::{AssembleRequest, LayerTokens};
+use crate::memory::history::Zone;
+use crate::memory::store::ChatMessage;
+use crate::memory::summary::Summary;
+use crate::tokens::{counted, estimate, Meter};
+
+/// The frame of the memories section.
+const MEMORIES_FRAME: &str = "<memories>\n</memories>\n";
+
+/// A memory item: a named lane's summary or a retrieved record, rendered.
+pub(super) struct Item {
+    pub(super) text: String,
+    pub(super) est: f64,
+}
+
+/// Everything an assembly chose, and how it renders.
+pub(super) struct Plan<'r> {
+    pub(super) req: &'r AssembleRequest<'r>,
+    pub(super) zone: Zone,
+    pub(super) now_day: i64,
+    pub(super) policy: String,
+    pub(super) personality: Option<String>,
+    pub(super) quoted: Option<String>,
+    pub(super) user: String,
+    pub(super) summary_body: Option<String>,
+    /// The summary section as cut, and how many items it keeps.
+    pub(super) summary: Option<(String, usize)>,
+    pub(super) memories: Vec<Item>,
+    pub(super) memories_kept: usize,
+    pub(super) passages: Block,
+    /// Passage seqs in the order they were chosen (the last is the first to go).
+    pub(super) passage_order: Vec<i64>,
+    pub(super) recent: Block,
+    pub(super) host: Option<HostWindow<'r>>,
+    pub(super) turn_blocks: Vec<String>,
+    pub(super) system_blocks: Vec<String>,
+}
+
+impl Plan<'_> {
+    pub(super) fn line(&self, m: ChatMessage) -> Line {
+        let text = message_line(&m, &self.zone);
+        let est = estimate(&text);
+        let day = self.zone.day(m.ts_ms);
+        Line {
+            message: m,
+            text,
+            est,
+            day,
+        }
+    }
+
+    fn memories_text(&self) -> String {
+        if self.memories_kept == 0 {
+            return String::new();
+        }
+        let mut out = String::from("<memories>\n");
+        for m in &self.memories[..self.memories_kept] {
+            out.push_str(&m.text);
+        }
+        out.push_str("</memories>\n");
+        out
+    }
+
+    /// The estimate the kept memories take, their frame included.
+    pub(super) fn memories_taken(&self) -> f64 {
+        if self.memories_kept == 0 {
+            return 0.0;
+        }
+        estimate(MEMORIES_FRAME)
+            + self.memories[..self.memories_kept]
+                .iter()
+                .map(|m| m.est)
+                .sum::<f64>()
+    }
+
+    /// Keeps memories, in order, while their total (frame included) stays within
+    /// `room`; returns the estimate added.
+    pub(super) fn fill_memories(&mut self, room: f64) -> f64 {
+        let frame = estimate(MEMORIES_FRAME);
+        let start = self.memories_taken();
+        let mut spent = start;
+        while self.memories_kept < self.memories.len() {
+            let mut add = self.memories[self.memories_kept].est;
+            if self.memories_kept == 0 {
+                add += frame;
+            }
+            if spent + add > room {
+                break;
+            }
+            spent += add;
+            self.memories_kept += 1;
+        }
+        spent - start
+    }
+
+    /// The stable part, the turn part, and their tokens (with the caller's messages).
+    pub(super) fn render(&self) -> (String, String, LayerTokens) {
+        let memories = self.memories_text();
+        let passages =
+            self.passages
+                .render("retrieved_messages", self.req.thread_key, self.now_day);
+        let recent = self
+            .recent
+            .render("recent_messages", self.req.thread_key, self.now_day);
+        let system_blocks = self.system_blocks.concat();
+        let turn_blocks = self.turn_blocks.concat();
+        let system = [
+            self.policy.as_str(),
+            self.personality.as_deref().unwrap_or_default(),
+            self.summary.as_ref().map_or("", |s| s.0.as_str()),
+            &system_blocks,
+        ]
+        .concat();
+        // The memories are retrieved for this message: they change with it.
+        let turn = [
+            memories.as_str(),
+            turn_blocks.as_str(),
+            &passages,
+            &recent,
+            self.quoted.as_deref().unwrap_or_default(),
+            &self.user,
+        ]
+        .concat();
+        let host_est = self.host.as_ref().map_or(0.0, |h| h.est);
+        let text_est = estimate(&system) + estimate(&turn) + host_est;
+        let meter = Meter::of_model(None);
+        let total = meter.bound(text_est);
+        let tokens = LayerTokens {
+            policy: counted(&self.policy),
+            personality: counted(self.personality.as_deref().unwrap_or_default()),
+            summary: counted(self.summary.as_ref().map_or("", |s| s.0.as_str())),
+            memories: counted(&memories),
+            passages: counted(&passages),
+            recent: counted(&recent),
+            quoted: counted(self.quoted.as_deref().unwrap_or_default()),
+            user: counted(&self.user),
+            blocks: counted(&system_blocks) + counted(&turn_blocks),
+            host: meter.bound(host_est),
+            total,
+        };
+        (system, turn, tokens)
+    }
+
+    /// Takes one thing out, in the give-way order (the lowest retrieved message, the
+    /// last memory, the oldest recent message, the oldest kept turn of the caller's
+    /// messages, the last block, the oldest summary item, the quoted reply, the
+    /// personality); false when nothing but the policy, the user message and the
+    /// caller's current turn is left.
+    pub(super) fn give_way(&mut self, heading_est: f64, frame_est: f64) -> bool {
+        if let Some(seq) = self.passage_order.pop() {
+            self.passages.remove(seq, heading_est, frame_est);
+            return true;
+        }
+        if self.memories_kept > 0 {
+            self.memories_kept -= 1;
+            return true;
+        }
+        if let Some(&oldest) = self.recent.lines.keys().next() {
+            self.recent.remove(oldest, heading_est, frame_est);
+            return true;
+        }
+        if self.host.as_mut().is_some_and(HostWindow::shrink) {
+            return true;
+        }
+        if self.turn_blocks.pop().is_some() || self.system_blocks.pop().is_some() {
+            return true;
+        }
+        if let Some((_, items)) = self.summary.take() {
+            self.summary = self
+                .summary_body
+                .as_deref()
+                .and_then(|b| cut_summary(b, items.saturating_sub(1)));
+            return true;
+        }
+        if self.quoted.take().is_some() {
+            return true;
+        }
+        self.personality.take().is_some()
+    }
+}
+
+/// The number of items of a summary body (its lines, for text of another structure).
+fn summary_items(body: &str) -> usize {
+    Summary::parse(body).map_or_else(|| body.lines().count(), |s| s.items())
+}
+
+/// The section of a summary body cut to at most `items` items (oldest first out; for
+/// text of another structure, its last lines), with the items it keeps; `None` when
+/// nothing is left.
+fn cut_summary(body: &str, items: usize) -> Option<(String, usize)> {
+    if items == 0 {
+        return None;
+    }
+    if items >= summary_items(body) {
+        // Whole: the summary as written.
+        return Some((section("thread_summary", body), summary_items(body)));
+    }
+    match Summary::parse(body) {
+        Some(mut s) => {
+            while s.items() > items {
+                s.drop_oldest();
+            }
+            let kept = s.items();
+            Some((section("thread_summary", &s.render()), kept))
+        }
+        None => {
+            let lines: Vec<&str> = body.lines().collect();
+            let from = lines.len().saturating_sub(items);
+            Some((
+                section("thread_summary", &lines[from..].join("\n")),
+                lines.len() - from,
+            ))
+        }
+    }
+}
+
+/// The largest cut of the summary (the most items) within `max_est`.
+pub(super) fn fit_summary(body: &str, max_est: f64) -> Option<(String, usize)> {
+    let all = summary_items(body);
+    if let Some(full) = cut_summary(body, all) {
+        if estimate(&full.0) <= max_est {
+            return Some(full);
+        }
+    }
+    // Binary search on the number of items kept.
+    let (mut lo, mut hi) = (0usize, all);
+    let mut best = None;
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        match cut_summary(body, mid) {
+            Some(s) if estimate(&s.0) <= max_est => {
+                best = Some(s);
+                lo = mid;
+            }
+            _ => hi = mid - 1,
+        }
+    }
+    best
+}

@@ -1,0 +1,153 @@
+//! The retrieved messages' candidates: the lane's older messages that match the
+//! question, strong matches in other lanes, matches in the lanes it names, and the
+//! turns around each, in the order they are offered the room left.
+
+use super::{AssembleRequest, HIT_LIMIT, MAX_NEIGHBOURS, NEIGHBOUR_WEIGHT, STRONG_LIMIT};
+use crate::memory::db::MemoryError;
+use crate::memory::passages::{fallback_terms, Hit, Signals};
+use crate::memory::store::{ChatMessage, MemoryStore};
+
+/// A match of the query, and its message once read.
+pub(super) struct Found {
+    pub(super) hit: Hit,
+    pub(super) lane: String,
+    pub(super) message: Option<ChatMessage>,
+}
+
+/// The matches of `terms` for `req`, best first: in its own lane below
+/// `passages_below` (none when `lane_shown`: the recent messages hold the whole lane),
+/// strong ones elsewhere, then in each of the `named` lanes.
+pub(super) fn matches(
+    store: &MemoryStore,
+    req: &AssembleRequest<'_>,
+    query: &str,
+    terms: &[String],
+    named: &[String],
+    passages_below: i64,
+    lane_shown: bool,
+) -> Result<Vec<Found>, MemoryError> {
+    let signals = Signals::of(query, req.now_ms);
+    let mut found: Vec<Found> = Vec::new();
+    let (mut own, weights) = if lane_shown {
+        (Vec::new(), vec![0.0; terms.len()])
+    } else {
+        store.ranked_lane_hits(
+            req.session_id,
+            req.thread_key,
+            terms,
+            passages_below,
+            HIT_LIMIT,
+            &signals,
+        )?
+    };
+    if !lane_shown && req.passages_min_terms <= 1 && weights.iter().all(|&w| w == 0.0) {
+        // None of its words is in the lane: the question's common words are all
+        // there is to go by (unless only clear matches were asked for).
+        let stops = fallback_terms(query);
+        own = store
+            .ranked_lane_hits(
+                req.session_id,
+                req.thread_key,
+                &stops,
+                passages_below,
+                HIT_LIMIT,
+                &signals,
+            )?
+            .0;
+    }
+    // A strong match elsewhere holds every term: it ranks as one here would.
+    #[allow(clippy::cast_precision_loss)] // a handful of terms
+    let strong: f64 = weights.iter().sum::<f64>().max(terms.len() as f64);
+    for m in store.strong_hits_elsewhere(req.session_id, req.thread_key, terms, STRONG_LIMIT)? {
+        if named.contains(&m.thread_key) {
+            continue; // searched below as a named lane
+        }
+        found.push(Found {
+            hit: Hit {
+                seq: m.seq,
+                score: strong,
+                terms: terms.len(),
+            },
+            lane: m.thread_key.clone(),
+            message: Some(m),
+        });
+    }
+    let min_terms = req.passages_min_terms;
+    own.retain(|h| h.terms >= min_terms);
+    found.extend(own.into_iter().map(|hit| Found {
+        hit,
+        lane: req.thread_key.to_string(),
+        message: None,
+    }));
+    for lane in named {
+        let (hits, _) =
+            store.ranked_lane_hits(req.session_id, lane, terms, i64::MAX, HIT_LIMIT, &signals)?;
+        found.extend(
+            hits.into_iter()
+                .filter(|h| h.terms >= min_terms)
+                .map(|hit| Found {
+                    hit,
+                    lane: lane.clone(),
+                    message: None,
+                }),
+        );
+    }
+    Ok(found)
+}
+
+/// What is offered room, in order: `(priority, rank, step)` for each match (step 0) and
+/// each of its `neighbours` turns on either side (step -n / +n), a neighbour weighing
+/// [`NEIGHBOUR_WEIGHT`] of its match per step away.
+pub(super) fn candidates(found: &[Found], neighbours: usize) -> Vec<(f64, usize, i32)> {
+    let mut out: Vec<(f64, usize, i32)> =
+        Vec::with_capacity(found.len() * (2 * neighbours.min(MAX_NEIGHBOURS) + 1));
+    let steps = i32::try_from(neighbours.min(MAX_NEIGHBOURS)).unwrap_or(0);
+    for (rank, f) in found.iter().enumerate() {
+        let mut w = 1.0;
+        for step in 0..=steps {
+            if step == 0 {
+                out.push((f.hit.score, rank, 0));
+            } else {
+                out.push((f.hit.score * w, rank, -step));
+                out.push((f.hit.score * w, rank, step));
+            }
+            w *= NEIGHBOUR_WEIGHT;
+        }
+    }
+    out.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then(a.1.cmp(&b.1))
+            .then(a.2.abs().cmp(&b.2.abs()))
+            .then(a.2.cmp(&b.2))
+    });
+    out
+}
+
+/// The turns before and after `hit` in its lane, nearest first ([`NEIGHBOURS`] each
+/// side), the message it replies to first of those before; in the message's own lane,
+/// only those older than the recent messages.
+pub(super) fn neighbours(
+    store: &MemoryStore,
+    req: &AssembleRequest<'_>,
+    hit: &ChatMessage,
+    passages_below: i64,
+) -> Result<(Vec<ChatMessage>, Vec<ChatMessage>), MemoryError> {
+    let lane = &hit.thread_key;
+    let n = req.passages_neighbours.min(MAX_NEIGHBOURS);
+    let mut before = store.lane_neighbours(req.session_id, lane, hit.seq, false, n)?;
+    let mut after = store.lane_neighbours(req.session_id, lane, hit.seq, true, n)?;
+    if lane == req.thread_key {
+        after.retain(|m| m.seq < passages_below);
+    }
+    // A reply comes with the message it answers, however long before (or in whichever
+    // lane) that was written: it is the nearest turn before it.
+    if let Some(parent) = hit.reply_to.as_deref() {
+        if let Some(p) = store.message_by_id(req.session_id, parent)? {
+            if p.seq < hit.seq && before.iter().all(|m| m.seq != p.seq) {
+                before.insert(0, p);
+                before.truncate(n.max(1));
+            }
+        }
+    }
+    Ok((before, after))
+}
