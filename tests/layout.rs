@@ -9,8 +9,8 @@ const MAX_LINES: usize = 500;
 
 /// Files past [`MAX_LINES`] today, each with the most lines it may have: they may shrink,
 /// not grow, until they are split along their seams.
-const OVER_LIMIT: [(&str, usize); 14] = [
-    ("src/store/mod.rs", 810),
+const OVER_LIMIT: [(&str, usize); 13] = [
+    ("src/store/mod.rs", 805),
     ("src/store/build.rs", 845),
     ("src/memory/store.rs", 870),
     ("src/bindings/memory.rs", 670),
@@ -23,7 +23,6 @@ const OVER_LIMIT: [(&str, usize); 14] = [
     ("src/bindings/store/mod.rs", 525),
     ("src/memory/summary.rs", 555),
     ("src/store/message.rs", 550),
-    ("src/store/journal.rs", 510),
 ];
 
 /// Where `unsafe` may appear besides `src/bindings/`: the byte-level text modules, whose

@@ -12,7 +12,7 @@
 //! encoded and written on another thread.
 
 use super::message::StoredMessage;
-use super::{CachedMedia, FileKey, FileLocation, Store, ThreadEntry, ThreadKey, FILES_REMEMBERED};
+use super::{CachedMedia, FileKey, FileLocation, Store, ThreadEntry, ThreadKey};
 use crate::time::TsKey;
 use std::collections::{HashMap, HashSet};
 
@@ -471,16 +471,10 @@ impl Store {
         }
         for (key, f) in saved.files {
             let Some(f) = f else { continue };
-            if !self.files.contains_key(&key) {
-                self.files_order.push_back(key.clone());
-            }
-            self.files.insert(key, f);
+            self.files.remember(key, f);
         }
-        while self.files_order.len() > FILES_REMEMBERED {
-            if let Some(old) = self.files_order.pop_front() {
-                self.files.remove(&old);
-                self.note_file(&old);
-            }
+        for old in self.files.trim() {
+            self.note_file(&old);
         }
         for (id, u) in saved.users {
             if let Some((name, is_bot)) = u {

@@ -66,18 +66,13 @@ impl Store {
     /// Where file `artifact_id` can be downloaded for `channel`: only a file that a
     /// message of that channel references.
     pub fn file_in(&self, channel: &str, artifact_id: &str) -> Option<&FileLocation> {
-        self.files
-            .get(&(channel.to_string(), artifact_id.to_string()))
+        self.files.in_channel(channel, artifact_id)
     }
 
     /// The newest remembered location of `artifact_id` in any channel (for callers that
     /// own the whole store and name no channel).
     pub fn newest_file(&self, artifact_id: &str) -> Option<&FileLocation> {
-        self.files_order
-            .iter()
-            .rev()
-            .find(|(_, a)| a == artifact_id)
-            .and_then(|k| self.files.get(k))
+        self.files.newest(artifact_id)
     }
 
     /// Cached bytes of `artifact_id` downloaded for `channel`.

@@ -15,6 +15,7 @@ mod channel;
 pub mod config;
 mod documents;
 pub mod fetch;
+pub mod files;
 mod intake;
 pub mod journal;
 pub mod media;
@@ -27,6 +28,9 @@ pub mod stats;
 mod threads;
 pub mod views;
 pub mod window;
+
+use files::FileIndex;
+pub use files::FILES_REMEMBERED;
 
 use crate::cache::{ByteCache, ByteSized, Lookup, Stamped, TtlCache};
 use crate::model::Author;
@@ -45,7 +49,7 @@ pub use config::{
 };
 use message::{Event, StoredMessage};
 use recent::{Patch, Recent};
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 pub use threads::ThreadEntry;
 
@@ -58,8 +62,6 @@ pub const DELETED_REMEMBERED: usize = 10_000;
 /// hold: each may be the anchor of the next build, even when its thread cannot be
 /// fetched.
 pub const ORPHAN_REPLIES_REMEMBERED: usize = 1_000;
-/// File locations remembered (artifact id -> where to download it).
-pub const FILES_REMEMBERED: usize = 50_000;
 /// Distinct authors shared between held messages. Past it, a new author's messages
 /// carry their own copy.
 pub const AUTHORS_SHARED: usize = 100_000;
@@ -159,8 +161,7 @@ pub struct Store {
     starters: TtlCache<ThreadKey, StoredMessage>,
     media: ByteCache<FileKey, CachedMedia>,
     limiter: RateLimiter,
-    files: HashMap<FileKey, FileLocation>,
-    files_order: VecDeque<FileKey>,
+    files: FileIndex,
     counters: StoreCounters,
     /// Display names by user id, for payloads that carry only ids.
     users: UserDirectory,
@@ -201,8 +202,7 @@ impl Store {
             media: ByteCache::new(config.media_max_size),
             limiter: RateLimiter::new(config.rate_limit.clone()),
             channels: HashMap::default(),
-            files: HashMap::new(),
-            files_order: VecDeque::new(),
+            files: FileIndex::default(),
             counters: StoreCounters::default(),
             users: UserDirectory::default(),
             recent: Recent::default(),
@@ -393,11 +393,8 @@ impl Store {
     fn remember_files(&mut self, channel: &str, m: &StoredMessage) {
         for f in m.files() {
             let key = (channel.to_string(), f.media.artifact_id.clone());
-            if !self.files.contains_key(&key) {
-                self.files_order.push_back(key.clone());
-            }
             self.note_file(&key);
-            self.files.insert(
+            self.files.remember(
                 key,
                 FileLocation {
                     channel: channel.to_string(),
@@ -407,11 +404,8 @@ impl Store {
                 },
             );
         }
-        while self.files_order.len() > FILES_REMEMBERED {
-            if let Some(old) = self.files_order.pop_front() {
-                self.files.remove(&old);
-                self.note_file(&old);
-            }
+        for old in self.files.trim() {
+            self.note_file(&old);
         }
     }
 
