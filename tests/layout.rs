@@ -9,13 +9,12 @@ const MAX_LINES: usize = 500;
 
 /// Files past [`MAX_LINES`] today, each with the most lines it may have: they may shrink,
 /// not grow, until they are split along their seams.
-const OVER_LIMIT: [(&str, usize); 13] = [
+const OVER_LIMIT: [(&str, usize); 12] = [
     ("src/store/mod.rs", 805),
     ("src/store/build.rs", 845),
     ("src/memory/store.rs", 870),
     ("src/bindings/memory.rs", 670),
     ("src/memory/passages.rs", 700),
-    ("src/input.rs", 690),
     ("src/store/fetch.rs", 550),
     ("src/runtime/media.rs", 610),
     ("src/coord/mod.rs", 610),
@@ -27,8 +26,11 @@ const OVER_LIMIT: [(&str, usize); 13] = [
 
 /// Where `unsafe` may appear besides `src/bindings/`: the byte-level text modules, whose
 /// unchecked UTF-8 conversions are measured (each block says why it holds).
-const UNSAFE_OUTSIDE_BINDINGS: [&str; 3] =
-    ["src/input.rs", "src/packed_text.rs", "src/short_str.rs"];
+const UNSAFE_OUTSIDE_BINDINGS: [&str; 3] = [
+    "src/input/packed.rs",
+    "src/packed_text.rs",
+    "src/short_str.rs",
+];
 
 fn sources() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
