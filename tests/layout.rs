@@ -9,15 +9,13 @@ const MAX_LINES: usize = 500;
 
 /// Files past [`MAX_LINES`] today, each with the most lines it may have: they may shrink,
 /// not grow, until they are split along their seams.
-const OVER_LIMIT: [(&str, usize); 11] = [
+const OVER_LIMIT: [(&str, usize); 9] = [
     ("src/store/mod.rs", 805),
     ("src/store/build.rs", 845),
     ("src/memory/store.rs", 870),
     ("src/bindings/memory.rs", 670),
-    ("src/store/fetch.rs", 550),
     ("src/runtime/media.rs", 610),
     ("src/coord/mod.rs", 610),
-    ("src/memory/tools.rs", 585),
     ("src/bindings/store/mod.rs", 525),
     ("src/memory/summary.rs", 555),
     ("src/store/message.rs", 550),

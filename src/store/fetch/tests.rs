@@ -1,6 +1,7 @@
 use super::*;
-use crate::ratelimit::Overflow;
+use crate::ratelimit::{Overflow, RateLimitConfig};
 use crate::store::StoreConfig;
+use serde_json::json;
 
 const C: &str = "C1";
 /// 2026-04-10T15:40:00Z in ms.
