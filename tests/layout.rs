@@ -9,7 +9,7 @@ const MAX_LINES: usize = 500;
 
 /// Files past [`MAX_LINES`] today, each with the most lines it may have: they may shrink,
 /// not grow, until they are split along their seams.
-const OVER_LIMIT: [(&str, usize); 9] = [
+const OVER_LIMIT: [(&str, usize); 7] = [
     ("src/store/mod.rs", 805),
     ("src/store/build.rs", 845),
     ("src/memory/store.rs", 870),
@@ -17,8 +17,6 @@ const OVER_LIMIT: [(&str, usize); 9] = [
     ("src/runtime/media.rs", 610),
     ("src/coord/mod.rs", 610),
     ("src/bindings/store/mod.rs", 525),
-    ("src/memory/summary.rs", 555),
-    ("src/store/message.rs", 550),
 ];
 
 /// Where `unsafe` may appear besides `src/bindings/`: the byte-level text modules, whose
