@@ -7,7 +7,10 @@
 //! (its own rate limiter, process-local locks), reports the degradation, and reconnects
 //! on its own. A fault costs coordination, never a turn.
 
+mod locks;
 pub mod scripts;
+
+use locks::{LocalLocks, FENCES_REMEMBERED};
 
 use napi_derive::napi;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -103,15 +106,13 @@ struct Health {
     retry_at: Option<Instant>,
 }
 
-/// Fencing tokens this process was given, by lock name: the floor of the next one, so
-/// tokens keep increasing even when Redis lost its counter.
-const FENCES_REMEMBERED: usize = 10_000;
-
-/// Locks taken while Redis was unreachable: they exclude other holders in this process
-/// only.
-#[derive(Debug, Default)]
-struct LocalLocks {
-    held: HashMap<String, (String, Instant)>,
+/// A token unique to one lock acquisition or rate-limit slot (not a secret: it only
+/// tells holders apart).
+fn token() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let nanos = crate::time::system_now().as_nanos();
+    format!("{}-{nanos:x}-{n}", std::process::id())
 }
 
 /// The connection to Redis and the scripts run there.
@@ -170,14 +171,6 @@ fn one_line(e: &impl std::fmt::Display) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// A token unique to one lock acquisition (not a secret: it only tells holders apart).
-fn token() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let nanos = crate::time::system_now().as_nanos();
-    format!("{}-{nanos:x}-{n}", std::process::id())
 }
 
 impl Coordinator {
@@ -398,103 +391,6 @@ impl Coordinator {
             .map(drop)
     }
 
-    fn fences(&self) -> std::sync::MutexGuard<'_, lru::LruCache<String, u64>> {
-        self.fences
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn local(&self) -> std::sync::MutexGuard<'_, LocalLocks> {
-        self.local
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Takes lock `name` for `ttl_ms` unless another holder has it. Without Redis, a
-    /// process-local lock (no fencing token).
-    pub async fn lock(&self, name: &str, ttl_ms: u64) -> Locked {
-        let key = self.key(&["lock", name]);
-        let fence_key = self.key(&["fence", name]);
-        let token = token();
-        let floor = self.fences().get(name).copied().unwrap_or(0);
-        match self
-            .run::<u64>(
-                &self.lock,
-                &[&key, &fence_key],
-                &[token.clone(), ttl_ms.max(1).to_string(), floor.to_string()],
-            )
-            .await
-        {
-            Ok(0) => Locked::Busy,
-            Ok(fence) => {
-                let mut seen = self.fences();
-                if seen.get(name).is_none_or(|&f| f < fence) {
-                    seen.put(name.to_string(), fence);
-                }
-                Locked::Acquired(Held {
-                    name: name.to_string(),
-                    token,
-                    fence: Some(fence),
-                })
-            }
-            Err(_) => {
-                let mut l = self.local();
-                let now = Instant::now();
-                l.held.retain(|_, (_, until)| *until > now);
-                if l.held.contains_key(name) {
-                    return Locked::Busy;
-                }
-                let until = now + Duration::from_millis(ttl_ms.max(1));
-                l.held.insert(name.to_string(), (token.clone(), until));
-                Locked::Acquired(Held {
-                    name: name.to_string(),
-                    token,
-                    fence: None,
-                })
-            }
-        }
-    }
-
-    /// Extends a lock `held` still holds; false when it was lost (expired and taken, or
-    /// Redis is unreachable for a Redis lock).
-    pub async fn extend(&self, held: &Held, ttl_ms: u64) -> bool {
-        if held.fence.is_none() {
-            let mut l = self.local();
-            let now = Instant::now();
-            return match l.held.get_mut(&held.name) {
-                Some((t, until)) if *t == held.token && *until > now => {
-                    *until = now + Duration::from_millis(ttl_ms.max(1));
-                    true
-                }
-                _ => false,
-            };
-        }
-        let key = self.key(&["lock", &held.name]);
-        let args = [held.token.clone(), ttl_ms.max(1).to_string()];
-        matches!(self.run::<i64>(&self.extend, &[&key], &args).await, Ok(1))
-    }
-
-    /// Releases a lock `held` still holds; false when it no longer did.
-    pub async fn release(&self, held: &Held) -> bool {
-        if held.fence.is_none() {
-            let mut l = self.local();
-            let mine = l
-                .held
-                .get(&held.name)
-                .is_some_and(|(t, until)| *t == held.token && *until > Instant::now());
-            if mine {
-                l.held.remove(&held.name);
-            }
-            return mine;
-        }
-        let key = self.key(&["lock", &held.name]);
-        matches!(
-            self.run::<i64>(&self.release, &[&key], std::slice::from_ref(&held.token))
-                .await,
-            Ok(1)
-        )
-    }
-
     /// Connects now (in the background of the caller), so that `stats()` tells early
     /// whether Redis is there.
     pub async fn probe(&self) {
@@ -533,70 +429,4 @@ impl Coordinator {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_password_never_reaches_a_report() {
-        assert_eq!(
-            redacted("redis://:s3cret@host:6379/0"),
-            "redis://:***@host:6379/0"
-        );
-        assert_eq!(
-            redacted("redis://user:s3cret@host:6379"),
-            "redis://user:***@host:6379"
-        );
-        assert_eq!(redacted("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
-    }
-
-    #[test]
-    fn a_malformed_url_is_refused_at_once() {
-        let c = Coordinator::new(RedisConfig {
-            url: "http://nope".into(),
-            key_prefix: DEFAULT_KEY_PREFIX.into(),
-            timeout_ms: DEFAULT_TIMEOUT_MS,
-        });
-        assert!(c.is_err());
-    }
-
-    #[test]
-    fn without_redis_locks_are_local_and_exclusive() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap_or_else(|e| panic!("{e}"));
-        // A port nothing listens on: every call fails fast, locks fall back.
-        let c = Coordinator::new(RedisConfig {
-            url: "redis://127.0.0.1:1".into(),
-            key_prefix: "t".into(),
-            timeout_ms: 100,
-        })
-        .unwrap_or_else(|e| panic!("{e}"));
-        rt.block_on(async {
-            let Locked::Acquired(a) = c.lock("compact:s1", 10_000).await else {
-                panic!("first lock")
-            };
-            assert_eq!(a.fence, None);
-            assert_eq!(c.lock("compact:s1", 10_000).await, Locked::Busy);
-            assert!(c.extend(&a, 10_000).await);
-            assert!(c.release(&a).await);
-            assert!(!c.release(&a).await, "released once");
-            assert!(matches!(
-                c.lock("compact:s1", 10_000).await,
-                Locked::Acquired(_)
-            ));
-            assert!(matches!(
-                c.acquire("T1", "conversations.replies", 40, 60_000, 1)
-                    .await,
-                SharedGrant::Unavailable { .. }
-            ));
-        });
-        let s = c.stats();
-        assert!(!s.connected);
-        assert!(s.failures >= 1);
-        assert!(s.degraded_since.is_some());
-        assert!(c
-            .degraded_note()
-            .is_some_and(|n| n.starts_with("Redis is unreachable (")));
-    }
-}
+mod tests;
