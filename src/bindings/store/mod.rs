@@ -6,10 +6,9 @@
 //! `buildContext` in [`built`].
 
 mod built;
-mod persist;
 mod shared;
 
-use persist::{persist_code, PersistWait};
+use persist::persist_code;
 
 use super::errors::{coded_error, named, throw};
 use super::js::{
@@ -474,43 +473,6 @@ impl ChannelStore {
         stats.redis = self.coord.as_ref().map(|c| c.stats());
         to_js(env, &stats)
     }
-
-    /// With `options.persist`: queues every change not yet written and resolves, with
-    /// the writer's counters, once they are committed to the file (what a process killed
-    /// after that finds on restart). Rejects when a change since the previous flush
-    /// could not be written (`code` `ERR_PERSIST_STORAGE`), after `persist.flushTimeoutMs`
-    /// (`ERR_PERSIST_TIMEOUT`), or once closed (`ERR_PERSIST_CLOSED`). Resolves null for
-    /// a store in memory only.
-    #[napi(catch_unwind, ts_return_type = "Promise<PersistStats | null>")]
-    pub fn flush(&self, env: &Env) -> Result<AsyncTask<PersistWait>> {
-        let wait = match &self.persist {
-            Some(p) => Some(p.flush_from(&mut *self.core(env)?).map(|f| (p.waiter(), f))),
-            None => None,
-        };
-        Ok(AsyncTask::new(PersistWait::new(wait, false)))
-    }
-
-    /// With `options.persist`: writes every change not yet written, moves the
-    /// write-ahead log into the database file and stops the writer thread, resolving once
-    /// it has: from then on the `.sqlite` file alone (a copy, a backup) holds the saved
-    /// state. The store stays usable in memory, and later changes are not saved. Calling
-    /// it again resolves at once. Rejects as `flush()` does. Resolves null for a store in
-    /// memory only.
-    #[napi(catch_unwind, ts_return_type = "Promise<PersistStats | null>")]
-    pub fn close(&self, env: &Env) -> Result<AsyncTask<PersistWait>> {
-        let wait = match &self.persist {
-            Some(p) if p.stats().closed => Some(Ok((p.waiter(), p.flush_to_here()))),
-            Some(p) => Some(p.close_from(&mut *self.core(env)?).map(|f| (p.waiter(), f))),
-            None => None,
-        };
-        Ok(AsyncTask::new(PersistWait::new(wait, true)))
-    }
-
-    /// Internal (a timer in `js/store.js`): queues changes that a full queue held back.
-    #[napi(catch_unwind, js_name = "_persistTick", skip_typescript)]
-    pub fn persist_tick(&self, env: &Env) -> Result<()> {
-        self.core(env).map(drop)
-    }
 }
 
 /// The error of a call made from inside another call of the same store.
@@ -522,3 +484,7 @@ fn reentered(env: &Env) -> Error {
         "re-entered from inside its own call (a clock or fetcher called back into the store synchronously)",
     )
 }
+
+// `flush` and `close` come here, after `stats`, so the class reads in the typings in
+// the order it always has.
+mod persist;
