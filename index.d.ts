@@ -614,6 +614,22 @@ export declare class MemoryStore {
    */
   search(sessionId: string, query: string, options?: MemorySearchOptions): MemoryRecord[]
   /**
+   * Closes the SQLite file (committed data is on disk already). Later calls throw
+   * `ERR_MEMORY_CLOSED`; closing twice does nothing.
+   */
+  close(): void
+  /**
+   * The context for one user message: policy, personality, thread summary, retrieved
+   * memories (with the summaries of other lanes the message names), the lane's older
+   * messages that match the message (with the turns around them), recent messages of
+   * the lane, quoted reply, user message, each an escaped XML-like section, within
+   * `budgetTokens`, which the layers share and use: the more budget, the more of the
+   * conversation comes back. Messages are shown under day headings with their dates
+   * and how long ago that was (from `now`). Deterministic to the byte for the same
+   * store and input.
+   */
+  assemble(input: AssembleInput): AssembledContext
+  /**
    * Decides whether a lane is due for compaction (or, with `force`, has more than
    * `keepRecent` messages to fold) and returns the plan, writing nothing: for a
    * caller's own summarizer, which then hands the new summary to `applyCompaction`.
@@ -635,22 +651,6 @@ export declare class MemoryStore {
    * `ERR_MEMORY_FENCED`: compact it under its lock, with `applyCompaction`.
    */
   compact(sessionId: string, threadKey: string, options?: CompactOptions): CompactionResult | null
-  /**
-   * The context for one user message: policy, personality, thread summary, retrieved
-   * memories (with the summaries of other lanes the message names), the lane's older
-   * messages that match the message (with the turns around them), recent messages of
-   * the lane, quoted reply, user message, each an escaped XML-like section, within
-   * `budgetTokens`, which the layers share and use: the more budget, the more of the
-   * conversation comes back. Messages are shown under day headings with their dates
-   * and how long ago that was (from `now`). Deterministic to the byte for the same
-   * store and input.
-   */
-  assemble(input: AssembleInput): AssembledContext
-  /**
-   * Closes the SQLite file (committed data is on disk already). Later calls throw
-   * `ERR_MEMORY_CLOSED`; closing twice does nothing.
-   */
-  close(): void
   /**
    * Stores a conversation (one session's turns in a chat, from `turns` or a JSONL
    * `transcript`), replacing the one of the same chat and session. Returns how many

@@ -7,15 +7,13 @@ use super::js::{
 };
 use super::runtime::now_ms;
 use crate::input::{self, whole_number, InputError};
-use crate::memory::assemble::{assemble, AssembleRequest, HostMessage, NEIGHBOURS};
 use crate::memory::db::MemoryError;
 use crate::memory::shapes::{
-    decode_packed, record_kind, trigger_of, ApplyCompactionOptions, AssembleInput,
-    AssembledContext, CommittedTurn, CompactOptions, CompactionPlanView, CompactionResult,
-    FocusAnchor, IngestedMessage, MemoryMessage, MemoryRecord, MemoryRecordInput,
-    MemorySearchOptions, MemoryStoreOptions, StoredChatMessage, MAX_BATCH,
+    decode_packed, record_kind, CommittedTurn, FocusAnchor, IngestedMessage, MemoryMessage,
+    MemoryRecord, MemoryRecordInput, MemorySearchOptions, MemoryStoreOptions, StoredChatMessage,
+    MAX_BATCH,
 };
-use crate::memory::store::{ChatMessage, MemoryStore as Store, PlannedCompaction};
+use crate::memory::store::{ChatMessage, MemoryStore as Store};
 use crate::memory::summary::CompactionPolicy;
 use napi::bindgen_prelude::*;
 use napi::{Env, JsString};
@@ -42,7 +40,7 @@ use std::cell::RefCell;
 #[napi(js_name = "MemoryStore")]
 pub struct JsMemoryStore {
     store: RefCell<Option<Store>>,
-    policy: CompactionPolicy,
+    pub(super) policy: CompactionPolicy,
 }
 
 /// Throws a storage fault as an `Error` with a `code`.
@@ -60,7 +58,7 @@ fn input_error(env: &Env, func: &str, e: &InputError) -> Error {
     throw(env, func, e)
 }
 
-fn now_or(env: &Env, func: &str, path: &str, v: Option<f64>) -> Result<i64> {
+pub(super) fn now_or(env: &Env, func: &str, path: &str, v: Option<f64>) -> Result<i64> {
     match v {
         None => {
             #[allow(clippy::cast_possible_truncation)] // ms since 1970 fit an i64
@@ -73,7 +71,13 @@ fn now_or(env: &Env, func: &str, path: &str, v: Option<f64>) -> Result<i64> {
     }
 }
 
-fn count_or(env: &Env, func: &str, path: &str, v: Option<f64>, default: usize) -> Result<usize> {
+pub(super) fn count_or(
+    env: &Env,
+    func: &str,
+    path: &str,
+    v: Option<f64>,
+    default: usize,
+) -> Result<usize> {
     v.map_or(Ok(default), |n| {
         whole_number(n, path, "count")
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
@@ -106,7 +110,12 @@ fn read_messages(env: &Env, func: &str, messages: Unknown) -> Result<Vec<MemoryM
 }
 
 /// The `sessionId` and `threadKey` arguments of a lane.
-fn lane_args(env: &Env, func: &str, session: &Unknown, lane: &Unknown) -> Result<(String, String)> {
+pub(super) fn lane_args(
+    env: &Env,
+    func: &str,
+    session: &Unknown,
+    lane: &Unknown,
+) -> Result<(String, String)> {
     Ok((
         id_arg(env, func, "sessionId", session)?,
         id_arg(env, func, "threadKey", lane)?,
@@ -447,207 +456,6 @@ impl JsMemoryStore {
         let hits = self.with(env, F, |s| s.search(&session, &query, &lane, k, cap))?;
         let out: Vec<MemoryRecord> = hits.iter().map(MemoryRecord::from).collect();
         to_js(env, &out)
-    }
-
-    /// Decides whether a lane is due for compaction (or, with `force`, has more than
-    /// `keepRecent` messages to fold) and returns the plan, writing nothing: for a
-    /// caller's own summarizer, which then hands the new summary to `applyCompaction`.
-    /// `null` when nothing is due.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "sessionId: string, threadKey: string, options?: CompactOptions",
-        ts_return_type = "CompactionPlanView | null"
-    )]
-    pub fn plan_compaction<'e>(
-        &self,
-        env: &'e Env,
-        session_id: Unknown<'e>,
-        thread_key: Unknown<'e>,
-        options: Option<Unknown<'e>>,
-    ) -> Result<Unknown<'e>> {
-        const F: &str = "MemoryStore.planCompaction";
-        let (session, lane) = lane_args(env, F, &session_id, &thread_key)?;
-        let o: CompactOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
-        let now = now_or(env, F, "options.now", o.now)?;
-        let policy = self.policy;
-        let force = o.force.unwrap_or(false);
-        let plan = self.with(env, F, |s| {
-            s.plan_compaction(&session, &lane, &policy, now, force)
-        })?;
-        to_js(env, &plan.as_ref().map(CompactionPlanView::from))
-    }
-
-    /// Writes a planned compaction: `summary` when it is a valid five-section summary,
-    /// else the extractive summarizer's (the result says which, and why). Throws
-    /// `ERR_MEMORY_STALE` when the lane's summary changed since the plan was made, and
-    /// `ERR_MEMORY_FENCED` when `fence` is older than the summary's (see its option).
-    #[napi(
-        catch_unwind,
-        ts_args_type = "plan: CompactionPlanView, options?: ApplyCompactionOptions",
-        ts_return_type = "CompactionResult"
-    )]
-    pub fn apply_compaction<'e>(
-        &self,
-        env: &'e Env,
-        plan: Unknown<'e>,
-        options: Option<Unknown<'e>>,
-    ) -> Result<Unknown<'e>> {
-        const F: &str = "MemoryStore.applyCompaction";
-        let p: CompactionPlanView = from_js(env, F, "plan", plan)?;
-        let o: ApplyCompactionOptions =
-            from_js_opt(env, F, "options", options)?.unwrap_or_default();
-        let now = now_or(env, F, "options.now", o.now)?;
-        let version = whole_number(p.previous_version, "plan.previousVersion", "version")
-            .map_err(|e| throw(env, F, &e))?;
-        let Some(last) = p.messages.last() else {
-            return Err(throw(
-                env,
-                F,
-                &InputError::type_error("plan.messages", "expected at least one message"),
-            ));
-        };
-        let fence = o
-            .fence
-            .map(|f| whole_number(f, "options.fence", "fencing token"))
-            .transpose()
-            .map_err(|e| throw(env, F, &e))?
-            .map(|f| i64::try_from(f).unwrap_or(i64::MAX));
-        let planned = PlannedCompaction {
-            session: &p.session_id,
-            lane: &p.thread_key,
-            version: i64::try_from(version).unwrap_or(i64::MAX),
-            last_folded: &last.message_id,
-            trigger: trigger_of(&p.trigger),
-        };
-        let done = self.with(env, F, |s| {
-            s.apply_planned(&planned, o.summary.as_deref(), now, fence)
-        })?;
-        to_js(env, &CompactionResult::from(&done))
-    }
-
-    /// Compacts a lane with the extractive summarizer when it is due (or `force`d): all
-    /// but the newest `keepRecent` unsummarized messages are folded into the thread
-    /// summary, whose version goes up by one; the messages stay stored. `null` when
-    /// nothing was due. A lane whose summary was written under a fencing token throws
-    /// `ERR_MEMORY_FENCED`: compact it under its lock, with `applyCompaction`.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "sessionId: string, threadKey: string, options?: CompactOptions",
-        ts_return_type = "CompactionResult | null"
-    )]
-    pub fn compact<'e>(
-        &self,
-        env: &'e Env,
-        session_id: Unknown<'e>,
-        thread_key: Unknown<'e>,
-        options: Option<Unknown<'e>>,
-    ) -> Result<Unknown<'e>> {
-        const F: &str = "MemoryStore.compact";
-        let (session, lane) = lane_args(env, F, &session_id, &thread_key)?;
-        let o: CompactOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
-        let now = now_or(env, F, "options.now", o.now)?;
-        let policy = self.policy;
-        let force = o.force.unwrap_or(false);
-        let done = self.with(env, F, |s| s.compact(&session, &lane, &policy, now, force))?;
-        to_js(env, &done.as_ref().map(CompactionResult::from))
-    }
-
-    /// The context for one user message: policy, personality, thread summary, retrieved
-    /// memories (with the summaries of other lanes the message names), the lane's older
-    /// messages that match the message (with the turns around them), recent messages of
-    /// the lane, quoted reply, user message, each an escaped XML-like section, within
-    /// `budgetTokens`, which the layers share and use: the more budget, the more of the
-    /// conversation comes back. Messages are shown under day headings with their dates
-    /// and how long ago that was (from `now`). Deterministic to the byte for the same
-    /// store and input.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "input: AssembleInput",
-        ts_return_type = "AssembledContext"
-    )]
-    pub fn assemble<'e>(&self, env: &'e Env, input: Unknown<'e>) -> Result<Unknown<'e>> {
-        const F: &str = "MemoryStore.assemble";
-        let i: AssembleInput = from_js(env, F, "input", input)?;
-        let budget = input::budget_tokens(i.budget_tokens, "input.budgetTokens")
-            .map_err(|e| throw(env, F, &e))?;
-        let host: Option<Vec<HostMessage<'_>>> = i
-            .host_messages
-            .as_ref()
-            .map(|list| {
-                list.iter()
-                    .enumerate()
-                    .map(|(n, m)| {
-                        if !m.tokens.is_finite() || m.tokens < 0.0 {
-                            return Err(InputError::range_error(
-                                format!("input.hostMessages[{n}].tokens"),
-                                format!("must be a finite number >= 0, got {}", m.tokens),
-                            ));
-                        }
-                        Ok(HostMessage {
-                            id: m.id.as_deref().unwrap_or_default(),
-                            user: m.user,
-                            est: m.tokens,
-                        })
-                    })
-                    .collect::<std::result::Result<Vec<_>, _>>()
-            })
-            .transpose()
-            .map_err(|e| throw(env, F, &e))?;
-        let turn_blocks: Vec<&str> = i.turn_blocks.iter().flatten().map(String::as_str).collect();
-        let system_blocks: Vec<&str> = i
-            .system_blocks
-            .iter()
-            .flatten()
-            .map(String::as_str)
-            .collect();
-        let now = now_or(env, F, "input.now", i.now)?;
-        let history = i
-            .history
-            .as_ref()
-            .map(|h| h.history_request(now, i.thread_status.unwrap_or(true)))
-            .transpose()
-            .map_err(|e| throw(env, F, &e.under("input.history")))?;
-        let req = AssembleRequest {
-            session_id: &i.session_id,
-            thread_key: &i.thread_key,
-            policy: i.policy.as_deref().unwrap_or_default(),
-            personality: i.personality.as_deref().unwrap_or_default(),
-            user_message: &i.user_message,
-            quoted_reply: i.quoted_reply.as_deref(),
-            query: i.query.as_deref(),
-            recent: i
-                .recent
-                .map(|n| count_or(env, F, "input.recent", Some(n), 0))
-                .transpose()?,
-            memories: count_or(env, F, "input.memories", i.memories, 5)?,
-            budget_tokens: budget,
-            now_ms: now,
-            host: host.as_deref(),
-            passages_min_terms: count_or(
-                env,
-                F,
-                "input.retrievedMinTerms",
-                i.retrieved_min_terms,
-                1,
-            )?,
-            passages_neighbours: count_or(
-                env,
-                F,
-                "input.retrievedNeighbours",
-                i.retrieved_neighbours,
-                NEIGHBOURS,
-            )?,
-            passages_max_tokens: i
-                .retrieved_max_tokens
-                .map(|n| input::budget_tokens(n, "input.retrievedMaxTokens"))
-                .transpose()
-                .map_err(|e| throw(env, F, &e))?,
-            turn_blocks: &turn_blocks,
-            system_blocks: &system_blocks,
-            history: history.as_ref(),
-        };
-        let out = self.with(env, F, |s| assemble(s, &req))?;
-        to_js(env, &AssembledContext::from(&out))
     }
 
     /// Closes the SQLite file (committed data is on disk already). Later calls throw

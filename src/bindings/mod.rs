@@ -7,6 +7,8 @@ mod errors;
 mod js;
 mod manifest;
 mod memory;
+mod memory_assemble;
+mod memory_compaction;
 mod memory_history;
 mod memory_tools;
 mod runtime;
