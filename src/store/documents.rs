@@ -5,6 +5,7 @@
 use super::build::{Activity, Documents};
 use super::message::StoredMessage;
 use super::request::ContextRequest;
+use super::Store;
 use crate::compact::{
     compact_snapshot, compact_thread, plain_name, relative, AdjacentLine, Authors,
 };
@@ -375,5 +376,69 @@ impl<'a> AnchorAt<'a> {
             AnchorAt::Window(m) | AnchorAt::Starter(m) => m,
             AnchorAt::Reply { message, .. } => message,
         }
+    }
+}
+
+impl Store {
+    pub(super) fn adjacent_view<'a>(
+        &self,
+        channel: &str,
+        m: &'a StoredMessage,
+        now: u64,
+    ) -> AdjacentView<'a> {
+        adjacent_view(m, self.thread_activity(channel, m, now, false))
+    }
+
+    /// The `n` channel messages nearest to `center` (excluding `skip`), in channel
+    /// order: the message at `center` first (a reply's root), then alternately before
+    /// and after, the earlier message winning at equal distance.
+    pub(super) fn nearest(
+        &self,
+        channel: &str,
+        center: TsKey,
+        skip: &str,
+        n: usize,
+    ) -> Vec<&StoredMessage> {
+        let Some(ch) = self.channels.get(channel) else {
+            return Vec::new();
+        };
+        let mut before = ch
+            .window
+            .before(center)
+            .rev()
+            .map(|m| &**m)
+            .filter(|m| m.id() != skip)
+            .peekable();
+        let mut after = ch
+            .window
+            .from(center)
+            .map(|m| &**m)
+            .filter(|m| m.id() != skip)
+            .peekable();
+        // The message at the centre (a reply's root) is nearest of all.
+        let mid = match after.peek() {
+            Some(m) if m.key == center && n > 0 => after.next(),
+            _ => None,
+        };
+        let taken = usize::from(mid.is_some());
+        let (mut b, mut a) = (Vec::new(), Vec::new());
+        while taken + b.len() + a.len() < n {
+            let take_before = b.len() <= a.len() || after.peek().is_none();
+            let next = if take_before { before.next() } else { None };
+            match next {
+                Some(m) => b.push(m),
+                None => match after.next() {
+                    Some(m) => a.push(m),
+                    None => match before.next() {
+                        Some(m) => b.push(m),
+                        None => break,
+                    },
+                },
+            }
+        }
+        b.reverse();
+        b.extend(mid);
+        b.extend(a);
+        b
     }
 }

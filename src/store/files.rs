@@ -2,11 +2,21 @@
 //! for the newest [`FILES_REMEMBERED`] files. A request for a file's bytes looks here
 //! first (see [`super::media`]).
 
-use super::{FileKey, FileLocation};
+use super::FileKey;
+use crate::model::MediaRef;
 use std::collections::{HashMap, VecDeque};
 
 /// File locations remembered (artifact id -> where to download it).
 pub const FILES_REMEMBERED: usize = 50_000;
+
+/// Where a file can be downloaded from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileLocation {
+    pub channel: String,
+    pub message_id: String,
+    pub media: MediaRef,
+    pub url: Option<String>,
+}
 
 /// File locations by `(channel, artifact id)`, oldest first in the order they were
 /// first seen.

@@ -4,8 +4,30 @@
 //! neither.
 
 use super::fetch::{missing_fetcher, FetchJob, FetcherFn};
-use super::{CachedMedia, FileLocation, Store};
+use super::{FileLocation, Store};
+use crate::cache::ByteSized;
 use crate::sha256::sha256_hex;
+
+/// Downloaded media bytes, held for the channel that asked for them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachedMedia {
+    /// The channel whose message references the file: bytes are served to that channel
+    /// only (Slack shares one file id across channels; access follows the asker).
+    pub channel: String,
+    pub artifact_id: String,
+    pub media_type: String,
+    pub filename: Option<String>,
+    pub bytes: Vec<u8>,
+    /// SHA-256 of `bytes`, lowercase hex (the attachment manifest's `content_hash`).
+    pub content_hash: String,
+    pub fetched_at: u64,
+}
+
+impl ByteSized for CachedMedia {
+    fn byte_size(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+}
 
 /// Where a request for a file's bytes is served from.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,6 +10,7 @@
 //! Nothing here reads a clock or calls anything: time is passed in (`now`, epoch ms) and
 //! fetching is planned by [`context`] and carried out by the caller.
 
+mod activity;
 pub mod build;
 mod channel;
 pub mod config;
@@ -20,6 +21,7 @@ mod intake;
 pub mod journal;
 pub mod media;
 pub mod message;
+mod plan;
 pub mod recent;
 pub mod render;
 mod render_cache;
@@ -30,11 +32,11 @@ pub mod views;
 pub mod window;
 
 use files::FileIndex;
-pub use files::FILES_REMEMBERED;
+pub use files::{FileLocation, FILES_REMEMBERED};
+pub use media::CachedMedia;
 
-use crate::cache::{ByteCache, ByteSized, Lookup, Stamped, TtlCache};
+use crate::cache::{ByteCache, Lookup, Stamped, TtlCache};
 use crate::model::Author;
-use crate::model::MediaRef;
 use crate::packed_text::{PackedText, TextPacker};
 use crate::ratelimit::RateLimiter;
 use crate::search::hasher::WordHash;
@@ -65,36 +67,6 @@ pub const ORPHAN_REPLIES_REMEMBERED: usize = 1_000;
 /// Distinct authors shared between held messages. Past it, a new author's messages
 /// carry their own copy.
 pub const AUTHORS_SHARED: usize = 100_000;
-
-/// Downloaded media bytes, held for the channel that asked for them.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CachedMedia {
-    /// The channel whose message references the file: bytes are served to that channel
-    /// only (Slack shares one file id across channels; access follows the asker).
-    pub channel: String,
-    pub artifact_id: String,
-    pub media_type: String,
-    pub filename: Option<String>,
-    pub bytes: Vec<u8>,
-    /// SHA-256 of `bytes`, lowercase hex (the attachment manifest's `content_hash`).
-    pub content_hash: String,
-    pub fetched_at: u64,
-}
-
-impl ByteSized for CachedMedia {
-    fn byte_size(&self) -> u64 {
-        self.bytes.len() as u64
-    }
-}
-
-/// Where a file can be downloaded from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FileLocation {
-    pub channel: String,
-    pub message_id: String,
-    pub media: MediaRef,
-    pub url: Option<String>,
-}
 
 /// Counters reported by `stats()` that are not cache counters.
 #[derive(Debug, Clone, Default, PartialEq)]

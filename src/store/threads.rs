@@ -322,3 +322,92 @@ impl Store {
         }
     }
 }
+
+/// A thread as the store can show it.
+#[derive(Debug, Clone)]
+pub struct HeldThread<'a> {
+    pub root: &'a StoredMessage,
+    /// Oldest first.
+    pub replies: Vec<&'a StoredMessage>,
+    /// Replies the thread has (at least `replies.len()`).
+    pub total: u64,
+}
+
+impl Store {
+    /// A thread as held at `now` for building: its root, replies (oldest first) and
+    /// total reply count, served stale within the stale limit or left out, with a note
+    /// saying which. Returns whether it is served stale.
+    pub fn held_thread(
+        &self,
+        channel: &str,
+        tid: &str,
+        now: u64,
+        notes: &mut Vec<String>,
+    ) -> (Option<HeldThread<'_>>, bool) {
+        let stale_ms = self.config.rate_limit.stale_serve_ttl_ms;
+        let mut stale = false;
+        let key = thread_key(channel, tid);
+        let entry = self.replies.peek(&key);
+        let age = entry.map(|e| now.saturating_sub(e.written_at));
+        let fresh = age.is_some_and(|a| a < self.replies.ttl());
+        let root = self
+            .channels
+            .get(channel)
+            .and_then(|c| c.get(tid))
+            .or_else(|| self.starters.peek(&key).map(|e| &e.value));
+        let usable = match (entry, age) {
+            (Some(_), Some(_)) if fresh => true,
+            (Some(_), Some(a)) if a <= stale_ms => {
+                stale = true;
+                notes.push(format!(
+                    "Thread {tid} is served from cache, {}s old.",
+                    a / 1000
+                ));
+                true
+            }
+            (Some(_), Some(a)) => {
+                notes.push(format!(
+                    "Thread {tid} is left out: the cached copy is {}s old, older than the stale limit of {}s.",
+                    a / 1000,
+                    stale_ms / 1000
+                ));
+                false
+            }
+            _ => {
+                if root.is_some_and(|r| r.reply_count() > 0) {
+                    notes.push(format!(
+                        "Thread {tid} replies are not held; only the root is shown."
+                    ));
+                }
+                root.is_some_and(|r| r.reply_count() > 0)
+            }
+        };
+        match (usable, root) {
+            (true, Some(root)) => {
+                let held = entry.map(|e| &e.value);
+                let replies: Vec<&StoredMessage> = held
+                    .map(|e| e.replies.values().collect())
+                    .unwrap_or_default();
+                let total = match held {
+                    Some(e) if e.complete => replies.len() as u64,
+                    _ => root.reply_count().max(replies.len() as u64),
+                };
+                (
+                    Some(HeldThread {
+                        root,
+                        replies,
+                        total,
+                    }),
+                    stale,
+                )
+            }
+            (true, None) => {
+                notes.push(format!(
+                    "Thread {tid} is left out: its root message is not held."
+                ));
+                (None, stale)
+            }
+            (false, _) => (None, stale),
+        }
+    }
+}
