@@ -9,7 +9,7 @@ const MAX_LINES: usize = 500;
 
 /// Files past [`MAX_LINES`] today, each with the most lines it may have: they may shrink,
 /// not grow, until they are split along their seams.
-const OVER_LIMIT: [(&str, usize); 1] = [("src/store/mod.rs", 780)];
+const OVER_LIMIT: [(&str, usize); 0] = [];
 
 /// Where `unsafe` may appear besides `src/bindings/`: the byte-level text modules, whose
 /// unchecked UTF-8 conversions are measured (each block says why it holds).

@@ -7,12 +7,81 @@
 
 use super::message::StoredMessage;
 use super::request::ContextRequest;
-use super::Store;
+use super::{thread_key, Store};
 use crate::coord::SharedGrant;
 use crate::input;
 use crate::ratelimit::{Grant, Overflow, Refusal, Refused, MAX_RETRY_AFTER_MS};
 use crate::slack;
 use serde_json::Value;
+
+/// Fetched pages meeting what the store holds: newer events win over an older fetched
+/// copy, and a deleted message does not come back.
+impl Store {
+    /// Runs `f` (which ingests a fetched page) with the rule that events are newer than
+    /// a fetch that began at event number `since`.
+    pub fn with_fetch_since<R>(&mut self, since: u64, f: impl FnOnce(&mut Self) -> R) -> R {
+        let before = self.fetch_since.replace(since);
+        let out = f(self);
+        self.fetch_since = before;
+        out
+    }
+
+    /// A fetched copy of a message merged with what events after the fetch began told
+    /// the store: the held copy when an event touched it since (with the platform's
+    /// reply counters when those are ahead), else the fetched copy with the edits and
+    /// reactions of those events applied.
+    pub fn merge_fetched(&self, channel: &str, m: StoredMessage) -> StoredMessage {
+        let Some(since) = self.fetch_since else {
+            return m;
+        };
+        if !self.recent.touched_after(channel, m.id(), since) {
+            return m;
+        }
+        if let Some(held) = self.find(channel, m.id()) {
+            let mut h = held.clone();
+            h.set_reply_count(h.reply_count().max(m.reply_count()));
+            if m.latest_reply().and_then(crate::time::ts_key)
+                > h.latest_reply().and_then(crate::time::ts_key)
+            {
+                h.extras_mut().latest_reply = m.latest_reply().map(str::to_string);
+            }
+            return h;
+        }
+        let mut m = m;
+        for p in self.recent.patches_after(channel, m.id(), since) {
+            let _ = p.apply(&mut m);
+        }
+        m
+    }
+
+    /// Whether a fetched copy of `m` must not be stored: it was deleted, or it lies at or
+    /// before the channel's deletion horizon and the store does not hold it.
+    pub fn refuses_fetched(&self, channel: &str, m: &StoredMessage) -> bool {
+        let Some(ch) = self.channels.get(channel) else {
+            return false;
+        };
+        ch.was_deleted(m.id())
+            || (ch.deleted_horizon.is_some_and(|h| m.key <= h)
+                && self.find(channel, m.id()).is_none())
+    }
+
+    /// Ingests one page of a channel's history (newest first or oldest first).
+    pub fn put_history(&mut self, channel: &str, messages: Vec<StoredMessage>, now: u64) {
+        for m in messages {
+            let m = self.prepared(m);
+            let m = self.merge_fetched(channel, m);
+            if !m.is_reply() && m.reply_count() > 0 {
+                let key = thread_key(channel, m.id());
+                if !self.refuses_fetched(channel, &m) {
+                    self.starters.insert(key, m.clone(), now);
+                }
+            }
+            self.put_message(channel, m, false, now);
+        }
+        self.note_channel(channel);
+        self.channel_mut(channel).history_loaded = true;
+    }
+}
 
 mod job;
 pub use job::*;

@@ -1,8 +1,10 @@
 //! Intake: neutral events, Slack Events API payloads and Web API response bodies into
-//! the store, and the user directory that names their authors.
+//! the store (each event applied: a message held, an edit or reaction patched, a
+//! deletion), and the user directory that names their authors.
 
-use super::message::Event;
-use super::Store;
+use super::message::{Event, StoredMessage};
+use super::recent::{self, Patch};
+use super::{journal, thread_key, Store, ThreadKey};
 use crate::input::InputError;
 use crate::slack::users::UserDirectory;
 use crate::slack::{self, Names, ResponseError};
@@ -76,5 +78,154 @@ impl Names for StoreNames<'_> {
     }
     fn channel(&self, id: &str) -> Option<String> {
         self.0.channels.get(id).and_then(|c| c.name.clone())
+    }
+}
+
+impl Store {
+    /// Applies one validated event at `now`.
+    pub fn apply(&mut self, event: Event, now: u64) {
+        self.counters.ingested_events += 1;
+        let seq = self.recent.next_seq();
+        if self.recent.in_flight() > 0 {
+            if let Some((channel, id, patch)) = recent::touched_by(&event) {
+                self.recent.touch(channel, id, seq, patch);
+            }
+        }
+        match event {
+            Event::Message {
+                channel,
+                workspace,
+                message,
+            } => {
+                if workspace.is_some() {
+                    self.set_channel(&channel, None, None, workspace);
+                }
+                self.put_message(&channel, message, true, now);
+            }
+            Event::Delete {
+                channel,
+                message_id,
+            } => self.delete(&channel, &message_id, now),
+            event @ (Event::Edit { .. } | Event::Reaction { .. }) => {
+                if let Some((channel, id, Some(patch))) = recent::touched_by(&event) {
+                    self.patch(channel, id, &patch);
+                }
+            }
+            Event::Ignored { .. } => {
+                self.counters.ingested_events -= 1;
+                self.counters.ignored_events += 1;
+            }
+        }
+    }
+
+    /// Applies an edit or a reaction to every held copy of message `id`; an edit that
+    /// changes the text re-indexes it.
+    pub(super) fn patch(&mut self, channel: &str, id: &str, patch: &Patch) {
+        let mut changed = false;
+        let mut texts = std::mem::take(&mut self.texts);
+        self.for_each_copy(channel, id, |m| {
+            changed |= patch.apply(m);
+            texts.pack(&mut m.text);
+        });
+        self.texts = texts;
+        if changed {
+            self.reindex(channel, id);
+        }
+    }
+
+    /// Removes message `id` everywhere it is held and remembers the deletion (at `now`,
+    /// epoch ms, for a message never seen: it was posted before its deletion).
+    pub fn delete(&mut self, channel: &str, id: &str, now: u64) {
+        let key = self
+            .find(channel, id)
+            .map(|m| m.key)
+            .or_else(|| crate::time::ts_key(id))
+            .unwrap_or((i64::try_from(now / 1000).unwrap_or(i64::MAX), u32::MAX));
+        let ch = self.channel_mut(channel);
+        let (new, forgotten) = ch.remember_deleted(id, key);
+        let was_orphan = ch.orphans.remove(id).is_some();
+        let in_window = match ch.remove_from_window(id) {
+            Some(m) => {
+                ch.index.remove(m.key);
+                true
+            }
+            None => false,
+        };
+        let thread = ch.reply_threads.remove(id);
+        if new {
+            self.note_deleted(journal::DeletedChange::Remembered {
+                channel: channel.to_string(),
+                id: id.to_string(),
+                key,
+            });
+        }
+        if let Some(old) = forgotten {
+            self.note_channel(channel);
+            self.note_deleted(journal::DeletedChange::Forgotten {
+                channel: channel.to_string(),
+                id: old,
+            });
+        }
+        if was_orphan {
+            self.note_orphan(channel, id);
+        }
+        if in_window {
+            self.note_window(channel, id);
+        }
+        if let Some(t) = &thread {
+            let reply_key = self
+                .replies_entry(channel, t)
+                .and_then(|e| e.value.replies.values().find(|m| m.id() == id))
+                .map(|m| m.key);
+            if let Some(k) = reply_key {
+                self.channel_mut(channel).index.remove(k);
+            }
+        }
+        if let Some(thread) = thread {
+            let key = thread_key(channel, &thread);
+            let mut left = None;
+            if let Some(entry) = self.replies.peek_mut(&key) {
+                entry.value.replies.retain(|_, m| m.id() != id);
+                left = Some((entry.value.replies.len() as u64, entry.value.complete));
+            }
+            let dec = |root: &mut StoredMessage| match left {
+                Some((n, true)) => root.set_reply_count(n),
+                _ => root.set_reply_count(root.reply_count().saturating_sub(1)),
+            };
+            let ch = self.channel_mut(channel);
+            let mut root_in_window = false;
+            if let Some(k) = ch.key_of(&thread) {
+                if let Some(root) = ch.window.get_mut(&k) {
+                    dec(root);
+                    root_in_window = true;
+                }
+            }
+            if root_in_window {
+                self.note_window(channel, &thread);
+            }
+            if let Some(root) = self.starters.peek_mut(&key) {
+                dec(&mut root.value);
+            }
+        }
+        // A reply is in one thread; should a platform ever report it in another, no
+        // held thread may keep it.
+        let holding: Vec<ThreadKey> = self
+            .replies
+            .iter()
+            .filter(|(k, e)| k.0 == channel && e.value.replies.values().any(|m| m.id() == id))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in holding {
+            if let Some(e) = self.replies.peek_mut(&k) {
+                e.value.replies.retain(|_, m| m.id() != id);
+            }
+        }
+        // A deleted root takes its thread's cached replies with it: without the root
+        // they cannot be shown as a thread, and a refetch shows the platform's view.
+        let key = thread_key(channel, id);
+        self.starters.remove(&key);
+        if let Some(entry) = self.replies.remove(&key) {
+            self.drop_thread_replies(channel, id, &entry);
+        }
     }
 }

@@ -49,8 +49,8 @@ pub use config::{
     DEFAULT_REPLIES_MAX, DEFAULT_REPLIES_TTL_MS, DEFAULT_STARTERS_MAX, DEFAULT_STARTERS_TTL_MS,
     DEFAULT_WINDOW_SIZE, DEFAULT_WORKSPACE,
 };
-use message::{Event, StoredMessage};
-use recent::{Patch, Recent};
+use message::StoredMessage;
+use recent::Recent;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 pub use threads::ThreadEntry;
@@ -234,43 +234,6 @@ impl Store {
         self.counters.stale_serves += 1;
     }
 
-    /// Runs `f` (which ingests a fetched page) with the rule that events are newer than
-    /// a fetch that began at event number `since`.
-    pub fn with_fetch_since<R>(&mut self, since: u64, f: impl FnOnce(&mut Self) -> R) -> R {
-        let before = self.fetch_since.replace(since);
-        let out = f(self);
-        self.fetch_since = before;
-        out
-    }
-
-    /// A fetched copy of a message merged with what events after the fetch began told
-    /// the store: the held copy when an event touched it since (with the platform's
-    /// reply counters when those are ahead), else the fetched copy with the edits and
-    /// reactions of those events applied.
-    pub fn merge_fetched(&self, channel: &str, m: StoredMessage) -> StoredMessage {
-        let Some(since) = self.fetch_since else {
-            return m;
-        };
-        if !self.recent.touched_after(channel, m.id(), since) {
-            return m;
-        }
-        if let Some(held) = self.find(channel, m.id()) {
-            let mut h = held.clone();
-            h.set_reply_count(h.reply_count().max(m.reply_count()));
-            if m.latest_reply().and_then(crate::time::ts_key)
-                > h.latest_reply().and_then(crate::time::ts_key)
-            {
-                h.extras_mut().latest_reply = m.latest_reply().map(str::to_string);
-            }
-            return h;
-        }
-        let mut m = m;
-        for p in self.recent.patches_after(channel, m.id(), since) {
-            let _ = p.apply(&mut m);
-        }
-        m
-    }
-
     fn channel_mut(&mut self, id: &str) -> &mut ChannelState {
         if !self.channels.contains_key(id) {
             self.channels
@@ -303,63 +266,12 @@ impl Store {
         }
     }
 
-    /// Applies an edit or a reaction to every held copy of message `id`; an edit that
-    /// changes the text re-indexes it.
-    fn patch(&mut self, channel: &str, id: &str, patch: &Patch) {
-        let mut changed = false;
-        let mut texts = std::mem::take(&mut self.texts);
-        self.for_each_copy(channel, id, |m| {
-            changed |= patch.apply(m);
-            texts.pack(&mut m.text);
-        });
-        self.texts = texts;
-        if changed {
-            self.reindex(channel, id);
-        }
-    }
-
     /// The workspace rate limits of `channel` are counted against.
     pub fn workspace_of(&self, channel: &str) -> String {
         self.channels
             .get(channel)
             .and_then(|c| c.workspace.clone())
             .unwrap_or_else(|| self.config.default_workspace.clone())
-    }
-
-    /// Applies one validated event at `now`.
-    pub fn apply(&mut self, event: Event, now: u64) {
-        self.counters.ingested_events += 1;
-        let seq = self.recent.next_seq();
-        if self.recent.in_flight() > 0 {
-            if let Some((channel, id, patch)) = recent::touched_by(&event) {
-                self.recent.touch(channel, id, seq, patch);
-            }
-        }
-        match event {
-            Event::Message {
-                channel,
-                workspace,
-                message,
-            } => {
-                if workspace.is_some() {
-                    self.set_channel(&channel, None, None, workspace);
-                }
-                self.put_message(&channel, message, true, now);
-            }
-            Event::Delete {
-                channel,
-                message_id,
-            } => self.delete(&channel, &message_id, now),
-            event @ (Event::Edit { .. } | Event::Reaction { .. }) => {
-                if let Some((channel, id, Some(patch))) = recent::touched_by(&event) {
-                    self.patch(channel, id, &patch);
-                }
-            }
-            Event::Ignored { .. } => {
-                self.counters.ingested_events -= 1;
-                self.counters.ignored_events += 1;
-            }
-        }
     }
 
     fn remember_files(&mut self, channel: &str, m: &StoredMessage) {
@@ -528,194 +440,6 @@ impl Store {
         }
     }
 
-    /// Calls `f` on every held copy of message `id` in `channel` (window, thread entry,
-    /// starter cache).
-    pub fn for_each_copy(
-        &mut self,
-        channel: &str,
-        id: &str,
-        mut f: impl FnMut(&mut StoredMessage),
-    ) {
-        let Some(ch) = self.channels.get_mut(channel) else {
-            return;
-        };
-        let mut in_window = false;
-        if let Some(k) = ch.key_of(id) {
-            if let Some(m) = ch.window.get_mut(&k) {
-                f(m);
-                in_window = true;
-            }
-        }
-        if in_window {
-            self.note_window(channel, id);
-        }
-        let Some(ch) = self.channels.get(channel) else {
-            return;
-        };
-        if let Some(thread) = ch.reply_threads.get(id) {
-            if let Some(entry) = self.replies.peek_mut(&thread_key(channel, thread)) {
-                if let Some(m) = entry.value.replies.values_mut().find(|m| m.id() == id) {
-                    f(m);
-                }
-            }
-        }
-        if let Some(root) = self.starters.peek_mut(&thread_key(channel, id)) {
-            f(&mut root.value);
-        }
-        if let Some(m) = self
-            .channels
-            .get_mut(channel)
-            .and_then(|ch| ch.orphans.get_mut(id))
-        {
-            f(m);
-            self.note_orphan(channel, id);
-        }
-    }
-
-    /// A held copy of message `id` in `channel`: the window's, a held thread's or the
-    /// starter cache's.
-    pub fn find(&self, channel: &str, id: &str) -> Option<&StoredMessage> {
-        let ch = self.channels.get(channel)?;
-        if let Some(m) = ch.get(id) {
-            return Some(m);
-        }
-        if let Some(thread) = ch.reply_threads.get(id) {
-            let reply = self
-                .replies_entry(channel, thread)
-                .and_then(|e| e.value.replies.values().find(|m| m.id() == id));
-            if reply.is_some() {
-                return reply;
-            }
-        }
-        self.starter_entry(channel, id)
-            .map(|e| &e.value)
-            .or_else(|| ch.orphan(id))
-    }
-
-    /// Whether a fetched copy of `m` must not be stored: it was deleted, or it lies at or
-    /// before the channel's deletion horizon and the store does not hold it.
-    pub fn refuses_fetched(&self, channel: &str, m: &StoredMessage) -> bool {
-        let Some(ch) = self.channels.get(channel) else {
-            return false;
-        };
-        ch.was_deleted(m.id())
-            || (ch.deleted_horizon.is_some_and(|h| m.key <= h)
-                && self.find(channel, m.id()).is_none())
-    }
-
-    /// Removes message `id` everywhere it is held and remembers the deletion (at `now`,
-    /// epoch ms, for a message never seen: it was posted before its deletion).
-    pub fn delete(&mut self, channel: &str, id: &str, now: u64) {
-        let key = self
-            .find(channel, id)
-            .map(|m| m.key)
-            .or_else(|| crate::time::ts_key(id))
-            .unwrap_or((i64::try_from(now / 1000).unwrap_or(i64::MAX), u32::MAX));
-        let ch = self.channel_mut(channel);
-        let (new, forgotten) = ch.remember_deleted(id, key);
-        let was_orphan = ch.orphans.remove(id).is_some();
-        let in_window = match ch.remove_from_window(id) {
-            Some(m) => {
-                ch.index.remove(m.key);
-                true
-            }
-            None => false,
-        };
-        let thread = ch.reply_threads.remove(id);
-        if new {
-            self.note_deleted(journal::DeletedChange::Remembered {
-                channel: channel.to_string(),
-                id: id.to_string(),
-                key,
-            });
-        }
-        if let Some(old) = forgotten {
-            self.note_channel(channel);
-            self.note_deleted(journal::DeletedChange::Forgotten {
-                channel: channel.to_string(),
-                id: old,
-            });
-        }
-        if was_orphan {
-            self.note_orphan(channel, id);
-        }
-        if in_window {
-            self.note_window(channel, id);
-        }
-        if let Some(t) = &thread {
-            let reply_key = self
-                .replies_entry(channel, t)
-                .and_then(|e| e.value.replies.values().find(|m| m.id() == id))
-                .map(|m| m.key);
-            if let Some(k) = reply_key {
-                self.channel_mut(channel).index.remove(k);
-            }
-        }
-        if let Some(thread) = thread {
-            let key = thread_key(channel, &thread);
-            let mut left = None;
-            if let Some(entry) = self.replies.peek_mut(&key) {
-                entry.value.replies.retain(|_, m| m.id() != id);
-                left = Some((entry.value.replies.len() as u64, entry.value.complete));
-            }
-            let dec = |root: &mut StoredMessage| match left {
-                Some((n, true)) => root.set_reply_count(n),
-                _ => root.set_reply_count(root.reply_count().saturating_sub(1)),
-            };
-            let ch = self.channel_mut(channel);
-            let mut root_in_window = false;
-            if let Some(k) = ch.key_of(&thread) {
-                if let Some(root) = ch.window.get_mut(&k) {
-                    dec(root);
-                    root_in_window = true;
-                }
-            }
-            if root_in_window {
-                self.note_window(channel, &thread);
-            }
-            if let Some(root) = self.starters.peek_mut(&key) {
-                dec(&mut root.value);
-            }
-        }
-        // A reply is in one thread; should a platform ever report it in another, no
-        // held thread may keep it.
-        let holding: Vec<ThreadKey> = self
-            .replies
-            .iter()
-            .filter(|(k, e)| k.0 == channel && e.value.replies.values().any(|m| m.id() == id))
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in holding {
-            if let Some(e) = self.replies.peek_mut(&k) {
-                e.value.replies.retain(|_, m| m.id() != id);
-            }
-        }
-        // A deleted root takes its thread's cached replies with it: without the root
-        // they cannot be shown as a thread, and a refetch shows the platform's view.
-        let key = thread_key(channel, id);
-        self.starters.remove(&key);
-        if let Some(entry) = self.replies.remove(&key) {
-            self.drop_thread_replies(channel, id, &entry);
-        }
-    }
-
-    /// Ingests one page of a channel's history (newest first or oldest first).
-    pub fn put_history(&mut self, channel: &str, messages: Vec<StoredMessage>, now: u64) {
-        for m in messages {
-            let m = self.prepared(m);
-            let m = self.merge_fetched(channel, m);
-            if !m.is_reply() && m.reply_count() > 0 {
-                let key = thread_key(channel, m.id());
-                if !self.refuses_fetched(channel, &m) {
-                    self.starters.insert(key, m.clone(), now);
-                }
-            }
-            self.put_message(channel, m, false, now);
-        }
-        self.note_channel(channel);
-        self.channel_mut(channel).history_loaded = true;
-    }
-
     /// Re-indexes message `id` after its text changed.
     fn reindex(&mut self, channel: &str, id: &str) {
         let Some(ch) = self.channels.get_mut(channel) else {
@@ -734,41 +458,6 @@ impl Store {
                 ch.index_message(m);
             }
         }
-    }
-
-    /// Approximate heap bytes held by messages (window and caches), for the memory
-    /// report.
-    pub fn message_heap_bytes(&self) -> usize {
-        let window: usize = self
-            .channels
-            .values()
-            .map(|c| {
-                c.window.heap_bytes()
-                    + c.window
-                        .iter()
-                        .map(|m| m.heap_bytes() + std::mem::size_of::<StoredMessage>())
-                        .sum::<usize>()
-            })
-            .sum();
-        let replies: usize = self
-            .replies
-            .iter()
-            .flat_map(|(_, e)| e.value.replies.values())
-            .map(|m| m.heap_bytes() + std::mem::size_of::<StoredMessage>())
-            .sum();
-        let authors: usize = self
-            .authors
-            .iter()
-            .map(|a| {
-                a.user_id.capacity() + a.display_name.capacity() + std::mem::size_of::<Author>()
-            })
-            .sum();
-        window + replies + authors
-    }
-
-    /// Messages held in channel windows.
-    pub fn window_messages(&self) -> usize {
-        self.channels.values().map(|c| c.window.len()).sum()
     }
 }
 

@@ -1,7 +1,9 @@
 //! `stats()`: the store's counters and sizes, in the shape JavaScript reads them.
 
+use super::message::StoredMessage;
 use super::Store;
 use crate::cache::CacheCounters;
+use crate::model::Author;
 use napi_derive::napi;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -194,5 +196,42 @@ impl Store {
             persist: None,
             redis: None,
         }
+    }
+}
+
+impl Store {
+    /// Approximate heap bytes held by messages (window and caches), for the memory
+    /// report.
+    pub fn message_heap_bytes(&self) -> usize {
+        let window: usize = self
+            .channels
+            .values()
+            .map(|c| {
+                c.window.heap_bytes()
+                    + c.window
+                        .iter()
+                        .map(|m| m.heap_bytes() + std::mem::size_of::<StoredMessage>())
+                        .sum::<usize>()
+            })
+            .sum();
+        let replies: usize = self
+            .replies
+            .iter()
+            .flat_map(|(_, e)| e.value.replies.values())
+            .map(|m| m.heap_bytes() + std::mem::size_of::<StoredMessage>())
+            .sum();
+        let authors: usize = self
+            .authors
+            .iter()
+            .map(|a| {
+                a.user_id.capacity() + a.display_name.capacity() + std::mem::size_of::<Author>()
+            })
+            .sum();
+        window + replies + authors
+    }
+
+    /// Messages held in channel windows.
+    pub fn window_messages(&self) -> usize {
+        self.channels.values().map(|c| c.window.len()).sum()
     }
 }

@@ -2,7 +2,7 @@
 //! its thread's activity (`threadActivity`).
 
 use super::message::StoredMessage;
-use super::Store;
+use super::{thread_key, Store};
 use crate::model::{Author, MediaRef};
 use napi_derive::napi;
 use serde::Serialize;
@@ -103,5 +103,72 @@ impl Store {
             last_reply_ts: a.last_reply_ts.as_deref().map(crate::time::to_iso),
             participant_names: a.participant_names,
         })
+    }
+}
+
+/// Held messages by id, and every copy of one.
+impl Store {
+    /// Calls `f` on every held copy of message `id` in `channel` (window, thread entry,
+    /// starter cache).
+    pub fn for_each_copy(
+        &mut self,
+        channel: &str,
+        id: &str,
+        mut f: impl FnMut(&mut StoredMessage),
+    ) {
+        let Some(ch) = self.channels.get_mut(channel) else {
+            return;
+        };
+        let mut in_window = false;
+        if let Some(k) = ch.key_of(id) {
+            if let Some(m) = ch.window.get_mut(&k) {
+                f(m);
+                in_window = true;
+            }
+        }
+        if in_window {
+            self.note_window(channel, id);
+        }
+        let Some(ch) = self.channels.get(channel) else {
+            return;
+        };
+        if let Some(thread) = ch.reply_threads.get(id) {
+            if let Some(entry) = self.replies.peek_mut(&thread_key(channel, thread)) {
+                if let Some(m) = entry.value.replies.values_mut().find(|m| m.id() == id) {
+                    f(m);
+                }
+            }
+        }
+        if let Some(root) = self.starters.peek_mut(&thread_key(channel, id)) {
+            f(&mut root.value);
+        }
+        if let Some(m) = self
+            .channels
+            .get_mut(channel)
+            .and_then(|ch| ch.orphans.get_mut(id))
+        {
+            f(m);
+            self.note_orphan(channel, id);
+        }
+    }
+
+    /// A held copy of message `id` in `channel`: the window's, a held thread's or the
+    /// starter cache's.
+    pub fn find(&self, channel: &str, id: &str) -> Option<&StoredMessage> {
+        let ch = self.channels.get(channel)?;
+        if let Some(m) = ch.get(id) {
+            return Some(m);
+        }
+        if let Some(thread) = ch.reply_threads.get(id) {
+            let reply = self
+                .replies_entry(channel, thread)
+                .and_then(|e| e.value.replies.values().find(|m| m.id() == id));
+            if reply.is_some() {
+                return reply;
+            }
+        }
+        self.starter_entry(channel, id)
+            .map(|e| &e.value)
+            .or_else(|| ch.orphan(id))
     }
 }
