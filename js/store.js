@@ -95,6 +95,8 @@ async function drive(store, run, effects, tool) {
   try {
     for (;;) {
       for (const effect of effects) pending.set(effect.id, perform(fetcher, effect))
+      // A run that is not done always waits on something; never wait on nothing.
+      if (pending.size === 0) throw new Error('ChannelStore: a fetch run stopped with nothing to wait for')
       const answer = await Promise.race(pending.values())
       pending.delete(answer.id)
       const step = store._step(run, answer)

@@ -14,6 +14,20 @@ use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
 
+/// The lane, time and `force` of a `planCompaction` / `compact` call.
+fn args(
+    env: &Env,
+    func: &str,
+    session_id: &Unknown,
+    thread_key: &Unknown,
+    options: Option<Unknown>,
+) -> Result<(String, String, i64, bool)> {
+    let (session, lane) = lane_args(env, func, session_id, thread_key)?;
+    let o: CompactOptions = from_js_opt(env, func, "options", options)?.unwrap_or_default();
+    let now = now_or(env, func, "options.now", o.now)?;
+    Ok((session, lane, now, o.force.unwrap_or(false)))
+}
+
 #[napi]
 impl JsMemoryStore {
     /// Decides whether a lane is due for compaction (or, with `force`, has more than
@@ -33,11 +47,8 @@ impl JsMemoryStore {
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
         const F: &str = "MemoryStore.planCompaction";
-        let (session, lane) = lane_args(env, F, &session_id, &thread_key)?;
-        let o: CompactOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
-        let now = now_or(env, F, "options.now", o.now)?;
+        let (session, lane, now, force) = args(env, F, &session_id, &thread_key, options)?;
         let policy = self.policy;
-        let force = o.force.unwrap_or(false);
         let plan = self.with(env, F, |s| {
             s.plan_compaction(&session, &lane, &policy, now, force)
         })?;
@@ -110,11 +121,8 @@ impl JsMemoryStore {
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
         const F: &str = "MemoryStore.compact";
-        let (session, lane) = lane_args(env, F, &session_id, &thread_key)?;
-        let o: CompactOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
-        let now = now_or(env, F, "options.now", o.now)?;
+        let (session, lane, now, force) = args(env, F, &session_id, &thread_key, options)?;
         let policy = self.policy;
-        let force = o.force.unwrap_or(false);
         let done = self.with(env, F, |s| s.compact(&session, &lane, &policy, now, force))?;
         to_js(env, &done.as_ref().map(CompactionResult::from))
     }
