@@ -626,7 +626,9 @@ export declare class MemoryStore {
    * `budgetTokens`, which the layers share and use: the more budget, the more of the
    * conversation comes back. Messages are shown under day headings with their dates
    * and how long ago that was (from `now`). Deterministic to the byte for the same
-   * store and input.
+   * store and input. With `turn`, a host that keeps the transcript itself makes one
+   * call per turn: the turn is stored (and recorded as a conversation) first, in the
+   * same call, and `stored` says where each message went.
    */
   assemble(input: AssembleInput): AssembledContext
   /**
@@ -937,6 +939,10 @@ export interface AssembledContext {
   turnBlocksLeftOut: number
   /** `systemBlocks` left out because they did not fit the budget (the last first). */
   systemBlocksLeftOut: number
+  /** With `turn`: where each of its messages went, as `ingest` says. */
+  stored?: Array<IngestedMessage>
+  /** With `turn`: the version of the lane's summary the assembly read (null: none yet). */
+  summaryVersion?: number | null
 }
 
 /** Estimated tokens per layer of an assembled context (0 for a layer left out). */
@@ -1035,6 +1041,24 @@ export interface AssembleInput {
   history?: ConversationContextInput
   /** Whether the history starts with the `<thread-status>` block (default true). */
   threadStatus?: boolean
+  /**
+   * A host's turn, stored and recorded in the same call, before the assembly: its
+   * messages stored as `ingest` stores them (those stored before are found, not stored
+   * again), and, with `conversation`, recorded as that session's conversation of the
+   * chat for `history`. Then `hostMessages[i].message` names a message of the turn.
+   */
+  turn?: AssembleTurnInput
+}
+
+/** A host's turn for `assemble` (see `AssembleInput.turn`). */
+export interface AssembleTurnInput {
+  messages: Array<MemoryMessage>
+  /**
+   * The conversation to record the messages as (replacing its earlier record), with the
+   * lane's summary as its summary, or the start of its first message while there is
+   * none.
+   */
+  conversation?: TurnConversationInput
 }
 
 /**
@@ -1699,6 +1723,11 @@ export declare function getThreadAttachments(manifest: AttachmentManifest, threa
 export interface HostMessageInput {
   /** The id it was stored under with `ingest` (empty or absent: not stored). */
   id?: string
+  /**
+   * With `turn`: its index in `turn.messages`, whose stored id it takes (absent: not
+   * stored, such as a tool call).
+   */
+  message?: number
   /** Written by the user (a kept window opens on a user message). */
   user: boolean
   /**
@@ -2644,6 +2673,12 @@ export interface TtlCacheStats {
   /** Entries held. */
   size: number
   max: number
+}
+
+/** The chat and session a turn's conversation is recorded under. */
+export interface TurnConversationInput {
+  chatId: string
+  sessionId: string
 }
 
 /** A UTC offset from an instant on. */

@@ -273,6 +273,32 @@ describe('the OpenClaw plugin', () => {
     await e.dispose()
   })
 
+  it('assembles with one call into the store: the turn stored and recorded in the same call', async () => {
+    const e = engine('one-call.sqlite')
+    const messages = conversation(12)
+    await e.assemble({ sessionId: 's1', sessionKey: SLACK_THREAD, messages: messages.slice(0, 6), tokenBudget: 4_000 })
+    // Every other method of the store is off limits now: the next turn may only assemble.
+    const store = e.memory() as unknown as Record<string, unknown>
+    const calls: string[] = []
+    const proto = Object.getPrototypeOf(store) as Record<string, unknown>
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const f = proto[name]
+      if (name === 'constructor' || typeof f !== 'function') continue
+      store[name] = (...args: unknown[]) => {
+        calls.push(name)
+        return (f as (...a: unknown[]) => unknown).apply(store, args)
+      }
+    }
+    const out = await e.assemble({ sessionId: 's2', sessionKey: SLACK_THREAD, messages, tokenBudget: 4_000, prompt: 'the rollout' })
+    expect(calls).toEqual(['assemble'])
+    expect(e.diagnostics).toEqual([])
+    expect(out.messages.length).toBeGreaterThan(0)
+    // The turn was stored by that call: the newest message is in the store now.
+    const place = placeSession(SLACK_THREAD, 's2')
+    const recent = e.memory().recent(place.sessionId, laneOf(place), 1)
+    expect(recent.map((m) => m.text)).toEqual(['We decided to ship part 11 of the rollout behind a flag.'])
+  })
+
   it('keeps threads apart: another thread of the channel gets its own summary', async () => {
     const e = engine('threads.sqlite')
     await e.afterTurn({ sessionId: 'a', sessionKey: SLACK_THREAD, messages: conversation(40, 'rollout'), prePromptMessageCount: 0, sessionFile: 'x' })

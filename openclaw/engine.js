@@ -96,15 +96,17 @@ class MemoryContextEngine {
 
   /**
    * The memory messages of the user and assistant turns of `messages`; `ids` (when given)
-   * gets each message's stored id, '' for one that is not stored.
+   * gets each message's stored id, '' for one that is not stored, and `at` its index in
+   * the batch, -1 for one that is not stored.
    */
-  toMemory(place, messages, ids = null) {
+  toMemory(place, messages, ids = null, at = null) {
     const batch = []
     const now = Date.now()
     for (const m of messages) {
       const text = textOf(m)
       if (text === null || text.trim() === '' || isTurnText(m.role, text)) {
         ids?.push('')
+        at?.push(-1)
         continue
       }
       batch.push({
@@ -118,6 +120,7 @@ class MemoryContextEngine {
         replyTo: place.replyTo,
       })
       ids?.push(batch[batch.length - 1].messageId)
+      at?.push(batch.length - 1)
     }
     return batch
   }
@@ -303,19 +306,23 @@ class MemoryContextEngine {
    */
   async assembleWithin(params, messages) {
     const place = placeSession(params.sessionKey, params.sessionId)
-    const { lane, ids, batch } = this.store_(place, messages)
+    const lane = laneOf(place)
+    // Each host message's index in the batch stored with this turn (-1: not stored).
+    const at = []
+    const batch = this.toMemory(place, messages, null, at)
     const budget = positive(params.tokenBudget) ?? positive(params.runtimeContext?.tokenBudget) ?? MAX_BUDGET
     const lastUser = lastIndex(messages, (m) => m?.role === 'user')
     const memory = this.memory()
-    const summary = memory.record(place.sessionId, 'thread_summary', lane)
     // The thread block and the history each get at most a quarter of the budget; the
     // assembly budgets them with the rest and leaves out one that does not fit.
     const share = Math.min(this.options.historyTokens, Math.floor(Math.min(budget, MAX_BUDGET) / 4))
     const thread = await this.threadBlock(place)
-    const history = this.historyInput(memory, place, params, batch, share, summary)
+    const history = this.historyInput(place, params, share)
     const query = params.prompt ?? (lastUser >= 0 ? textOf(messages[lastUser]) : '') ?? ''
     const now = Date.now()
-    const host = messages.map((m, i) => ({ id: ids[i], user: m?.role === 'user', tokens: centralEstimate(m) }))
+    const host = messages.map((m, i) => ({ message: at[i] >= 0 ? at[i] : undefined, user: m?.role === 'user', tokens: centralEstimate(m) }))
+    // One call: the turn stored (what the store has not seen of the host's transcript)
+    // and recorded as this session's conversation, then the layers assembled.
     const out = memory.assemble({
       sessionId: place.sessionId,
       threadKey: lane,
@@ -332,9 +339,11 @@ class MemoryContextEngine {
       retrievedMinTerms: RECALL_MIN_TERMS,
       retrievedNeighbours: RECALL_NEIGHBOURS,
       turnBlocks: thread,
-      history: history ?? undefined,
+      history: history?.context,
       threadStatus: this.options.threadStatus,
+      turn: { messages: batch, conversation: history?.conversation },
     })
+    this.qualified('ingest', batch, out.stored ?? [])
     if (out.turnBlocksLeftOut > 0) {
       this.note('threadBlock', `the Slack thread block (${tokensOfText(thread[0])} tokens) did not fit the budget (${budget}); left out`)
     }
@@ -345,7 +354,7 @@ class MemoryContextEngine {
     // The budget, not the summary, left messages out: fold them in after the turn.
     if (from > out.summaryCovers && this.options.compactWhenTrimming) this.trimmed.add(`${place.sessionId}\u0000${lane}`)
     let kept = messages.slice(from)
-    kept = this.reattach(place, lane, summary, messages.slice(0, from), kept)
+    kept = this.reattach(place, lane, out.summaryVersion ?? null, messages.slice(0, from), kept)
     // The host's message objects are never changed; this turn's part is a message of its
     // own, which OpenClaw sends once and does not write to its transcript.
     if (out.turn !== '') kept = [...kept, turnMessage(out.turn, now)]
@@ -375,25 +384,24 @@ class MemoryContextEngine {
 
   /**
    * What the assembly needs to build the thread's history (by calendar tiers, at most
-   * `maxTokens`) and the thread status, each an option; null when both are off. This
-   * session (`batch`: its stored turns) is first recorded as a conversation of its thread
-   * key, which the history leaves out (its messages are sent anyway).
+   * `maxTokens`) and the thread status, each an option, and the conversation this
+   * session's turn is recorded as (of its thread key: the history leaves it out, its
+   * messages are sent anyway); null when both are off.
    */
-  historyInput(memory, place, params, batch, maxTokens, summary) {
+  historyInput(place, params, maxTokens) {
     if (!this.options.history && !this.options.threadStatus) return null
     const sessionId = typeof params.sessionId === 'string' && params.sessionId !== '' ? params.sessionId : null
     // History stays in the thread key: a Slack thread's earlier sessions (after a reset or
     // rollover), a DM's earlier conversations; never another thread of the channel.
     const chatId = `${place.sessionId}#${laneOf(place)}`
-    const turns = batch.map((m) => ({ role: m.role, text: m.text, ts: m.ts }))
-    if (sessionId !== null && turns.length > 0) {
-      memory.putConversation({ chatId, sessionId, turns, summary: summary?.body ?? turns[0].text.slice(0, 280), startedAt: turns[0].ts, endedAt: Math.max(turns[turns.length - 1].ts, turns[0].ts) })
-    }
     return {
-      chatId,
-      timeZone: this.options.timeZone,
-      maxTokens: this.options.history ? maxTokens : 0,
-      excludeSessionId: sessionId ?? undefined,
+      context: {
+        chatId,
+        timeZone: this.options.timeZone,
+        maxTokens: this.options.history ? maxTokens : 0,
+        excludeSessionId: sessionId ?? undefined,
+      },
+      conversation: sessionId === null ? undefined : { chatId, sessionId },
     }
   }
 
@@ -416,11 +424,11 @@ class MemoryContextEngine {
    * of the first kept user message, after the recovery preamble. Only this session's
    * (this thread's) messages are looked at; nothing is written.
    */
-  reattach(place, lane, summary, dropped, kept) {
-    if (!this.options.reattachMedia || kept.length === 0 || summary === null) return kept
+  reattach(place, lane, summaryVersion, dropped, kept) {
+    if (!this.options.reattachMedia || kept.length === 0 || summaryVersion === null) return kept
     const key = `${place.sessionId}\u0000${lane}`
-    if (this.recovered.get(key) === summary.summaryVersion) return kept
-    this.recovered.set(key, summary.summaryVersion)
+    if (this.recovered.get(key) === summaryVersion) return kept
+    this.recovered.set(key, summaryVersion)
     const images = dropped.flatMap(imagesOf)
     const first = kept.findIndex((m) => m?.role === 'user')
     if (images.length === 0 || first < 0) return kept

@@ -239,7 +239,7 @@ impl JsMemoryStore {
 }
 
 /// Where ingested messages went, as JS sees it.
-fn ingested_js(out: Vec<crate::memory::store::Ingested>) -> Vec<IngestedMessage> {
+pub(super) fn ingested_js(out: Vec<crate::memory::store::Ingested>) -> Vec<IngestedMessage> {
     out.into_iter()
         .map(|i| IngestedMessage {
             thread_key: i.thread_key,

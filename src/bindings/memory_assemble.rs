@@ -3,10 +3,11 @@
 
 use super::errors::throw;
 use super::js::{from_js, to_js};
-use super::memory::{count_or, now_or, JsMemoryStore};
-use crate::input::{self, InputError};
+use super::memory::{count_or, ingested_js, now_or, JsMemoryStore};
+use crate::input::{self, whole_number, InputError};
 use crate::memory::assemble::{assemble, AssembleRequest, HostMessage, NEIGHBOURS};
-use crate::memory::shapes::{AssembleInput, AssembledContext};
+use crate::memory::shapes::{AssembleInput, AssembledContext, HostMessageInput};
+use crate::memory::turn::{HostRef, HostTurn};
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
@@ -20,7 +21,9 @@ impl JsMemoryStore {
     /// `budgetTokens`, which the layers share and use: the more budget, the more of the
     /// conversation comes back. Messages are shown under day headings with their dates
     /// and how long ago that was (from `now`). Deterministic to the byte for the same
-    /// store and input.
+    /// store and input. With `turn`, a host that keeps the transcript itself makes one
+    /// call per turn: the turn is stored (and recorded as a conversation) first, in the
+    /// same call, and `stored` says where each message went.
     #[napi(
         catch_unwind,
         ts_args_type = "input: AssembleInput",
@@ -31,29 +34,36 @@ impl JsMemoryStore {
         let i: AssembleInput = from_js(env, F, "input", input)?;
         let budget = input::budget_tokens(i.budget_tokens, "input.budgetTokens")
             .map_err(|e| throw(env, F, &e))?;
-        let host: Option<Vec<HostMessage<'_>>> = i
+        let turn = i.turn.as_ref();
+        let messages = match turn {
+            Some(t) => t
+                .messages
+                .iter()
+                .enumerate()
+                .map(|(n, m)| m.to_new(|| format!("input.turn.messages[{n}]")))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| throw(env, F, &e))?,
+            None => Vec::new(),
+        };
+        let refs: Option<Vec<HostRef>> = i
             .host_messages
             .as_ref()
-            .map(|list| {
-                list.iter()
-                    .enumerate()
-                    .map(|(n, m)| {
-                        if !m.tokens.is_finite() || m.tokens < 0.0 {
-                            return Err(InputError::range_error(
-                                format!("input.hostMessages[{n}].tokens"),
-                                format!("must be a finite number >= 0, got {}", m.tokens),
-                            ));
-                        }
-                        Ok(HostMessage {
-                            id: m.id.as_deref().unwrap_or_default(),
-                            user: m.user,
-                            est: m.tokens,
-                        })
-                    })
-                    .collect::<std::result::Result<Vec<_>, _>>()
-            })
+            .map(|list| host_refs(list, turn.map(|_| messages.len())))
             .transpose()
             .map_err(|e| throw(env, F, &e))?;
+        let host: Option<Vec<HostMessage<'_>>> = match (&refs, &i.host_messages) {
+            (Some(refs), Some(list)) if turn.is_none() => Some(
+                refs.iter()
+                    .zip(list)
+                    .map(|(r, m)| HostMessage {
+                        id: m.id.as_deref().unwrap_or_default(),
+                        user: r.user,
+                        est: r.est,
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        };
         let turn_blocks: Vec<&str> = i.turn_blocks.iter().flatten().map(String::as_str).collect();
         let system_blocks: Vec<&str> = i
             .system_blocks
@@ -107,7 +117,70 @@ impl JsMemoryStore {
             system_blocks: &system_blocks,
             history: history.as_ref(),
         };
-        let out = self.with(env, F, |s| assemble(s, &req))?;
-        to_js(env, &AssembledContext::from(&out))
+        let Some(t) = turn else {
+            let out = self.with(env, F, |s| assemble(s, &req))?;
+            return to_js(env, &AssembledContext::from(&out));
+        };
+        let host_turn = HostTurn {
+            messages: &messages,
+            conversation: t
+                .conversation
+                .as_ref()
+                .map(|c| (c.chat_id.as_str(), c.session_id.as_str())),
+        };
+        let refs = refs.unwrap_or_default();
+        let out = self.with(env, F, |s| s.assemble_turn(&host_turn, &refs, &req))?;
+        let mut ctx = AssembledContext::from(&out.assembled);
+        ctx.stored = Some(ingested_js(out.stored));
+        #[allow(clippy::cast_precision_loss)] // versions are small counts
+        let version = out.summary_version.map(|v| v as f64);
+        ctx.summary_version = Some(version);
+        to_js(env, &ctx)
     }
+}
+
+/// The host messages as the assembly reads them: each one's estimate checked, and with
+/// a turn of `turn_len` messages, the index of its message in it.
+fn host_refs(
+    list: &[HostMessageInput],
+    turn_len: Option<usize>,
+) -> std::result::Result<Vec<HostRef>, InputError> {
+    list.iter()
+        .enumerate()
+        .map(|(n, m)| {
+            if !m.tokens.is_finite() || m.tokens < 0.0 {
+                return Err(InputError::range_error(
+                    format!("input.hostMessages[{n}].tokens"),
+                    format!("must be a finite number >= 0, got {}", m.tokens),
+                ));
+            }
+            let message = match (m.message, turn_len) {
+                (None, _) => None,
+                (Some(_), None) => {
+                    return Err(InputError::type_error(
+                        format!("input.hostMessages[{n}].message"),
+                        "names a message of `turn`, and there is no `turn`",
+                    ))
+                }
+                (Some(i), Some(len)) => {
+                    let path = format!("input.hostMessages[{n}].message");
+                    let i = whole_number(i, &path, "a message index")?;
+                    match usize::try_from(i).ok().filter(|&i| i < len) {
+                        Some(i) => Some(i),
+                        None => {
+                            return Err(InputError::range_error(
+                                path,
+                                format!("must be below the {len} messages of `turn`, got {i}"),
+                            ))
+                        }
+                    }
+                }
+            };
+            Ok(HostRef {
+                message,
+                user: m.user,
+                est: m.tokens,
+            })
+        })
+        .collect()
 }

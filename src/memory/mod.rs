@@ -13,3 +13,4 @@ pub mod store;
 pub mod summary;
 pub mod tools;
 pub mod transcript;
+pub mod turn;

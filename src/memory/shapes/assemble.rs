@@ -66,6 +66,32 @@ pub struct AssembleInput {
     pub history: Option<ConversationContextInput>,
     /// Whether the history starts with the `<thread-status>` block (default true).
     pub thread_status: Option<bool>,
+    /// A host's turn, stored and recorded in the same call, before the assembly: its
+    /// messages stored as `ingest` stores them (those stored before are found, not stored
+    /// again), and, with `conversation`, recorded as that session's conversation of the
+    /// chat for `history`. Then `hostMessages[i].message` names a message of the turn.
+    pub turn: Option<AssembleTurnInput>,
+}
+
+/// A host's turn for `assemble` (see `AssembleInput.turn`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AssembleTurnInput {
+    pub messages: Vec<MemoryMessage>,
+    /// The conversation to record the messages as (replacing its earlier record), with the
+    /// lane's summary as its summary, or the start of its first message while there is
+    /// none.
+    pub conversation: Option<TurnConversationInput>,
+}
+
+/// The chat and session a turn's conversation is recorded under.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TurnConversationInput {
+    pub chat_id: String,
+    pub session_id: String,
 }
 
 /// A message the caller sends the model itself.
@@ -75,6 +101,9 @@ pub struct AssembleInput {
 pub struct HostMessageInput {
     /// The id it was stored under with `ingest` (empty or absent: not stored).
     pub id: Option<String>,
+    /// With `turn`: its index in `turn.messages`, whose stored id it takes (absent: not
+    /// stored, such as a tool call).
+    pub message: Option<f64>,
     /// Written by the user (a kept window opens on a user message).
     pub user: bool,
     /// What it costs as the model receives it: the central estimate of its tokens
@@ -156,6 +185,13 @@ pub struct AssembledContext {
     pub turn_blocks_left_out: f64,
     /// `systemBlocks` left out because they did not fit the budget (the last first).
     pub system_blocks_left_out: f64,
+    /// With `turn`: where each of its messages went, as `ingest` says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stored: Option<Vec<IngestedMessage>>,
+    /// With `turn`: the version of the lane's summary the assembly read (null: none yet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[napi(ts_type = "number | null")]
+    pub summary_version: Option<Option<f64>>,
 }
 
 impl From<&Assembled> for AssembledContext {
@@ -174,6 +210,8 @@ impl From<&Assembled> for AssembledContext {
             system_blocks_left_out: a.system_blocks_left_out as f64,
             recent_included: a.recent_included as f64,
             over_budget: a.over_budget,
+            stored: None,
+            summary_version: None,
         }
     }
 }
