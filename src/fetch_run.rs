@@ -123,7 +123,7 @@ pub enum Goal {
 
 /// Where a run stands after a start or an answer.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub struct Step {
     /// What the run needs done next (empty when it is done or only waits).
     pub effects: Vec<Effect>,
     /// Set when the run has finished.
@@ -134,9 +134,6 @@ pub struct Outcome {
     /// workers.
     pub pauses: Vec<(String, String)>,
 }
-
-/// A run's step, as [`Runs::start`] and [`Runs::answer`] return it.
-pub type Step = Outcome;
 
 /// The end of one fetch: the reason it failed, and for a download the bytes.
 #[derive(Debug, Clone, Default)]
@@ -246,7 +243,7 @@ impl Runs {
             round: 0,
         };
         self.runs.insert(id, run);
-        let mut out = Outcome::default();
+        let mut out = Step::default();
         self.add_jobs(store, id, jobs, now, &mut out);
         self.settle(store, id, now, &mut out);
         (id, out)
@@ -275,7 +272,7 @@ impl Runs {
         answer: Answer,
         now: u64,
     ) -> Step {
-        let mut out = Outcome::default();
+        let mut out = Step::default();
         let Some((r, j)) = self.waiting.remove(&effect) else {
             return out;
         };
@@ -291,7 +288,7 @@ impl Runs {
     /// Ends run `run` early (its driver failed): its fetches end as failed with
     /// `reason`, so the runs that joined them go on.
     pub fn abort(&mut self, store: &mut Store, run: RunId, reason: &str) -> Vec<EffectId> {
-        let mut out = Outcome::default();
+        let mut out = Step::default();
         let Some(count) = self.runs.get(&run).map(|r| r.jobs.len()) else {
             return out.woken;
         };
@@ -336,7 +333,7 @@ impl Runs {
         run: RunId,
         jobs: Vec<FetchJob>,
         now: u64,
-        out: &mut Outcome,
+        out: &mut Step,
     ) {
         for job in jobs {
             let Some(r) = self.runs.get_mut(&run) else {
@@ -374,7 +371,7 @@ impl Runs {
 
     /// Job `j` of `run` has ended: its failure joins the run's, and when it owned the
     /// fetch, the runs that joined it are woken with the same end.
-    fn finish(&mut self, store: &mut Store, run: RunId, j: usize, end: JobEnd, out: &mut Outcome) {
+    fn finish(&mut self, store: &mut Store, run: RunId, j: usize, end: JobEnd, out: &mut Step) {
         let Some(r) = self.runs.get_mut(&run) else {
             return;
         };
@@ -385,12 +382,11 @@ impl Runs {
                 reason: reason.clone(),
             });
         }
-        let owner = job.owner;
-        let key = job.job.key.clone();
-        job.state = State::Done(end.clone());
-        if !owner {
+        if !job.owner {
+            job.state = State::Done(end);
             return;
         }
+        let key = job.job.key.clone();
         store.end_fetch();
         self.owners.remove(&key);
         for (jr, jj) in self.joiners.remove(&key).unwrap_or_default() {
@@ -402,10 +398,14 @@ impl Runs {
                 out.woken.push(*id);
             }
         }
+        // The end (a download's bytes with it) is copied for each joiner, then moved here.
+        if let Some(job) = self.job(run, j) {
+            job.state = State::Done(end);
+        }
     }
 
     /// When every fetch of `run` has ended: plans again (a build) or finishes it.
-    fn settle(&mut self, store: &mut Store, run: RunId, now: u64, out: &mut Outcome) {
+    fn settle(&mut self, store: &mut Store, run: RunId, now: u64, out: &mut Step) {
         loop {
             let Some(r) = self.runs.get_mut(&run) else {
                 return;

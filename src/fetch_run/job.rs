@@ -2,7 +2,7 @@
 //! limiter's (and its waits), the call, and what its answer does: a page ingested and
 //! the next one asked for, bytes kept, or a failure with its note and any Retry-After.
 
-use super::{Answer, Effect, JobEnd, Outcome, RunId, Runs, State};
+use super::{Answer, Effect, JobEnd, RunId, Runs, State, Step};
 use crate::store::fetch::{FetchKind, Slot};
 use crate::store::Store;
 use serde_json::json;
@@ -15,7 +15,7 @@ impl Runs {
         run: RunId,
         j: usize,
         now: u64,
-        out: &mut Outcome,
+        out: &mut Step,
     ) {
         let Some(job) = self.job(run, j) else { return };
         let (method, channel) = (job.job.method.clone(), job.job.channel_id.clone());
@@ -39,7 +39,7 @@ impl Runs {
         run: RunId,
         j: usize,
         waited: u64,
-        out: &mut Outcome,
+        out: &mut Step,
     ) {
         if !self.shared {
             return self.call(store, run, j, out);
@@ -54,7 +54,7 @@ impl Runs {
         });
     }
 
-    fn call(&mut self, store: &mut Store, run: RunId, j: usize, out: &mut Outcome) {
+    fn call(&mut self, store: &mut Store, run: RunId, j: usize, out: &mut Step) {
         let timeout_ms = store.config().fetch_timeout_ms;
         let id = self.wait(run, j);
         let Some(r) = self.runs.get_mut(&run) else {
@@ -87,7 +87,7 @@ impl Runs {
         j: usize,
         answer: Answer,
         now: u64,
-        out: &mut Outcome,
+        out: &mut Step,
     ) {
         let Some(job) = self.job(run, j) else { return };
         let (method, channel) = (job.job.method.clone(), job.job.channel_id.clone());
@@ -170,7 +170,7 @@ impl Runs {
         j: usize,
         json: Option<String>,
         now: u64,
-        out: &mut Outcome,
+        out: &mut Step,
     ) {
         let Some(job) = self.job(run, j) else { return };
         let first = job.page == 0;
@@ -191,7 +191,7 @@ impl Runs {
         }
     }
 
-    fn fail(&mut self, store: &mut Store, run: RunId, j: usize, reason: String, out: &mut Outcome) {
+    fn fail(&mut self, store: &mut Store, run: RunId, j: usize, reason: String, out: &mut Step) {
         let end = JobEnd {
             failure: Some(reason),
             media: None,
