@@ -37,7 +37,7 @@ impl Store {
         channel: &str,
         m: &'a StoredMessage,
     ) -> Option<ThreadStats<'a>> {
-        let entry = self.replies_entry(channel, m.id()).map(|e| &e.value);
+        let entry = self.threads.replies(channel, m.id()).map(|e| &e.value);
         let held = entry.map_or(0, |e| e.replies.len() as u64);
         let reply_count = if entry.is_some_and(|e| e.complete) {
             held

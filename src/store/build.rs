@@ -168,7 +168,7 @@ impl Store {
             .iter()
             .map(|f| format!("Could not fetch {} ({}).", f.need.what(), f.reason))
             .collect();
-        notes.extend(self.coordination_note.clone());
+        notes.extend(self.gate.shared_note().map(str::to_string));
         let Some(at) = self.find_anchor(req) else {
             return Err(BuildError::AnchorNotFound {
                 channel: req.channel.clone(),

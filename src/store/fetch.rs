@@ -10,7 +10,6 @@ use super::request::ContextRequest;
 use super::{thread_key, Store};
 use crate::coord::SharedGrant;
 use crate::input;
-use crate::ratelimit::{Grant, Overflow, Refusal, Refused, MAX_RETRY_AFTER_MS};
 use crate::slack;
 use serde_json::Value;
 
@@ -20,9 +19,9 @@ impl Store {
     /// Runs `f` (which ingests a fetched page) with the rule that events are newer than
     /// a fetch that began at event number `since`.
     pub fn with_fetch_since<R>(&mut self, since: u64, f: impl FnOnce(&mut Self) -> R) -> R {
-        let before = self.fetch_since.replace(since);
+        let before = self.recent.ingesting(Some(since));
         let out = f(self);
-        self.fetch_since = before;
+        self.recent.ingesting(before);
         out
     }
 
@@ -31,7 +30,7 @@ impl Store {
     /// reply counters when those are ahead), else the fetched copy with the edits and
     /// reactions of those events applied.
     pub fn merge_fetched(&self, channel: &str, m: StoredMessage) -> StoredMessage {
-        let Some(since) = self.fetch_since else {
+        let Some(since) = self.recent.page_since() else {
             return m;
         };
         if !self.recent.touched_after(channel, m.id(), since) {
@@ -70,11 +69,9 @@ impl Store {
         for m in messages {
             let m = self.prepared(m);
             let m = self.merge_fetched(channel, m);
-            if !m.is_reply() && m.reply_count() > 0 {
+            if !m.is_reply() && m.reply_count() > 0 && !self.refuses_fetched(channel, &m) {
                 let key = thread_key(channel, m.id());
-                if !self.refuses_fetched(channel, &m) {
-                    self.starters.insert(key, m.clone(), now);
-                }
+                self.threads.put_starter(key, m.clone(), now);
             }
             self.put_message(channel, m, false, now);
         }
@@ -86,14 +83,7 @@ impl Store {
 mod job;
 pub use job::*;
 
-/// What the rate limiter says about one call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Slot {
-    /// Call after waiting this many milliseconds (0: now).
-    Wait(u64),
-    /// Do not call; the note says why.
-    Refused(String),
-}
+pub use super::gate::Slot;
 
 /// A fetched page could not be used; the reason is the note to report.
 pub type PageResult = Result<Option<String>, String>;
@@ -124,28 +114,16 @@ impl Store {
     /// Asks the rate limiter for a slot for one call of `method` on behalf of `channel`.
     pub fn acquire_slot(&mut self, method: &str, channel: &str, now: u64) -> Slot {
         let ws = self.workspace_of(channel);
-        match self.limiter.acquire(&ws, method, now) {
-            Grant::Now => Slot::Wait(0),
-            Grant::At(t) => Slot::Wait(t.saturating_sub(now)),
-            Grant::Refused(refusal) => {
-                self.counters.rate_limited += 1;
-                Slot::Refused(
-                    Refused {
-                        method,
-                        refusal,
-                        now,
-                    }
-                    .to_string(),
-                )
-            }
+        let slot = self.gate.acquire(&ws, method, now);
+        if matches!(slot, Slot::Refused(_)) {
+            self.counters.rate_limited += 1;
         }
+        slot
     }
 
     /// The verdict on what the shared (Redis) limiter said about a call this worker's own
-    /// limiter already allowed, after `waited_ms` of waiting for it: call now, wait, or
-    /// not at all (by the overflow strategy and the queue timeout, as for the local
-    /// limiter). Without an answer from Redis the call goes ahead on the local limit, and
-    /// builds say so until Redis answers again.
+    /// limiter already allowed, after `waited_ms` of waiting for it (see
+    /// the fetch gate).
     pub fn shared_verdict(
         &mut self,
         method: &str,
@@ -154,65 +132,29 @@ impl Store {
         unavailable_note: Option<String>,
         now: u64,
     ) -> Slot {
-        let (ms, paused) = match grant {
-            SharedGrant::Granted => {
-                self.coordination_note = None;
-                return Slot::Wait(0);
-            }
-            SharedGrant::Unavailable { .. } => {
-                self.coordination_note = unavailable_note;
-                return Slot::Wait(0);
-            }
-            SharedGrant::Wait { ms, paused } => (ms, paused),
-        };
-        self.coordination_note = None;
-        let rate = &self.config.rate_limit;
-        let refusal = match rate.overflow {
-            Overflow::Degrade if paused => Some(Refusal::Paused { until: now + ms }),
-            Overflow::Degrade => Some(Refusal::Limited {
-                next_slot: now + ms,
-            }),
-            Overflow::Queue if waited_ms.saturating_add(ms) > rate.queue_timeout_ms => {
-                Some(Refusal::WaitTooLong { wait_ms: ms })
-            }
-            Overflow::Queue => None,
-        };
-        match refusal {
-            None => Slot::Wait(ms),
-            Some(refusal) => {
-                self.counters.rate_limited += 1;
-                let why = Refused {
-                    method,
-                    refusal,
-                    now,
-                };
-                Slot::Refused(format!("{why} (the limit is shared by every worker)"))
-            }
+        let slot = self
+            .gate
+            .shared_verdict(method, grant, waited_ms, unavailable_note, now);
+        if matches!(slot, Slot::Refused(_)) {
+            self.counters.rate_limited += 1;
         }
+        slot
     }
 
     /// The workspace and end of the pause a Retry-After put on `method` for `channel`,
     /// when one is in force at `now` (to share it with the other workers).
     pub fn pause_of(&self, method: &str, channel: &str, now: u64) -> Option<(String, u64)> {
         let ws = self.workspace_of(channel);
-        let until = self.limiter.paused_until(&ws, method, now)?;
+        let until = self.gate.paused_until(&ws, method, now)?;
         Some((ws, until))
     }
 
     /// After a queued wait: the note when a Retry-After pause now forbids the call.
     pub fn paused_reason(&mut self, method: &str, channel: &str, now: u64) -> Option<String> {
         let ws = self.workspace_of(channel);
-        let until = self.limiter.paused_until(&ws, method, now)?;
+        let reason = self.gate.paused_reason(&ws, method, now)?;
         self.counters.rate_limited += 1;
-        let refusal = Refusal::Paused { until };
-        Some(
-            Refused {
-                method,
-                refusal,
-                now,
-            }
-            .to_string(),
-        )
+        Some(reason)
     }
 
     /// A fetcher call failed with `message` (it `timed_out`, or said to retry after
@@ -232,27 +174,12 @@ impl Store {
             self.counters.timed_out_fetches += 1;
         }
         let mut reason = format!("{method} failed: {message}");
-        if let Some(ms) = retry_after_ms.filter(|m| !m.is_nan() && *m > 0.0) {
-            // Infinity and absurd values are cut to the documented maximum.
-            let capped = ms > MAX_RETRY_AFTER_MS as f64;
-            let ms = if capped {
-                MAX_RETRY_AFTER_MS
-            } else {
-                // Positive and at most an hour: the conversion is exact after `ceil`.
-                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                let whole = ms.ceil() as u64;
-                whole
-            };
-            if capped {
+        let ws = self.workspace_of(channel);
+        if let Some(pause) = self.gate.retry_after(&ws, method, retry_after_ms, now) {
+            if pause.capped {
                 self.counters.retry_after_capped += 1;
             }
-            let ws = self.workspace_of(channel);
-            self.limiter.pause(&ws, method, now.saturating_add(ms), now);
-            reason.push_str(&format!(
-                "; paused for {}s (Retry-After{})",
-                ms.div_ceil(1000),
-                if capped { ", capped at 1 hour" } else { "" }
-            ));
+            reason.push_str(&pause.note());
         }
         reason
     }

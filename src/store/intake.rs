@@ -4,7 +4,7 @@
 
 use super::message::{Event, StoredMessage};
 use super::recent::{self, Patch};
-use super::{journal, thread_key, Store, ThreadKey};
+use super::{journal, Store};
 use crate::input::InputError;
 use crate::slack::users::UserDirectory;
 use crate::slack::{self, Names, ResponseError};
@@ -174,20 +174,22 @@ impl Store {
         }
         if let Some(t) = &thread {
             let reply_key = self
-                .replies_entry(channel, t)
+                .threads
+                .replies(channel, t)
                 .and_then(|e| e.value.replies.values().find(|m| m.id() == id))
                 .map(|m| m.key);
             if let Some(k) = reply_key {
                 self.channel_mut(channel).index.remove(k);
             }
         }
+        // A reply is in one thread; should a platform ever report it in another, no
+        // held thread may keep it.
+        self.threads.remove_reply(channel, id);
         if let Some(thread) = thread {
-            let key = thread_key(channel, &thread);
-            let mut left = None;
-            if let Some(entry) = self.replies.peek_mut(&key) {
-                entry.value.replies.retain(|_, m| m.id() != id);
-                left = Some((entry.value.replies.len() as u64, entry.value.complete));
-            }
+            let left = self
+                .threads
+                .replies(channel, &thread)
+                .map(|e| (e.value.replies.len() as u64, e.value.complete));
             let dec = |root: &mut StoredMessage| match left {
                 Some((n, true)) => root.set_reply_count(n),
                 _ => root.set_reply_count(root.reply_count().saturating_sub(1)),
@@ -203,28 +205,13 @@ impl Store {
             if root_in_window {
                 self.note_window(channel, &thread);
             }
-            if let Some(root) = self.starters.peek_mut(&key) {
+            if let Some(root) = self.threads.starter_mut(channel, &thread) {
                 dec(&mut root.value);
-            }
-        }
-        // A reply is in one thread; should a platform ever report it in another, no
-        // held thread may keep it.
-        let holding: Vec<ThreadKey> = self
-            .replies
-            .iter()
-            .filter(|(k, e)| k.0 == channel && e.value.replies.values().any(|m| m.id() == id))
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in holding {
-            if let Some(e) = self.replies.peek_mut(&k) {
-                e.value.replies.retain(|_, m| m.id() != id);
             }
         }
         // A deleted root takes its thread's cached replies with it: without the root
         // they cannot be shown as a thread, and a refetch shows the platform's view.
-        let key = thread_key(channel, id);
-        self.starters.remove(&key);
-        if let Some(entry) = self.replies.remove(&key) {
+        if let Some(entry) = self.threads.forget(channel, id) {
             self.drop_thread_replies(channel, id, &entry);
         }
     }

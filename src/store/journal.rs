@@ -148,16 +148,14 @@ impl Store {
     /// is not saved pays nothing).
     pub fn track_changes(&mut self) {
         self.journal.get_or_insert_with(Journal::default);
-        self.replies.track_changes();
-        self.starters.track_changes();
+        self.threads.track_changes();
         self.users.track_changes();
     }
 
     /// Something changed since the last [`Store::take_changes`].
     pub fn has_changes(&self) -> bool {
         self.journal.as_ref().is_some_and(|j| !j.is_empty())
-            || self.replies.has_changes()
-            || self.starters.has_changes()
+            || self.threads.has_changes()
             || self.users.has_changes()
     }
 
@@ -233,31 +231,7 @@ impl Store {
                 ((c, id), m)
             })
             .collect();
-        let threads = self
-            .replies
-            .take_changed()
-            .into_iter()
-            .map(|k| {
-                let t = self.replies.peek(&k).map(|e| SavedThread {
-                    written_at: e.written_at,
-                    complete: e.value.complete,
-                    replies: e.value.replies.values().cloned().collect(),
-                });
-                (k, t)
-            })
-            .collect();
-        let starters = self
-            .starters
-            .take_changed()
-            .into_iter()
-            .map(|k| {
-                let s = self.starters.peek(&k).map(|e| SavedStarter {
-                    written_at: e.written_at,
-                    message: e.value.clone(),
-                });
-                (k, s)
-            })
-            .collect();
+        let (threads, starters) = self.threads.take_changes();
         let files = j
             .files
             .into_iter()
@@ -334,33 +308,7 @@ impl Store {
                 });
             }
         }
-        let mut threads: Vec<(ThreadKey, SavedThread)> = self
-            .replies
-            .iter()
-            .map(|(k, e)| {
-                let t = SavedThread {
-                    written_at: e.written_at,
-                    complete: e.value.complete,
-                    replies: e.value.replies.values().cloned().collect(),
-                };
-                (k.clone(), t)
-            })
-            .collect();
-        threads.sort_by(|a, b| (a.1.written_at, &a.0).cmp(&(b.1.written_at, &b.0)));
-        out.threads = threads.into_iter().map(|(k, t)| (k, Some(t))).collect();
-        let mut starters: Vec<(ThreadKey, SavedStarter)> = self
-            .starters
-            .iter()
-            .map(|(k, e)| {
-                let s = SavedStarter {
-                    written_at: e.written_at,
-                    message: e.value.clone(),
-                };
-                (k.clone(), s)
-            })
-            .collect();
-        starters.sort_by(|a, b| (a.1.written_at, &a.0).cmp(&(b.1.written_at, &b.0)));
-        out.starters = starters.into_iter().map(|(k, s)| (k, Some(s))).collect();
+        (out.threads, out.starters) = self.threads.save_all();
         let mut files: Vec<(&FileKey, &FileLocation)> = self.files.iter().collect();
         files.sort_by(|a, b| a.0.cmp(b.0));
         out.files = files
@@ -438,12 +386,12 @@ impl Store {
             if !entry.keep_newest(self.config.max_thread_replies).is_empty() {
                 rewrite_threads.push(key.clone());
             }
-            for ((channel, thread), gone) in self.replies.insert(key, entry, t.written_at) {
+            for ((channel, thread), gone) in self.threads.put_replies(key, entry, t.written_at) {
                 self.drop_thread_replies(&channel, &thread, &gone);
                 rewrite_threads.push((channel, thread));
             }
         }
-        for ((channel, thread), e) in self.replies.iter() {
+        for ((channel, thread), e) in self.threads.held() {
             let ch = self.channels.entry(channel.clone()).or_default();
             for m in e.value.replies.values() {
                 ch.reply_threads.insert(m.id().to_string(), thread.clone());
@@ -459,8 +407,8 @@ impl Store {
         let mut rewrite_starters: Vec<ThreadKey> = Vec::new();
         for (key, s) in starters {
             let message = self.prepared(s.message);
-            let gone = self.starters.insert(key, message, s.written_at);
-            rewrite_starters.extend(gone.into_iter().map(|(k, _)| k));
+            let gone = self.threads.put_starter(key, message, s.written_at);
+            rewrite_starters.extend(gone);
         }
         for ((channel, _), m) in saved.orphans {
             let Some(m) = m else { continue };
@@ -487,14 +435,8 @@ impl Store {
         }
         // What was loaded is what the file holds: only what the bounds changed is a
         // change to save.
-        self.replies.take_changed();
-        self.starters.take_changed();
+        self.threads
+            .changed_since_load(&rewrite_threads, &rewrite_starters);
         self.users.take_changed();
-        for k in &rewrite_threads {
-            self.replies.mark_changed(k);
-        }
-        for k in &rewrite_starters {
-            self.starters.mark_changed(k);
-        }
     }
 }

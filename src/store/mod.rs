@@ -17,6 +17,7 @@ pub mod config;
 mod documents;
 pub mod fetch;
 pub mod files;
+mod gate;
 mod intake;
 pub mod journal;
 pub mod media;
@@ -27,18 +28,19 @@ pub mod render;
 mod render_cache;
 pub mod request;
 pub mod stats;
+mod thread_cache;
 mod threads;
 pub mod views;
 pub mod window;
 
 use files::FileIndex;
 pub use files::{FileLocation, FILES_REMEMBERED};
+use gate::FetchGate;
 pub use media::CachedMedia;
 
-use crate::cache::{ByteCache, Lookup, Stamped, TtlCache};
+use crate::cache::ByteCache;
 use crate::model::Author;
 use crate::packed_text::{PackedText, TextPacker};
-use crate::ratelimit::RateLimiter;
 use crate::search::hasher::WordHash;
 use crate::search::index::SearchIndex;
 use crate::slack::users::UserDirectory;
@@ -53,7 +55,7 @@ use message::StoredMessage;
 use recent::Recent;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-pub use threads::ThreadEntry;
+pub use thread_cache::{thread_key, ThreadCache, ThreadEntry, ThreadKey};
 
 /// Deleted message ids remembered per channel. Past that, the oldest deletion is
 /// forgotten and the channel's deletion horizon moves up to its message's time: a
@@ -87,40 +89,8 @@ pub struct StoreCounters {
     pub replies_dropped: u64,
 }
 
-/// Key of a thread in the replies and starter caches: `(channel id, thread id)`. A pair,
-/// never a joined string, so no id (whatever characters it holds) reaches into another
-/// channel's entries.
-pub type ThreadKey = (String, String);
-
 /// Key of a file in the file locations and the media cache: `(channel id, artifact id)`.
 pub type FileKey = (String, String);
-
-/// The [`ThreadKey`] of `thread` in `channel`.
-pub fn thread_key(channel: &str, thread: &str) -> ThreadKey {
-    (channel.to_string(), thread.to_string())
-}
-
-/// Runs `f` with the [`ThreadKey`] of `thread` in `channel`, built in a buffer this
-/// thread reuses, so a cache lookup allocates nothing (building a context looks up the
-/// thread of every adjacent message).
-fn with_thread_key<R>(channel: &str, thread: &str, f: impl FnOnce(&ThreadKey) -> R) -> R {
-    thread_local! {
-        static SCRATCH: std::cell::RefCell<ThreadKey> = const {
-            std::cell::RefCell::new((String::new(), String::new()))
-        };
-    }
-    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-        Ok(mut key) => {
-            key.0.clear();
-            key.0.push_str(channel);
-            key.1.clear();
-            key.1.push_str(thread);
-            f(&key)
-        }
-        // Only if `f` itself looked a key up this way.
-        Err(_) => f(&thread_key(channel, thread)),
-    })
-}
 
 /// Everything the store holds. Its fields are private: state changes through the
 /// methods here and in the submodules, which keep the caches, the search index and the
@@ -129,24 +99,17 @@ fn with_thread_key<R>(channel: &str, thread: &str, f: impl FnOnce(&ThreadKey) ->
 pub struct Store {
     config: StoreConfig,
     channels: HashMap<String, ChannelState, WordHash>,
-    replies: TtlCache<ThreadKey, ThreadEntry>,
-    starters: TtlCache<ThreadKey, StoredMessage>,
+    threads: ThreadCache,
     media: ByteCache<FileKey, CachedMedia>,
-    limiter: RateLimiter,
+    gate: FetchGate,
     files: FileIndex,
     counters: StoreCounters,
     /// Display names by user id, for payloads that carry only ids.
     users: UserDirectory,
     /// Event numbering and what events changed while fetches are in flight.
     recent: Recent,
-    /// While a fetched page is ingested: the event number its fetch began at. Messages
-    /// touched by later events keep what those events made of them.
-    fetch_since: Option<u64>,
     /// What changed since the last save, while the store is saved (see [`journal`]).
     journal: Option<journal::Journal>,
-    /// While the workers' shared coordination (Redis) is unreachable: the note every
-    /// build carries.
-    coordination_note: Option<String>,
     /// One copy of each author, shared by the messages held of them (a channel has a few
     /// dozen authors and thousands of messages).
     authors: HashSet<Arc<Author>, WordHash>,
@@ -155,32 +118,22 @@ pub struct Store {
 }
 
 impl Store {
-    /// The replies held for `thread` in `channel`, whatever their age, without counting
-    /// a cache lookup.
-    fn replies_entry(&self, channel: &str, thread: &str) -> Option<&Stamped<ThreadEntry>> {
-        with_thread_key(channel, thread, |k| self.replies.peek(k))
-    }
-
-    /// The starter message held for `thread` in `channel`, whatever its age, without
-    /// counting a cache lookup.
-    fn starter_entry(&self, channel: &str, thread: &str) -> Option<&Stamped<StoredMessage>> {
-        with_thread_key(channel, thread, |k| self.starters.peek(k))
-    }
-
     pub fn new(config: StoreConfig) -> Self {
         Store {
-            replies: TtlCache::new(config.replies_max, config.replies_ttl_ms),
-            starters: TtlCache::new(config.starters_max, config.starters_ttl_ms),
+            threads: ThreadCache::new(
+                config.replies_max,
+                config.replies_ttl_ms,
+                config.starters_max,
+                config.starters_ttl_ms,
+            ),
             media: ByteCache::new(config.media_max_size),
-            limiter: RateLimiter::new(config.rate_limit.clone()),
+            gate: FetchGate::new(config.rate_limit.clone()),
             channels: HashMap::default(),
             files: FileIndex::default(),
             counters: StoreCounters::default(),
             users: UserDirectory::default(),
             recent: Recent::default(),
-            fetch_since: None,
             journal: None,
-            coordination_note: None,
             authors: HashSet::default(),
             texts: if config.pack_text {
                 TextPacker::default()
@@ -209,24 +162,18 @@ impl Store {
     /// The held replies of `thread` in `channel`, fresh or not (not counted as a cache
     /// hit or miss).
     pub fn held_replies(&self, channel: &str, thread: &str) -> Option<&ThreadEntry> {
-        self.replies_entry(channel, thread).map(|e| &e.value)
+        self.threads.replies(channel, thread).map(|e| &e.value)
     }
 
     /// The replies cache holds `thread` within its TTL at `now` (counted as a hit or miss).
     pub fn replies_fresh(&mut self, channel: &str, thread: &str, now: u64) -> bool {
-        matches!(
-            self.replies.lookup(&thread_key(channel, thread), now),
-            Lookup::Fresh(_)
-        )
+        self.threads.replies_fresh(channel, thread, now)
     }
 
     /// The starter cache holds the root of `thread` within its TTL at `now` (counted as a
     /// hit or miss).
     pub fn starter_fresh(&mut self, channel: &str, thread: &str, now: u64) -> bool {
-        matches!(
-            self.starters.lookup(&thread_key(channel, thread), now),
-            Lookup::Fresh(_)
-        )
+        self.threads.starter_fresh(channel, thread, now)
     }
 
     /// Counts an answer that served data past its TTL because a fetch failed.
@@ -341,7 +288,7 @@ impl Store {
         }
         if let Some(thread) = m.thread_id.clone() {
             self.put_reply(channel, &thread, &m, plain.as_ref(), live, now);
-            if live && !m.in_channel() && self.replies_entry(channel, &thread).is_none() {
+            if live && !m.in_channel() && self.threads.replies(channel, &thread).is_none() {
                 self.note_orphan(channel, m.id());
                 if let Some(old) = self.channel_mut(channel).remember_orphan(&m) {
                     self.note_orphan(channel, &old);
@@ -401,7 +348,7 @@ impl Store {
     fn leave_other_threads(&mut self, channel: &str, thread: &str, moved: Vec<(String, String)>) {
         for (other, id) in moved {
             if other != thread {
-                if let Some(e) = self.replies.peek_mut(&thread_key(channel, &other)) {
+                if let Some(e) = self.threads.replies_mut(channel, &other) {
                     e.value.replies.retain(|_, m| m.id() != id);
                 }
             }
@@ -425,7 +372,7 @@ impl Store {
         let copy = ch
             .reply_threads
             .get(id)
-            .and_then(|t| self.replies.peek(&thread_key(channel, t)))
+            .and_then(|t| self.threads.replies(channel, t))
             .and_then(|e| e.value.replies.values().find(|m| m.id() == id));
         match copy {
             Some(m) => {
@@ -453,7 +400,7 @@ impl Store {
         let Some(thread) = ch.reply_threads.get(id) else {
             return;
         };
-        if let Some(e) = self.replies.peek(&thread_key(channel, thread)) {
+        if let Some(e) = self.threads.replies(channel, thread) {
             if let Some(m) = e.value.replies.values().find(|m| m.id() == id) {
                 ch.index_message(m);
             }

@@ -5,8 +5,7 @@ use super::documents::*;
 use super::fetch::{Failure, Need};
 use super::message::StoredMessage;
 use super::request::ContextRequest;
-use super::{thread_key, Store};
-use crate::cache::Lookup;
+use super::Store;
 use crate::time::TsKey;
 
 impl Store {
@@ -24,7 +23,7 @@ impl Store {
             .or_else(|| req.thread_hint.clone())
             .filter(|t| *t != req.anchor_id);
         if let Some(thread) = thread {
-            if let Some(e) = self.replies_entry(&req.channel, &thread) {
+            if let Some(e) = self.threads.replies(&req.channel, &thread) {
                 // Replies are keyed by ts, which is the id on Slack: look there first,
                 // then (ids that are not a ts) through the thread.
                 let is_anchor = |m: &&StoredMessage| m.id() == req.anchor_id;
@@ -43,7 +42,7 @@ impl Store {
                 return Some(AnchorAt::Reply { message: m, thread });
             }
         }
-        if let Some(e) = self.starter_entry(&req.channel, &req.anchor_id) {
+        if let Some(e) = self.threads.starter(&req.channel, &req.anchor_id) {
             return Some(AnchorAt::Starter(&e.value));
         }
         // A reply the platform delivered by event, in a thread the store does not hold
@@ -59,7 +58,7 @@ impl Store {
         match at {
             AnchorAt::Reply { thread, .. } => Some(thread.clone()),
             AnchorAt::Window(m) | AnchorAt::Starter(m) => {
-                let held = self.replies_entry(&req.channel, m.id()).is_some();
+                let held = self.threads.replies(&req.channel, m.id()).is_some();
                 (m.reply_count() > 0 || held).then(|| m.id().to_string())
             }
         }
@@ -87,7 +86,7 @@ impl Store {
         let Some(at) = self.find_anchor(req) else {
             if let Some(t) = req.thread_hint.as_deref() {
                 // Counted: the thread the anchor is in is not held (or not with it).
-                let _ = self.replies.lookup(&thread_key(&req.channel, t), now);
+                let _ = self.threads.replies_fresh(&req.channel, t, now);
             }
             // The channel's history also brings the adjacent messages; without any to
             // show, the anchor's thread is the one fetch that finds it (a thread's
@@ -130,18 +129,17 @@ impl Store {
             needs.push(history);
         }
         if let Some(thread) = thread {
-            let key = thread_key(&req.channel, &thread);
             let need = Need::Thread {
                 channel: req.channel.clone(),
                 thread: thread.clone(),
             };
-            let replies_fresh = matches!(self.replies.lookup(&key, now), Lookup::Fresh(_));
+            let replies_fresh = self.threads.replies_fresh(&req.channel, &thread, now);
             let root_in_window = self
                 .channels
                 .get(&req.channel)
                 .is_some_and(|c| c.get(&thread).is_some());
             let root_fresh =
-                root_in_window || matches!(self.starters.lookup(&key, now), Lookup::Fresh(_));
+                root_in_window || self.threads.starter_fresh(&req.channel, &thread, now);
             if (!replies_fresh || !root_fresh) && !has_failed(&need) {
                 needs.push(need);
             }

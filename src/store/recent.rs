@@ -111,6 +111,9 @@ pub struct Recent {
     in_flight: u32,
     touched: HashMap<(String, String), Touch>,
     order: VecDeque<(String, String)>,
+    /// While a fetched page is ingested: the event number its fetch began at. Messages
+    /// touched by later events keep what those events made of them.
+    page_since: Option<u64>,
 }
 
 impl Recent {
@@ -138,6 +141,17 @@ impl Recent {
             self.touched.clear();
             self.order.clear();
         }
+    }
+
+    /// A fetched page whose fetch began at event number `since` is being ingested
+    /// (`None`: no longer). Returns what was set before, to put back after.
+    pub fn ingesting(&mut self, since: Option<u64>) -> Option<u64> {
+        std::mem::replace(&mut self.page_since, since)
+    }
+
+    /// While a fetched page is ingested: the event number its fetch began at.
+    pub fn page_since(&self) -> Option<u64> {
+        self.page_since
     }
 
     /// Fetches in flight.

@@ -28,7 +28,7 @@ pub struct TtlCacheStats {
 }
 
 impl TtlCacheStats {
-    fn of(c: &CacheCounters, size: usize, max: usize) -> Self {
+    pub(super) fn of(c: &CacheCounters, size: usize, max: usize) -> Self {
         TtlCacheStats {
             hits: c.hits,
             misses: c.misses,
@@ -158,19 +158,12 @@ impl Store {
         }
         let m = &self.media.counters;
         let c = &self.counters;
+        let (thread_replies, thread_starters) = self.threads.stats();
         StoreStats {
             calls: c.calls.clone(),
             caches: StoreCacheStats {
-                thread_replies: TtlCacheStats::of(
-                    &self.replies.counters,
-                    self.replies.len(),
-                    self.replies.max(),
-                ),
-                thread_starters: TtlCacheStats::of(
-                    &self.starters.counters,
-                    self.starters.len(),
-                    self.starters.max(),
-                ),
+                thread_replies,
+                thread_starters,
                 media: MediaCacheStats {
                     hits: m.hits,
                     misses: m.misses,
@@ -183,7 +176,7 @@ impl Store {
             channels: self.channels.len(),
             messages: self.window_messages(),
             message_bytes: self.message_heap_bytes(),
-            queued_calls: self.limiter.queued(now),
+            queued_calls: self.gate.queued(now),
             stale_serves: c.stale_serves,
             failed_fetches: c.failed_fetches,
             rate_limited: c.rate_limited,
@@ -215,8 +208,8 @@ impl Store {
             })
             .sum();
         let replies: usize = self
-            .replies
-            .iter()
+            .threads
+            .held()
             .flat_map(|(_, e)| e.value.replies.values())
             .map(|m| m.heap_bytes() + std::mem::size_of::<StoredMessage>())
             .sum();

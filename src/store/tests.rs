@@ -233,8 +233,8 @@ fn a_fetched_thread_keeps_replies_that_arrived_by_event_after_the_page() {
     root.extras_mut().reply_count = 2;
     put_whole_thread(&mut s, root);
     let e = s
-        .replies
-        .peek(&thread_key(C, &ts(1)))
+        .threads
+        .replies(C, &ts(1))
         .unwrap_or_else(|| panic!("entry"));
     let texts: Vec<String> = e
         .value
@@ -327,7 +327,7 @@ fn a_deletion_removes_every_copy_and_a_late_fetch_cannot_bring_it_back() {
         T0,
     );
     assert!(held(&mut s, &ts(1)).is_empty());
-    assert!(s.replies.peek(&thread_key(C, &ts(1))).is_none());
+    assert!(s.threads.replies(C, &ts(1)).is_none());
 }
 
 #[test]
@@ -543,10 +543,9 @@ proptest! {
                 }
                 Op::Call { method } => {
                     let name = ["conversations.replies", "conversations.history"][usize::from(method)];
-                    match s.limiter.acquire("T1", name, now) {
-                        crate::ratelimit::Grant::Now => granted.push((method, now)),
-                        crate::ratelimit::Grant::At(t) => granted.push((method, t)),
-                        crate::ratelimit::Grant::Refused(_) => {}
+                    match s.gate.acquire("T1", name, now) {
+                        super::gate::Slot::Wait(ms) => granted.push((method, now + ms)),
+                        super::gate::Slot::Refused(_) => {}
                     }
                 }
                 Op::Build { sec } => {
@@ -563,8 +562,9 @@ proptest! {
                     }
                 }
             }
-            prop_assert!(s.replies.len() <= 3);
-            prop_assert!(s.starters.len() <= 4);
+            let (replies, starters) = s.threads.stats();
+            prop_assert!(replies.size <= 3);
+            prop_assert!(starters.size <= 4);
             prop_assert!(s.media.size() <= 100);
             for &(m, t) in &granted {
                 let in_window = granted.iter().filter(|&&(m2, u)| m2 == m && u >= t && u < t + 60_000).count();
@@ -592,7 +592,7 @@ fn index_matches_held(s: &mut Store) -> Result<(), String> {
                 .map(|m| (m.key, m.text.as_str().into_owned())),
         );
     }
-    for (k, e) in s.replies.iter() {
+    for (k, e) in s.threads.held() {
         if k.0 == C {
             held.extend(
                 e.value

@@ -3,33 +3,6 @@
 
 use super::*;
 
-/// The replies of one thread, as held.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ThreadEntry {
-    pub replies: BTreeMap<TsKey, StoredMessage>,
-    /// Every reply of the thread is held (it was fetched to the last page, or seen from
-    /// its first reply on through events).
-    pub complete: bool,
-}
-
-impl ThreadEntry {
-    /// Keeps the newest `max` replies and returns the others, oldest first; a thread
-    /// that lost replies is no longer complete.
-    pub(super) fn keep_newest(&mut self, max: usize) -> Vec<StoredMessage> {
-        let mut dropped = Vec::new();
-        while self.replies.len() > max {
-            match self.replies.pop_first() {
-                Some((_, m)) => dropped.push(m),
-                None => break,
-            }
-        }
-        if !dropped.is_empty() {
-            self.complete = false;
-        }
-        dropped
-    }
-}
-
 impl Store {
     /// Forgets the replies of a thread entry that left the replies cache (a reply
     /// also held in another thread keeps its place there).
@@ -47,7 +20,7 @@ impl Store {
     /// Writes a thread's entry to the replies cache and drops what the store keeps
     /// about the threads that leave it (their replies' index entries and locations).
     pub(super) fn put_thread_entry(&mut self, key: ThreadKey, entry: ThreadEntry, now: u64) {
-        for ((channel, thread), gone) in self.replies.insert(key, entry, now) {
+        for ((channel, thread), gone) in self.threads.put_replies(key, entry, now) {
             self.drop_thread_replies(&channel, &thread, &gone);
         }
     }
@@ -64,7 +37,6 @@ impl Store {
         live: bool,
         now: u64,
     ) {
-        let key = thread_key(channel, thread);
         // A root known to have no replies starts a thread that is held complete from
         // its first reply on.
         let root_count = self
@@ -73,7 +45,7 @@ impl Store {
             .map(StoredMessage::reply_count);
         let mut is_new = true;
         let mut held_count = None;
-        match self.replies.peek_mut(&key) {
+        match self.threads.replies_mut(channel, thread) {
             Some(entry) => {
                 is_new = entry.value.replies.insert(m.key, m.clone()).is_none();
                 held_count = entry
@@ -94,11 +66,11 @@ impl Store {
                 };
                 entry.replies.insert(m.key, m.clone());
                 held_count = Some(1);
-                self.put_thread_entry(key.clone(), entry, now);
+                self.put_thread_entry(thread_key(channel, thread), entry, now);
             }
             None => {}
         }
-        let held = self.replies.peek(&key).is_some();
+        let held = self.threads.replies(channel, thread).is_some();
         let ch = self.channel_mut(channel);
         if held {
             let other = ch
@@ -135,7 +107,7 @@ impl Store {
         if bumped {
             self.note_window(channel, thread);
         }
-        if let Some(root) = self.starters.peek_mut(&key) {
+        if let Some(root) = self.threads.starter_mut(channel, thread) {
             bump(&mut root.value);
         }
     }
@@ -144,8 +116,7 @@ impl Store {
     /// the index), and the thread is no longer complete.
     pub(super) fn bound_thread(&mut self, channel: &str, thread: &str) {
         let max = self.config.max_thread_replies;
-        let key = thread_key(channel, thread);
-        let dropped = match self.replies.peek_mut(&key) {
+        let dropped = match self.threads.replies_mut(channel, thread) {
             Some(e) => e.value.keep_newest(max),
             None => Vec::new(),
         };
@@ -185,13 +156,15 @@ impl Store {
         let mut entry = if first_page {
             ThreadEntry::default()
         } else {
-            self.replies
-                .peek(&key)
+            self.threads
+                .replies(channel, thread)
                 .map(|e| e.value.clone())
                 .unwrap_or_default()
         };
         let previous = if first_page {
-            self.replies.peek(&key).map(|e| e.value.clone())
+            self.threads
+                .replies(channel, thread)
+                .map(|e| e.value.clone())
         } else {
             None
         };
@@ -203,7 +176,7 @@ impl Store {
                 self.merge_fetched(channel, m)
             })
             .collect();
-        if let Some(since) = self.fetch_since.filter(|_| !self.recent.is_empty()) {
+        if let Some(since) = self.recent.page_since().filter(|_| !self.recent.is_empty()) {
             // Replies that events delivered after the fetch began and the page lacks:
             // held in the previous entry, or remembered while the thread was not held.
             let in_page: HashSet<&str> = messages.iter().map(StoredMessage::id).collect();
@@ -272,7 +245,7 @@ impl Store {
             if newest_ts.is_some() {
                 r.extras_mut().latest_reply = newest_ts;
             }
-            self.starters.insert(key.clone(), r.clone(), now);
+            self.threads.put_starter(key.clone(), r.clone(), now);
             let ch = self.channel_mut(channel);
             if ch.key_of(r.id()).is_some() {
                 self.put_message(channel, r, false, now);
@@ -307,7 +280,7 @@ impl Store {
         let Some(ch) = self.channels.get_mut(channel) else {
             return;
         };
-        if let Some(e) = self.replies.peek(&key) {
+        if let Some(e) = self.threads.replies(channel, thread) {
             let mut adopted = Vec::new();
             for m in e.value.replies.values() {
                 ch.index_message(m);
@@ -346,15 +319,14 @@ impl Store {
     ) -> (Option<HeldThread<'_>>, bool) {
         let stale_ms = self.config.rate_limit.stale_serve_ttl_ms;
         let mut stale = false;
-        let key = thread_key(channel, tid);
-        let entry = self.replies.peek(&key);
+        let entry = self.threads.replies(channel, tid);
         let age = entry.map(|e| now.saturating_sub(e.written_at));
-        let fresh = age.is_some_and(|a| a < self.replies.ttl());
+        let fresh = age.is_some_and(|a| a < self.threads.replies_ttl());
         let root = self
             .channels
             .get(channel)
             .and_then(|c| c.get(tid))
-            .or_else(|| self.starters.peek(&key).map(|e| &e.value));
+            .or_else(|| self.threads.starter(channel, tid).map(|e| &e.value));
         let usable = match (entry, age) {
             (Some(_), Some(_)) if fresh => true,
             (Some(_), Some(a)) if a <= stale_ms => {

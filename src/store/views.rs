@@ -2,7 +2,7 @@
 //! its thread's activity (`threadActivity`).
 
 use super::message::StoredMessage;
-use super::{thread_key, Store};
+use super::Store;
 use crate::model::{Author, MediaRef};
 use napi_derive::napi;
 use serde::Serialize;
@@ -95,7 +95,7 @@ impl Store {
     /// it has no replies or is not held.
     pub fn thread_summary(&self, channel: &str, id: &str, now: u64) -> Option<ThreadSummary> {
         let held = self.channels.get(channel).and_then(|c| c.get(id));
-        let msg = held.or_else(|| self.starter_entry(channel, id).map(|e| &e.value))?;
+        let msg = held.or_else(|| self.threads.starter(channel, id).map(|e| &e.value))?;
         let a = self.activity(channel, msg, now)?;
         Some(ThreadSummary {
             reply_count: a.reply_count,
@@ -133,13 +133,13 @@ impl Store {
             return;
         };
         if let Some(thread) = ch.reply_threads.get(id) {
-            if let Some(entry) = self.replies.peek_mut(&thread_key(channel, thread)) {
+            if let Some(entry) = self.threads.replies_mut(channel, thread) {
                 if let Some(m) = entry.value.replies.values_mut().find(|m| m.id() == id) {
                     f(m);
                 }
             }
         }
-        if let Some(root) = self.starters.peek_mut(&thread_key(channel, id)) {
+        if let Some(root) = self.threads.starter_mut(channel, id) {
             f(&mut root.value);
         }
         if let Some(m) = self
@@ -161,13 +161,15 @@ impl Store {
         }
         if let Some(thread) = ch.reply_threads.get(id) {
             let reply = self
-                .replies_entry(channel, thread)
+                .threads
+                .replies(channel, thread)
                 .and_then(|e| e.value.replies.values().find(|m| m.id() == id));
             if reply.is_some() {
                 return reply;
             }
         }
-        self.starter_entry(channel, id)
+        self.threads
+            .starter(channel, id)
             .map(|e| &e.value)
             .or_else(|| ch.orphan(id))
     }
