@@ -416,6 +416,30 @@ export declare class BuiltContext {
  * ```
  */
 export declare class ChannelStore {
+  /**
+   * Applies a Discord Gateway dispatch exactly as the Gateway sends it (`{ op: 0, t,
+   * d }`, or just `{ t, d }`): `MESSAGE_CREATE`, `MESSAGE_UPDATE`, `MESSAGE_DELETE`,
+   * `MESSAGE_DELETE_BULK`, `MESSAGE_REACTION_ADD` / `_REMOVE`; and `THREAD_CREATE`,
+   * `THREAD_UPDATE`, `THREAD_DELETE`, `THREAD_LIST_SYNC`, `CHANNEL_CREATE` /
+   * `_UPDATE`, from which the store learns channel names and which channels are
+   * threads. A thread's messages are held in its parent channel as the replies of a
+   * thread whose id is the thread channel's id. Other dispatches are counted in
+   * `stats().ignoredEvents` and ignored. Returns how many changes were applied (0:
+   * ignored). A malformed payload throws a `TypeError` naming the field.
+   */
+  ingestDiscordEvent(payload: Record<string, unknown>): number
+  /**
+   * Applies a Telegram Bot API `Update` exactly as `getUpdates` or a webhook delivers
+   * it: `message`, `channel_post`, `edited_message`, `edited_channel_post` and
+   * `message_reaction`. A chat is a channel (its id as text); a forum topic is a
+   * thread rooted at the topic's first message (the General topic is the chat
+   * itself), a reply chain is a thread rooted where it started, and the message a
+   * reply answers is held and shown with it. Other updates are counted in
+   * `stats().ignoredEvents` and ignored. Returns how many changes were applied (0:
+   * ignored). A malformed update throws a `TypeError` naming the field.
+   */
+  ingestTelegramUpdate(update: Record<string, unknown>): number
+
   /** Creates an empty store. Every option is optional; each default is documented with its option. */
   constructor(options?: ChannelStoreOptions)
   /** The store's time in epoch milliseconds: the `clock` option, or the system clock. */

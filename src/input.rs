@@ -216,6 +216,7 @@ pub fn budget_tokens(value: f64, path: &str) -> Result<u64, InputError> {
 
 mod json_text;
 mod packed;
+pub mod payload;
 pub use json_text::{
     id_with_lone_surrogate, may_hide_non_finite, non_finite_error, path_at, repair_lone_surrogates,
     ID_FIELDS, NON_FINITE_MARKER,

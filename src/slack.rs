@@ -10,6 +10,7 @@
 pub mod markup;
 pub mod users;
 
+use crate::input::payload::{kind, nonempty, req_str, str_at};
 use crate::input::InputError;
 use crate::model::{Author, MediaRef, MessageInput};
 use crate::store::message::{Event, Extras, ExtrasBox, Reaction, StoredFile, StoredMessage};
@@ -27,43 +28,6 @@ const STORED_SUBTYPES: [&str; 5] = [
     "me_message",
     "reply_broadcast",
 ];
-
-fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
-fn nonempty<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    str_at(v, key).filter(|s| !s.is_empty())
-}
-
-fn req_str(v: &Value, key: &str, path: &str) -> Result<String, InputError> {
-    match v.get(key) {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-        Some(Value::String(_)) => Err(InputError::type_error(
-            format!("{path}.{key}"),
-            "expected a non-empty string",
-        )),
-        Some(other) => Err(InputError::type_error(
-            format!("{path}.{key}"),
-            format!("expected a string, got {}", kind(other)),
-        )),
-        None => Err(InputError::type_error(
-            format!("{path}.{key}"),
-            "is required",
-        )),
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
 
 /// The author of a Slack message.
 fn author(m: &Value, names: &dyn Names) -> Author {
@@ -177,6 +141,7 @@ pub fn message(m: &Value, path: &str, names: &dyn Names) -> Result<StoredMessage
             latest_reply: nonempty(m, "latest_reply").map(str::to_string),
             reactions: reactions(m),
             files: files(m),
+            reply_to: None,
         }),
         edited: m.get("edited").is_some_and(Value::is_object),
         ts: ts.into(),

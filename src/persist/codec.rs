@@ -4,7 +4,7 @@
 use crate::model::{Author, MediaRef};
 use crate::packed_text::PackedText;
 use crate::short_str::ShortStr;
-use crate::store::message::{Extras, ExtrasBox, Reaction, StoredFile, StoredMessage};
+use crate::store::message::{Extras, ExtrasBox, Reaction, ReplyRef, StoredFile, StoredMessage};
 use crate::time::ts_key;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -42,6 +42,12 @@ struct Saved<'a> {
     files: Vec<(Cow<'a, MediaRef>, Option<Cow<'a, str>>)>,
     #[serde(default, skip_serializing_if = "is_false")]
     edited: bool,
+    /// The id of the message this one replies to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reply: Option<Cow<'a, str>>,
+    /// The part of it quoted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    quote: Option<Cow<'a, str>>,
 }
 
 impl<'a> From<&'a StoredMessage> for Saved<'a> {
@@ -72,6 +78,14 @@ impl<'a> From<&'a StoredMessage> for Saved<'a> {
                 .map(|f| (Cow::Borrowed(&f.media), f.url.as_deref().map(Cow::Borrowed)))
                 .collect(),
             edited: m.edited,
+            reply: m
+                .reply_to()
+                .and_then(|r| r.id.as_deref())
+                .map(Cow::Borrowed),
+            quote: m
+                .reply_to()
+                .and_then(|r| r.quote.as_deref())
+                .map(Cow::Borrowed),
         }
     }
 }
@@ -129,6 +143,10 @@ fn restore(s: Saved) -> Result<StoredMessage, CorruptRow> {
                     url: url.map(Cow::into_owned),
                 })
                 .collect(),
+            reply_to: (s.reply.is_some() || s.quote.is_some()).then(|| ReplyRef {
+                id: s.reply.map(Cow::into_owned),
+                quote: s.quote.map(Cow::into_owned),
+            }),
         }),
         edited: s.edited,
         cache: Default::default(),

@@ -37,6 +37,18 @@ pub struct Extras {
     pub latest_reply: Option<String>,
     pub reactions: Vec<Reaction>,
     pub files: Vec<StoredFile>,
+    /// The message this one answers by quoting it (a Discord reply, a Telegram
+    /// `reply_to_message`): not a thread, a reference shown with the message.
+    pub reply_to: Option<ReplyRef>,
+}
+
+/// What a message replies to: the replied message's id in the same channel (`None`
+/// when it is in another chat), and the part of it the author quoted, when they quoted
+/// only a part (or the message is in another chat and the quote is all there is).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplyRef {
+    pub id: Option<String>,
+    pub quote: Option<String>,
 }
 
 /// No replies, reactions or files.
@@ -45,6 +57,7 @@ static NO_EXTRAS: Extras = Extras {
     latest_reply: None,
     reactions: Vec::new(),
     files: Vec::new(),
+    reply_to: None,
 };
 
 /// A message's [`Extras`], allocated only when it has some: most chat messages have
@@ -158,6 +171,11 @@ impl StoredMessage {
 
     pub fn files(&self) -> &[StoredFile] {
         &self.extras().files
+    }
+
+    /// The message this one replies to by quoting it, when it does.
+    pub fn reply_to(&self) -> Option<&ReplyRef> {
+        self.extras().reply_to.as_ref()
     }
 
     /// A reply inside a thread (not its root).
@@ -278,6 +296,7 @@ impl StoredMessage {
                 latest_reply: m.last_reply_ts,
                 reactions,
                 files,
+                reply_to: None,
             }),
             edited: m.edited.unwrap_or(false),
             ts: m.ts.into(),

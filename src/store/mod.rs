@@ -23,6 +23,7 @@ pub mod journal;
 pub mod media;
 pub mod message;
 mod plan;
+mod platforms;
 pub mod recent;
 pub mod render;
 mod render_cache;
@@ -115,6 +116,8 @@ pub struct Store {
     authors: HashSet<Arc<Author>, WordHash>,
     /// Packs the text of each message the store takes in.
     texts: TextPacker,
+    /// Which Discord channels are threads, and of which channel.
+    discord_threads: crate::discord::ThreadDirectory,
 }
 
 impl Store {
@@ -140,6 +143,7 @@ impl Store {
             } else {
                 TextPacker::off()
             },
+            discord_threads: Default::default(),
             config,
         }
     }

@@ -6,6 +6,7 @@
 //! `buildContext` in [`built`].
 
 mod built;
+mod platforms;
 mod shared;
 
 use persist::persist_code;

@@ -1,0 +1,47 @@
+//! `ChannelStore`'s Discord and Telegram intake.
+
+use super::super::errors::throw;
+use super::super::js::from_js;
+use super::ChannelStore;
+use napi::bindgen_prelude::*;
+use napi::Env;
+use napi_derive::napi;
+use serde_json::Value;
+
+#[napi]
+impl ChannelStore {
+    /// Applies a Discord Gateway dispatch exactly as the Gateway sends it (`{ op: 0, t,
+    /// d }`, or just `{ t, d }`): `MESSAGE_CREATE`, `MESSAGE_UPDATE`, `MESSAGE_DELETE`,
+    /// `MESSAGE_DELETE_BULK`, `MESSAGE_REACTION_ADD` / `_REMOVE`; and `THREAD_CREATE`,
+    /// `THREAD_UPDATE`, `THREAD_DELETE`, `THREAD_LIST_SYNC`, `CHANNEL_CREATE` /
+    /// `_UPDATE`, from which the store learns channel names and which channels are
+    /// threads. A thread's messages are held in its parent channel as the replies of a
+    /// thread whose id is the thread channel's id. Other dispatches are counted in
+    /// `stats().ignoredEvents` and ignored. Returns how many changes were applied (0:
+    /// ignored). A malformed payload throws a `TypeError` naming the field.
+    #[napi(catch_unwind, ts_args_type = "payload: Record<string, unknown>")]
+    pub fn ingest_discord_event(&self, env: &Env, payload: Unknown) -> Result<u32> {
+        const F: &str = "ChannelStore.ingestDiscordEvent";
+        let v: Value = from_js(env, F, "payload", payload)?;
+        let now = self.now(env)?;
+        let applied = self.core(env)?.ingest_discord_event(&v, now);
+        applied.map_err(|e| throw(env, F, &e))
+    }
+
+    /// Applies a Telegram Bot API `Update` exactly as `getUpdates` or a webhook delivers
+    /// it: `message`, `channel_post`, `edited_message`, `edited_channel_post` and
+    /// `message_reaction`. A chat is a channel (its id as text); a forum topic is a
+    /// thread rooted at the topic's first message (the General topic is the chat
+    /// itself), a reply chain is a thread rooted where it started, and the message a
+    /// reply answers is held and shown with it. Other updates are counted in
+    /// `stats().ignoredEvents` and ignored. Returns how many changes were applied (0:
+    /// ignored). A malformed update throws a `TypeError` naming the field.
+    #[napi(catch_unwind, ts_args_type = "update: Record<string, unknown>")]
+    pub fn ingest_telegram_update(&self, env: &Env, update: Unknown) -> Result<u32> {
+        const F: &str = "ChannelStore.ingestTelegramUpdate";
+        let v: Value = from_js(env, F, "update", update)?;
+        let now = self.now(env)?;
+        let applied = self.core(env)?.ingest_telegram_update(&v, now);
+        applied.map_err(|e| throw(env, F, &e))
+    }
+}

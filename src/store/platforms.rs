@@ -1,0 +1,80 @@
+//! Discord and Telegram payloads into the store: each platform's adapter reads its
+//! payload into neutral events; here the store learns what else the payload tells
+//! (channel names, which Discord channels are threads) and applies the events, so the
+//! snapshot, threads, tools, caches and rate limits are one model for every platform.
+
+use super::Store;
+use crate::discord;
+use crate::input::InputError;
+use crate::telegram;
+use serde_json::Value;
+
+impl Store {
+    /// Tags `channel` with `platform` (and names it) unless it already says so, so a
+    /// stream of messages does not note the channel as changed each time.
+    fn tag_channel(
+        &mut self,
+        channel: &str,
+        name: Option<String>,
+        platform: &str,
+        workspace: Option<String>,
+    ) {
+        let known = self.channels.get(channel).is_some_and(|c| {
+            c.platform.as_deref() == Some(platform)
+                && (name.is_none() || c.name == name)
+                && (workspace.is_none() || c.workspace == workspace)
+        });
+        if !known {
+            self.set_channel(channel, name, Some(platform.to_string()), workspace);
+        }
+    }
+
+    /// Applies a Discord Gateway dispatch (`{ t, d }`). Returns how many changes it
+    /// made to held messages, plus one when it told the store about channels or threads
+    /// (0: ignored, and counted).
+    pub fn ingest_discord_event(&mut self, payload: &Value, now: u64) -> Result<u32, InputError> {
+        let intake = discord::gateway_event(payload, &self.discord_threads, &self.names())?;
+        let learnt = !intake.threads.is_empty() || !intake.channels.is_empty();
+        for (thread, parent) in &intake.threads {
+            match parent {
+                Some(p) => self.discord_threads.open(thread, p),
+                None => self.discord_threads.close(thread),
+            }
+        }
+        for (id, name, guild) in intake.channels {
+            // A thread is held inside its parent, not as a channel of its own.
+            if self.discord_threads.parent_of(&id).is_none() {
+                self.tag_channel(&id, name, discord::PLATFORM, guild);
+            }
+        }
+        for e in &intake.events {
+            if let crate::store::message::Event::Message {
+                channel, workspace, ..
+            } = e
+            {
+                let (c, w) = (channel.clone(), workspace.clone());
+                self.tag_channel(&c, None, discord::PLATFORM, w);
+            }
+        }
+        Ok(self.apply_all(intake.events, now) + u32::from(learnt))
+    }
+
+    /// Applies a Telegram Bot API `Update`. Returns how many changes it made to held
+    /// messages (0: ignored, and counted).
+    pub fn ingest_telegram_update(&mut self, update: &Value, now: u64) -> Result<u32, InputError> {
+        let thread_of = |chat: &str, id: &str| {
+            self.find(chat, id)
+                .and_then(|m| m.thread_id.as_deref().map(str::to_string))
+        };
+        let intake = telegram::update(update, &thread_of)?;
+        if let Some((chat, name)) = intake.chat {
+            self.tag_channel(&chat, name, telegram::PLATFORM, None);
+        }
+        Ok(self.apply_all(intake.events, now))
+    }
+
+    /// Discord channels known to be threads.
+    pub fn discord_threads(&self) -> &discord::ThreadDirectory {
+        &self.discord_threads
+    }
+}
