@@ -390,6 +390,12 @@ export declare class BuiltContext {
    * calibrated ratio).
    */
   get tokens(): ContextTokens
+  /**
+   * The message the anchor replies to (a Discord reply, a Telegram reply or quote),
+   * which the prompt section shows after the documents, labelled apart from the
+   * anchor's own text; null when the anchor replies to nothing.
+   */
+  get quotedReply(): QuotedReply | null
   /** How the thread budget was used (null without a thread). */
   get telemetry(): ThreadTelemetry | null
   /** Fetcher calls made for this request (0 in the steady state). */
@@ -1269,6 +1275,7 @@ export interface BuiltContextJson {
   promptSection: string
   tokens: ContextTokens
   apiCalls: number
+  quotedReply: QuotedReply | null
   stale: boolean
   notes: Array<string>
 }
@@ -1555,6 +1562,8 @@ export interface ContextTokens {
   guidance: number
   snapshot: number
   thread: number
+  /** The quoted-reply block (0 without one). */
+  quotedReply: number
   total: number
 }
 
@@ -2102,6 +2111,23 @@ export interface PromptSectionOptions {
    * anchor, no keys or escapes). `pretty` applies to JSON only.
    */
   format?: 'json' | 'compact'
+}
+
+/** The message the anchor replies to, as a build shows it. */
+export interface QuotedReply {
+  /** The id of the message replied to; null when it is in another chat. */
+  message_id: string | null
+  /** When it was sent (ISO-8601 UTC); null when the store does not hold it. */
+  ts: string | null
+  /** Who sent it; null when the store does not hold it. */
+  author: Author | null
+  /**
+   * Its text, cut at 300 tokens like a thread reply; null when the store does not
+   * hold it.
+   */
+  text: string | null
+  /** The part of it the anchor's author quoted, when they quoted a part. */
+  quote: string | null
 }
 
 /** Rate limiting per workspace and per API method, over a rolling 60-second window. */

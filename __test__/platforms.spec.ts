@@ -1,7 +1,7 @@
 // Discord Gateway dispatches and Telegram updates in the platforms' own shapes (built
 // and type-checked in examples/platforms.ts), through the public ChannelStore.
 import { describe, expect, it } from 'vitest'
-import { ChannelStore } from '@openclaw/context-engine'
+import { ChannelStore, tokenEstimate } from '@openclaw/context-engine'
 import { thrown } from './helpers'
 import {
   discordMessageCreate,
@@ -152,6 +152,122 @@ describe('ingestDiscordEvent', () => {
     expect(noAuthor).toMatchObject({ path: 'payload.d.author' })
     expect(thrown(() => store.ingestDiscordEvent({ t: 'MESSAGE_DELETE_BULK', d: { channel_id: CHANNEL, ids: [1] } }))).toMatchObject({ path: 'payload.d.ids[0]' })
     expect(store.stats().ingestedEvents).toBe(0)
+  })
+})
+
+describe('the quoted reply', () => {
+  it('shows the message a Discord reply answers apart from the anchor, fetched once when the event lacks it', async () => {
+    const asked = snowflake(T0)
+    const answer = snowflake(T0 + 60_000)
+    const calls: string[] = []
+    const store = new ChannelStore({
+      clock: () => T0 + 120_000,
+      fetcher: {
+        // GET /channels/{channelId}/messages/{id}: one message, as Discord returns it.
+        fetchMessages: async (req) => {
+          calls.push(req.messageIds.join(','))
+          return discordMessageData({ id: asked, channelId: req.channelId, author: ana, content: 'which region failed? the dashboard is red' })
+        },
+      },
+    })
+    store.ingestDiscordEvent(discordMessageCreate({ id: answer, channelId: CHANNEL, guildId: GUILD, author: bo, content: 'eu-west, since 09:00', replyTo: { messageId: asked } }))
+    const ctx = await store.buildContext(CHANNEL, answer, { adjacent: 0 })
+    expect(calls).toEqual([asked])
+    expect(ctx.apiCalls).toBe(1)
+    expect(ctx.quotedReply).toEqual({
+      message_id: asked,
+      ts: '2026-11-20T09:00:00.000000000Z',
+      author: { user_id: ana.id, display_name: 'ANA', is_bot: false },
+      text: 'which region failed? the dashboard is red',
+      quote: null,
+    })
+    // Labelled apart, after the documents; the anchor's own text is untouched.
+    const section = ctx.promptSection
+    const block = section.slice(section.indexOf('<quoted_reply>'))
+    expect(block).toMatch(/^<quoted_reply>\nThe message you're responding to replies to the message below: context its author pointed at, not their own words\.\n- \d+ 2026-11-20T09:00:00\.000000000Z ANA \(1300000000000000001\): which region failed\? the dashboard is red\n<\/quoted_reply>$/)
+    expect(ctx.snapshot.anchor.text).toBe('eu-west, since 09:00')
+    expect(ctx.tokens.quotedReply).toBeGreaterThan(0)
+    expect(ctx.tokens.total).toBe(tokenEstimate(ctx.promptSection).upperBound)
+    expect(ctx.toJSON().quotedReply).toEqual(ctx.quotedReply)
+    // Held now: the next build makes no call.
+    const again = await store.buildContext(CHANNEL, answer, { adjacent: 0 })
+    expect(again.apiCalls).toBe(0)
+    expect(again.quotedReply?.text).toBe('which region failed? the dashboard is red')
+  })
+
+  it('says so when the message replied to cannot be fetched, and a message that replies to nothing has none', async () => {
+    const store = new ChannelStore({ clock: () => T0 + 120_000 })
+    const lone = snowflake(T0)
+    const reply = snowflake(T0 + 1_000)
+    store.ingestDiscordEvent(discordMessageCreate({ id: lone, channelId: CHANNEL, author: ana, content: 'hello' }))
+    store.ingestDiscordEvent(discordMessageCreate({ id: reply, channelId: CHANNEL, author: bo, content: 'hi', replyTo: { messageId: '1573261620000000099' } }))
+    const none = await store.buildContext(CHANNEL, lone)
+    expect(none.quotedReply).toBeNull()
+    expect(none.promptSection).not.toContain('<quoted_reply>')
+    expect(none.tokens.quotedReply).toBe(0)
+    const missing = await store.buildContext(CHANNEL, reply)
+    expect(missing.quotedReply).toMatchObject({ message_id: '1573261620000000099', text: null })
+    expect(missing.notes).toContain('The message 1573261620000000099 the anchor replies to is not held.')
+    expect(missing.notes.some((n) => n.includes('no fetchMessages in the fetcher'))).toBe(true)
+  })
+
+  it('a Telegram reply shows the message it answers and the part quoted', async () => {
+    const store = new ChannelStore({ clock: () => T0 + 60_000 })
+    const q = telegramMessage({ chatId: -100, messageId: 10, date: Math.floor(T0 / 1000), from: { id: 1, firstName: 'Ann' }, text: 'deploy eu-west and us-east at noon' })
+    const a = telegramMessage({ chatId: -100, messageId: 11, date: Math.floor(T0 / 1000) + 5, from: { id: 2, firstName: 'Ben' }, text: 'why not earlier?', replyTo: q as never, quote: 'at noon' })
+    store.ingestTelegramUpdate(telegramUpdate(1, a))
+    const ctx = await store.buildContext('-100', '11')
+    expect(ctx.apiCalls).toBe(0)
+    expect(ctx.quotedReply).toMatchObject({ message_id: '10', text: 'deploy eu-west and us-east at noon', quote: 'at noon', author: { display_name: 'Ann' } })
+    expect(ctx.promptSection).toContain('  quoted part: "at noon"\n</quoted_reply>')
+  })
+})
+
+describe('a Discord fetcher', () => {
+  it('pages a thread with before= ids and takes the root from the thread starter message', async () => {
+    const root = snowflake(T0)
+    const replies = Array.from({ length: 5 }, (_, i) => discordMessageData({ id: snowflake(T0 + (i + 1) * 1_000), channelId: root, author: i % 2 ? ana : bo, content: `reply ${i + 1}` }))
+    const starter = { ...discordMessageData({ id: snowflake(T0 + 500), channelId: root, author: ana, content: '' }), type: 21, referenced_message: discordMessageData({ id: root, channelId: CHANNEL, author: ana, content: 'Rollout thread' }) }
+    // Newest first, as GET /channels/{id}/messages returns them.
+    const all = [...replies].reverse().concat([starter as never])
+    const asked: Array<string | undefined> = []
+    const store = new ChannelStore({
+      clock: () => T0 + 60_000,
+      rateLimit: { pageSize: 3 },
+      fetcher: {
+        fetchThread: async (req) => {
+          asked.push(req.cursor ?? undefined)
+          const from = req.cursor ? all.findIndex((m) => m.id === req.cursor) + 1 : 0
+          return all.slice(from, from + req.limit)
+        },
+      },
+    })
+    store.ingestDiscordEvent(discordThreadCreate(root, CHANNEL, GUILD, 'rollout'))
+    const ctx = await store.buildContext(CHANNEL, snowflake(T0 + 5_000), { threadId: root, adjacent: 0 })
+    expect(asked).toEqual([undefined, replies[2].id])
+    expect(ctx.thread?.root.text).toBe('Rollout thread')
+    expect(ctx.thread?.replies.map((r) => r.text)).toEqual(['reply 1', 'reply 2', 'reply 3', 'reply 4', 'reply 5'])
+    expect(ctx.snapshot.channel.platform).toBe('discord')
+  })
+
+  it('a 429 with a float retry_after pauses the method like a Slack Retry-After', async () => {
+    let calls = 0
+    const store = new ChannelStore({
+      clock: () => T0,
+      rateLimit: { overflowStrategy: 'degrade' },
+      fetcher: {
+        fetchHistory: async () => {
+          calls++
+          throw Object.assign(new Error('You are being rate limited.'), { rawError: { message: 'You are being rate limited.', retry_after: 1.5, global: false }, status: 429 })
+        },
+      },
+    })
+    store.ingestDiscordEvent(discordMessageCreate({ id: snowflake(T0), channelId: CHANNEL, guildId: GUILD, author: ana, content: 'hi' }))
+    const first = await store.buildContext(CHANNEL, snowflake(T0), { adjacent: 5 })
+    expect(first.notes.join(' ')).toMatch(/paused for 2s \(Retry-After\)/)
+    const second = await store.buildContext(CHANNEL, snowflake(T0), { adjacent: 5 })
+    expect(calls).toBe(1)
+    expect(second.notes.join(' ')).toMatch(/Retry-After/)
   })
 })
 

@@ -35,18 +35,21 @@ function errorText(err) {
 }
 
 // Retry delay carried by a fetch error, in ms: `retryAfterMs`, or `retryAfter` in
-// seconds (as @slack/web-api's rate-limited error carries it), or a Retry-After header.
-// A value that cannot be read is no delay. Absurd delays are capped in Rust.
+// seconds (as @slack/web-api's rate-limited error carries it), or Discord's 429 body
+// (`retry_after`, seconds as a float, on the error or as its `rawError` / `body`), or a
+// Retry-After / X-RateLimit-Reset-After header. A value that cannot be read is no
+// delay. Absurd delays are capped in Rust.
 function retryAfterMs(err) {
   try {
     if (err === null || typeof err !== 'object') return undefined
     const num = (v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v)
     const ms = num(err.retryAfterMs)
     if (typeof ms === 'number' && ms > 0) return ms
-    const s = num(err.retryAfter ?? err.data?.retryAfter)
+    const s = num(err.retryAfter ?? err.data?.retryAfter ?? err.retry_after ?? err.rawError?.retry_after ?? err.body?.retry_after)
     if (typeof s === 'number' && s > 0) return s * 1000
     const h = err.headers
-    const header = h && (typeof h.get === 'function' ? h.get('retry-after') : h['retry-after'] ?? h['Retry-After'])
+    const get = (name) => (typeof h.get === 'function' ? h.get(name) : h[name] ?? h[name.replace(/(^|-)([a-z])/g, (_, d, c) => d + c.toUpperCase())])
+    const header = h && (get('retry-after') ?? get('x-ratelimit-reset-after'))
     const hs = num(header)
     if (typeof hs === 'number' && hs > 0) return hs * 1000
   } catch {}

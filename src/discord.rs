@@ -13,6 +13,8 @@
 //! that two messages of the same millisecond keep their order and both are held.
 
 pub mod markup;
+mod page;
+pub use page::{fetched_page, is_discord_page};
 
 use crate::input::payload::{kind, nonempty, opt_object, req_object, req_str, str_at};
 use crate::input::InputError;

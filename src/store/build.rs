@@ -52,6 +52,8 @@ pub struct Tokens {
     pub guidance: u64,
     pub snapshot: u64,
     pub thread: u64,
+    /// The quoted-reply block (0 without one).
+    pub quoted_reply: u64,
     pub total: u64,
 }
 
@@ -69,6 +71,8 @@ pub struct Built {
     pub truncation: Option<Truncation>,
     pub telemetry: Option<ThreadTelemetry>,
     pub tokens: Tokens,
+    /// The message the anchor replies to, when it replies to one.
+    pub quoted_reply: Option<Box<super::quoted::QuotedReply>>,
     /// Part of the context is older than its cache TTL (a fetch failed).
     pub stale: bool,
     /// Why something is missing or stale, one sentence each.
@@ -177,6 +181,9 @@ impl Store {
             });
         };
         let anchor = at.message();
+        let quoted_reply = self
+            .quoted_reply(&req.channel, anchor, &mut notes)
+            .map(Box::new);
         let thread_id = self.anchor_thread(req, &at);
         let center = match &at {
             AnchorAt::Reply { thread, .. } => self
@@ -412,7 +419,7 @@ impl Store {
             }
         };
         let Assembled {
-            prompt,
+            mut prompt,
             snapshot_range,
             thread_range,
             documents,
@@ -429,6 +436,17 @@ impl Store {
             frame.push_str(&format!("\n\n{thread_open}\n\n{THREAD_CLOSE}"));
         }
         let frame_est = tokens::estimate(&frame);
+        // The quoted reply goes last, after the documents, so their ranges stay put.
+        let q_est = match quoted_reply
+            .as_deref()
+            .and_then(super::quoted::QuotedReply::block)
+        {
+            Some(block) => {
+                prompt.push_str(&block);
+                tokens::estimate(&block)
+            }
+            None => 0.0,
+        };
         let bound = |e: f64| req.meter.bound(e);
         // What the thread shown counts (the compact or indented form's own text).
         if let Some(t) = telemetry.as_mut() {
@@ -438,7 +456,8 @@ impl Store {
             guidance: bound(g_est),
             snapshot: bound(s_est),
             thread: bound(t_est),
-            total: bound(g_est + s_est + t_est + frame_est),
+            quoted_reply: bound(q_est),
+            total: bound(g_est + s_est + t_est + frame_est + q_est),
         };
         Ok(Built {
             prompt,
@@ -448,6 +467,7 @@ impl Store {
             truncation,
             telemetry,
             tokens,
+            quoted_reply,
             stale,
             notes,
         })

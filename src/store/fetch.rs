@@ -225,7 +225,22 @@ impl Store {
             None => Value::Null,
         };
         self.users.learn(&body);
-        let page = slack::fetched_page(&body, &self.names());
+        let page = if crate::discord::is_discord_page(&body) {
+            let thread = match job.need() {
+                Some(Need::Thread { thread, .. }) => Some(thread),
+                _ => None,
+            };
+            let size = job.page_size as usize;
+            let page = crate::discord::fetched_page(&body, thread.as_deref(), size, &self.names());
+            if page.is_ok() {
+                if let Some(channel) = job.need().as_ref().map(Need::channel) {
+                    self.tag_platform(channel, crate::discord::PLATFORM);
+                }
+            }
+            page
+        } else {
+            slack::fetched_page(&body, &self.names())
+        };
         let mut page = match page {
             Ok(page) => page,
             Err(e) => return Err(self.unusable(job, e)),

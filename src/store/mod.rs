@@ -24,6 +24,7 @@ pub mod media;
 pub mod message;
 mod plan;
 mod platforms;
+pub mod quoted;
 pub mod recent;
 pub mod render;
 mod render_cache;

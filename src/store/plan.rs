@@ -122,6 +122,16 @@ impl Store {
             _ => anchor_key,
         };
         let thread = self.anchor_thread(req, &at);
+        // The message the anchor replies to, when the event did not bring it.
+        if let Some(id) = self.reply_target_missing(&req.channel, at.message()) {
+            let need = Need::Messages {
+                channel: req.channel.clone(),
+                ids: vec![id],
+            };
+            if !has_failed(&need) {
+                needs.push(need);
+            }
+        }
         if !history_loaded
             && self.held_before(&req.channel, position) < req.adjacent
             && !has_failed(&history)

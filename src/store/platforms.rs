@@ -29,6 +29,18 @@ impl Store {
         }
     }
 
+    /// Tags `channel` with `platform` when it has none yet (a channel first met through
+    /// a fetched page).
+    pub(super) fn tag_platform(&mut self, channel: &str, platform: &str) {
+        if self
+            .channels
+            .get(channel)
+            .is_none_or(|c| c.platform.is_none())
+        {
+            self.set_channel(channel, None, Some(platform.to_string()), None);
+        }
+    }
+
     /// Applies a Discord Gateway dispatch (`{ t, d }`). Returns how many changes it
     /// made to held messages, plus one when it told the store about channels or threads
     /// (0: ignored, and counted).

@@ -163,7 +163,19 @@ impl BuiltContext {
             guidance: t.guidance as f64,
             snapshot: t.snapshot as f64,
             thread: t.thread as f64,
+            quoted_reply: t.quoted_reply as f64,
             total: t.total as f64,
+        }
+    }
+
+    /// The message the anchor replies to (a Discord reply, a Telegram reply or quote),
+    /// which the prompt section shows after the documents, labelled apart from the
+    /// anchor's own text; null when the anchor replies to nothing.
+    #[napi(catch_unwind, getter, ts_return_type = "QuotedReply | null")]
+    pub fn quoted_reply<'e>(&self, env: &'e Env) -> Result<Unknown<'e>> {
+        match &self.built.quoted_reply {
+            Some(q) => to_js(env, q),
+            None => Null.into_unknown(env),
         }
     }
 
@@ -206,7 +218,8 @@ impl BuiltContext {
         };
         let rest = json!({
             "promptSection": b.prompt,
-            "tokens": { "guidance": b.tokens.guidance, "snapshot": b.tokens.snapshot, "thread": b.tokens.thread, "total": b.tokens.total },
+            "tokens": { "guidance": b.tokens.guidance, "snapshot": b.tokens.snapshot, "thread": b.tokens.thread, "quotedReply": b.tokens.quoted_reply, "total": b.tokens.total },
+            "quotedReply": b.quoted_reply,
             "apiCalls": self.api_calls,
             "stale": b.stale,
             "notes": b.notes,
@@ -229,6 +242,8 @@ pub struct ContextTokens {
     pub guidance: f64,
     pub snapshot: f64,
     pub thread: f64,
+    /// The quoted-reply block (0 without one).
+    pub quoted_reply: f64,
     pub total: f64,
 }
 
@@ -254,6 +269,8 @@ mod typings {
         #[napi(ts_type = "ContextTokens")]
         pub tokens: (),
         pub api_calls: f64,
+        #[napi(ts_type = "QuotedReply | null")]
+        pub quoted_reply: (),
         pub stale: bool,
         pub notes: Vec<String>,
     }

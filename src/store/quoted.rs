@@ -1,0 +1,152 @@
+//! The quoted-reply layer: the message the anchor replies to (a Discord reply, a
+//! Telegram reply or quote), shown after the documents and labelled as context the
+//! author pointed at, apart from the author's own words.
+
+use super::message::StoredMessage;
+use super::Store;
+use crate::model::Author;
+use crate::text::truncate_reply;
+use napi_derive::napi;
+use serde::Serialize;
+
+/// Opens the quoted-reply block of a prompt section.
+pub const QUOTED_OPEN: &str = "<quoted_reply>";
+/// Closes it.
+pub const QUOTED_CLOSE: &str = "</quoted_reply>";
+
+/// The message the anchor replies to, as a build shows it.
+#[napi(object, object_to_js = false, object_from_js = false, use_nullable = true)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QuotedReply {
+    /// The id of the message replied to; null when it is in another chat.
+    #[napi(js_name = "message_id")]
+    pub message_id: Option<String>,
+    /// When it was sent (ISO-8601 UTC); null when the store does not hold it.
+    pub ts: Option<String>,
+    /// Who sent it; null when the store does not hold it.
+    pub author: Option<Author>,
+    /// Its text, cut at 300 tokens like a thread reply; null when the store does not
+    /// hold it.
+    pub text: Option<String>,
+    /// The part of it the anchor's author quoted, when they quoted a part.
+    pub quote: Option<String>,
+}
+
+impl QuotedReply {
+    /// The block the prompt section carries, or `None` when there is nothing to show.
+    pub fn block(&self) -> Option<String> {
+        if self.text.is_none() && self.quote.is_none() {
+            return None;
+        }
+        let mut out = format!(
+            "\n\n{QUOTED_OPEN}\nThe message you're responding to replies to the message below: context its author pointed at, not their own words.\n"
+        );
+        let id = self.message_id.as_deref().unwrap_or("(another chat)");
+        match (&self.author, &self.text) {
+            (Some(a), Some(text)) => {
+                let ts = self.ts.as_deref().unwrap_or("");
+                out.push_str(&format!(
+                    "- {id} {ts} {} ({}): {text}\n",
+                    a.display_name, a.user_id
+                ));
+            }
+            _ => out.push_str(&format!("- {id}: (not available)\n")),
+        }
+        if let Some(q) = &self.quote {
+            out.push_str(&format!("  quoted part: \"{q}\"\n"));
+        }
+        out.push_str(QUOTED_CLOSE);
+        Some(out)
+    }
+}
+
+impl Store {
+    /// What `anchor` replies to, resolved against what the store holds, with a note when
+    /// the message replied to is not held.
+    pub(super) fn quoted_reply(
+        &self,
+        channel: &str,
+        anchor: &StoredMessage,
+        notes: &mut Vec<String>,
+    ) -> Option<QuotedReply> {
+        let r = anchor.reply_to()?;
+        let held = r.id.as_deref().and_then(|id| self.find(channel, id));
+        if let (Some(id), None) = (r.id.as_deref(), held) {
+            notes.push(format!(
+                "The message {id} the anchor replies to is not held."
+            ));
+        }
+        Some(QuotedReply {
+            message_id: r.id.clone(),
+            ts: held.map(|m| m.iso_ts().to_string()),
+            author: held.map(|m| (*m.author).clone()),
+            text: held.map(|m| {
+                let text = m.text.as_str();
+                truncate_reply(&text).unwrap_or_else(|| text.into_owned())
+            }),
+            quote: r.quote.clone(),
+        })
+    }
+
+    /// The fetch of the message `anchor` replies to, when the store does not hold it and
+    /// the platform has a way to fetch one message (Telegram's Bot API has none: its
+    /// replies arrive with the message they answer).
+    pub(super) fn reply_target_missing(
+        &self,
+        channel: &str,
+        anchor: &StoredMessage,
+    ) -> Option<String> {
+        let id = anchor.reply_to()?.id.as_deref()?;
+        let platform = self
+            .channels
+            .get(channel)
+            .and_then(|c| c.platform.as_deref());
+        (platform != Some(crate::telegram::PLATFORM) && self.find(channel, id).is_none())
+            .then(|| id.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn author() -> Author {
+        Author {
+            user_id: "U1".into(),
+            display_name: "Ann".into(),
+            is_bot: false,
+        }
+    }
+
+    #[test]
+    fn the_block_labels_the_message_apart_and_shows_the_quoted_part() {
+        let q = QuotedReply {
+            message_id: Some("10".into()),
+            ts: Some("2026-11-20T09:00:00Z".into()),
+            author: Some(author()),
+            text: Some("which region failed?".into()),
+            quote: Some("region".into()),
+        };
+        let block = q.block().unwrap_or_default();
+        assert!(block.starts_with("\n\n<quoted_reply>\n"), "{block}");
+        assert!(block.contains("not their own words"));
+        assert!(block.contains("- 10 2026-11-20T09:00:00Z Ann (U1): which region failed?\n"));
+        assert!(block.contains("  quoted part: \"region\"\n"));
+        assert!(block.ends_with("</quoted_reply>"));
+    }
+
+    #[test]
+    fn a_message_not_held_shows_its_quote_or_nothing() {
+        let mut q = QuotedReply {
+            message_id: None,
+            ts: None,
+            author: None,
+            text: None,
+            quote: Some("prices up".into()),
+        };
+        let block = q.block().unwrap_or_default();
+        assert!(block.contains("- (another chat): (not available)\n  quoted part: \"prices up\""));
+        q.quote = None;
+        assert_eq!(q.block(), None);
+    }
+}
