@@ -425,15 +425,23 @@ export declare class ChannelStore {
   /**
    * Applies a Discord Gateway dispatch exactly as the Gateway sends it (`{ op: 0, t,
    * d }`, or just `{ t, d }`): `MESSAGE_CREATE`, `MESSAGE_UPDATE`, `MESSAGE_DELETE`,
-   * `MESSAGE_DELETE_BULK`, `MESSAGE_REACTION_ADD` / `_REMOVE`; and `THREAD_CREATE`,
-   * `THREAD_UPDATE`, `THREAD_DELETE`, `THREAD_LIST_SYNC`, `CHANNEL_CREATE` /
-   * `_UPDATE`, from which the store learns channel names and which channels are
-   * threads. A thread's messages are held in its parent channel as the replies of a
+   * `MESSAGE_DELETE_BULK`, `MESSAGE_REACTION_ADD` / `_REMOVE`; and `GUILD_CREATE`
+   * (sent on every connect), `THREAD_CREATE`, `THREAD_UPDATE`, `THREAD_DELETE`,
+   * `THREAD_LIST_SYNC`, `CHANNEL_CREATE` / `_UPDATE`, from which the store learns
+   * channel names and which channels are threads. A thread's messages are held in its parent channel as the replies of a
    * thread whose id is the thread channel's id. Other dispatches are counted in
    * `stats().ignoredEvents` and ignored. Returns how many changes were applied (0:
    * ignored). A malformed payload throws a `TypeError` naming the field.
    */
   ingestDiscordEvent(payload: Record<string, unknown>): number
+  /**
+   * The conversation lane of a held message, as `MemoryStore` keys it: a Discord
+   * thread and a Telegram forum topic are `topic:<channelId>:<threadId>`, a Slack
+   * thread and a Telegram reply chain `reply:<channelId>:<rootId>`, anything else
+   * `root:<channelId>`; the same lanes `@openclaw/context-engine/openclaw` derives
+   * from OpenClaw's session keys. Null when the store does not hold the message.
+   */
+  laneOf(channelId: string, messageId: string): string | null
   /**
    * Applies a Telegram Bot API `Update` exactly as `getUpdates` or a webhook delivers
    * it: `message`, `channel_post`, `edited_message`, `edited_channel_post` and

@@ -79,6 +79,35 @@ describe('npm run demo', () => {
     expect(out).toMatch(/later message \d+\.\d+ .*: 0 API calls - the store is warm from events/)
   })
 
+  it('runs the same channel as Discord dispatches and as Telegram updates', () => {
+    const run = (platform: string) => JSON.parse(execFileSync(process.execPath, [join(root, 'demo', 'run.js'), '--platform', platform, '--json'], { encoding: 'utf8' }))
+    const slack = JSON.parse(execFileSync(process.execPath, [join(root, 'demo', 'run.js'), '--json'], { encoding: 'utf8' }))
+    const discord = run('discord')
+    // Discord's REST API warms the channel and the thread, as Slack's Web API does.
+    expect(discord.firstBuild.calls).toEqual(['GET /channels/{id}/messages', 'GET /channels/{thread}/messages'])
+    expect(discord.firstBuild.notes).toEqual([])
+    expect(discord.laterMessage.apiCalls).toBe(0)
+    expect(discord.thread.totalReplies).toBe(slack.thread.totalReplies)
+    expect(discord.anchor.author).toBe(slack.anchor.author)
+    expect(discord.manifest.recorded).toBe(slack.manifest.recorded)
+    // The Bot API cannot read history: the bot saw the channel from its start, and no call is made.
+    const telegram = run('telegram')
+    expect(telegram.firstBuild.calls).toEqual([])
+    expect(telegram.firstBuild.apiCalls).toBe(0)
+    expect(telegram.thread.totalReplies).toBe(slack.thread.totalReplies)
+    expect(telegram.anchor.author).toBe(slack.anchor.author)
+    // A reply chain's messages answer its root: the section points at it instead of repeating it.
+    expect(telegram.tokens.quotedReply).toBeGreaterThan(0)
+    expect(telegram.tokens.quotedReply).toBeLessThan(100)
+    for (const s of [discord, telegram]) {
+      expect(s.thread.actualTokens).toBeLessThanOrEqual(s.thread.budgetTokens)
+      expect(s.tokens.snapshot).toBeLessThanOrEqual(1_500)
+    }
+    const bad = spawnSync(process.execPath, [join(root, 'demo', 'run.js'), '--platform', 'irc'], { encoding: 'utf8' })
+    expect(bad.status).toBe(2)
+    expect(bad.stderr).toContain('--platform must be one of slack, discord, telegram, got "irc"')
+  })
+
   it('fails clearly on a bad anchor or budget', () => {
     const bad = spawnSync(process.execPath, [join(root, 'demo', 'run.js'), '--anchor', '123.456'], { encoding: 'utf8' })
     expect(bad.status).toBe(2)

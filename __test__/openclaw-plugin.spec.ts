@@ -104,11 +104,15 @@ describe('the OpenClaw plugin', () => {
     expect(byAgent.dbPath).toBe(join(dir, 'registered.sqlite'))
   })
 
-  it('reads thread keys from OpenClaw session keys: Slack threads, Telegram topics, channels', () => {
+  it('reads thread keys from OpenClaw session keys: Slack and Discord threads, Telegram topics, channels', () => {
     const cases: Array<[string | undefined, string, string, string]> = [
       [SLACK_THREAD, 's', 'agent:main:slack:channel:C0123', 'reply:C0123:1775835600.000100'],
       ['agent:zu:telegram:group:-1001234567890:topic:3', 's', 'agent:zu:telegram:group:-1001234567890', 'topic:-1001234567890:3'],
       ['agent:main:slack:channel:C0123', 's', 'agent:main:slack:channel:C0123', 'root:C0123'],
+      // A Discord thread is a channel of its own under its parent: a topic of the parent.
+      ['agent:main:discord:channel:1200000000000000001:thread:1573261620019200007', 's', 'agent:main:discord:channel:1200000000000000001', 'topic:1200000000000000001:1573261620019200007'],
+      // Telegram's General topic is the chat itself.
+      ['agent:zu:telegram:group:-1001234567890:topic:1', 's', 'agent:zu:telegram:group:-1001234567890', 'root:-1001234567890'],
       ['agent:main:main:thread:1777244748.777299', 's', 'agent:main:main', 'reply:main:1777244748.777299'],
       [undefined, 'abc', 'session:abc', 'root:abc'],
     ]

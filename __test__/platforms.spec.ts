@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import { ChannelStore, tokenEstimate } from '@openclaw/context-engine'
 import { thrown } from './helpers'
+import { laneOf, placeSession } from '@openclaw/context-engine/openclaw'
 import {
   discordMessageCreate,
   discordMessageData,
@@ -350,5 +351,37 @@ describe('ingestTelegramUpdate', () => {
     expect(e).toMatchObject({ name: 'TypeError', path: 'update.message.chat.id' })
     expect(e.message).toMatch(/^ChannelStore\.ingestTelegramUpdate: update\.message\.chat\.id: expected a number, got string/)
     expect(thrown(() => store.ingestTelegramUpdate([] as never))).toMatchObject({ path: 'update' })
+  })
+})
+
+describe('lanes', () => {
+  it('a message gets the lane MemoryStore and OpenClaw session keys give it, on every platform', () => {
+    const store = new ChannelStore()
+    // Discord: a thread of a channel.
+    const root = snowflake(T0)
+    const inThread = snowflake(T0 + 1_000)
+    store.ingestDiscordEvent(discordMessageCreate({ id: root, channelId: CHANNEL, guildId: GUILD, author: ana, content: 'root' }))
+    store.ingestDiscordEvent(discordThreadCreate(root, CHANNEL, GUILD, 't'))
+    store.ingestDiscordEvent(discordMessageCreate({ id: inThread, channelId: root, guildId: GUILD, author: bo, content: 'in thread' }))
+    const discordKey = `agent:main:discord:channel:${CHANNEL}:thread:${root}`
+    expect(store.laneOf(CHANNEL, inThread)).toBe(laneOf(placeSession(discordKey, 's')))
+    expect(store.laneOf(CHANNEL, root)).toBe(laneOf(placeSession(`agent:main:discord:channel:${CHANNEL}`, 's')))
+    // Telegram: a forum topic, the General topic, a reply chain.
+    const chat = -1009
+    const d = Math.floor(T0 / 1000)
+    const created = telegramMessage({ chatId: chat, forum: true, messageId: 5, date: d, from: ann, topicId: 5, topicCreated: 'Releases' })
+    store.ingestTelegramUpdate(telegramUpdate(1, created))
+    store.ingestTelegramUpdate(telegramUpdate(2, telegramMessage({ chatId: chat, forum: true, messageId: 6, date: d, from: ben, topicId: 5, text: 'v2', replyTo: created as never })))
+    store.ingestTelegramUpdate(telegramUpdate(3, telegramMessage({ chatId: chat, forum: true, messageId: 7, date: d, from: ann, topicId: 1, text: 'general' })))
+    const q = telegramMessage({ chatId: chat, forum: true, messageId: 8, date: d, from: ann, text: 'q' })
+    store.ingestTelegramUpdate(telegramUpdate(4, telegramMessage({ chatId: chat, forum: true, messageId: 9, date: d, from: ben, text: 'a', replyTo: q as never })))
+    const tg = `agent:main:telegram:group:${chat}`
+    expect(store.laneOf(String(chat), '6')).toBe(laneOf(placeSession(`${tg}:topic:5`, 's')))
+    expect(store.laneOf(String(chat), '7')).toBe(laneOf(placeSession(`${tg}:topic:1`, 's')))
+    expect(store.laneOf(String(chat), '9')).toBe('reply:-1009:8')
+    // Slack: a thread is the reply chain of its root.
+    store.ingestSlackEvent({ type: 'message', channel: 'C1', user: 'U1', text: 'r', ts: '1775835600.000100', thread_ts: '1775835500.000100' })
+    expect(store.laneOf('C1', '1775835600.000100')).toBe(laneOf(placeSession('agent:main:slack:channel:c1:thread:1775835500.000100', 's')).replace('c1', 'C1'))
+    expect(store.laneOf('C1', 'nope')).toBeNull()
   })
 })

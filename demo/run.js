@@ -7,11 +7,19 @@
 // API call at all. The report shows the prompt section, tokens per part, what the budget
 // cut, the calls made, the attachment manifest for the thread's files, and the stats.
 //
-//   node demo/run.js [--anchor <ts>] [--budget <tokens>] [--adjacent <n>] [--dm] [--json]
+// With --platform discord|telegram the same conversation arrives as Discord Gateway
+// dispatches (and a Discord REST fetcher) or Telegram Bot API updates (demo/platforms.js).
+// Telegram's Bot API cannot read history, so that run replays the channel from its start.
+//
+//   node demo/run.js [--platform slack|discord|telegram] [--anchor <ts>] [--budget <tokens>]
+//                    [--adjacent <n>] [--dm] [--json]
 'use strict'
 const path = require('node:path')
 const engine = require(path.join(__dirname, '..'))
 const { FakeSlack } = require('./fake-slack')
+const { FakeDiscord, FakeTelegram } = require('./platforms')
+
+const PLATFORMS = ['slack', 'discord', 'telegram']
 
 function fail(message) {
   console.error(`demo: ${message}`)
@@ -19,7 +27,7 @@ function fail(message) {
 }
 
 function parseArgs(argv) {
-  const opts = { anchor: null, budget: engine.THREAD_BUDGET_TOKENS, adjacent: 50, dm: false, json: false }
+  const opts = { platform: 'slack', anchor: null, budget: engine.THREAD_BUDGET_TOKENS, adjacent: 50, dm: false, json: false }
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]
     const value = () => {
@@ -31,13 +39,16 @@ function parseArgs(argv) {
       if (!Number.isInteger(n) || n < 0) fail(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`)
       return n
     }
-    if (arg === '--anchor') opts.anchor = value()
+    if (arg === '--platform') {
+      opts.platform = value()
+      if (!PLATFORMS.includes(opts.platform)) fail(`--platform must be one of ${PLATFORMS.join(', ')}, got ${JSON.stringify(opts.platform)}`)
+    } else if (arg === '--anchor') opts.anchor = value()
     else if (arg === '--budget') opts.budget = count('--budget', value())
     else if (arg === '--adjacent') opts.adjacent = count('--adjacent', value())
     else if (arg === '--dm') opts.dm = true
     else if (arg === '--json') opts.json = true
     else if (arg === '--help' || arg === '-h') {
-      console.log('usage: node demo/run.js [--anchor <ts>] [--budget <tokens>] [--adjacent <n>] [--dm] [--json]')
+      console.log('usage: node demo/run.js [--platform slack|discord|telegram] [--anchor <ts>] [--budget <tokens>] [--adjacent <n>] [--dm] [--json]')
       process.exit(0)
     } else fail(`unknown option ${arg} (try --help)`)
   }
@@ -60,35 +71,36 @@ async function main() {
 
   // ---------------------------------------------------------------- the restart
   let nowMs = Number(anchor.ts) * 1000 - RESTART_BEFORE_MS
-  const store = new engine.ChannelStore({ clock: () => nowMs, fetcher: slack.fetcher() })
-  store.setChannel({ id: data.channel.id, name: data.channel.name, platform: 'slack', workspaceId: slack.teamId })
-  store.setUsers(Object.values(data.users).map((u) => ({ userId: u.id, displayName: u.profile?.display_name || u.real_name || u.name, isBot: Boolean(u.is_bot) })))
-  const restartTs = (nowMs / 1000).toFixed(6)
+  const clock = () => nowMs
+  const source = platformSource(opts.platform, data, slack)
+  const store = new engine.ChannelStore({ clock, fetcher: source.fetcher })
+  source.connect(store)
+  // Telegram keeps nothing it did not see: that run starts with the channel.
+  const restartTs = opts.platform === 'telegram' ? '0' : (nowMs / 1000).toFixed(6)
 
-  /** Replays every payload Slack would send up to `ts`, moving the clock along. */
+  /** Replays every payload the platform would send up to `ts`, moving the clock along. */
   let replayedTo = restartTs
   let payloads = 0
   function replayUntil(ts) {
     for (const m of slack.between(replayedTo, ts)) {
       nowMs = Number(m.ts) * 1000
-      slack.at(m.ts)
-      store.ingestSlackEvent(slack.eventFor(m))
-      payloads++
+      source.at(m.ts)
+      payloads += source.ingest(store, m)
     }
     replayedTo = ts
-    slack.at(ts)
+    source.at(ts)
     nowMs = Number(ts) * 1000 + 1000 // the agent answers a second later
   }
 
   replayUntil(anchor.ts)
-  const callsBefore = slack.calls.length
-  const ctx = await store.buildContext(data.channel.id, anchor.ts, {
-    threadId: anchor.thread_ts,
+  const callsBefore = source.calls.length
+  const ctx = await store.buildContext(source.channelId, source.idOf(anchor.ts), {
+    threadId: anchor.thread_ts ? source.idOf(anchor.thread_ts) : undefined,
     budgetTokens: opts.budget,
     adjacent: opts.adjacent,
     directMessage: opts.dm,
   })
-  const firstCalls = slack.calls.slice(callsBefore)
+  const firstCalls = source.calls.slice(callsBefore)
   const snapshot = ctx.snapshot
   const thread = ctx.thread
 
@@ -97,9 +109,9 @@ async function main() {
   let second = null
   if (later) {
     replayUntil(later.ts)
-    const before = slack.calls.length
-    const c2 = await store.buildContext(data.channel.id, later.ts, { adjacent: opts.adjacent, budgetTokens: opts.budget })
-    second = { ts: later.ts, iso: c2.snapshot.anchor.ts, author: c2.snapshot.anchor.author.display_name, apiCalls: c2.apiCalls, calls: slack.calls.slice(before), tokens: c2.tokens.total }
+    const before = source.calls.length
+    const c2 = await store.buildContext(source.channelId, source.idOf(later.ts), { adjacent: opts.adjacent, budgetTokens: opts.budget })
+    second = { ts: source.idOf(later.ts), iso: c2.snapshot.anchor.ts, author: c2.snapshot.anchor.author.display_name, apiCalls: c2.apiCalls, calls: source.calls.slice(before), tokens: c2.tokens.total }
   }
 
   // ---------------------------------------------------------------- attachment manifest
@@ -134,8 +146,9 @@ async function main() {
 
   const stats = store.stats()
   const summary = {
+    platform: opts.platform,
     restart: { at: new Date(Number(restartTs) * 1000).toISOString(), payloadsReplayed: payloads, ignoredPayloads: stats.ignoredEvents },
-    anchor: { ts: anchor.ts, iso: snapshot.anchor.ts, author: snapshot.anchor.author.display_name, inThread: Boolean(thread) },
+    anchor: { ts: source.idOf(anchor.ts), iso: snapshot.anchor.ts, author: snapshot.anchor.author.display_name, inThread: Boolean(thread) },
     firstBuild: { apiCalls: ctx.apiCalls, calls: firstCalls, notes: ctx.notes },
     laterMessage: second,
     tokens: ctx.tokens,
@@ -176,11 +189,12 @@ async function main() {
   const rule = (title) => console.log(`\n${bold(`── ${title} ${'─'.repeat(Math.max(0, 66 - title.length))}`)}`)
   const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`
 
-  rule(`prompt section for ${anchor.ts} (${summary.anchor.author}, ${summary.anchor.iso})`)
+  rule(`prompt section for ${summary.anchor.ts} on ${opts.platform} (${summary.anchor.author}, ${summary.anchor.iso})`)
   console.log(ctx.promptSection)
 
   rule('the restart and the API calls')
-  console.log(`gateway restarted at ${summary.restart.at}; ${plural(payloads, 'Events API payload', 'Events API payloads')} replayed into the store since`)
+  if (opts.platform === 'telegram') console.log(`the bot ran from the channel's start (the Bot API cannot read history); ${plural(payloads, 'update', 'updates')} replayed into the store`)
+  else console.log(`gateway restarted at ${summary.restart.at}; ${plural(payloads, source.payloadName, `${source.payloadName}s`)} replayed into the store since`)
   console.log(`first buildContext: ${plural(ctx.apiCalls, 'API call', 'API calls')} (${firstCalls.join(', ') || 'none'})`)
   for (const n of ctx.notes) console.log(`  note: ${n}`)
   if (second) {
@@ -216,6 +230,56 @@ async function main() {
   console.log(`thread replies cache: ${JSON.stringify(stats.caches.threadReplies)}`)
   console.log(`media cache: ${JSON.stringify(stats.caches.media)}`)
   console.log(`messages held: ${stats.messages} (about ${Math.round(stats.messageBytes / Math.max(1, stats.messages))} bytes each)`)
+}
+
+/**
+ * How the bundled channel reaches the store on `platform`: the store's fetcher, the
+ * payloads each message arrives as, the ids the platform gives, the calls made.
+ */
+function platformSource(platform, data, slack) {
+  if (platform === 'discord') {
+    const discord = new FakeDiscord(data)
+    return {
+      channelId: discord.channelId,
+      payloadName: 'Gateway dispatch',
+      fetcher: discord.fetcher(),
+      calls: discord.calls,
+      idOf: (ts) => discord.idOf(ts),
+      at: (ts) => discord.at(ts),
+      // On (re)connect the Gateway lists the guild's channels and active threads.
+      connect: (store) => store.ingestDiscordEvent(discord.guildCreate()),
+      ingest: (store, m) => discord.dispatchesFor(m).map((d) => store.ingestDiscordEvent(d)).length,
+    }
+  }
+  if (platform === 'telegram') {
+    const telegram = new FakeTelegram(data)
+    return {
+      channelId: telegram.channelId,
+      payloadName: 'update',
+      fetcher: telegram.fetcher(),
+      calls: [],
+      idOf: (ts) => telegram.idOf(ts),
+      at: () => {},
+      connect: () => {},
+      ingest: (store, m) => telegram.updatesFor(m).map((u) => store.ingestTelegramUpdate(u)).length,
+    }
+  }
+  return {
+    channelId: data.channel.id,
+    payloadName: 'Events API payload',
+    fetcher: slack.fetcher(),
+    calls: slack.calls,
+    idOf: (ts) => ts,
+    at: (ts) => slack.at(ts),
+    connect: (store) => {
+      store.setChannel({ id: data.channel.id, name: data.channel.name, platform: 'slack', workspaceId: slack.teamId })
+      store.setUsers(Object.values(data.users).map((u) => ({ userId: u.id, displayName: u.profile?.display_name || u.real_name || u.name, isBot: Boolean(u.is_bot) })))
+    },
+    ingest: (store, m) => {
+      store.ingestSlackEvent(slack.eventFor(m))
+      return 1
+    },
+  }
 }
 
 main().catch((err) => {

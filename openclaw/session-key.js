@@ -1,13 +1,20 @@
 'use strict'
 
 // Where an OpenClaw session's messages go in the memory store. OpenClaw gives each Slack
-// thread and each Telegram forum topic its own session key:
+// thread, each Discord thread and each Telegram forum topic its own session key:
 //   agent:<agentId>:slack:channel:<C>:thread:<rootTs>
+//   agent:<agentId>:discord:channel:<parentId>:thread:<threadId>
 //   agent:<agentId>:telegram:group:<chatId>:topic:<n>
 // The memory session is the key without its thread part (one per agent and chat, so
 // facts and outcomes are shared by the chat's threads), and the thread part picks the
 // lane: a Slack thread is the reply chain of its root message (`reply:<C>:<rootTs>`), a
-// topic is `topic:<chatId>:<n>`, anything else the chat's root lane (`root:<chatId>`).
+// Discord thread (a channel of its own under its parent) and a Telegram topic are topics
+// (`topic:<chatId>:<id>`), Telegram's General topic (1) and anything else the chat's
+// root lane (`root:<chatId>`). These are the lanes ChannelStore.laneOf gives the same
+// messages.
+
+/** Telegram's General topic: its messages are the chat's own. */
+const TELEGRAM_GENERAL_TOPIC = '1'
 
 /**
  * @param {unknown} sessionKey OpenClaw's session key, when the host passed one.
@@ -39,12 +46,18 @@ function placeSession(sessionKey, sessionId) {
   // `agent:<agentId>:<platform>:<kind>:<chatId>`: the platform and the chat's kind
   // (channel, group, direct, ...), when the key has that form.
   const agentForm = base[0] === 'agent' && base.length >= 5
+  const platform = agentForm ? base[2] : null
+  if (platform === 'discord' && replyTo !== null) {
+    topicId = replyTo
+    replyTo = null
+  }
+  if (platform === 'telegram' && topicId === TELEGRAM_GENERAL_TOPIC) topicId = null
   return {
     sessionId: base.join(':'),
     chatId,
     topicId,
     replyTo,
-    platform: agentForm ? base[2] : null,
+    platform,
     kind: agentForm ? base[3] : null,
   }
 }

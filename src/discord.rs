@@ -6,7 +6,8 @@
 //! in the parent channel as the replies of a thread whose id is the thread channel's id:
 //! a thread started from a message has that message's id (the message is its root), and
 //! a forum post's first message has the post's id. Which channels are threads is learnt
-//! from `THREAD_CREATE`, `THREAD_UPDATE`, `THREAD_LIST_SYNC` and `CHANNEL_CREATE`.
+//! from `GUILD_CREATE` (sent on every connect), `THREAD_CREATE`, `THREAD_UPDATE`,
+//! `THREAD_LIST_SYNC` and `CHANNEL_CREATE`.
 //!
 //! A message's time is read from its id (a snowflake holds its creation time in
 //! milliseconds); the id's low bits are kept as the sub-millisecond digits of its ts, so
@@ -163,6 +164,7 @@ pub fn gateway_event(
         "THREAD_UPDATE",
         "THREAD_DELETE",
         "THREAD_LIST_SYNC",
+        "GUILD_CREATE",
         "CHANNEL_CREATE",
         "CHANNEL_UPDATE",
     ];
@@ -244,11 +246,27 @@ pub fn gateway_event(
             threads: vec![(req_str(d, "id", path)?, None)],
             ..Intake::default()
         }),
-        "THREAD_LIST_SYNC" => {
+        // On every (re)connect GUILD_CREATE lists the guild's channels and active
+        // threads: a restarted store learns its threads back from it.
+        "THREAD_LIST_SYNC" | "GUILD_CREATE" => {
             let mut out = Intake::default();
-            if let Some(Value::Array(list)) = d.get("threads") {
-                for (i, c) in list.iter().enumerate() {
-                    channel_info(c, &format!("{path}.threads[{i}]"), &mut out)?;
+            let guild = nonempty(
+                d,
+                if t == "GUILD_CREATE" {
+                    "id"
+                } else {
+                    "guild_id"
+                },
+            );
+            for list in ["channels", "threads"] {
+                if let Some(Value::Array(items)) = d.get(list) {
+                    for (i, c) in items.iter().enumerate() {
+                        let mut c = c.clone();
+                        if let (Some(g), Some(o)) = (guild, c.as_object_mut()) {
+                            o.entry("guild_id").or_insert_with(|| Value::from(g));
+                        }
+                        channel_info(&c, &format!("{path}.{list}[{i}]"), &mut out)?;
+                    }
                 }
             }
             Ok(out)

@@ -150,3 +150,23 @@ fn an_update_without_content_is_partial_and_ignored() {
         matches!(&out.events[..], [Event::Ignored { kind }] if kind == "MESSAGE_UPDATE/partial")
     );
 }
+
+#[test]
+fn guild_create_names_channels_and_opens_active_threads() {
+    let d = json!({ "id": "1", "name": "guild", "channels": [
+        { "id": "10", "type": 0, "name": "general", "parent_id": "3" },
+    ], "threads": [
+        { "id": "20", "type": 11, "parent_id": "10", "name": "rollout" },
+    ] });
+    let out = gateway_event(
+        &dispatch("GUILD_CREATE", d),
+        &ThreadDirectory::default(),
+        &NoNames,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.threads, vec![("20".into(), Some("10".into()))]);
+    assert_eq!(
+        out.channels[0],
+        ("10".into(), Some("general".into()), Some("1".into()))
+    );
+}

@@ -232,7 +232,7 @@ pub fn path_at(json: &str, pos: usize, root: &str) -> String {
 
 /// Fields whose `null` is an ordinary value in the package's inputs and never a number:
 /// a `null` there cannot be a NaN or ±Infinity that `JSON.stringify` turned into `null`.
-const NULLABLE_NON_NUMBERS: [&str; 23] = [
+const NULLABLE_NON_NUMBERS: [&str; 37] = [
     "threadId",
     "thread_id",
     "threadContext",
@@ -256,6 +256,21 @@ const NULLABLE_NON_NUMBERS: [&str; 23] = [
     "summary",
     "previousSummary",
     "messageRange",
+    // Discord's payloads: strings, objects or ids that are null when unset.
+    "id",
+    "edited_timestamp",
+    "global_name",
+    "avatar",
+    "banner",
+    "referenced_message",
+    "parent_id",
+    "last_message_id",
+    "avatar_decoration_data",
+    "premium_since",
+    "communication_disabled_until",
+    "icon",
+    "topic",
+    "primary_guild",
 ];
 
 /// Whether `json` (from `JSON.stringify`) may hold a NaN or ±Infinity written as `null`:

@@ -57,6 +57,9 @@ pub struct Tokens {
     pub total: u64,
 }
 
+/// The note of a Telegram build that shows fewer messages than asked.
+pub const TELEGRAM_HISTORY_NOTE: &str = "Telegram's Bot API cannot read a chat's history: this context holds only the messages the store received since it started (and what its saved file kept).";
+
 /// Everything `buildContext` returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Built {
@@ -173,7 +176,11 @@ impl Store {
             .map(|f| format!("Could not fetch {} ({}).", f.need.what(), f.reason))
             .collect();
         notes.extend(self.gate.shared_note().map(str::to_string));
+        let events_only = self.events_only(&req.channel);
         let Some(at) = self.find_anchor(req) else {
+            if events_only {
+                notes.push(TELEGRAM_HISTORY_NOTE.to_string());
+            }
             return Err(BuildError::AnchorNotFound {
                 channel: req.channel.clone(),
                 anchor: req.anchor_id.clone(),
@@ -204,6 +211,9 @@ impl Store {
                 .unwrap_or_else(|| DEFAULT_PLATFORM.to_string()),
         };
         let near = self.nearest(&req.channel, center, anchor.id(), req.adjacent);
+        if events_only && near.len() < req.adjacent {
+            notes.push(TELEGRAM_HISTORY_NOTE.to_string());
+        }
         let anchor_text = anchor.text.as_str();
         let anchor_view = AnchorView {
             message_id: anchor.id(),
@@ -295,6 +305,7 @@ impl Store {
         let adjacent_omitted = omitted_of(&keep);
         let mut stale = false;
         let mut rendered = None;
+        let thread_id_shown = thread_id.clone();
         if let Some(tid) = thread_id {
             let (held, was_stale) = self.held_thread(&req.channel, &tid, now, &mut notes);
             stale = was_stale;
@@ -437,10 +448,11 @@ impl Store {
         }
         let frame_est = tokens::estimate(&frame);
         // The quoted reply goes last, after the documents, so their ranges stay put.
-        let q_est = match quoted_reply
-            .as_deref()
-            .and_then(super::quoted::QuotedReply::block)
-        {
+        let root_shown = thread_range.is_some()
+            && quoted_reply.as_ref().is_some_and(|q| {
+                q.message_id.is_some() && q.message_id.as_deref() == thread_id_shown.as_deref()
+            });
+        let q_est = match quoted_reply.as_deref().and_then(|q| q.block(root_shown)) {
             Some(block) => {
                 prompt.push_str(&block);
                 tokens::estimate(&block)

@@ -83,6 +83,10 @@ impl Store {
             .get(&req.channel)
             .is_some_and(|c| c.history_loaded);
         let mut needs = Vec::new();
+        if self.events_only(&req.channel) {
+            // Nothing can be fetched: the build says what that leaves out.
+            return needs;
+        }
         let Some(at) = self.find_anchor(req) else {
             if let Some(t) = req.thread_hint.as_deref() {
                 // Counted: the thread the anchor is in is not held (or not with it).

@@ -6,6 +6,7 @@
 use super::Store;
 use crate::discord;
 use crate::input::InputError;
+use crate::memory::keys::{thread_key, Placement};
 use crate::telegram;
 use serde_json::Value;
 
@@ -83,6 +84,40 @@ impl Store {
             self.tag_channel(&chat, name, telegram::PLATFORM, None);
         }
         Ok(self.apply_all(intake.events, now))
+    }
+
+    /// The channel's messages can only come from events: Telegram's Bot API has no
+    /// method to read a chat's history, a thread's replies or one message.
+    pub(super) fn events_only(&self, channel: &str) -> bool {
+        self.channels
+            .get(channel)
+            .and_then(|c| c.platform.as_deref())
+            == Some(telegram::PLATFORM)
+    }
+
+    /// The conversation lane (the memory store's thread key) of a held message: a
+    /// Discord thread and a Telegram forum topic are topics (`topic:<channel>:<thread>`),
+    /// a Slack thread and a Telegram reply chain are reply chains of their root
+    /// (`reply:<channel>:<root>`), anything else is the channel's root lane.
+    pub fn lane_of(&self, channel: &str, id: &str) -> Option<String> {
+        let m = self.find(channel, id)?;
+        let platform = self
+            .channels
+            .get(channel)
+            .and_then(|c| c.platform.as_deref());
+        let thread = m.thread_id.as_deref();
+        let topic = match platform {
+            Some(discord::PLATFORM) => true,
+            // A reply chain also shows in the chat; a topic's messages do not.
+            Some(telegram::PLATFORM) => !m.broadcast,
+            _ => false,
+        };
+        let place = Placement {
+            chat_id: channel,
+            topic_id: thread.filter(|_| topic),
+            reply_to: thread.filter(|_| !topic),
+        };
+        Some(thread_key(&place, |_| None))
     }
 
     /// Discord channels known to be threads.

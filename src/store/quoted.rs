@@ -34,14 +34,26 @@ pub struct QuotedReply {
 
 impl QuotedReply {
     /// The block the prompt section carries, or `None` when there is nothing to show.
-    pub fn block(&self) -> Option<String> {
+    /// `root_shown`: the message replied to is the root of the thread the section
+    /// already shows, so the block points at it instead of repeating it.
+    pub fn block(&self, root_shown: bool) -> Option<String> {
         if self.text.is_none() && self.quote.is_none() {
             return None;
+        }
+        let id = self.message_id.as_deref().unwrap_or("(another chat)");
+        if root_shown {
+            let mut out = format!(
+                "\n\n{QUOTED_OPEN}\nThe message you're responding to replies to {id}, the thread's root shown above.\n"
+            );
+            if let Some(q) = &self.quote {
+                out.push_str(&format!("  quoted part: \"{q}\"\n"));
+            }
+            out.push_str(QUOTED_CLOSE);
+            return Some(out);
         }
         let mut out = format!(
             "\n\n{QUOTED_OPEN}\nThe message you're responding to replies to the message below: context its author pointed at, not their own words.\n"
         );
-        let id = self.message_id.as_deref().unwrap_or("(another chat)");
         match (&self.author, &self.text) {
             (Some(a), Some(text)) => {
                 let ts = self.ts.as_deref().unwrap_or("");
@@ -127,12 +139,18 @@ mod tests {
             text: Some("which region failed?".into()),
             quote: Some("region".into()),
         };
-        let block = q.block().unwrap_or_default();
+        let block = q.block(false).unwrap_or_default();
         assert!(block.starts_with("\n\n<quoted_reply>\n"), "{block}");
         assert!(block.contains("not their own words"));
         assert!(block.contains("- 10 2026-11-20T09:00:00Z Ann (U1): which region failed?\n"));
         assert!(block.contains("  quoted part: \"region\"\n"));
         assert!(block.ends_with("</quoted_reply>"));
+        // The root of the thread shown above is pointed at, not repeated.
+        let short = q.block(true).unwrap_or_default();
+        assert_eq!(
+            short,
+            "\n\n<quoted_reply>\nThe message you're responding to replies to 10, the thread's root shown above.\n  quoted part: \"region\"\n</quoted_reply>"
+        );
     }
 
     #[test]
@@ -144,9 +162,9 @@ mod tests {
             text: None,
             quote: Some("prices up".into()),
         };
-        let block = q.block().unwrap_or_default();
+        let block = q.block(false).unwrap_or_default();
         assert!(block.contains("- (another chat): (not available)\n  quoted part: \"prices up\""));
         q.quote = None;
-        assert_eq!(q.block(), None);
+        assert_eq!(q.block(false), None);
     }
 }

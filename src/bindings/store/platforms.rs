@@ -1,7 +1,7 @@
 //! `ChannelStore`'s Discord and Telegram intake.
 
 use super::super::errors::throw;
-use super::super::js::from_js;
+use super::super::js::{from_js, id_arg};
 use super::ChannelStore;
 use napi::bindgen_prelude::*;
 use napi::Env;
@@ -12,10 +12,10 @@ use serde_json::Value;
 impl ChannelStore {
     /// Applies a Discord Gateway dispatch exactly as the Gateway sends it (`{ op: 0, t,
     /// d }`, or just `{ t, d }`): `MESSAGE_CREATE`, `MESSAGE_UPDATE`, `MESSAGE_DELETE`,
-    /// `MESSAGE_DELETE_BULK`, `MESSAGE_REACTION_ADD` / `_REMOVE`; and `THREAD_CREATE`,
-    /// `THREAD_UPDATE`, `THREAD_DELETE`, `THREAD_LIST_SYNC`, `CHANNEL_CREATE` /
-    /// `_UPDATE`, from which the store learns channel names and which channels are
-    /// threads. A thread's messages are held in its parent channel as the replies of a
+    /// `MESSAGE_DELETE_BULK`, `MESSAGE_REACTION_ADD` / `_REMOVE`; and `GUILD_CREATE`
+    /// (sent on every connect), `THREAD_CREATE`, `THREAD_UPDATE`, `THREAD_DELETE`,
+    /// `THREAD_LIST_SYNC`, `CHANNEL_CREATE` / `_UPDATE`, from which the store learns
+    /// channel names and which channels are threads. A thread's messages are held in its parent channel as the replies of a
     /// thread whose id is the thread channel's id. Other dispatches are counted in
     /// `stats().ignoredEvents` and ignored. Returns how many changes were applied (0:
     /// ignored). A malformed payload throws a `TypeError` naming the field.
@@ -26,6 +26,24 @@ impl ChannelStore {
         let now = self.now(env)?;
         let applied = self.core(env)?.ingest_discord_event(&v, now);
         applied.map_err(|e| throw(env, F, &e))
+    }
+
+    /// The conversation lane of a held message, as `MemoryStore` keys it: a Discord
+    /// thread and a Telegram forum topic are `topic:<channelId>:<threadId>`, a Slack
+    /// thread and a Telegram reply chain `reply:<channelId>:<rootId>`, anything else
+    /// `root:<channelId>`; the same lanes `@openclaw/context-engine/openclaw` derives
+    /// from OpenClaw's session keys. Null when the store does not hold the message.
+    #[napi(catch_unwind, ts_args_type = "channelId: string, messageId: string")]
+    pub fn lane_of(
+        &self,
+        env: &Env,
+        channel_id: Unknown,
+        message_id: Unknown,
+    ) -> Result<Option<String>> {
+        const F: &str = "ChannelStore.laneOf";
+        let channel = id_arg(env, F, "channelId", &channel_id)?;
+        let id = id_arg(env, F, "messageId", &message_id)?;
+        Ok(self.core(env)?.lane_of(&channel, &id))
     }
 
     /// Applies a Telegram Bot API `Update` exactly as `getUpdates` or a webhook delivers
