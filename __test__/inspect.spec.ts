@@ -125,6 +125,45 @@ describe('context-engine inspect', () => {
     expect(text.out).toContain(`conversations.replies for thread ${threadTs}`)
   })
 
+  it('reads Discord Gateway dispatches and Telegram updates: the thread as each platform holds it', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { FakeDiscord, FakeTelegram, timelineOf } = require('../demo/platforms.js')
+    const timeline = timelineOf(data)
+    const discord = new FakeDiscord(data)
+    const telegram = new FakeTelegram(data)
+    // The thread's last 30 messages without its root's THREAD_CREATE history: a gateway
+    // would fetch the rest of the thread and the channel.
+    const tail = timeline.filter((m: Msg) => m.thread_ts === threadTs && m.ts !== threadTs).slice(-30)
+    const dFile = join(dir, 'discord.jsonl')
+    writeFileSync(dFile, [discord.guildCreate(), ...tail.flatMap((m: Msg) => discord.dispatchesFor(m))].map((x) => JSON.stringify(x)).join('\n') + '\n')
+    const d = JSON.parse(inspect(dFile, '--json').out)
+    expect(d.input.kind).toBe('JSONL of Discord Gateway dispatches')
+    expect(d.channel).toMatchObject({ id: discord.channelId, name: data.channel.name, platform: 'discord' })
+    // The thread's root and start are what the recorded fetch would have brought.
+    expect(d.anchor.ts).toBe(discord.idOf(lastReply))
+    const asked = d.calls.map((c: { fetch: string }) => c.fetch)
+    expect(asked).toContain('fetchThread')
+    expect(inspect(dFile).out).toContain(`GET /channels/${discord.idOf(threadTs)}/messages (thread)`)
+    // Telegram: the reply chain arrives with its root in every reply, and nothing can be fetched.
+    const tFile = join(dir, 'telegram.jsonl')
+    writeFileSync(tFile, tail.flatMap((m: Msg) => telegram.updatesFor(m)).map((x: unknown) => JSON.stringify(x)).join('\n') + '\n')
+    const t = JSON.parse(inspect(tFile, '--json').out)
+    expect(t.input.kind).toBe('JSONL of Telegram updates')
+    expect(t.channel).toMatchObject({ id: telegram.channelId, platform: 'telegram' })
+    expect(t.anchor).toMatchObject({ ts: telegram.idOf(lastReply), threadId: telegram.idOf(threadTs) })
+    expect(t.calls).toEqual([])
+    expect(t.thread.includedReplies).toBe(30)
+    // 31 messages held: asking for 50 around the anchor says why there are not more.
+    expect(t.notes).toEqual([])
+    const wide = JSON.parse(inspect(tFile, '--adjacent', '50', '--json').out)
+    expect(wide.notes.some((n: string) => n.startsWith("Telegram's Bot API cannot read a chat's history"))).toBe(true)
+    const picked = inspect(tFile, '--anchor', telegram.idOf(tail[0].ts), '--json')
+    expect(JSON.parse(picked.out).anchor.ts).toBe(telegram.idOf(tail[0].ts))
+    const missing = inspect(tFile, '--anchor', '999999')
+    expect(missing.code).toBe(2)
+    expect(missing.err).toContain('--anchor 999999: no message with that id')
+  })
+
   it('answers a bad input with one line and exit code 2, never a stack trace', () => {
     const cases: Array<[string[], RegExp]> = [
       [[join(dir, 'missing.json')], /missing\.json: no such file or folder$/],

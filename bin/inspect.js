@@ -3,22 +3,26 @@
 //
 // Input: a Slack workspace export (the folder with channels.json, users.json and
 // <channel>/<date>.json), a file of Web API conversations.history / conversations.replies
-// bodies (a JSON array or one body per line), or a JSONL of Events API payloads. The
+// bodies (a JSON array or one body per line), or a JSONL of Events API payloads, Discord
+// Gateway dispatches or Telegram Bot API updates. The
 // messages go into a ChannelStore, whose fetcher only records what it is asked for: the
 // report lists the calls a gateway would make, and inspect makes none.
 'use strict'
 const { existsSync, readdirSync, readFileSync, statSync, writeFileSync } = require('node:fs')
 const { join } = require('node:path')
+const { loadPlatformPayloads, platformStore, platformCallText } = require('./inspect-platforms.js')
 
 const USAGE = `usage: context-engine inspect <input> [options]
 
 <input>  a Slack export folder (channels.json, users.json, <channel>/<date>.json),
          a file of Web API conversations.history/replies bodies (JSON array or JSONL),
-         or a JSONL file of Events API payloads
+         or a JSONL file of Events API payloads, Discord Gateway dispatches
+         ({ t, d }) or Telegram Bot API updates
 
 options:
   --channel <name|id>   the channel (default: the only one, or the busiest)
-  --anchor <ts|latest>  the message being answered (default: latest)
+  --anchor <id|latest>  the message being answered: a Slack ts, a Discord or Telegram
+                        message id (default: latest)
   --budget <tokens>     the thread budget (default 8000)
   --adjacent <n>        adjacent messages in the snapshot (default 20)
   --snapshot-budget <tokens>  the snapshot budget (default 1500)
@@ -161,6 +165,8 @@ function jsonValues(file) {
 
 function loadFile(file, channelOption) {
   const values = jsonValues(file)
+  const platform = loadPlatformPayloads(values)
+  if (platform) return platform
   const isEvent = (v) => v && typeof v === 'object' && (v.type === 'event_callback' || (v.event && typeof v.event === 'object'))
   const isBody = (v) => v && typeof v === 'object' && Array.isArray(v.messages)
   if (values.length > 0 && values.every(isEvent)) {
@@ -177,7 +183,7 @@ function loadFile(file, channelOption) {
     const messages = values.flatMap((b) => b.messages.filter((m) => m && typeof m.ts === 'string'))
     return { kind: 'Web API bodies', channels: [{ id: channelOption, name: channelOption, messages }], users: [], events: [] }
   }
-  throw new UsageError(`${file}: expected Web API conversations.history/replies bodies ({ ok, messages }) or Events API payloads (one per line), found neither`)
+  throw new UsageError(`${file}: expected Web API conversations.history/replies bodies ({ ok, messages }), Events API payloads, Discord Gateway dispatches ({ t, d }) or Telegram updates ({ update_id, ... }), one per line; found none of them`)
 }
 
 function load(input, channelOption) {
@@ -237,9 +243,28 @@ function allMessages(data, channel) {
   return [...channel.messages, ...fromEvents]
 }
 
+/** Discord or Telegram payloads: the newest message (or `--anchor`) of the channel. */
+async function inspectPlatform(engine, o, data, channel) {
+  if (channel.messages.length === 0) throw new UsageError(`channel ${channel.name} has no messages in the input`)
+  const newest = channel.messages.reduce((a, b) => (b.ms > a.ms ? b : a))
+  const anchor = o.anchor === 'latest' ? newest : channel.messages.find((m) => m.id === o.anchor)
+  if (!anchor) throw new UsageError(`--anchor ${o.anchor}: no message with that id in ${channel.name} (expected a message id such as ${newest.id}, or latest)`)
+  const { store, calls } = platformStore(engine, data, Math.round(anchor.ms) + 1000)
+  const ctx = await store.buildContext(channel.id, anchor.id, {
+    budgetTokens: o.budget,
+    adjacent: o.adjacent,
+    snapshotBudgetTokens: o.snapshotBudget,
+    format: o.format,
+    directMessage: o.dm,
+    toolNames: o.toolNames,
+  })
+  return report(engine, o, data, channel, channel.messages.length, anchor.id, ctx, calls)
+}
+
 async function inspect(engine, o) {
   const data = load(o.input, o.channel)
   const channel = pickChannel(data, o.channel)
+  if (data.platform) return inspectPlatform(engine, o, data, channel)
   const messages = allMessages(data, channel)
   if (messages.length === 0) throw new UsageError(`channel ${channel.name} has no messages in the input`)
   const newest = messages.reduce((a, b) => (Number(b.ts) > Number(a.ts) ? b : a))
@@ -257,12 +282,17 @@ async function inspect(engine, o) {
     toolNames: o.toolNames,
     ...(threadId ? { threadId } : {}),
   })
+  return report(engine, o, data, channel, messages.length, anchor.ts, ctx, calls)
+}
+
+/** What inspect reports of one build. */
+function report(engine, o, data, channel, messageCount, anchorId, ctx, calls) {
   const thread = ctx.thread
   const count = o.real ? referenceCounter() : null
   return {
     input: { path: o.input, kind: data.kind },
-    channel: { id: channel.id, name: channel.name, messages: messages.length },
-    anchor: { ts: anchor.ts, author: ctx.snapshot.anchor.author.display_name, threadId: thread ? thread.thread_id : null },
+    channel: { id: channel.id, name: ctx.snapshot.channel.name, platform: ctx.snapshot.channel.platform, messages: messageCount },
+    anchor: { ts: anchorId, author: ctx.snapshot.anchor.author.display_name, threadId: thread ? thread.thread_id : null },
     budget: o.budget,
     tokens: ctx.tokens,
     snapshot: { adjacent: ctx.snapshot.adjacent.length, adjacentAsked: o.adjacent, adjacentOmitted: ctx.snapshot.adjacent_omitted ?? 0, budget: o.snapshotBudget },
@@ -293,6 +323,7 @@ function bar(used, of, width = 32) {
 }
 
 function callText(c) {
+  if (c.platform) return platformCallText(c)
   const r = c.request
   if (c.fetch === 'fetchThread') return `conversations.replies for thread ${r.threadId}`
   if (c.fetch === 'fetchHistory') return `conversations.history for ${r.channelId}`
@@ -321,6 +352,7 @@ function textReport(r, withPrompt) {
   } else {
     lines.push('  thread    none (the anchor is not in a thread and has no replies)')
   }
+  if (t.quotedReply > 0) lines.push(`  quoted reply ${fmt(t.quotedReply)} tokens: the message the anchor replies to, labelled apart`)
   lines.push('')
   lines.push(`budgets, counted as the engine does (bound: what the budget holds; estimate: central)${r.budgets.section.real === null ? '; --real adds the reference tokenizer' : ''}:`)
   const pctOf = (n, of) => `${Math.round((n / Math.max(1, of)) * 100)}%`
