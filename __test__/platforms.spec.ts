@@ -1,7 +1,7 @@
 // Discord Gateway dispatches and Telegram updates in the platforms' own shapes (built
 // and type-checked in examples/platforms.ts), through the public ChannelStore.
 import { describe, expect, it } from 'vitest'
-import { ChannelStore, tokenEstimate } from '@openclaw/context-engine'
+import { ChannelStore, MemoryStore, tokenEstimate } from '@openclaw/context-engine'
 import { thrown } from './helpers'
 import { laneOf, placeSession } from '@openclaw/context-engine/openclaw'
 import {
@@ -251,6 +251,34 @@ describe('a Discord fetcher', () => {
     expect(ctx.snapshot.channel.platform).toBe('discord')
   })
 
+  it('an edit or a deletion that arrives while a fetch is in flight wins over the fetched page', async () => {
+    const kept = snowflake(T0)
+    const edited = snowflake(T0 + 1_000)
+    const deleted = snowflake(T0 + 2_000)
+    const anchor = snowflake(T0 + 3_000)
+    let answer: (page: unknown) => void = () => {}
+    const store = new ChannelStore({
+      clock: () => T0 + 60_000,
+      fetcher: { fetchHistory: () => new Promise((resolve) => (answer = resolve)) },
+    })
+    store.ingestDiscordEvent(discordMessageCreate({ id: anchor, channelId: CHANNEL, guildId: GUILD, author: ana, content: 'what changed?' }))
+    const building = store.buildContext(CHANNEL, anchor, { adjacent: 5 })
+    await new Promise((r) => setImmediate(r))
+    // While the history page is on its way: one message edited, one deleted.
+    store.ingestDiscordEvent(discordMessageUpdate({ id: edited, channelId: CHANNEL, author: bo, content: 'v2 (edited)' }, new Date(T0 + 50_000).toISOString()))
+    store.ingestDiscordEvent(discordMessageDelete(CHANNEL, deleted))
+    // The page was read before: it has the old text and the deleted message.
+    answer([anchor, deleted, edited, kept].map((id, i) => discordMessageData({ id, channelId: CHANNEL, author: i % 2 ? bo : ana, content: id === edited ? 'v1' : `message ${i}` })))
+    const ctx = await building
+    expect(ctx.apiCalls).toBe(1)
+    const texts = ctx.snapshot.adjacent.map((a) => [a.message_id, a.snippet])
+    expect(texts).toEqual([
+      [kept, 'message 3'],
+      [edited, 'v2 (edited)'],
+    ])
+    expect(store.getMessage(CHANNEL, deleted)).toBeNull()
+  })
+
   it('a 429 with a float retry_after pauses the method like a Slack Retry-After', async () => {
     let calls = 0
     const store = new ChannelStore({
@@ -379,6 +407,17 @@ describe('lanes', () => {
     expect(store.laneOf(String(chat), '6')).toBe(laneOf(placeSession(`${tg}:topic:5`, 's')))
     expect(store.laneOf(String(chat), '7')).toBe(laneOf(placeSession(`${tg}:topic:1`, 's')))
     expect(store.laneOf(String(chat), '9')).toBe('reply:-1009:8')
+    // MemoryStore files the same Telegram messages (topic by message_thread_id, reply by
+    // reply_to_message) in the same lanes.
+    const memory = new MemoryStore()
+    const base = { sessionId: `telegram:chat:${chat}`, chatId: String(chat), role: 'user' as const, ts: T0 }
+    const filed = memory.ingest([
+      { ...base, messageId: '8', text: 'q' },
+      { ...base, messageId: '6', text: 'v2', topicId: '5' },
+      { ...base, messageId: '9', text: 'a', replyTo: '8' },
+    ])
+    expect(filed.map((f) => f.threadKey)).toEqual([store.laneOf(String(chat), '8'), store.laneOf(String(chat), '6'), store.laneOf(String(chat), '9')])
+    memory.close()
     // Slack: a thread is the reply chain of its root.
     store.ingestSlackEvent({ type: 'message', channel: 'C1', user: 'U1', text: 'r', ts: '1775835600.000100', thread_ts: '1775835500.000100' })
     expect(store.laneOf('C1', '1775835600.000100')).toBe(laneOf(placeSession('agent:main:slack:channel:c1:thread:1775835500.000100', 's')).replace('c1', 'C1'))

@@ -199,7 +199,21 @@ mod tests {
             url: Some("https://files.example/F1".into()),
         }];
         m.edited = true;
+        m.extras_mut().reply_to = Some(ReplyRef {
+            id: Some("1775835500.000100".into()),
+            quote: Some("line".into()),
+        });
         m
+    }
+
+    #[test]
+    fn a_reply_to_another_chat_keeps_its_quote() {
+        let mut m = full();
+        m.extras_mut().reply_to = Some(ReplyRef {
+            id: None,
+            quote: Some("prices up".into()),
+        });
+        assert_eq!(decode(&encode(&m)), Ok(m));
     }
 
     #[test]
