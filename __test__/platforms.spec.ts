@@ -294,6 +294,9 @@ describe('a Discord fetcher', () => {
     store.ingestDiscordEvent(discordMessageCreate({ id: snowflake(T0), channelId: CHANNEL, guildId: GUILD, author: ana, content: 'hi' }))
     const first = await store.buildContext(CHANNEL, snowflake(T0), { adjacent: 5 })
     expect(first.notes.join(' ')).toMatch(/paused for 2s \(Retry-After\)/)
+    // Counted and named as Discord's route, not Slack's method.
+    expect(first.notes.join(' ')).toContain('GET /channels/{id}/messages failed: You are being rate limited.')
+    expect(store.stats().calls).toEqual({ 'GET /channels/{id}/messages': 1 })
     const second = await store.buildContext(CHANNEL, snowflake(T0), { adjacent: 5 })
     expect(calls).toBe(1)
     expect(second.notes.join(' ')).toMatch(/Retry-After/)

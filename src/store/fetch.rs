@@ -105,7 +105,10 @@ impl Store {
             if failures.len() == before {
                 return fetchable
                     .iter()
-                    .map(|n| FetchJob::for_need(n, &self.config.rate_limit))
+                    .map(|n| {
+                        let job = FetchJob::for_need(n, &self.config.rate_limit);
+                        job.on_platform(self.platform(n.channel()))
+                    })
                     .collect();
             }
         }

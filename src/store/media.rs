@@ -70,11 +70,8 @@ impl Store {
         if !can_fetch {
             return MediaSource::Unavailable(missing_fetcher(FetcherFn::Media));
         }
-        MediaSource::Fetch(FetchJob::for_media(
-            artifact_id,
-            &loc,
-            &self.config().rate_limit,
-        ))
+        let job = FetchJob::for_media(artifact_id, &loc, &self.config().rate_limit);
+        MediaSource::Fetch(job.on_platform(self.platform(&loc.channel)))
     }
 
     /// Caches downloaded media unless it alone exceeds the bound; returns whether it

@@ -86,13 +86,17 @@ impl Store {
         Ok(self.apply_all(intake.events, now))
     }
 
-    /// The channel's messages can only come from events: Telegram's Bot API has no
-    /// method to read a chat's history, a thread's replies or one message.
-    pub(super) fn events_only(&self, channel: &str) -> bool {
+    /// The platform `channel` is on, when the store knows it.
+    pub fn platform(&self, channel: &str) -> Option<&str> {
         self.channels
             .get(channel)
             .and_then(|c| c.platform.as_deref())
-            == Some(telegram::PLATFORM)
+    }
+
+    /// The channel's messages can only come from events: Telegram's Bot API has no
+    /// method to read a chat's history, a thread's replies or one message.
+    pub(super) fn events_only(&self, channel: &str) -> bool {
+        self.platform(channel) == Some(telegram::PLATFORM)
     }
 
     /// The conversation lane (the memory store's thread key) of a held message: a

@@ -166,13 +166,18 @@ pub fn start(
     let needs = plan(store, channel, input, &[], now);
     let needs = fetchers.fetchable(needs, &mut failures);
     let rate = &store.config().rate_limit;
-    let jobs: Vec<FetchJob> = needs.iter().map(|n| FetchJob::for_need(n, rate)).collect();
+    let platform = store.platform(channel).map(str::to_string);
+    let jobs: Vec<FetchJob> = needs
+        .iter()
+        .map(|n| FetchJob::for_need(n, rate).on_platform(platform.as_deref()))
+        .collect();
     let mut media = MediaResult::None;
     let mut download = None;
     if let Some(aid) = &input.media_artifact_id {
         match media_lookup(store, channel, aid, max_media_bytes) {
             MediaLookup::Fetch(loc) if fetchers.has(FetcherFn::Media) => {
-                download = Some(FetchJob::for_media(aid, &loc, &store.config().rate_limit));
+                let job = FetchJob::for_media(aid, &loc, &store.config().rate_limit);
+                download = Some(job.on_platform(platform.as_deref()));
             }
             MediaLookup::Fetch(_) => media = MediaResult::Failed(missing_fetcher(FetcherFn::Media)),
             MediaLookup::Cached | MediaLookup::NotFound | MediaLookup::TooLarge(_) => {}

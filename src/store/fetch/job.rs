@@ -184,7 +184,30 @@ pub struct FetchJob {
     pub request: Value,
 }
 
+/// The API method a fetch counts against on `platform` (rate limits, `stats().calls`,
+/// notes), from the Slack method it is named by: Discord reads a channel's messages, a
+/// thread's and one message through one route, and serves attachments from its CDN;
+/// Telegram downloads a file after `getFile`.
+pub fn platform_method<'a>(platform: Option<&str>, slack_method: &'a str) -> &'a str {
+    match (platform, slack_method) {
+        (Some(crate::discord::PLATFORM), MEDIA_METHOD) => "GET attachment",
+        (Some(crate::discord::PLATFORM), _) => "GET /channels/{id}/messages",
+        (Some(crate::telegram::PLATFORM), MEDIA_METHOD) => "getFile",
+        _ => slack_method,
+    }
+}
+
 impl FetchJob {
+    /// This job, its method named as `platform` names it (see [`platform_method`]).
+    #[must_use]
+    pub fn on_platform(mut self, platform: Option<&str>) -> Self {
+        let named = platform_method(platform, &self.method);
+        if named != self.method {
+            self.method = named.to_string();
+        }
+        self
+    }
+
     /// The job that carries out `need`.
     pub fn for_need(need: &Need, rate: &RateLimitConfig) -> Self {
         let (kind, thread_id, message_ids) = match need {
