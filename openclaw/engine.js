@@ -9,6 +9,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { placeSession, laneOf } = require('./session-key.js')
+const { ReplyTargets } = require('./reply-target.js')
 const { textOf, imagesOf, messageId, tsOf, estimateMessages, centralEstimate, tokensOfText } = require('./messages.js')
 const { MemoryStore } = require('../index.js')
 const { readOptions } = require('./options.js')
@@ -31,9 +32,10 @@ class MemoryContextEngine {
   /**
    * @param {object} [options] the plugin's config (see `openclaw.plugin.json`)
    * @param {{ agentDir?: string, logger?: { warn?: Function, info?: Function }, channelStore?: object }} [host]
-   *   `channelStore`: the gateway's `ChannelStore`, fed by its Slack events, for the
+   *   `channelStore`: the gateway's `ChannelStore`, fed by its platform events, for the
    *   thread block of Slack thread sessions (else the config's `slack.botToken` gives the
-   *   engine its own).
+   *   engine its own) and the message a Discord or Telegram turn replies to when OpenClaw
+   *   names it without its body.
    */
   constructor(options, host = {}) {
     this.logger = host.logger ?? null
@@ -48,6 +50,7 @@ class MemoryContextEngine {
     this.recovered = new Map()
     /** Lanes whose last assembly left host messages out: compacted after the turn. */
     this.trimmed = new Set()
+    this.replyTargets = host.channelStore ? new ReplyTargets(host.channelStore) : null
     this.slackThreads =
       this.options.threadBlock && (host.channelStore || this.options.slack)
         ? new SlackThreadSource({ channelStore: host.channelStore, slack: this.options.slack, limit: this.options.threadBlockLimit })
@@ -319,6 +322,7 @@ class MemoryContextEngine {
     const thread = await this.threadBlock(place)
     const history = this.historyInput(place, params, share)
     const query = params.prompt ?? (lastUser >= 0 ? textOf(messages[lastUser]) : '') ?? ''
+    const quoted = await this.quotedReply(place, query)
     const now = Date.now()
     const host = messages.map((m, i) => ({ message: at[i] >= 0 ? at[i] : undefined, user: m?.role === 'user', tokens: centralEstimate(m) }))
     // One call: the turn stored (what the store has not seen of the host's transcript)
@@ -330,6 +334,7 @@ class MemoryContextEngine {
       personality: this.options.personality,
       userMessage: '',
       query,
+      quotedReply: quoted ?? undefined,
       memories: this.options.memories,
       budgetTokens: Math.min(budget, MAX_BUDGET),
       now,
@@ -361,6 +366,17 @@ class MemoryContextEngine {
     const result = { messages: kept, estimatedTokens: out.tokens.total }
     if (out.system !== '') result.systemPromptAddition = `<conversation_memory>\n${out.system}</conversation_memory>`
     return result
+  }
+
+  /**
+   * The message a Discord or Telegram turn replies to, from the gateway's ChannelStore,
+   * when OpenClaw names it without its body (null otherwise; a failure is a note).
+   */
+  async quotedReply(place, text) {
+    if (this.replyTargets === null) return null
+    const { text: quoted, notes } = await this.replyTargets.quoted(place, text)
+    for (const n of notes) this.note('quotedReply', n)
+    return quoted
   }
 
   /** The policy text: the config's, then the recall tools' guidance when they are on. */

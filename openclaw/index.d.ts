@@ -88,10 +88,13 @@ export interface EngineHost {
   agentDir?: string
   logger?: { warn?: (message: string) => void }
   /**
-   * The gateway's `ChannelStore` (fed by its Slack events): the source of the thread
-   * block for Slack thread sessions, ahead of the config's `slack`.
+   * The gateway's `ChannelStore` (fed by its platform events): the source of the thread
+   * block for Slack thread sessions, ahead of the config's `slack`; and, with
+   * `buildContext`, of the message a Discord or Telegram turn replies to when OpenClaw
+   * names it without its body (fetched once through the store's fetcher when the store
+   * lacks it), which the assembly shows as the quoted-reply layer.
    */
-  channelStore?: Pick<ChannelStore, 'threadContextBlock'>
+  channelStore?: Pick<ChannelStore, 'threadContextBlock'> & Partial<Pick<ChannelStore, 'buildContext'>>
 }
 
 /** A message as OpenClaw's agent runtime keeps it (only what the engine reads is named). */
