@@ -243,6 +243,19 @@ function allMessages(data, channel) {
   return [...channel.messages, ...fromEvents]
 }
 
+/** The buildContext options the command line asks for. */
+function buildOptions(o, threadId) {
+  return {
+    budgetTokens: o.budget,
+    adjacent: o.adjacent,
+    snapshotBudgetTokens: o.snapshotBudget,
+    format: o.format,
+    directMessage: o.dm,
+    toolNames: o.toolNames,
+    ...(threadId ? { threadId } : {}),
+  }
+}
+
 /** Discord or Telegram payloads: the newest message (or `--anchor`) of the channel. */
 async function inspectPlatform(engine, o, data, channel) {
   if (channel.messages.length === 0) throw new UsageError(`channel ${channel.name} has no messages in the input`)
@@ -250,14 +263,7 @@ async function inspectPlatform(engine, o, data, channel) {
   const anchor = o.anchor === 'latest' ? newest : channel.messages.find((m) => m.id === o.anchor)
   if (!anchor) throw new UsageError(`--anchor ${o.anchor}: no message with that id in ${channel.name} (expected a message id such as ${newest.id}, or latest)`)
   const { store, calls } = platformStore(engine, data, Math.round(anchor.ms) + 1000)
-  const ctx = await store.buildContext(channel.id, anchor.id, {
-    budgetTokens: o.budget,
-    adjacent: o.adjacent,
-    snapshotBudgetTokens: o.snapshotBudget,
-    format: o.format,
-    directMessage: o.dm,
-    toolNames: o.toolNames,
-  })
+  const ctx = await store.buildContext(channel.id, anchor.id, buildOptions(o))
   return report(engine, o, data, channel, channel.messages.length, anchor.id, ctx, calls)
 }
 
@@ -273,15 +279,7 @@ async function inspect(engine, o) {
   const nowMs = Math.round(Number(anchor.ts) * 1000) + 1000
   const { store, calls } = storeFor(engine, data, channel, nowMs)
   const threadId = typeof anchor.thread_ts === 'string' ? anchor.thread_ts : undefined
-  const ctx = await store.buildContext(channel.id, anchor.ts, {
-    budgetTokens: o.budget,
-    adjacent: o.adjacent,
-    snapshotBudgetTokens: o.snapshotBudget,
-    format: o.format,
-    directMessage: o.dm,
-    toolNames: o.toolNames,
-    ...(threadId ? { threadId } : {}),
-  })
+  const ctx = await store.buildContext(channel.id, anchor.ts, buildOptions(o, threadId))
   return report(engine, o, data, channel, messages.length, anchor.ts, ctx, calls)
 }
 

@@ -400,24 +400,18 @@ fn reaction(r: &Value, path: &str) -> Result<Intake, InputError> {
         .map(|u| u.to_string());
     let old = reaction_names(r, "old_reaction");
     let new = reaction_names(r, "new_reaction");
+    // Removed first, then added: what is in one list and not the other.
     let mut events = Vec::new();
-    for n in old.iter().filter(|n| !new.contains(n)) {
-        events.push(Event::Reaction {
-            channel: chat.clone(),
-            message_id: id.clone(),
-            name: n.clone(),
-            user: user.clone(),
-            added: false,
-        });
-    }
-    for n in new.iter().filter(|n| !old.contains(n)) {
-        events.push(Event::Reaction {
-            channel: chat.clone(),
-            message_id: id.clone(),
-            name: n.clone(),
-            user: user.clone(),
-            added: true,
-        });
+    for (from, to, added) in [(&old, &new, false), (&new, &old, true)] {
+        for n in from.iter().filter(|n| !to.contains(n)) {
+            events.push(Event::Reaction {
+                channel: chat.clone(),
+                message_id: id.clone(),
+                name: n.clone(),
+                user: user.clone(),
+                added,
+            });
+        }
     }
     if events.is_empty() {
         return Ok(Intake::ignored("message_reaction/unchanged"));

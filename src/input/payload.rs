@@ -26,6 +26,19 @@ pub fn nonempty<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     str_at(v, key).filter(|s| !s.is_empty())
 }
 
+/// The error for a required field `path.key` that is absent.
+fn missing(key: &str, path: &str) -> InputError {
+    InputError::type_error(format!("{path}.{key}"), "is required")
+}
+
+/// The error for field `path.key` holding `v` where `expected` belongs.
+fn wrong(key: &str, path: &str, expected: &str, v: &Value) -> InputError {
+    InputError::type_error(
+        format!("{path}.{key}"),
+        format!("expected {expected}, got {}", kind(v)),
+    )
+}
+
 /// The non-empty string at `key`, or an error naming `path.key`.
 pub fn req_str(v: &Value, key: &str, path: &str) -> Result<String, InputError> {
     match v.get(key) {
@@ -34,14 +47,8 @@ pub fn req_str(v: &Value, key: &str, path: &str) -> Result<String, InputError> {
             format!("{path}.{key}"),
             "expected a non-empty string",
         )),
-        Some(other) => Err(InputError::type_error(
-            format!("{path}.{key}"),
-            format!("expected a string, got {}", kind(other)),
-        )),
-        None => Err(InputError::type_error(
-            format!("{path}.{key}"),
-            "is required",
-        )),
+        Some(other) => Err(wrong(key, path, "a string", other)),
+        None => Err(missing(key, path)),
     }
 }
 
@@ -49,14 +56,8 @@ pub fn req_str(v: &Value, key: &str, path: &str) -> Result<String, InputError> {
 pub fn req_object<'a>(v: &'a Value, key: &str, path: &str) -> Result<&'a Value, InputError> {
     match v.get(key) {
         Some(o) if o.is_object() => Ok(o),
-        Some(other) => Err(InputError::type_error(
-            format!("{path}.{key}"),
-            format!("expected an object, got {}", kind(other)),
-        )),
-        None => Err(InputError::type_error(
-            format!("{path}.{key}"),
-            "is required",
-        )),
+        Some(other) => Err(wrong(key, path, "an object", other)),
+        None => Err(missing(key, path)),
     }
 }
 
@@ -70,10 +71,7 @@ pub fn opt_object<'a>(
     match v.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(o) if o.is_object() => Ok(Some(o)),
-        Some(other) => Err(InputError::type_error(
-            format!("{path}.{key}"),
-            format!("expected an object, got {}", kind(other)),
-        )),
+        Some(other) => Err(wrong(key, path, "an object", other)),
     }
 }
 
@@ -87,13 +85,7 @@ pub fn req_int_id(v: &Value, key: &str, path: &str) -> Result<i64, InputError> {
                 format!("expected a whole number, got {n}"),
             )
         }),
-        Some(other) => Err(InputError::type_error(
-            format!("{path}.{key}"),
-            format!("expected a number, got {}", kind(other)),
-        )),
-        None => Err(InputError::type_error(
-            format!("{path}.{key}"),
-            "is required",
-        )),
+        Some(other) => Err(wrong(key, path, "a number", other)),
+        None => Err(missing(key, path)),
     }
 }
