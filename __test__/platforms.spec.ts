@@ -1,5 +1,8 @@
 // Discord Gateway dispatches and Telegram updates in the platforms' own shapes (built
 // and type-checked in examples/platforms.ts), through the public ChannelStore.
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ChannelStore, MemoryStore, tokenEstimate } from '@openclaw/context-engine'
 import { thrown } from './helpers'
@@ -374,6 +377,24 @@ describe('ingestTelegramUpdate', () => {
     const joined = { ...telegramMessage({ chatId: CHAT, messageId: 8, date, from: ben }), new_chat_members: [{ id: 222, is_bot: false, first_name: 'Ben' }] }
     expect(store.ingestTelegramUpdate(telegramUpdate(6, joined as never))).toBe(0)
     expect(store.stats().ignoredEvents).toBe(2)
+  })
+
+  it('a restart keeps what the store saw: the saved file is Telegram\'s history', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'telegram-')), 'state.sqlite')
+    const ch = String(CHAT)
+    const q = telegramMessage({ chatId: CHAT, chatTitle: 'Ops', messageId: 10, date, from: ann, text: 'which region failed?' })
+    const a = telegramMessage({ chatId: CHAT, chatTitle: 'Ops', messageId: 11, date: date + 5, from: ben, text: 'eu-west', replyTo: q as never, quote: 'region' })
+    const before = new ChannelStore({ clock: () => T0 + 60_000, persist: { path: file } })
+    before.ingestTelegramUpdate(telegramUpdate(1, a))
+    await before.flush()
+    await before.close()
+    const after = new ChannelStore({ clock: () => T0 + 120_000, persist: { path: file } })
+    const ctx = await after.buildContext(ch, '11')
+    expect(ctx.snapshot.channel).toEqual({ id: ch, name: 'Ops', platform: 'telegram' })
+    expect(ctx.thread?.root.text).toBe('which region failed?')
+    expect(ctx.quotedReply).toMatchObject({ message_id: '10', quote: 'region' })
+    expect(after.laneOf(ch, '11')).toBe(`reply:${ch}:10`)
+    await after.close()
   })
 
   it('names the field of an update it cannot read', () => {
