@@ -435,6 +435,20 @@ export declare class ChannelStore {
    */
   ingestDiscordEvent(payload: Record<string, unknown>): number
   /**
+   * Applies a batch of Gateway dispatches in order, as one crossing into the store
+   * (a replayed log, a burst). Every one is read first: one that cannot be read
+   * throws naming `payloads[i]` and the field, and none is applied. Returns how many
+   * changes were applied.
+   */
+  ingestDiscordEvents(payloads: Record<string, unknown>[]): number
+  /**
+   * Applies a batch of Telegram updates in order, as `getUpdates` returns them, as
+   * one crossing into the store. Every one is read first: one that cannot be read
+   * throws naming `updates[i]` and the field, and none is applied. Returns how many
+   * changes were applied.
+   */
+  ingestTelegramUpdates(updates: Record<string, unknown>[]): number
+  /**
    * The conversation lane of a held message, as `MemoryStore` keys it: a Discord
    * thread and a Telegram forum topic are `topic:<channelId>:<threadId>`, a Slack
    * thread and a Telegram reply chain `reply:<channelId>:<rootId>`, anything else

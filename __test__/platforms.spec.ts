@@ -448,3 +448,41 @@ describe('lanes', () => {
     expect(store.laneOf('C1', 'nope')).toBeNull()
   })
 })
+
+describe('batches', () => {
+  it('ingestDiscordEvents: a thread opened in the batch places the later messages; a bad one applies nothing', () => {
+    const store = new ChannelStore()
+    const root = snowflake(T0)
+    const reply = snowflake(T0 + 1_000)
+    const batch = [
+      discordMessageCreate({ id: root, channelId: CHANNEL, guildId: GUILD, author: ana, content: 'root' }),
+      discordThreadCreate(root, CHANNEL, GUILD, 't'),
+      discordMessageCreate({ id: reply, channelId: root, guildId: GUILD, author: bo, content: 'in thread' }),
+      { op: 0, t: 'TYPING_START', d: {} },
+    ]
+    const bad = [...batch, { t: 'MESSAGE_CREATE', d: { id: 'x', channel_id: CHANNEL, author: ana, content: '' } }]
+    const e = thrown(() => store.ingestDiscordEvents(bad))
+    expect(e).toMatchObject({ name: 'TypeError', path: 'payloads[4].d.id' })
+    expect(e.message).toMatch(/^ChannelStore\.ingestDiscordEvents: payloads\[4\]\.d\.id: expected a snowflake/)
+    expect(store.stats().ingestedEvents).toBe(0)
+    expect(store.getMessage(CHANNEL, root)).toBeNull()
+    expect(store.ingestDiscordEvents(batch)).toBe(3)
+    expect(store.getMessage(CHANNEL, reply)).toMatchObject({ thread_id: root })
+    expect(store.stats().ignoredEvents).toBe(1)
+    expect(thrown(() => store.ingestDiscordEvents({} as never))).toMatchObject({ path: 'payloads' })
+  })
+
+  it('ingestTelegramUpdates: what getUpdates returns, a reply to a reply of the batch stays in its chain', () => {
+    const store = new ChannelStore()
+    const ch = String(CHAT)
+    const q = telegramMessage({ chatId: CHAT, messageId: 20, date, from: ann, text: 'q' })
+    const a1 = telegramMessage({ chatId: CHAT, messageId: 21, date: date + 1, from: ben, text: 'a1', replyTo: q as never })
+    const a2 = telegramMessage({ chatId: CHAT, messageId: 22, date: date + 2, from: ann, text: 'a2', replyTo: a1 as never })
+    expect(store.ingestTelegramUpdates([telegramUpdate(1, a1), telegramUpdate(2, a2)])).toBe(4)
+    expect(store.getMessage(ch, '22')).toMatchObject({ thread_id: '20' })
+    expect(store.laneOf(ch, '22')).toBe(`reply:${ch}:20`)
+    const e = thrown(() => store.ingestTelegramUpdates([telegramUpdate(3, q), { update_id: 4, message: { message_id: 'x' } }]))
+    expect(e).toMatchObject({ path: 'updates[1].message.chat' })
+    expect(e.message).toMatch(/^ChannelStore\.ingestTelegramUpdates: updates\[1\]\.message\.chat: is required/)
+  })
+})

@@ -8,7 +8,8 @@
 //     payload as the platform sends it, one call per payload: what a gateway does; the
 //     same messages and reactions on each platform, Slack's as live events carry them),
 //     and Slack's ingestMany over the neutral events as the reference lane; the ratio of
-//     Slack's rate to each platform's (target: within 1.5x);
+//     Slack's rate to each platform's (target: within 1.5x); and each platform's batch
+//     method (500 payloads a call) against ingestMany;
 //   - buildContext + prompt p50 / p99 for the same anchors on each platform (target:
 //     the same p50 as Slack within 1.5x).
 //
@@ -94,6 +95,21 @@ function intake(platform) {
   return { platform, payloads: count, applied: n, messages, ms, msgsPerSec: (timeline.length * COPIES) / (ms / 1000), payloadsPerSec: count / (ms / 1000) }
 }
 
+const BATCH = { discord: 'ingestDiscordEvents', telegram: 'ingestTelegramUpdates' }
+const BATCH_SIZE = 500
+
+/** The same payloads through the platform's batch method, 500 per call. */
+function batchIntake(platform) {
+  const sets = Array.from({ length: COPIES }, (_, k) => payloads(platform, k))
+  const warm = new engine.ChannelStore({ clock: () => 1_775_900_000_000 })
+  warm[BATCH[platform]](payloads(platform, 9999))
+  const store = new engine.ChannelStore({ clock: () => 1_775_900_000_000 })
+  const t0 = performance.now()
+  for (const set of sets) for (let i = 0; i < set.length; i += BATCH_SIZE) store[BATCH[platform]](set.slice(i, i + BATCH_SIZE))
+  const ms = performance.now() - t0
+  return { platform, msgsPerSec: (timeline.length * COPIES) / (ms / 1000) }
+}
+
 function neutralIngestMany() {
   const events = (k) =>
     timeline.map((m) => ({
@@ -144,6 +160,7 @@ async function builds(platform) {
 async function main() {
   const intakes = ['slack', 'discord', 'telegram'].map(intake)
   const many = neutralIngestMany()
+  const batches = ['discord', 'telegram'].map(batchIntake)
   const built = []
   for (const p of ['slack', 'discord', 'telegram']) built.push(await builds(p))
   const slackIn = intakes[0]
@@ -153,6 +170,7 @@ async function main() {
     copies: COPIES,
     intake: intakes.map((r) => ({ ...r, vsSlack: slackIn.msgsPerSec / r.msgsPerSec, met: slackIn.msgsPerSec / r.msgsPerSec <= RATIO_TARGET })),
     ingestManyNeutral: many,
+    batch: batches.map((b) => ({ ...b, vsIngestMany: many.msgsPerSec / b.msgsPerSec })),
     build: built.map((b) => ({ ...b, vsSlack: b.p50 / slackBuild.p50, met: b.p50 / slackBuild.p50 <= RATIO_TARGET })),
   }
   if (JSON_OUT) {
@@ -165,6 +183,9 @@ async function main() {
     console.log(`intake   ${r.platform.padEnd(8)} ${f(r.msgsPerSec).padStart(9)} msgs/s  ${f(r.payloadsPerSec).padStart(9)} payloads/s  (${f(r.payloads)} payloads, ${f(r.messages)} messages held)  Slack/this ${r.vsSlack.toFixed(2)}x  target <= ${RATIO_TARGET}x: ${r.met ? 'met' : 'missed'}`)
   }
   console.log(`         ingestMany over neutral events (Slack's batch lane, for reference) ${f(many.msgsPerSec)} msgs/s`)
+  for (const b of result.batch) {
+    console.log(`batch    ${b.platform.padEnd(8)} ${f(b.msgsPerSec).padStart(9)} msgs/s through ${BATCH[b.platform]} (${BATCH_SIZE} payloads a call)  ingestMany/this ${b.vsIngestMany.toFixed(2)}x`)
+  }
   for (const b of result.build) {
     console.log(`build    ${b.platform.padEnd(8)} buildContext+prompt p50 ${b.p50.toFixed(1)} µs  p99 ${b.p99.toFixed(1)} µs  mean ${f(b.meanTokens)} tokens  this/Slack ${b.vsSlack.toFixed(2)}x  target <= ${RATIO_TARGET}x: ${b.met ? 'met' : 'missed'}`)
   }

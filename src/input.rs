@@ -69,6 +69,19 @@ impl InputError {
     }
 }
 
+impl InputError {
+    /// The same error with the root of its path renamed: `payload.d.id` found in the
+    /// fourth item of a batch is `payloads[3].d.id`.
+    #[must_use]
+    pub fn rerooted(self, from: &str, to: &str) -> Self {
+        let path = match self.path.strip_prefix(from) {
+            Some(rest) if rest.is_empty() || rest.starts_with(['.', '[']) => format!("{to}{rest}"),
+            _ => self.path,
+        };
+        InputError { path, ..self }
+    }
+}
+
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.path, self.message)

@@ -126,6 +126,8 @@ function entries() {
     'ChannelStore.ingestSlackEvent': [(...a) => store.ingestSlackEvent(...a), [{ type: 'message', channel: 'C1', ts: ts(5), user: 'U1', text: 'x' }]],
     'ChannelStore.ingestDiscordEvent': [(...a) => store.ingestDiscordEvent(...a), [{ op: 0, t: 'MESSAGE_CREATE', d: { id: '1573261620019200007', channel_id: '12', author: { id: '13', username: 'ana' }, content: 'x', attachments: [], mentions: [] } }]],
     'ChannelStore.ingestTelegramUpdate': [(...a) => store.ingestTelegramUpdate(...a), [{ update_id: 1, message: { message_id: 1, date: 1775835600, chat: { id: -100, type: 'supergroup', title: 'g' }, from: { id: 1, is_bot: false, first_name: 'A' }, text: 'x' } }]],
+    'ChannelStore.ingestDiscordEvents': [(...a) => store.ingestDiscordEvents(...a), [[{ op: 0, t: 'TYPING_START', d: {} }]]],
+    'ChannelStore.ingestTelegramUpdates': [(...a) => store.ingestTelegramUpdates(...a), [[{ update_id: 1, poll: {} }]]],
     'ChannelStore.laneOf': [(...a) => store.laneOf(...a), ['C1', ts(1)]],
     'ChannelStore.ingestSlackResponse': [(...a) => store.ingestSlackResponse(...a), ['C1', { ok: true, messages: [] }, { firstPage: true }]],
     'ChannelStore.setUsers': [(...a) => store.setUsers(...a), [[{ userId: 'U1', displayName: 'Sam' }]]],

@@ -7,8 +7,20 @@ use super::Store;
 use crate::discord;
 use crate::input::InputError;
 use crate::memory::keys::{thread_key, Placement};
+use crate::store::message::Event;
 use crate::telegram;
 use serde_json::Value;
+use std::collections::HashMap;
+
+/// Notes the threads a dispatch opened (`Some(parent)`) or deleted.
+fn open_threads(directory: &mut discord::ThreadDirectory, threads: &[(String, Option<String>)]) {
+    for (thread, parent) in threads {
+        match parent {
+            Some(p) => directory.open(thread, p),
+            None => directory.close(thread),
+        }
+    }
+}
 
 impl Store {
     /// Tags `channel` with `platform` (and names it) unless it already says so, so a
@@ -47,13 +59,34 @@ impl Store {
     /// (0: ignored, and counted).
     pub fn ingest_discord_event(&mut self, payload: &Value, now: u64) -> Result<u32, InputError> {
         let intake = discord::gateway_event(payload, &self.discord_threads, &self.names())?;
-        let learnt = !intake.threads.is_empty() || !intake.channels.is_empty();
-        for (thread, parent) in &intake.threads {
-            match parent {
-                Some(p) => self.discord_threads.open(thread, p),
-                None => self.discord_threads.close(thread),
-            }
+        Ok(self.apply_discord(intake, now))
+    }
+
+    /// Applies a batch of Gateway dispatches in order. Every one is read first (threads
+    /// a dispatch of the batch opens place the later ones): one that cannot be read
+    /// throws naming `payloads[i]` and none is applied.
+    pub fn ingest_discord_events(
+        &mut self,
+        payloads: &[Value],
+        now: u64,
+    ) -> Result<u32, InputError> {
+        let mut threads = self.discord_threads.clone();
+        let mut intakes = Vec::with_capacity(payloads.len());
+        for (i, p) in payloads.iter().enumerate() {
+            let intake = discord::gateway_event(p, &threads, &self.names())
+                .map_err(|e| e.rerooted("payload", &format!("payloads[{i}]")))?;
+            open_threads(&mut threads, &intake.threads);
+            intakes.push(intake);
         }
+        Ok(intakes
+            .into_iter()
+            .map(|i| self.apply_discord(i, now))
+            .sum())
+    }
+
+    fn apply_discord(&mut self, intake: discord::Intake, now: u64) -> u32 {
+        let learnt = !intake.threads.is_empty() || !intake.channels.is_empty();
+        open_threads(&mut self.discord_threads, &intake.threads);
         for (id, name, guild) in intake.channels {
             // A thread is held inside its parent, not as a channel of its own.
             if self.discord_threads.parent_of(&id).is_none() {
@@ -61,7 +94,7 @@ impl Store {
             }
         }
         for e in &intake.events {
-            if let crate::store::message::Event::Message {
+            if let Event::Message {
                 channel, workspace, ..
             } = e
             {
@@ -69,21 +102,68 @@ impl Store {
                 self.tag_channel(&c, None, discord::PLATFORM, w);
             }
         }
-        Ok(self.apply_all(intake.events, now) + u32::from(learnt))
+        self.apply_all(intake.events, now) + u32::from(learnt)
     }
 
     /// Applies a Telegram Bot API `Update`. Returns how many changes it made to held
     /// messages (0: ignored, and counted).
     pub fn ingest_telegram_update(&mut self, update: &Value, now: u64) -> Result<u32, InputError> {
-        let thread_of = |chat: &str, id: &str| {
-            self.find(chat, id)
-                .and_then(|m| m.thread_id.as_deref().map(str::to_string))
-        };
-        let intake = telegram::update(update, &thread_of)?;
-        if let Some((chat, name)) = intake.chat {
-            self.tag_channel(&chat, name, telegram::PLATFORM, None);
+        self.ingest_telegram_updates_at(std::slice::from_ref(update), "update", now)
+    }
+
+    /// Applies a batch of updates (what `getUpdates` returns) in order. Every one is read
+    /// first (a reply places itself by the messages of the batch before it): one that
+    /// cannot be read throws naming `updates[i]` and none is applied.
+    pub fn ingest_telegram_updates(
+        &mut self,
+        updates: &[Value],
+        now: u64,
+    ) -> Result<u32, InputError> {
+        self.ingest_telegram_updates_at(updates, "updates", now)
+    }
+
+    fn ingest_telegram_updates_at(
+        &mut self,
+        updates: &[Value],
+        root: &str,
+        now: u64,
+    ) -> Result<u32, InputError> {
+        // The threads of the batch's own messages, for the replies after them.
+        let mut placed: HashMap<(String, String), Option<String>> = HashMap::new();
+        let mut intakes = Vec::with_capacity(updates.len());
+        for (i, u) in updates.iter().enumerate() {
+            let thread_of =
+                |chat: &str, id: &str| match placed.get(&(chat.to_string(), id.to_string())) {
+                    Some(t) => t.clone(),
+                    None => self
+                        .find(chat, id)
+                        .and_then(|m| m.thread_id.as_deref().map(str::to_string)),
+                };
+            let at = if updates.len() == 1 && root == "update" {
+                root.to_string()
+            } else {
+                format!("{root}[{i}]")
+            };
+            let intake = telegram::update(u, &thread_of).map_err(|e| e.rerooted("update", &at))?;
+            for e in &intake.events {
+                if let Event::Message {
+                    channel, message, ..
+                } = e
+                {
+                    let key = (channel.clone(), message.id().to_string());
+                    placed.insert(key, message.thread_id.as_deref().map(str::to_string));
+                }
+            }
+            intakes.push(intake);
         }
-        Ok(self.apply_all(intake.events, now))
+        let mut applied = 0;
+        for intake in intakes {
+            if let Some((chat, name)) = intake.chat {
+                self.tag_channel(&chat, name, telegram::PLATFORM, None);
+            }
+            applied += self.apply_all(intake.events, now);
+        }
+        Ok(applied)
     }
 
     /// The platform `channel` is on, when the store knows it.
