@@ -10,6 +10,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { placeSession, laneOf } = require('./session-key.js')
 const { ReplyTargets } = require('./reply-target.js')
+const { turnMessage, isTurnMessage, isTurnText, hostMessages, recoveryPreamble } = require('./turn.js')
 const { textOf, imagesOf, messageId, tsOf, estimateMessages, centralEstimate, tokensOfText } = require('./messages.js')
 const { MemoryStore } = require('../index.js')
 const { readOptions } = require('./options.js')
@@ -22,11 +23,6 @@ const { version: VERSION } = require('../package.json')
 const MAX_DIAGNOSTICS = 100
 /** After the store failed to open, how long before trying again (ms). */
 const REOPEN_AFTER_MS = 30_000
-
-/** The text put before media attached again after a compaction. */
-function recoveryPreamble(n) {
-  return `[Post-compaction context recovery: re-attaching ${n} media items from this thread]`
-}
 
 class MemoryContextEngine {
   /**
@@ -486,32 +482,6 @@ class MemoryContextEngine {
     }
     this.store = null
   }
-}
-
-/** The tag of the engine's per-turn message. */
-const TURN_TAG = 'memory_for_this_turn'
-/** The engine's turn message, as the host may hand it back (OpenClaw prefixes a timestamp). */
-const TURN_MESSAGE = new RegExp(`^\\s*(?:\\[[^\\]\\n]{0,80}\\]\\s*)?<${TURN_TAG}>\\n`)
-
-/** The user message that carries what this turn's question brought back. */
-function turnMessage(text, now) {
-  return { role: 'user', content: [{ type: 'text', text: `<${TURN_TAG}>\n${text}</${TURN_TAG}>` }], timestamp: now }
-}
-
-/** Whether `message` is a turn message of this engine (never stored, never kept). */
-function isTurnMessage(message) {
-  return message?.role === 'user' && isTurnText(message.role, textOf(message))
-}
-
-/** Whether a message of `role` with `text` is a turn message of this engine. */
-function isTurnText(role, text) {
-  return role === 'user' && text !== null && TURN_MESSAGE.test(text)
-}
-
-/** The host's messages without the engine's turn messages (the same array when it has none). */
-function hostMessages(messages) {
-  if (!Array.isArray(messages)) return []
-  return messages.some(isTurnMessage) ? messages.filter((m) => !isTurnMessage(m)) : messages
 }
 
 /** Search terms an earlier message must share with the question to come back with a turn. */
