@@ -153,29 +153,13 @@ pub fn gateway_event(
             ))
         }
     };
-    let handled = [
-        "MESSAGE_CREATE",
-        "MESSAGE_UPDATE",
-        "MESSAGE_DELETE",
-        "MESSAGE_DELETE_BULK",
-        "MESSAGE_REACTION_ADD",
-        "MESSAGE_REACTION_REMOVE",
-        "THREAD_CREATE",
-        "THREAD_UPDATE",
-        "THREAD_DELETE",
-        "THREAD_LIST_SYNC",
-        "GUILD_CREATE",
-        "CHANNEL_CREATE",
-        "CHANNEL_UPDATE",
-    ];
-    if !handled.contains(&t) {
-        return Ok(Intake::ignored(t));
-    }
-    let d = req_object(payload, "d", "payload")?;
+    // Read only for a dispatch the store handles: any other is ignored as it comes.
+    let d = || req_object(payload, "d", "payload");
     let path = "payload.d";
     match t {
-        "MESSAGE_CREATE" => message_create(d, path, threads, names),
+        "MESSAGE_CREATE" => message_create(d()?, path, threads, names),
         "MESSAGE_UPDATE" => {
+            let d = d()?;
             let (channel, _) = place(&req_str(d, "channel_id", path)?, threads);
             let id = req_str(d, "id", path)?;
             let Some(content) = str_at(d, "content") else {
@@ -191,6 +175,7 @@ pub fn gateway_event(
             }))
         }
         "MESSAGE_DELETE" => {
+            let d = d()?;
             let (channel, _) = place(&req_str(d, "channel_id", path)?, threads);
             Ok(Intake::one(Event::Delete {
                 channel,
@@ -198,6 +183,7 @@ pub fn gateway_event(
             }))
         }
         "MESSAGE_DELETE_BULK" => {
+            let d = d()?;
             let (channel, _) = place(&req_str(d, "channel_id", path)?, threads);
             let ids = match d.get("ids") {
                 Some(Value::Array(ids)) => ids,
@@ -228,6 +214,7 @@ pub fn gateway_event(
             })
         }
         "MESSAGE_REACTION_ADD" | "MESSAGE_REACTION_REMOVE" => {
+            let d = d()?;
             let (channel, _) = place(&req_str(d, "channel_id", path)?, threads);
             let emoji = req_object(d, "emoji", path)?;
             let Some(name) = nonempty(emoji, "name") else {
@@ -243,12 +230,13 @@ pub fn gateway_event(
             }))
         }
         "THREAD_DELETE" => Ok(Intake {
-            threads: vec![(req_str(d, "id", path)?, None)],
+            threads: vec![(req_str(d()?, "id", path)?, None)],
             ..Intake::default()
         }),
         // On every (re)connect GUILD_CREATE lists the guild's channels and active
         // threads: a restarted store learns its threads back from it.
         "THREAD_LIST_SYNC" | "GUILD_CREATE" => {
+            let d = d()?;
             let mut out = Intake::default();
             let guild = nonempty(
                 d,
@@ -261,27 +249,30 @@ pub fn gateway_event(
             for list in ["channels", "threads"] {
                 if let Some(Value::Array(items)) = d.get(list) {
                     for (i, c) in items.iter().enumerate() {
-                        let mut c = c.clone();
-                        if let (Some(g), Some(o)) = (guild, c.as_object_mut()) {
-                            o.entry("guild_id").or_insert_with(|| Value::from(g));
-                        }
-                        channel_info(&c, &format!("{path}.{list}[{i}]"), &mut out)?;
+                        channel_info(c, &format!("{path}.{list}[{i}]"), guild, &mut out)?;
                     }
                 }
             }
             Ok(out)
         }
-        // THREAD_CREATE, THREAD_UPDATE, CHANNEL_CREATE, CHANNEL_UPDATE
-        _ => {
+        "THREAD_CREATE" | "THREAD_UPDATE" | "CHANNEL_CREATE" | "CHANNEL_UPDATE" => {
             let mut out = Intake::default();
-            channel_info(d, path, &mut out)?;
+            channel_info(d()?, path, None, &mut out)?;
             Ok(out)
         }
+        // TYPING_START, PRESENCE_UPDATE, ...
+        _ => Ok(Intake::ignored(t)),
     }
 }
 
-/// A channel object: its name, and its parent when it is a thread.
-fn channel_info(c: &Value, path: &str, out: &mut Intake) -> Result<(), InputError> {
+/// A channel object: its name, and its parent when it is a thread. `guild`: the guild
+/// of a list the object came in without its own `guild_id`.
+fn channel_info(
+    c: &Value,
+    path: &str,
+    guild: Option<&str>,
+    out: &mut Intake,
+) -> Result<(), InputError> {
     let id = req_str(c, "id", path)?;
     let is_thread = c
         .get("type")
@@ -292,7 +283,7 @@ fn channel_info(c: &Value, path: &str, out: &mut Intake) -> Result<(), InputErro
             .push((id.clone(), Some(req_str(c, "parent_id", path)?)));
     }
     let name = nonempty(c, "name").map(str::to_string);
-    let guild = nonempty(c, "guild_id").map(str::to_string);
+    let guild = nonempty(c, "guild_id").or(guild).map(str::to_string);
     out.channels.push((id, name, guild));
     Ok(())
 }

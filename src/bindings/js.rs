@@ -316,6 +316,25 @@ pub fn checked_ids(env: &Env, func: &str, root: &str, text: &mut String) -> Resu
     Ok(())
 }
 
+/// Reads an array argument into `Vec<T>` by way of JSON, as [`from_js`] reads an
+/// object: anything but an array is a `TypeError` naming `root`.
+pub fn array_arg<T: DeserializeOwned>(
+    env: &Env,
+    func: &str,
+    root: &str,
+    v: Unknown,
+) -> Result<Vec<T>> {
+    expect_array(env, func, root, &v)?;
+    let Some(text) = input_json(env, func, root, v)? else {
+        return Err(throw(
+            env,
+            func,
+            &InputError::type_error(root, "expected an array"),
+        ));
+    };
+    input::parse(&text, root).map_err(|e| throw(env, func, &e))
+}
+
 /// Like [`from_js`] for an optional argument: `undefined` and `null` give `None`.
 pub fn from_js_opt<T: DeserializeOwned>(
     env: &Env,

@@ -305,7 +305,6 @@ impl Store {
         let adjacent_omitted = omitted_of(&keep);
         let mut stale = false;
         let mut rendered = None;
-        let thread_id_shown = thread_id.clone();
         if let Some(tid) = thread_id {
             let (held, was_stale) = self.held_thread(&req.channel, &tid, now, &mut notes);
             stale = was_stale;
@@ -437,9 +436,6 @@ impl Store {
             estimates: (s_est, t_est),
         } = assembled;
         let (snapshot_open, thread_open) = section_tags(documents.is_some());
-        if stale {
-            self.counters.stale_serves += 1;
-        }
         // Upper bounds, as budgets count them; the parts meet at tags and line breaks,
         // so the whole is bounded from the sum of their estimates and the frame's.
         let mut frame = format!("\n{snapshot_open}\n\n{SNAPSHOT_CLOSE}");
@@ -448,10 +444,11 @@ impl Store {
         }
         let frame_est = tokens::estimate(&frame);
         // The quoted reply goes last, after the documents, so their ranges stay put.
+        let root = rendered.as_ref().map(|(tid, ..)| tid.as_str());
         let root_shown = thread_range.is_some()
-            && quoted_reply.as_ref().is_some_and(|q| {
-                q.message_id.is_some() && q.message_id.as_deref() == thread_id_shown.as_deref()
-            });
+            && quoted_reply
+                .as_ref()
+                .is_some_and(|q| root.is_some() && q.message_id.as_deref() == root);
         let q_est = match quoted_reply.as_deref().and_then(|q| q.block(root_shown)) {
             Some(block) => {
                 prompt.push_str(&block);
@@ -459,6 +456,9 @@ impl Store {
             }
             None => 0.0,
         };
+        if stale {
+            self.counters.stale_serves += 1;
+        }
         let bound = |e: f64| req.meter.bound(e);
         // What the thread shown counts (the compact or indented form's own text).
         if let Some(t) = telemetry.as_mut() {

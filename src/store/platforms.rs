@@ -28,17 +28,23 @@ impl Store {
     fn tag_channel(
         &mut self,
         channel: &str,
-        name: Option<String>,
+        name: Option<&str>,
         platform: &str,
-        workspace: Option<String>,
+        workspace: Option<&str>,
     ) {
         let known = self.channels.get(channel).is_some_and(|c| {
             c.platform.as_deref() == Some(platform)
-                && (name.is_none() || c.name == name)
-                && (workspace.is_none() || c.workspace == workspace)
+                && (name.is_none() || c.name.as_deref() == name)
+                && (workspace.is_none() || c.workspace.as_deref() == workspace)
         });
         if !known {
-            self.set_channel(channel, name, Some(platform.to_string()), workspace);
+            let owned = |s: Option<&str>| s.map(str::to_string);
+            self.set_channel(
+                channel,
+                owned(name),
+                Some(platform.to_string()),
+                owned(workspace),
+            );
         }
     }
 
@@ -87,10 +93,10 @@ impl Store {
     fn apply_discord(&mut self, intake: discord::Intake, now: u64) -> u32 {
         let learnt = !intake.threads.is_empty() || !intake.channels.is_empty();
         open_threads(&mut self.discord_threads, &intake.threads);
-        for (id, name, guild) in intake.channels {
+        for (id, name, guild) in &intake.channels {
             // A thread is held inside its parent, not as a channel of its own.
-            if self.discord_threads.parent_of(&id).is_none() {
-                self.tag_channel(&id, name, discord::PLATFORM, guild);
+            if self.discord_threads.parent_of(id).is_none() {
+                self.tag_channel(id, name.as_deref(), discord::PLATFORM, guild.as_deref());
             }
         }
         for e in &intake.events {
@@ -98,8 +104,7 @@ impl Store {
                 channel, workspace, ..
             } = e
             {
-                let (c, w) = (channel.clone(), workspace.clone());
-                self.tag_channel(&c, None, discord::PLATFORM, w);
+                self.tag_channel(channel, None, discord::PLATFORM, workspace.as_deref());
             }
         }
         self.apply_all(intake.events, now) + u32::from(learnt)
@@ -108,7 +113,8 @@ impl Store {
     /// Applies a Telegram Bot API `Update`. Returns how many changes it made to held
     /// messages (0: ignored, and counted).
     pub fn ingest_telegram_update(&mut self, update: &Value, now: u64) -> Result<u32, InputError> {
-        self.ingest_telegram_updates_at(std::slice::from_ref(update), "update", now)
+        let intake = telegram::update(update, &|chat, id| self.thread_of(chat, id))?;
+        Ok(self.apply_telegram(intake, now))
     }
 
     /// Applies a batch of updates (what `getUpdates` returns) in order. Every one is read
@@ -119,15 +125,6 @@ impl Store {
         updates: &[Value],
         now: u64,
     ) -> Result<u32, InputError> {
-        self.ingest_telegram_updates_at(updates, "updates", now)
-    }
-
-    fn ingest_telegram_updates_at(
-        &mut self,
-        updates: &[Value],
-        root: &str,
-        now: u64,
-    ) -> Result<u32, InputError> {
         // The threads of the batch's own messages, for the replies after them.
         let mut placed: HashMap<(String, String), Option<String>> = HashMap::new();
         let mut intakes = Vec::with_capacity(updates.len());
@@ -135,16 +132,10 @@ impl Store {
             let thread_of =
                 |chat: &str, id: &str| match placed.get(&(chat.to_string(), id.to_string())) {
                     Some(t) => t.clone(),
-                    None => self
-                        .find(chat, id)
-                        .and_then(|m| m.thread_id.as_deref().map(str::to_string)),
+                    None => self.thread_of(chat, id),
                 };
-            let at = if updates.len() == 1 && root == "update" {
-                root.to_string()
-            } else {
-                format!("{root}[{i}]")
-            };
-            let intake = telegram::update(u, &thread_of).map_err(|e| e.rerooted("update", &at))?;
+            let intake = telegram::update(u, &thread_of)
+                .map_err(|e| e.rerooted("update", &format!("updates[{i}]")))?;
             for e in &intake.events {
                 if let Event::Message {
                     channel, message, ..
@@ -156,14 +147,25 @@ impl Store {
             }
             intakes.push(intake);
         }
-        let mut applied = 0;
-        for intake in intakes {
-            if let Some((chat, name)) = intake.chat {
-                self.tag_channel(&chat, name, telegram::PLATFORM, None);
-            }
-            applied += self.apply_all(intake.events, now);
+        Ok(intakes
+            .into_iter()
+            .map(|i| self.apply_telegram(i, now))
+            .sum())
+    }
+
+    /// The thread a held message of `channel` is in.
+    fn thread_of(&self, channel: &str, id: &str) -> Option<String> {
+        self.find(channel, id)?
+            .thread_id
+            .as_deref()
+            .map(str::to_string)
+    }
+
+    fn apply_telegram(&mut self, intake: telegram::Intake, now: u64) -> u32 {
+        if let Some((chat, name)) = &intake.chat {
+            self.tag_channel(chat, name.as_deref(), telegram::PLATFORM, None);
         }
-        Ok(applied)
+        self.apply_all(intake.events, now)
     }
 
     /// The platform `channel` is on, when the store knows it.

@@ -14,6 +14,9 @@ pub const QUOTED_OPEN: &str = "<quoted_reply>";
 /// Closes it.
 pub const QUOTED_CLOSE: &str = "</quoted_reply>";
 
+/// How the block introduces a message it shows.
+const READS_AS_CONTEXT: &str = "The message you're responding to replies to the message below: context its author pointed at, not their own words.\n";
+
 /// The message the anchor replies to, as a build shows it.
 #[napi(object, object_to_js = false, object_from_js = false, use_nullable = true)]
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,28 +44,23 @@ impl QuotedReply {
             return None;
         }
         let id = self.message_id.as_deref().unwrap_or("(another chat)");
-        if root_shown {
-            let mut out = format!(
-                "\n\n{QUOTED_OPEN}\nThe message you're responding to replies to {id}, the thread's root shown above.\n"
-            );
-            if let Some(q) = &self.quote {
-                out.push_str(&format!("  quoted part: \"{q}\"\n"));
-            }
-            out.push_str(QUOTED_CLOSE);
-            return Some(out);
-        }
-        let mut out = format!(
-            "\n\n{QUOTED_OPEN}\nThe message you're responding to replies to the message below: context its author pointed at, not their own words.\n"
-        );
+        let mut out = format!("\n\n{QUOTED_OPEN}\n");
         match (&self.author, &self.text) {
+            _ if root_shown => out.push_str(&format!(
+                "The message you're responding to replies to {id}, the thread's root shown above.\n"
+            )),
             (Some(a), Some(text)) => {
                 let ts = self.ts.as_deref().unwrap_or("");
+                out.push_str(READS_AS_CONTEXT);
                 out.push_str(&format!(
                     "- {id} {ts} {} ({}): {text}\n",
                     a.display_name, a.user_id
                 ));
             }
-            _ => out.push_str(&format!("- {id}: (not available)\n")),
+            _ => {
+                out.push_str(READS_AS_CONTEXT);
+                out.push_str(&format!("- {id}: (not available)\n"));
+            }
         }
         if let Some(q) = &self.quote {
             out.push_str(&format!("  quoted part: \"{q}\"\n"));
@@ -100,21 +98,16 @@ impl Store {
         })
     }
 
-    /// The fetch of the message `anchor` replies to, when the store does not hold it and
-    /// the platform has a way to fetch one message (Telegram's Bot API has none: its
-    /// replies arrive with the message they answer).
+    /// The id of the message `anchor` replies to, when the store does not hold it (the
+    /// plan asks nothing of a Telegram chat: its replies arrive with the message they
+    /// answer).
     pub(super) fn reply_target_missing(
         &self,
         channel: &str,
         anchor: &StoredMessage,
     ) -> Option<String> {
         let id = anchor.reply_to()?.id.as_deref()?;
-        let platform = self
-            .channels
-            .get(channel)
-            .and_then(|c| c.platform.as_deref());
-        (platform != Some(crate::telegram::PLATFORM) && self.find(channel, id).is_none())
-            .then(|| id.to_string())
+        self.find(channel, id).is_none().then(|| id.to_string())
     }
 }
 

@@ -13,7 +13,7 @@ use persist::persist_code;
 
 use super::errors::{coded_error, named, throw};
 use super::js::{
-    call_js, describe, expect_object, from_js, from_js_opt, id_arg, input_json, is_nullish,
+    array_arg, call_js, describe, expect_object, from_js, from_js_opt, id_arg, is_nullish,
     stringify, to_js,
 };
 use crate::coord::Coordinator;
@@ -276,18 +276,7 @@ impl ChannelStore {
     #[napi(catch_unwind, ts_args_type = "events: ChannelEvent[]")]
     pub fn ingest_many(&self, env: &Env, events: Unknown) -> Result<u32> {
         const F: &str = "ChannelStore.ingestMany";
-        if !events.is_array()? {
-            let why = format!("expected an array, got {}", describe(&events));
-            return Err(throw(env, F, &InputError::type_error("events", why)));
-        }
-        let Some(text) = input_json(env, F, "events", events)? else {
-            return Err(throw(
-                env,
-                F,
-                &InputError::type_error("events", "expected an array"),
-            ));
-        };
-        let list: Vec<EventInput> = input::parse(&text, "events").map_err(|e| throw(env, F, &e))?;
+        let list: Vec<EventInput> = array_arg(env, F, "events", events)?;
         let mut out = Vec::with_capacity(list.len());
         for (i, e) in list.into_iter().enumerate() {
             out.push(

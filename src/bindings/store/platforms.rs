@@ -1,29 +1,12 @@
 //! `ChannelStore`'s Discord and Telegram intake.
 
 use super::super::errors::throw;
-use super::super::js::{describe, from_js, id_arg, input_json};
+use super::super::js::{array_arg, from_js, id_arg};
 use super::ChannelStore;
-use crate::input::{self, InputError};
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
 use serde_json::Value;
-
-/// The payloads of a batch argument, each a JSON value (read once, as JSON).
-fn batch(env: &Env, func: &str, root: &str, v: Unknown) -> Result<Vec<Value>> {
-    if !v.is_array()? {
-        let why = format!("expected an array, got {}", describe(&v));
-        return Err(throw(env, func, &InputError::type_error(root, why)));
-    }
-    let Some(text) = input_json(env, func, root, v)? else {
-        return Err(throw(
-            env,
-            func,
-            &InputError::type_error(root, "expected an array"),
-        ));
-    };
-    input::parse(&text, root).map_err(|e| throw(env, func, &e))
-}
 
 #[napi]
 impl ChannelStore {
@@ -52,7 +35,7 @@ impl ChannelStore {
     #[napi(catch_unwind, ts_args_type = "payloads: Record<string, unknown>[]")]
     pub fn ingest_discord_events(&self, env: &Env, payloads: Unknown) -> Result<u32> {
         const F: &str = "ChannelStore.ingestDiscordEvents";
-        let list = batch(env, F, "payloads", payloads)?;
+        let list: Vec<Value> = array_arg(env, F, "payloads", payloads)?;
         let now = self.now(env)?;
         let applied = self.core(env)?.ingest_discord_events(&list, now);
         applied.map_err(|e| throw(env, F, &e))
@@ -65,7 +48,7 @@ impl ChannelStore {
     #[napi(catch_unwind, ts_args_type = "updates: Record<string, unknown>[]")]
     pub fn ingest_telegram_updates(&self, env: &Env, updates: Unknown) -> Result<u32> {
         const F: &str = "ChannelStore.ingestTelegramUpdates";
-        let list = batch(env, F, "updates", updates)?;
+        let list: Vec<Value> = array_arg(env, F, "updates", updates)?;
         let now = self.now(env)?;
         let applied = self.core(env)?.ingest_telegram_updates(&list, now);
         applied.map_err(|e| throw(env, F, &e))
