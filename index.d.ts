@@ -991,6 +991,14 @@ export interface AssembledContext {
   turnBlocksLeftOut: number
   /** `systemBlocks` left out because they did not fit the budget (the last first). */
   systemBlocksLeftOut: number
+  /** With `verbatimShare`: every host message was kept, verbatim. */
+  verbatim: boolean
+  /**
+   * With `verbatimShare`, past it: the stored id of the last host message a fold
+   * should take into the summary (the kept messages passed their fold mark, or the
+   * budget left some out); null when nothing is due.
+   */
+  foldThrough?: string | null
   /** With `turn`: where each of its messages went, as `ingest` says. */
   stored?: Array<IngestedMessage>
   /** With `turn`: the version of the lane's summary the assembly read (null: none yet). */
@@ -1069,6 +1077,15 @@ export interface AssembleInput {
    */
   retrievedMinTerms?: number
   /**
+   * Retrieve a match only when the question's search terms it holds weigh at least
+   * this much together, each weighing its BM25 idf in the conversation,
+   * `ln(1 + (N - n + 0.5) / (n + 0.5))` for a term found in `n` of `N` messages: at 3, a
+   * lone word must be in about one message in 20 or fewer, while two words each in one
+   * message in five clear it together. A bar that a common word ("today", "good")
+   * alone never clears. Default 0: no bar.
+   */
+  retrievedMinWeight?: number
+  /**
    * How many turns come with each retrieved match on each side, at most (default 2,
    * at most 16).
    */
@@ -1093,6 +1110,18 @@ export interface AssembleInput {
   history?: ConversationContextInput
   /** Whether the history starts with the `<thread-status>` block (default true). */
   threadStatus?: boolean
+  /**
+   * With `hostMessages`: a context shaped for a prompt cache, this share of the budget
+   * (above 0, at most 1) deciding how. While the host's messages and the fixed layers
+   * fit it, every message is kept, verbatim (`verbatim` in the result), and a summary
+   * of messages among them is left out. Past it, the messages after the lane's summary
+   * are kept whole while the budget holds them, before anything is retrieved, the
+   * summary has a fixed share, and once they take half the budget (or this share, when
+   * smaller) `foldThrough` names the message a fold should end at (`compact` or
+   * `planCompaction` with `through`), so the kept messages change in large steps.
+   * Absent: the host's messages are kept from the newest as the budget shares it.
+   */
+  verbatimShare?: number
   /**
    * A host's turn, stored and recorded in the same call, before the assembly: its
    * messages stored as `ingest` stores them (those stored before are found, not stored
@@ -1575,6 +1604,13 @@ export interface CompactionResult {
 export interface CompactOptions {
   /** Compact even below the thresholds, whenever there is more than `keepRecent` to fold. */
   force?: boolean
+  /**
+   * Fold the lane's unsummarized messages up to and including the one stored under
+   * this id, whatever the thresholds say (`force` and `keepRecent` do not apply): a
+   * caller's own fold point, such as `assemble`'s `foldThrough`. Nothing is due when
+   * it is not an unsummarized message of the lane (folded already, or not this lane's).
+   */
+  through?: string | null
   /** Epoch milliseconds (default now): the summary's `updatedAt`, and its age. */
   now?: number
 }

@@ -21,6 +21,8 @@ const { ENGINE_ID, ENGINE_NAME } = require('./ids.js')
 const { version: VERSION } = require('../package.json')
 /** Diagnostics kept on the engine (the newest). */
 const MAX_DIAGNOSTICS = 100
+/** Lanes whose last assembly the engine remembers (the newest). */
+const MAX_WINDOWS = 10_000
 /** After the store failed to open, how long before trying again (ms). */
 const REOPEN_AFTER_MS = 30_000
 
@@ -44,8 +46,12 @@ class MemoryContextEngine {
     this.openFailedAt = null
     /** Summary versions whose media was re-attached, by session and lane. */
     this.recovered = new Map()
-    /** Lanes whose last assembly left host messages out: compacted after the turn. */
-    this.trimmed = new Set()
+    /**
+     * What the last assembly of each session's lane said of its kept window: whether the
+     * host's messages went verbatim, and where the next fold should end (`foldThrough`).
+     * `maintain` and `afterTurn` act on it.
+     */
+    this.windows = new Map()
     this.replyTargets = host.channelStore ? new ReplyTargets(host.channelStore) : null
     this.slackThreads =
       this.options.threadBlock && (host.channelStore || this.options.slack)
@@ -203,7 +209,7 @@ class MemoryContextEngine {
     try {
       const place = placeSession(params?.sessionKey, params?.sessionId)
       const lane = laneOf(place)
-      const done = await this.compactLane(place, lane, false, params?.runtimeContext)
+      const done = await this.afterAssembly(place, lane, params?.runtimeContext)
       // The host's transcript is never rewritten: the summary lives in the engine's store.
       return unchanged(done === null ? 'nothing due' : `thread summary v${done.summaryVersion}: ${done.folded} messages folded`)
     } catch (err) {
@@ -217,22 +223,44 @@ class MemoryContextEngine {
       const place = placeSession(params?.sessionKey, params?.sessionId)
       const messages = Array.isArray(params?.messages) ? params.messages : []
       const { lane } = this.store_(place, messages)
-      // The last assembly left some of the host's messages out: fold them into the
-      // summary now, off the read path (they stay retrievable verbatim).
-      const trimmed = this.trimmed.delete(`${place.sessionId}\u0000${lane}`)
-      await this.compactLane(place, lane, trimmed, params?.runtimeContext)
+      await this.afterAssembly(place, lane, params?.runtimeContext)
     } catch (err) {
       this.note('afterTurn', err)
     }
   }
 
+  /** Keeps what a lane's assembly said of its window (the newest MAX_WINDOWS lanes). */
+  remember(key, window) {
+    this.windows.delete(key)
+    this.windows.set(key, window)
+    if (this.windows.size > MAX_WINDOWS) this.windows.delete(this.windows.keys().next().value)
+  }
+
   /**
-   * Compacts a lane when due (or forced), with the configured summarizer; resolves to the
-   * compaction's result or null.
+   * After a turn, what the lane's last assembly calls for: while the host's messages went
+   * verbatim (or before any assembly), the store's own compaction triggers keep the
+   * summary current for search, the tools and the history; past `contextThreshold`, the
+   * summary changes only at a fold step (the kept window passed its fold mark), so a
+   * prompt cache keeps the prefix between steps. Resolves to the compaction or null.
    */
-  async compactLane(place, lane, force, runtimeContext) {
+  async afterAssembly(place, lane, runtimeContext) {
+    const key = `${place.sessionId}\u0000${lane}`
+    const window = this.windows.get(key)
+    if (window === undefined || window.verbatim) return this.compactLane(place, lane, { force: false }, runtimeContext)
+    if (window.foldThrough === null || !this.options.compactWhenTrimming) return null
+    const through = window.foldThrough
+    window.foldThrough = null
+    return this.compactLane(place, lane, { through }, runtimeContext)
+  }
+
+  /**
+   * Compacts a lane when due (`options.force`: whenever there is something to fold;
+   * `options.through`: up to that stored message), with the configured summarizer;
+   * resolves to the compaction's result or null.
+   */
+  async compactLane(place, lane, options, runtimeContext) {
     const memory = this.memory()
-    const plan = memory.planCompaction(place.sessionId, lane, { force })
+    const plan = memory.planCompaction(place.sessionId, lane, options)
     if (plan === null) return null
     let summary = null
     const llm = runtimeContext?.llm
@@ -335,9 +363,11 @@ class MemoryContextEngine {
       budgetTokens: Math.min(budget, MAX_BUDGET),
       now,
       hostMessages: host,
-      retrievedMaxTokens: this.options.recallTokens,
-      // Only what clearly matches: every turn's retrieved messages are sent anew.
+      verbatimShare: this.options.contextThreshold,
+      retrievedMaxTokens: this.options.recallTokens ?? undefined,
+      // Only what clears the bar: every turn's retrieved messages are sent anew.
       retrievedMinTerms: RECALL_MIN_TERMS,
+      retrievedMinWeight: RECALL_MIN_WEIGHT,
       retrievedNeighbours: RECALL_NEIGHBOURS,
       turnBlocks: thread,
       history: history?.context,
@@ -352,8 +382,7 @@ class MemoryContextEngine {
       this.note('history', `${out.systemBlocksLeftOut} of the history blocks did not fit the budget (${budget}); left out`)
     }
     const from = out.keepFrom
-    // The budget, not the summary, left messages out: fold them in after the turn.
-    if (from > out.summaryCovers && this.options.compactWhenTrimming) this.trimmed.add(`${place.sessionId}\u0000${lane}`)
+    this.remember(`${place.sessionId}\u0000${lane}`, { verbatim: out.verbatim, foldThrough: out.foldThrough ?? null })
     let kept = messages.slice(from)
     kept = this.reattach(place, lane, out.summaryVersion ?? null, messages.slice(0, from), kept)
     // The host's message objects are never changed; this turn's part is a message of its
@@ -455,7 +484,7 @@ class MemoryContextEngine {
     try {
       const place = placeSession(params?.sessionKey, params?.sessionId)
       const lane = laneOf(place)
-      const done = await this.compactLane(place, lane, params?.force === true, params?.runtimeContext)
+      const done = await this.compactLane(place, lane, { force: params?.force === true }, params?.runtimeContext)
       if (done === null) return { ok: true, compacted: false, reason: 'nothing to compact' }
       const summary = this.memory().record(place.sessionId, 'thread_summary', lane)
       return {
@@ -484,8 +513,17 @@ class MemoryContextEngine {
   }
 }
 
-/** Search terms an earlier message must share with the question to come back with a turn. */
-const RECALL_MIN_TERMS = 2
+/**
+ * The relevance bar of what is retrieved for a turn (sent anew every turn, uncached): a
+ * match of any one of the question's words, when the words it holds weigh at least
+ * RECALL_MIN_WEIGHT together (each its idf in the conversation: a lone word must be in
+ * about one message in 20 or fewer; a word in most messages, "today", "good", never
+ * clears it), with one turn on each side. Measured by bench/session-replay.js: two words
+ * at least (the bar before) left out most questions about a person by name, whose own
+ * turns never hold their name; no weight bar cost 0.41x the sliding window's where it costs 0.35x, for the same recall.
+ */
+const RECALL_MIN_TERMS = 1
+const RECALL_MIN_WEIGHT = 3
 /** Turns that come with a retrieved message on each side (sent anew every turn: few). */
 const RECALL_NEIGHBOURS = 1
 

@@ -28,10 +28,21 @@ export interface ContextEngineOptions {
   /** No longer used (accepted so older configs stay valid): the assembly shares the budget among its layers by its own policy. */
   memoryBudgetTokens?: number
   /**
-   * Most tokens of earlier messages retrieved for each turn's question (default 2,000; 0:
-   * off). Only clear matches come back (at least two of the question's words), with the
-   * turns around them, dated, in the turn message: sent once, after everything a prompt
-   * cache reuses.
+   * While the host's transcript and the engine's fixed parts (policy, history) fit this
+   * share of `tokenBudget` (default 0.75, above 0 and at most 1), the host's messages pass
+   * through unchanged and nothing is retrieved from what they already hold: a session that
+   * fits sees its whole transcript at the cost of sending it. Past it, the messages after
+   * the thread summary are kept whole, folded in large steps when they pass half the budget
+   * (the summary changes only then, so a prompt cache keeps the prefix between steps), and
+   * retrieval fills the room the budget leaves.
+   */
+  contextThreshold?: number
+  /**
+   * Most tokens of earlier messages retrieved for each turn's question (default: no cap of
+   * its own, the room the budget leaves after the kept messages; 0: off). Only what clears
+   * the relevance bar comes back (a match whose words weigh enough: a rare word, or
+   * several), never from messages already in the context, with the turns around them,
+   * dated, in the turn message: sent once, after everything a prompt cache reuses.
    */
   recallTokens?: number
   /**
@@ -43,7 +54,11 @@ export interface ContextEngineOptions {
   recallTools?: boolean
   /** After a compaction, re-attach this thread's images once (default true). */
   reattachMedia?: boolean
-  /** After a turn whose context left some of the host's messages out, fold them into the thread summary (default true); they stay retrievable word for word. */
+  /**
+   * Past `contextThreshold`, fold the oldest kept messages into the thread summary when they
+   * pass half the budget (or the budget left some out), in one large step (default true);
+   * they stay retrievable word for word. false: only the store's compaction triggers fold.
+   */
   compactWhenTrimming?: boolean
   /**
    * Add the thread key's earlier conversations by calendar tiers (the last 30 minutes and

@@ -26,8 +26,11 @@ function admits(schema, value) {
       if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value)) return false
       break
     case 'integer':
-      if (!Number.isInteger(value)) return false
+    case 'number':
+      if (schema.type === 'integer' ? !Number.isInteger(value) : typeof value !== 'number' || !Number.isFinite(value)) return false
       if (schema.minimum !== undefined && value < schema.minimum) return false
+      if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) return false
+      if (schema.maximum !== undefined && value > schema.maximum) return false
       break
     case 'boolean':
       if (typeof value !== 'boolean') return false

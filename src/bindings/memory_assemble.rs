@@ -101,6 +101,19 @@ impl JsMemoryStore {
                 i.retrieved_min_terms,
                 1,
             )?,
+            passages_min_weight: match i.retrieved_min_weight {
+                Some(w) if !w.is_finite() || w < 0.0 => {
+                    return Err(throw(
+                        env,
+                        F,
+                        &InputError::range_error(
+                            "input.retrievedMinWeight",
+                            format!("must be a finite number >= 0, got {w}"),
+                        ),
+                    ))
+                }
+                w => w.unwrap_or(0.0),
+            },
             passages_neighbours: count_or(
                 env,
                 F,
@@ -116,6 +129,11 @@ impl JsMemoryStore {
             turn_blocks: &turn_blocks,
             system_blocks: &system_blocks,
             history: history.as_ref(),
+            verbatim_share: i
+                .verbatim_share
+                .map(|x| share(x, "input.verbatimShare"))
+                .transpose()
+                .map_err(|e| throw(env, F, &e))?,
         };
         let Some(t) = turn else {
             let out = self.with(env, F, |s| assemble(s, &req))?;
@@ -136,6 +154,18 @@ impl JsMemoryStore {
         let version = out.summary_version.map(|v| v as f64);
         ctx.summary_version = Some(version);
         to_js(env, &ctx)
+    }
+}
+
+/// A share of the budget: above 0, at most 1.
+fn share(x: f64, path: &str) -> std::result::Result<f64, InputError> {
+    if x.is_finite() && x > 0.0 && x <= 1.0 {
+        Ok(x)
+    } else {
+        Err(InputError::range_error(
+            path,
+            format!("must be a number above 0 and at most 1, got {x}"),
+        ))
     }
 }
 

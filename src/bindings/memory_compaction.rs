@@ -6,26 +6,58 @@ use super::errors::throw;
 use super::js::{from_js, from_js_opt, to_js};
 use super::memory::{lane_args, now_or, JsMemoryStore};
 use crate::input::{whole_number, InputError};
+use crate::memory::db::MemoryError;
 use crate::memory::shapes::{
     trigger_of, ApplyCompactionOptions, CompactOptions, CompactionPlanView, CompactionResult,
 };
-use crate::memory::store::PlannedCompaction;
+use crate::memory::store::{CompactionPlan, MemoryStore, PlannedCompaction};
+use crate::memory::summary::CompactionPolicy;
 use napi::bindgen_prelude::*;
 use napi::Env;
 use napi_derive::napi;
 
-/// The lane, time and `force` of a `planCompaction` / `compact` call.
+/// What a `planCompaction` / `compact` call asks: the lane, the time, `force`, and the
+/// fold point `through`.
+struct Asked {
+    session: String,
+    lane: String,
+    now: i64,
+    force: bool,
+    through: Option<String>,
+}
+
 fn args(
     env: &Env,
     func: &str,
     session_id: &Unknown,
     thread_key: &Unknown,
     options: Option<Unknown>,
-) -> Result<(String, String, i64, bool)> {
+) -> Result<Asked> {
     let (session, lane) = lane_args(env, func, session_id, thread_key)?;
     let o: CompactOptions = from_js_opt(env, func, "options", options)?.unwrap_or_default();
     let now = now_or(env, func, "options.now", o.now)?;
-    Ok((session, lane, now, o.force.unwrap_or(false)))
+    Ok(Asked {
+        session,
+        lane,
+        now,
+        force: o.force.unwrap_or(false),
+        through: o.through,
+    })
+}
+
+impl Asked {
+    /// The plan of this call: to its fold point when it names one, else as the policy
+    /// (and `force`) decide.
+    fn plan(
+        &self,
+        s: &MemoryStore,
+        policy: &CompactionPolicy,
+    ) -> std::result::Result<Option<CompactionPlan>, MemoryError> {
+        match &self.through {
+            Some(id) => s.plan_through(&self.session, &self.lane, id),
+            None => s.plan_compaction(&self.session, &self.lane, policy, self.now, self.force),
+        }
+    }
 }
 
 #[napi]
@@ -47,11 +79,9 @@ impl JsMemoryStore {
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
         const F: &str = "MemoryStore.planCompaction";
-        let (session, lane, now, force) = args(env, F, &session_id, &thread_key, options)?;
+        let asked = args(env, F, &session_id, &thread_key, options)?;
         let policy = self.policy;
-        let plan = self.with(env, F, |s| {
-            s.plan_compaction(&session, &lane, &policy, now, force)
-        })?;
+        let plan = self.with(env, F, |s| asked.plan(s, &policy))?;
         to_js(env, &plan.as_ref().map(CompactionPlanView::from))
     }
 
@@ -121,9 +151,12 @@ impl JsMemoryStore {
         options: Option<Unknown<'e>>,
     ) -> Result<Unknown<'e>> {
         const F: &str = "MemoryStore.compact";
-        let (session, lane, now, force) = args(env, F, &session_id, &thread_key, options)?;
+        let asked = args(env, F, &session_id, &thread_key, options)?;
         let policy = self.policy;
-        let done = self.with(env, F, |s| s.compact(&session, &lane, &policy, now, force))?;
+        let done = self.with(env, F, |s| match asked.plan(s, &policy)? {
+            Some(plan) => s.apply_compaction(&plan, None, asked.now, None).map(Some),
+            None => Ok(None),
+        })?;
         to_js(env, &done.as_ref().map(CompactionResult::from))
     }
 }

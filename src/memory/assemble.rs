@@ -71,6 +71,13 @@ pub const MAX_NEIGHBOURS: usize = 16;
 pub const NEIGHBOUR_WEIGHT: f64 = 0.5;
 /// Messages read at a time when the recent messages reach back.
 const TAIL_CHUNK: usize = 32;
+/// Past the verbatim share, the kept window (the caller's messages after the summary) is
+/// due to fold once it takes more than this share of the budget (or the verbatim share,
+/// when that is smaller).
+pub const FOLD_AT_SHARE: f64 = 0.5;
+/// A fold leaves this part of the fold mark verbatim: the newest whole turns within half
+/// of it, so the window grows append-only for many turns before the next fold.
+pub const FOLD_KEEPS: f64 = 0.5;
 
 /// What to assemble for.
 #[derive(Debug, Clone, PartialEq)]
@@ -109,6 +116,11 @@ pub struct AssembleRequest<'a> {
     /// lane, brings nothing back. 0 or 1: any match, the question's common words
     /// standing in when none of its other words is in the lane.
     pub passages_min_terms: usize,
+    /// A match is retrieved only when the question's search terms it holds weigh at least
+    /// this much together, each its idf in the lane (see
+    /// [`idf`](crate::memory::passages::idf)): a bar a lone common word ("today",
+    /// "good") does not clear and a lone rare one does. 0: no bar.
+    pub passages_min_weight: f64,
     /// The turns brought with a match on each side, at most (the default is
     /// [`NEIGHBOURS`], the most [`MAX_NEIGHBOURS`]; a caller that sends them anew every
     /// turn may want fewer).
@@ -122,6 +134,18 @@ pub struct AssembleRequest<'a> {
     /// Text that changes seldom (the history of earlier conversations): placed in the
     /// stable part, after the memories; a block that does not fit is left out.
     pub system_blocks: &'a [&'a str],
+    /// With the caller's messages (`host`), a context shaped for a prompt cache:
+    /// - while all of them and the fixed layers fit this share of the budget, all are
+    ///   kept, verbatim, and the lane's summary is left out when it stands only for
+    ///   messages among them (nothing older of the lane is left to retrieve either);
+    /// - past it, the messages after the lane's summary are kept whole while the budget
+    ///   holds them (before anything is retrieved), the summary gets a fixed share, and
+    ///   once they take more than [`FOLD_AT_SHARE`] of the budget,
+    ///   [`Assembled::fold_through`] names the message a fold should end at, so the
+    ///   window changes in large steps and the summary only with them.
+    ///
+    /// `None`: the caller's messages are kept from the newest as the budget shares it.
+    pub verbatim_share: Option<f64>,
 }
 
 /// A message the caller sends the model itself.
@@ -179,6 +203,12 @@ pub struct Assembled {
     /// Turn and system blocks left out for the budget.
     pub turn_blocks_left_out: usize,
     pub system_blocks_left_out: usize,
+    /// With `verbatim_share`: every caller's message was kept, verbatim.
+    pub verbatim: bool,
+    /// With `verbatim_share`, past it: the stored id of the last caller's message a fold
+    /// should take into the summary, when the kept window passed its fold mark or the
+    /// budget left some of it out (`None`: nothing to fold).
+    pub fold_through: Option<String>,
 }
 
 /// The estimate allowance of a budget: the most a text's [`estimate`] may be for

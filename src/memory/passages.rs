@@ -79,6 +79,9 @@ pub struct Hit {
     pub score: f64,
     /// How many of the searched terms it holds.
     pub terms: usize,
+    /// What the searched terms it holds weigh together: the sum of their idf in the
+    /// scope searched (see [`idf`]), before its length and the chat's signals count.
+    pub weight: f64,
 }
 
 impl MemoryStore {
@@ -258,6 +261,7 @@ impl MemoryStore {
                     score: sum * (BM25_K1 + 1.0) / (1.0 + BM25_K1 * norm)
                         * signals.factor(row.ts_ms, row.role),
                     terms,
+                    weight: sum,
                 })
             }));
             hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.seq.cmp(&a.seq)));

@@ -72,6 +72,9 @@ pub enum Trigger {
     Age(i64),
     /// Asked for (a forced compaction), though no threshold was passed.
     Forced,
+    /// At a fold point the caller named (`through`), such as an assembly's
+    /// `fold_through`: the kept window passed its share of the budget.
+    Through,
 }
 
 impl CompactionPolicy {

@@ -7,7 +7,7 @@ use super::plan::{fit_summary, Item, Plan};
 use super::render::{day_heading, section, Block};
 use super::{
     allowance, blocks, escape, retrieve, shows_as_memory, AssembleRequest, Assembled,
-    MEMORIES_SHARE, RECENT_SHARE, SUMMARY_SHARE, TAIL_CHUNK,
+    FOLD_AT_SHARE, FOLD_KEEPS, MEMORIES_SHARE, RECENT_SHARE, SUMMARY_SHARE, TAIL_CHUNK,
 };
 use crate::memory::db::MemoryError;
 use crate::memory::history::{history_blocks, Zone};
@@ -72,9 +72,15 @@ pub(super) struct Assembly<'s, 'r> {
     store: &'s MemoryStore,
     req: &'r AssembleRequest<'r>,
     plan: Plan<'r>,
-    /// What the budget leaves after the fixed layers, and what the others use of it.
+    /// The budget's allowance, what it leaves after the fixed layers, and what the others
+    /// use of that.
+    cap: f64,
     rest: f64,
     used: f64,
+    /// Shaped for a prompt cache around the caller's messages (`verbatim_share`), and
+    /// whether they are all kept verbatim.
+    shaped: bool,
+    verbatim: bool,
     heading_est: f64,
     frame_est: f64,
     tail: Tail,
@@ -153,11 +159,30 @@ impl<'s, 'r> Assembly<'s, 'r> {
         if fixed(&plan) > cap {
             plan.personality = None;
         }
+        let shaped = req.verbatim_share.is_some() && plan.host.is_some();
+        let mut verbatim = false;
+        if let (Some(share), Some(host)) = (req.verbatim_share, plan.host.as_ref()) {
+            // Every message and the fixed layers within the share: all of them, as sent.
+            if fixed(&plan) - host.est + host.all_est() <= share * cap {
+                verbatim = true;
+            }
+        }
+        let mut summary = summary.map(|r| r.body);
+        if let Some(host) = plan.host.as_mut().filter(|_| verbatim) {
+            host.keep_all();
+            // A summary of messages all in view says nothing they do not.
+            if host.summary_in_view {
+                summary = None;
+            }
+        }
         let rest = (cap - fixed(&plan)).max(0.0);
-        plan.summary_body = summary.map(|r| r.body);
+        plan.summary_body = summary;
         Ok(Assembly {
             store,
             req,
+            cap,
+            shaped,
+            verbatim,
             heading_est: estimate(&day_heading(plan.now_day, plan.now_day, None)),
             frame_est: estimate("<retrieved_messages>\n</retrieved_messages>\n"),
             plan,
@@ -179,7 +204,14 @@ impl<'s, 'r> Assembly<'s, 'r> {
     ) -> Result<(), MemoryError> {
         let (store, req) = (self.store, self.req);
         if let Some(body) = &self.plan.summary_body {
-            self.plan.summary = fit_summary(body, self.rest * SUMMARY_SHARE);
+            // Shaped for a cache, the summary's room is the budget's share, not what this
+            // turn's fixed layers leave: it changes only when the summary does.
+            let room = if self.shaped {
+                (self.cap * SUMMARY_SHARE).min(self.rest)
+            } else {
+                self.rest * SUMMARY_SHARE
+            };
+            self.plan.summary = fit_summary(body, room);
             self.used += self.plan.summary.as_ref().map_or(0.0, |s| estimate(&s.0));
         }
         for lane in named {
@@ -216,7 +248,12 @@ impl<'s, 'r> Assembly<'s, 'r> {
     /// is counted with the fixed layers) or the newest of the lane, up to their share
     /// and the cap.
     pub(super) fn recent(&mut self) -> Result<(), MemoryError> {
-        let room = self.rest * RECENT_SHARE;
+        // Shaped for a cache, the window after the summary is kept whole while it fits.
+        let room = if self.shaped {
+            self.rest - self.used
+        } else {
+            self.rest * RECENT_SHARE
+        };
         if let Some(host) = self.plan.host.as_mut() {
             let mut extended = 0.0;
             while let Some(est) = host.extend(room - extended) {
@@ -384,7 +421,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
             self.used += cost;
             self.plan.recent.add(line, cost);
         }
-        if let Some(body) = self.plan.summary_body.clone() {
+        if let Some(body) = self.plan.summary_body.clone().filter(|_| !self.shaped) {
             let now = self.plan.summary.as_ref().map_or(0.0, |s| estimate(&s.0));
             if let Some(s) = fit_summary(&body, now + (self.rest - self.used).max(0.0)) {
                 self.used += estimate(&s.0) - now;
@@ -405,7 +442,19 @@ impl<'s, 'r> Assembly<'s, 'r> {
             (system, turn, tokens) = self.plan.render();
         }
         let plan = &self.plan;
+        let fold_through = match (&plan.host, self.req.verbatim_share) {
+            (Some(host), Some(share)) if !self.verbatim => {
+                let mark = FOLD_AT_SHARE.min(share) * self.cap;
+                (host.window_est() > mark || host.from > host.floor)
+                    .then(|| host.fold_through(mark * FOLD_KEEPS))
+                    .flatten()
+                    .map(str::to_string)
+            }
+            _ => None,
+        };
         Assembled {
+            verbatim: self.verbatim,
+            fold_through,
             over_budget: tokens.total > budget,
             text: format!("{system}{turn}"),
             system,

@@ -14,6 +14,8 @@ pub(super) struct HostWindow<'a> {
     /// The current turn (from the last user message on): always kept.
     pub(super) mandatory: usize,
     pub(super) est: f64,
+    /// The last message the lane's summary stands for is among these.
+    pub(super) summary_in_view: bool,
 }
 
 impl<'a> HostWindow<'a> {
@@ -23,12 +25,12 @@ impl<'a> HostWindow<'a> {
             .rposition(|m| m.user)
             .unwrap_or(messages.len());
         // After the last message the summary covers, from the next user message on.
-        let floor = covered_to
-            .and_then(|to| {
-                messages
-                    .iter()
-                    .rposition(|m| !m.id.is_empty() && m.id == to)
-            })
+        let covered_at = covered_to.and_then(|to| {
+            messages
+                .iter()
+                .rposition(|m| !m.id.is_empty() && m.id == to)
+        });
+        let floor = covered_at
             .map_or(0, |i| {
                 messages[i + 1..]
                     .iter()
@@ -42,7 +44,51 @@ impl<'a> HostWindow<'a> {
             floor,
             mandatory,
             est: messages[mandatory..].iter().map(|m| m.est).sum(),
+            summary_in_view: covered_at.is_some(),
         }
+    }
+
+    /// What all the messages cost together.
+    pub(super) fn all_est(&self) -> f64 {
+        self.messages.iter().map(|m| m.est).sum()
+    }
+
+    /// What the messages after the summary cost together.
+    pub(super) fn window_est(&self) -> f64 {
+        self.messages[self.floor..].iter().map(|m| m.est).sum()
+    }
+
+    /// Keeps every message, the summary's ones included.
+    pub(super) fn keep_all(&mut self) {
+        self.floor = 0;
+        self.from = 0;
+        self.est = self.all_est();
+    }
+
+    /// Where a fold should end so that the newest whole turns within `keep` stay: the
+    /// stored id of the last message before them (`None` when no stored message of the
+    /// window would be folded).
+    pub(super) fn fold_through(&self, keep: f64) -> Option<&'a str> {
+        let mut at = self.mandatory;
+        let mut kept = self.messages[at..].iter().map(|m| m.est).sum::<f64>();
+        // Whole turns, from the newest, while they fit.
+        while at > self.floor {
+            let Some(start) = self.messages[self.floor..at].iter().rposition(|m| m.user) else {
+                break;
+            };
+            let start = self.floor + start;
+            let est: f64 = self.messages[start..at].iter().map(|m| m.est).sum();
+            if kept + est > keep {
+                break;
+            }
+            kept += est;
+            at = start;
+        }
+        self.messages[self.floor..at]
+            .iter()
+            .rev()
+            .find(|m| !m.id.is_empty())
+            .map(|m| m.id)
     }
 
     /// The turn just before the window (`[start, from)`) and its estimate.

@@ -67,13 +67,15 @@ pub(super) fn matches(
                 seq: m.seq,
                 score: strong,
                 terms: terms.len(),
+                weight: strong,
             },
             lane: m.thread_key.clone(),
             message: Some(m),
         });
     }
     let min_terms = req.passages_min_terms;
-    own.retain(|h| h.terms >= min_terms);
+    let clears = |h: &Hit| h.terms >= min_terms && h.weight >= req.passages_min_weight;
+    own.retain(clears);
     found.extend(own.into_iter().map(|hit| Found {
         hit,
         lane: req.thread_key.to_string(),
@@ -82,15 +84,11 @@ pub(super) fn matches(
     for lane in named {
         let (hits, _) =
             store.ranked_lane_hits(req.session_id, lane, terms, i64::MAX, HIT_LIMIT, &signals)?;
-        found.extend(
-            hits.into_iter()
-                .filter(|h| h.terms >= min_terms)
-                .map(|hit| Found {
-                    hit,
-                    lane: lane.clone(),
-                    message: None,
-                }),
-        );
+        found.extend(hits.into_iter().filter(clears).map(|hit| Found {
+            hit,
+            lane: lane.clone(),
+            message: None,
+        }));
     }
     Ok(found)
 }

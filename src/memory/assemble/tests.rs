@@ -78,6 +78,8 @@ fn request(budget: u64) -> AssembleRequest<'static> {
         passages_max_tokens: None,
         passages_min_terms: 1,
         passages_neighbours: NEIGHBOURS,
+        verbatim_share: None,
+        passages_min_weight: 0.0,
         turn_blocks: &[],
         system_blocks: &[],
         history: None,
@@ -796,3 +798,5 @@ fn a_caller_chooses_how_many_turns_come_with_a_match() {
     // Asking for more than the most is the most.
     assert_eq!(around(usize::MAX, &mut r), around(MAX_NEIGHBOURS, &mut r));
 }
+
+mod shaped;

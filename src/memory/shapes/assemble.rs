@@ -49,6 +49,13 @@ pub struct AssembleInput {
     /// none of whose words is in the conversation. Default 1: any match, the question's
     /// common words ("where", "from") standing in when none of its other words is found.
     pub retrieved_min_terms: Option<f64>,
+    /// Retrieve a match only when the question's search terms it holds weigh at least
+    /// this much together, each weighing its BM25 idf in the conversation,
+    /// `ln(1 + (N - n + 0.5) / (n + 0.5))` for a term found in `n` of `N` messages: at 3, a
+    /// lone word must be in about one message in 20 or fewer, while two words each in one
+    /// message in five clear it together. A bar that a common word ("today", "good")
+    /// alone never clears. Default 0: no bar.
+    pub retrieved_min_weight: Option<f64>,
     /// How many turns come with each retrieved match on each side, at most (default 2,
     /// at most 16).
     pub retrieved_neighbours: Option<f64>,
@@ -66,6 +73,16 @@ pub struct AssembleInput {
     pub history: Option<ConversationContextInput>,
     /// Whether the history starts with the `<thread-status>` block (default true).
     pub thread_status: Option<bool>,
+    /// With `hostMessages`: a context shaped for a prompt cache, this share of the budget
+    /// (above 0, at most 1) deciding how. While the host's messages and the fixed layers
+    /// fit it, every message is kept, verbatim (`verbatim` in the result), and a summary
+    /// of messages among them is left out. Past it, the messages after the lane's summary
+    /// are kept whole while the budget holds them, before anything is retrieved, the
+    /// summary has a fixed share, and once they take half the budget (or this share, when
+    /// smaller) `foldThrough` names the message a fold should end at (`compact` or
+    /// `planCompaction` with `through`), so the kept messages change in large steps.
+    /// Absent: the host's messages are kept from the newest as the budget shares it.
+    pub verbatim_share: Option<f64>,
     /// A host's turn, stored and recorded in the same call, before the assembly: its
     /// messages stored as `ingest` stores them (those stored before are found, not stored
     /// again), and, with `conversation`, recorded as that session's conversation of the
@@ -185,6 +202,13 @@ pub struct AssembledContext {
     pub turn_blocks_left_out: f64,
     /// `systemBlocks` left out because they did not fit the budget (the last first).
     pub system_blocks_left_out: f64,
+    /// With `verbatimShare`: every host message was kept, verbatim.
+    pub verbatim: bool,
+    /// With `verbatimShare`, past it: the stored id of the last host message a fold
+    /// should take into the summary (the kept messages passed their fold mark, or the
+    /// budget left some out); null when nothing is due.
+    #[napi(ts_type = "string | null")]
+    pub fold_through: Option<String>,
     /// With `turn`: where each of its messages went, as `ingest` says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stored: Option<Vec<IngestedMessage>>,
@@ -210,6 +234,8 @@ impl From<&Assembled> for AssembledContext {
             system_blocks_left_out: a.system_blocks_left_out as f64,
             recent_included: a.recent_included as f64,
             over_budget: a.over_budget,
+            verbatim: a.verbatim,
+            fold_through: a.fold_through.clone(),
             stored: None,
             summary_version: None,
         }

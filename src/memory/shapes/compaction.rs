@@ -13,6 +13,12 @@ use serde::{Deserialize, Serialize};
 pub struct CompactOptions {
     /// Compact even below the thresholds, whenever there is more than `keepRecent` to fold.
     pub force: Option<bool>,
+    /// Fold the lane's unsummarized messages up to and including the one stored under
+    /// this id, whatever the thresholds say (`force` and `keepRecent` do not apply): a
+    /// caller's own fold point, such as `assemble`'s `foldThrough`. Nothing is due when
+    /// it is not an unsummarized message of the lane (folded already, or not this lane's).
+    #[napi(ts_type = "string | null")]
+    pub through: Option<String>,
     /// Epoch milliseconds (default now): the summary's `updatedAt`, and its age.
     pub now: Option<f64>,
 }
@@ -46,6 +52,7 @@ fn trigger_name(t: Trigger) -> &'static str {
         Trigger::Tokens(_) => "tokens",
         Trigger::Age(_) => "age",
         Trigger::Forced => "forced",
+        Trigger::Through => "through",
     }
 }
 
@@ -56,6 +63,7 @@ pub fn trigger_of(name: &str) -> Trigger {
         "messages" => Trigger::Messages(0),
         "tokens" => Trigger::Tokens(0),
         "age" => Trigger::Age(0),
+        "through" => Trigger::Through,
         _ => Trigger::Forced,
     }
 }

@@ -91,6 +91,32 @@ impl MemoryStore {
         }))
     }
 
+    /// The plan that folds the lane's unsummarized messages up to and including the one
+    /// stored as `through` (a caller's own fold point, such as an assembly's
+    /// [`fold_through`](crate::memory::assemble::Assembled::fold_through)), whatever the
+    /// policy says. Nothing is written. `None` when `through` is not an unsummarized
+    /// message of the lane.
+    pub fn plan_through(
+        &self,
+        session: &str,
+        lane: &str,
+        through: &str,
+    ) -> Result<Option<CompactionPlan>, MemoryError> {
+        let mut fold = self.unsummarized(session, lane)?;
+        let Some(at) = fold.iter().position(|m| m.message_id == through) else {
+            return Ok(None);
+        };
+        let kept = fold.split_off(at + 1);
+        Ok(Some(CompactionPlan {
+            session_id: session.to_string(),
+            thread_key: lane.to_string(),
+            trigger: Trigger::Through,
+            previous: self.record(session, RecordKind::ThreadSummary, lane)?,
+            fold,
+            kept,
+        }))
+    }
+
     /// The version of a lane's summary (0: none yet), after checking that `fence` (a lock
     /// holder's fencing token) is not older than the one the summary was last written
     /// under, and given when there is one ([`MemoryError::Fenced`] otherwise).

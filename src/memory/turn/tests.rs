@@ -34,6 +34,8 @@ fn request(budget: u64) -> AssembleRequest<'static> {
         passages_max_tokens: None,
         passages_min_terms: 1,
         passages_neighbours: NEIGHBOURS,
+        verbatim_share: None,
+        passages_min_weight: 0.0,
         turn_blocks: &[],
         system_blocks: &[],
         history: None,

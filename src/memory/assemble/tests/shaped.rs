@@ -1,0 +1,157 @@
+//! The context shaped for a prompt cache around a caller's messages (`verbatim_share`):
+//! verbatim while they fit, then a window after the summary that changes in fold steps.
+
+use super::*;
+
+/// A lane of `n` messages stored as `long_lane` stores them, with the first `folded`
+/// summarized (the summary's range ends at `m{folded - 1}`).
+fn summarized_lane(n: usize, folded: usize) -> MemoryStore {
+    let mut s = long_lane(
+        n,
+        Some((3, "We decided the zebrafish tank moved to room 4.")),
+    );
+    if folded > 0 {
+        let last = format!("m{}", folded - 1);
+        let plan = s
+            .plan_through(S, "root:42", &last)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("m{} is unsummarized", folded - 1));
+        assert_eq!(plan.fold.len(), folded);
+        assert_eq!(plan.trigger, crate::memory::summary::Trigger::Through);
+        s.apply_compaction(&plan, None, T0, None)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    s
+}
+
+fn shaped<'a>(host: &'a [HostMessage<'a>], query: &'a str, budget: u64) -> AssembleRequest<'a> {
+    AssembleRequest {
+        host: Some(host),
+        verbatim_share: Some(0.75),
+        passages_min_weight: 3.0,
+        ..ask(query, budget)
+    }
+}
+
+#[test]
+fn a_transcript_that_fits_the_share_goes_verbatim_without_the_summary_of_what_it_shows() {
+    let s = summarized_lane(40, 30);
+    let ids: Vec<String> = (0..40).map(|i| format!("m{i}")).collect();
+    let host = host_of(40, &ids);
+    let a = assemble(&s, &shaped(&host, "where is the zebrafish tank?", 180_000))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(a.verbatim);
+    assert_eq!(
+        a.keep_from, 0,
+        "every message is kept, the summarized ones too"
+    );
+    assert!(!a.text.contains("<thread_summary>"), "{}", a.text);
+    // The lane is whole in view: nothing is retrieved, not even the exact match.
+    assert_eq!(a.passages_included, 0, "{}", a.turn);
+    assert_eq!(a.fold_through, None);
+    // Without the share, the same call starts after the summary and retrieves.
+    let plain = assemble(
+        &s,
+        &AssembleRequest {
+            verbatim_share: None,
+            ..shaped(&host, "where is the zebrafish tank?", 180_000)
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !plain.verbatim && plain.keep_from >= 30,
+        "{} {}",
+        plain.verbatim,
+        plain.keep_from
+    );
+    assert!(plain.text.contains("<thread_summary>"));
+    // A summary of messages the host no longer sends stays: it says what is not in view.
+    let newest: Vec<HostMessage<'_>> = host[32..].to_vec();
+    let a = assemble(
+        &s,
+        &shaped(&newest, "where is the zebrafish tank?", 180_000),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        a.verbatim && a.text.contains("<thread_summary>"),
+        "{}",
+        a.text
+    );
+}
+
+#[test]
+fn past_the_share_the_window_after_the_summary_is_whole_and_a_fold_is_named_at_its_mark() {
+    let s = summarized_lane(300, 10);
+    let ids: Vec<String> = (0..300).map(|i| format!("m{i}")).collect();
+    let host = host_of(300, &ids);
+    // 290 messages of 20 tokens after the summary: past 0.75 of 4,000, far past the mark.
+    let a = assemble(&s, &shaped(&host, "where is the zebrafish tank?", 4_000))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!a.verbatim);
+    assert!(a.tokens.total <= 4_000);
+    let through = a
+        .fold_through
+        .clone()
+        .unwrap_or_else(|| panic!("a fold is due"));
+    let at: usize = through[1..].parse().unwrap_or(0);
+    // The fold leaves the newest whole turns within half the mark (a quarter of the
+    // budget's allowance) and takes a user turn's start with it.
+    let kept: f64 = host[at + 1..].iter().map(|m| m.est).sum();
+    let cap = allowance(4_000);
+    assert!(kept <= cap * FOLD_AT_SHARE * FOLD_KEEPS + 1e-9, "{kept}");
+    assert!(kept + 40.0 > cap * FOLD_AT_SHARE * FOLD_KEEPS, "{kept}");
+    assert!(host[at + 1].user);
+    // The zebrafish message, summarized, comes back retrieved (a rare word clears the bar).
+    assert!(a.turn.contains("zebrafish"), "{}", a.turn);
+    // After the fold, the window is what it named: whole, from the summary on.
+    let mut s = s;
+    let plan = s
+        .plan_through(S, "root:42", &through)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("{through} is unsummarized"));
+    s.apply_compaction(&plan, None, T0, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let b = assemble(&s, &shaped(&host, "and the build queue?", 4_000))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(b.keep_from, at + 1);
+    assert_eq!(b.fold_through, None, "under its mark, nothing to fold");
+    // The window grows append-only: two more turns keep the same start and summary.
+    let more: Vec<String> = (0..302).map(|i| format!("m{i}")).collect();
+    let longer = host_of(302, &more);
+    let c = assemble(&s, &shaped(&longer, "and the build queue?", 4_000))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((c.keep_from, &c.system), (at + 1, &b.system));
+}
+
+#[test]
+fn the_relevance_bar_keeps_out_a_lone_common_word_and_lets_a_rare_one_in() {
+    let s = long_lane(300, Some((3, "the zebrafish tank moved to room 4")));
+    let request = |q: &'static str, weight: f64| AssembleRequest {
+        passages_min_weight: weight,
+        recent: Some(4),
+        ..ask(q, 4_000)
+    };
+    // "queue" is in every message: any match is a match without the bar, none with it.
+    let loose = assemble(&s, &request("queue?", 0.0)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(loose.passages_included > 0);
+    let barred = assemble(&s, &request("queue?", 3.0)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(barred.passages_included, 0, "{}", barred.turn);
+    let rare = assemble(&s, &request("zebrafish?", 3.0)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(rare.turn.contains("zebrafish tank moved"), "{}", rare.turn);
+}
+
+#[test]
+fn a_fold_point_that_is_not_an_unsummarized_message_plans_nothing() {
+    let s = summarized_lane(40, 10);
+    for id in ["m5", "nope", "m9"] {
+        assert!(s
+            .plan_through(S, "root:42", id)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .is_none());
+    }
+    let plan = s
+        .plan_through(S, "root:42", "m20")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("m20 is unsummarized"));
+    assert_eq!((plan.fold.len(), plan.kept.len()), (11, 19));
+}
