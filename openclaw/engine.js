@@ -324,9 +324,10 @@ class MemoryContextEngine {
 
   /**
    * One call into the store's assembly: the layers, the retrieved messages, the thread
-   * block and the history share `tokenBudget` with the host's own messages, which are
-   * kept from the newest (whole turns, the current one always) and returned as the host's
-   * own objects. What changes seldom (policy, personality, summary, history) is the
+   * block and the history share `tokenBudget` with the host's own messages, returned as
+   * the host's own objects: all of them while they fit `contextThreshold` of it, else
+   * those after the thread summary (whole turns, the current one always), folded in large
+   * steps (`foldThrough`, acted on by `maintain` / `afterTurn`). What changes seldom (policy, personality, summary, history) is the
    * `systemPromptAddition`; what changes every turn (the memories and messages retrieved
    * for this question, the thread block) is one user message after the kept ones, just
    * before the turn's prompt, so a prompt cache reuses the system prompt and the history.

@@ -33,6 +33,13 @@
 //! (`over_budget`) rather than cutting either. An empty policy or user message has no
 //! section (the caller sends it apart).
 //!
+//! Shaped for a prompt cache ([`AssembleRequest::verbatim_share`]): with a caller's own
+//! messages, the context is what they are while they fit the share (all kept, verbatim, the
+//! summary of what they show left out, nothing retrieved from a lane whole in view); past
+//! it, the messages after the summary are kept whole before anything is retrieved, the
+//! summary has a fixed share, and a fold point is named once they pass [`FOLD_AT_SHARE`]
+//! of the budget, so what a cache reuses changes in large steps, not every turn.
+//!
 //! Every layer is an XML-like section whose text is escaped, so chat text cannot close a
 //! section or open another. Message text is kept as written except for `<` before a
 //! letter, `/`, `!` or `?` and `&` before what reads as an entity; a line break inside
