@@ -13,8 +13,9 @@
 // Raced against sending the whole transcript each turn (no engine), in the same run.
 // Tokens by @anthropic-ai/tokenizer. Two budgets: what OpenClaw passes for a 200K model,
 // and a tight one the thread outgrows (the kept window then moves).
-// Targets (at OpenClaw's budget): median prefix share >= 0.9; cost below the whole
-// transcript's.
+// Targets (at OpenClaw's budget, where the thread fits and goes verbatim): median prefix
+// share >= 0.9; cost at most 1.05x the whole transcript's (what the engine adds, cached).
+// bench/session-replay.js measures whole sessions with a host-sized system prompt.
 //
 //   node bench/engine-cache.js [--json] [--recall 2000,500,0]   (recallTokens values to run;
 //   default: the engine's defaults, then retrieval off)
@@ -30,7 +31,7 @@ const TURNS = 60
 const BUDGETS = [{ name: "OpenClaw's (200K model)", tokens: 180_000 }, { name: 'tight', tokens: 1_500 }]
 const BASE_SYSTEM = 'You are the team assistant in a Slack workspace. Answer briefly and cite the thread when you can.'
 const SESSION_KEY = 'agent:main:slack:channel:c0bench:thread:1700000000.000100'
-const TARGETS = { medianPrefixShare: 0.9, costVsWhole: 1 }
+const TARGETS = { medianPrefixShare: 0.9, costVsWhole: 1.05 }
 /** The engine's retrieval per turn (`--recall`): its default, and off. */
 const recallArg = process.argv.indexOf('--recall')
 const RECALL =
@@ -123,7 +124,7 @@ async function main() {
   const main = results[0]
   const met = {
     medianPrefixShare: main.engine.medianPrefixShare >= TARGETS.medianPrefixShare,
-    costVsWhole: main.costVsWhole < TARGETS.costVsWhole,
+    costVsWhole: main.costVsWhole <= TARGETS.costVsWhole,
   }
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify({ turns: TURNS, results, targets: TARGETS, met }, null, 2))
@@ -137,7 +138,7 @@ async function main() {
     )
     if (r.diagnostics.length > 0) console.log(`  diagnostics: ${r.diagnostics.map((d) => d.message).join('; ')}`)
   }
-  console.log(`targets (OpenClaw's budget, default config): median prefix share >= ${TARGETS.medianPrefixShare} ${met.medianPrefixShare ? 'met' : 'missed'}; cost below the whole transcript's ${met.costVsWhole ? 'met' : 'missed'}`)
+  console.log(`targets (OpenClaw's budget, default config): median prefix share >= ${TARGETS.medianPrefixShare} ${met.medianPrefixShare ? 'met' : 'missed'}; cost <= ${TARGETS.costVsWhole}x the whole transcript's ${met.costVsWhole ? 'met' : 'missed'}`)
 }
 
 main().catch((err) => {
