@@ -327,8 +327,7 @@ async function chatsRun() {
         const questions = chat.questions
           .filter((_, i) => i % EVERY === 0)
           .map((q) => ({ ...q, evidenceTexts: q.evidence.map((id) => byId.get(id).text) }))
-        const t0 = Date.now()
-        per.push({ chat: chat.id, ms: Date.now() - t0, ...(await replay(b.make(budget, `agent:main:bench:direct:${chat.id}`), turns, questions, budget)) })
+        per.push({ chat: chat.id, ...(await replay(b.make(budget, `agent:main:bench:direct:${chat.id}`), turns, questions, budget)) })
       }
       const questions = sum(per, 'questions')
       results.push({
@@ -367,11 +366,9 @@ async function main() {
   const work = await workThreadRun()
   const at = (budget, name) => results.find((r) => r.budget === budget && r.builder === name)
   const [fits, outgrown] = [BUDGETS[0], BUDGETS[BUDGETS.length - 1]]
-  const ratios = {}
   for (const budget of BUDGETS) {
     const ref = at(budget, 'whole transcript (sliding when over)').cost
     for (const r of results.filter((x) => x.budget === budget)) r.costVsReference = r.cost / ref
-    ratios[budget] = at(budget, 'plugin').costVsReference
   }
   const workPlugin = work[0]
   const workWhole = work[1]

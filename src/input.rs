@@ -227,6 +227,30 @@ pub fn budget_tokens(value: f64, path: &str) -> Result<u64, InputError> {
     Ok(value.floor().min(f64::from(u32::MAX)) as u64)
 }
 
+/// Checks a weight or a cost given as a JavaScript number: finite and non-negative.
+pub fn non_negative(value: f64, path: &str) -> Result<f64, InputError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(InputError::range_error(
+            path,
+            format!("must be a finite number >= 0, got {value}"),
+        ))
+    }
+}
+
+/// Checks a share of a budget given as a JavaScript number: above 0, at most 1.
+pub fn share(value: f64, path: &str) -> Result<f64, InputError> {
+    if value.is_finite() && value > 0.0 && value <= 1.0 {
+        Ok(value)
+    } else {
+        Err(InputError::range_error(
+            path,
+            format!("must be a number above 0 and at most 1, got {value}"),
+        ))
+    }
+}
+
 mod json_text;
 mod packed;
 pub mod payload;

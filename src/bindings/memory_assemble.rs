@@ -101,19 +101,12 @@ impl JsMemoryStore {
                 i.retrieved_min_terms,
                 1,
             )?,
-            passages_min_weight: match i.retrieved_min_weight {
-                Some(w) if !w.is_finite() || w < 0.0 => {
-                    return Err(throw(
-                        env,
-                        F,
-                        &InputError::range_error(
-                            "input.retrievedMinWeight",
-                            format!("must be a finite number >= 0, got {w}"),
-                        ),
-                    ))
-                }
-                w => w.unwrap_or(0.0),
-            },
+            passages_min_weight: i
+                .retrieved_min_weight
+                .map(|w| input::non_negative(w, "input.retrievedMinWeight"))
+                .transpose()
+                .map_err(|e| throw(env, F, &e))?
+                .unwrap_or(0.0),
             passages_neighbours: count_or(
                 env,
                 F,
@@ -131,7 +124,7 @@ impl JsMemoryStore {
             history: history.as_ref(),
             verbatim_share: i
                 .verbatim_share
-                .map(|x| share(x, "input.verbatimShare"))
+                .map(|x| input::share(x, "input.verbatimShare"))
                 .transpose()
                 .map_err(|e| throw(env, F, &e))?,
         };
@@ -157,18 +150,6 @@ impl JsMemoryStore {
     }
 }
 
-/// A share of the budget: above 0, at most 1.
-fn share(x: f64, path: &str) -> std::result::Result<f64, InputError> {
-    if x.is_finite() && x > 0.0 && x <= 1.0 {
-        Ok(x)
-    } else {
-        Err(InputError::range_error(
-            path,
-            format!("must be a number above 0 and at most 1, got {x}"),
-        ))
-    }
-}
-
 /// The host messages as the assembly reads them: each one's estimate checked, and with
 /// a turn of `turn_len` messages, the index of its message in it.
 fn host_refs(
@@ -178,12 +159,7 @@ fn host_refs(
     list.iter()
         .enumerate()
         .map(|(n, m)| {
-            if !m.tokens.is_finite() || m.tokens < 0.0 {
-                return Err(InputError::range_error(
-                    format!("input.hostMessages[{n}].tokens"),
-                    format!("must be a finite number >= 0, got {}", m.tokens),
-                ));
-            }
+            input::non_negative(m.tokens, &format!("input.hostMessages[{n}].tokens"))?;
             let message = match (m.message, turn_len) {
                 (None, _) => None,
                 (Some(_), None) => {

@@ -160,13 +160,11 @@ impl<'s, 'r> Assembly<'s, 'r> {
             plan.personality = None;
         }
         let shaped = req.verbatim_share.is_some() && plan.host.is_some();
-        let mut verbatim = false;
-        if let (Some(share), Some(host)) = (req.verbatim_share, plan.host.as_ref()) {
-            // Every message and the fixed layers within the share: all of them, as sent.
-            if fixed(&plan) - host.est + host.all_est() <= share * cap {
-                verbatim = true;
-            }
-        }
+        // Every message and the fixed layers within the share: all of them, as sent.
+        let verbatim = match (req.verbatim_share, plan.host.as_ref()) {
+            (Some(share), Some(host)) => fixed(&plan) - host.est + host.all_est() <= share * cap,
+            _ => false,
+        };
         let mut summary = summary.map(|r| r.body);
         if let Some(host) = plan.host.as_mut().filter(|_| verbatim) {
             host.keep_all();

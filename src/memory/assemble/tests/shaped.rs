@@ -3,6 +3,19 @@
 
 use super::*;
 
+/// Folds the lane's unsummarized messages through `through`, as a caller of
+/// `fold_through` does; the plan's fold.
+fn fold(s: &mut MemoryStore, through: &str) -> usize {
+    let plan = s
+        .plan_through(S, "root:42", through)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("{through} is unsummarized"));
+    assert_eq!(plan.trigger, crate::memory::summary::Trigger::Through);
+    s.apply_compaction(&plan, None, T0, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    plan.fold.len()
+}
+
 /// A lane of `n` messages stored as `long_lane` stores them, with the first `folded`
 /// summarized (the summary's range ends at `m{folded - 1}`).
 fn summarized_lane(n: usize, folded: usize) -> MemoryStore {
@@ -11,15 +24,7 @@ fn summarized_lane(n: usize, folded: usize) -> MemoryStore {
         Some((3, "We decided the zebrafish tank moved to room 4.")),
     );
     if folded > 0 {
-        let last = format!("m{}", folded - 1);
-        let plan = s
-            .plan_through(S, "root:42", &last)
-            .unwrap_or_else(|e| panic!("{e}"))
-            .unwrap_or_else(|| panic!("m{} is unsummarized", folded - 1));
-        assert_eq!(plan.fold.len(), folded);
-        assert_eq!(plan.trigger, crate::memory::summary::Trigger::Through);
-        s.apply_compaction(&plan, None, T0, None)
-            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(fold(&mut s, &format!("m{}", folded - 1)), folded);
     }
     s
 }
@@ -105,12 +110,7 @@ fn past_the_share_the_window_after_the_summary_is_whole_and_a_fold_is_named_at_i
     assert!(a.turn.contains("zebrafish"), "{}", a.turn);
     // After the fold, the window is what it named: whole, from the summary on.
     let mut s = s;
-    let plan = s
-        .plan_through(S, "root:42", &through)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .unwrap_or_else(|| panic!("{through} is unsummarized"));
-    s.apply_compaction(&plan, None, T0, None)
-        .unwrap_or_else(|e| panic!("{e}"));
+    fold(&mut s, &through);
     let b = assemble(&s, &shaped(&host, "and the build queue?", 4_000))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(b.keep_from, at + 1);
