@@ -7,5 +7,8 @@ export default defineConfig({
     // would fail one file loudly instead of taking the runner down with it.
     pool: 'forks',
     testTimeout: 60_000,
+    // The summary, then one plain line per file whose tests were skipped, saying why and
+    // how to run them.
+    reporters: ['default', './__test__/scripts/skipped-reporter.ts'],
   },
 })
