@@ -340,4 +340,19 @@ describe.skipIf(!redisInstalled)('workers sharing a Redis', () => {
     expect(note).toMatch(/^Redis is unreachable \(.+\): rate limits and locks are this worker's own until it reconnects\.$/)
     expect(store.stats().redis).toMatchObject({ url: 'redis://127.0.0.1:1', connected: false })
   })
+
+  it('every build after the first failed Redis call carries the note, one that asked Redis nothing too', async () => {
+    const store = new ChannelStore({ redis: { url: 'redis://127.0.0.1:1', timeoutMs: 100 } })
+    // Everything the builds show is held: none of them fetches, so none asks the shared
+    // limiter. The first failed call is the connection attempt made at construction.
+    store.ingest({ type: 'message', channelId: 'C1', message: { ts: `${T0}.000100`, text: 'hello', author: { userId: 'U2', displayName: 'Priya' } } })
+    const deadline = Date.now() + 5_000
+    while (store.stats().redis!.state !== 'unreachable' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    expect(store.stats().redis!.failures).toBeGreaterThan(0)
+    for (let i = 0; i < 3; i++) {
+      const ctx = await store.buildContext('C1', `${T0}.000100`, { adjacent: 0 })
+      expect(ctx.apiCalls).toBe(0)
+      expect(ctx.notes.filter((n) => n.startsWith('Redis is unreachable ('))).toHaveLength(1)
+    }
+  })
 })

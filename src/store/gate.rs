@@ -169,6 +169,13 @@ impl FetchGate {
         Some(Pause { ms, capped })
     }
 
+    /// Sets the note builds carry from the coordinator's own view (Redis failed a call
+    /// of any kind since it last answered), so a build that asked nothing of the shared
+    /// limiter says so too.
+    pub fn set_shared_note(&mut self, note: Option<String>) {
+        self.shared_note = note;
+    }
+
     /// The note builds carry while the shared limiter is unreachable.
     pub fn shared_note(&self) -> Option<&str> {
         self.shared_note.as_deref()

@@ -293,7 +293,8 @@ impl ChannelStore {
             let now = self.now(env)?;
             let mut failures = Vec::new();
             let mut core = self.core(env)?;
-            let jobs = core.plan_fetches(&req, &mut failures, self.fetchers(), now);
+            self.sync_redis_note(&mut core);
+            let jobs = core.plan_fetches(&req, &mut failures, &[], self.fetchers(), now);
             if jobs.is_empty() {
                 let built = core.build(&req, &failures, now);
                 drop(core);
@@ -331,6 +332,14 @@ impl ChannelStore {
 }
 
 impl ChannelStore {
+    /// Every build after Redis first failed a call (a rate-limit slot, a pause shared, a
+    /// lock) carries the note, until it answers again.
+    fn sync_redis_note(&self, core: &mut crate::store::Store) {
+        if let Some(c) = &self.coord {
+            core.set_shared_note(c.degraded_note());
+        }
+    }
+
     fn runs_done(&self, env: &Env, run: u32) -> bool {
         self.runs(env).map(|r| !r.is_live(run)).unwrap_or(true)
     }
@@ -362,6 +371,7 @@ impl ChannelStore {
         };
         let step = {
             let mut core = self.core(env)?;
+            self.sync_redis_note(&mut core);
             self.runs(env)?.answer(&mut core, run, id, answer, now)
         };
         let mut out = Object::new(env)?;
