@@ -115,32 +115,32 @@ describe('the engine token estimator', () => {
     expect(tokenCalibration('claude-next')).toMatchObject({ ratio: 1, samples: 0 })
   })
 
-  it('bounds a section once, and a trusted calibration takes the margin to the traffic seen', () => {
+  it('bounds a section once, and a calibration raises the margin for a model that counts more, never lowers it', () => {
     const parts = Array.from({ length: 60 }, (_, i) => replyText(i))
     const sum = parts.reduce((n, p) => n + tokenEstimate(p).estimate, 0)
     const perPart = parts.reduce((n, p) => n + tokenEstimate(p).upperBound, 0)
     const whole = parts.join('\n')
     // One margin for the whole: far below the parts' bounds added, still above the real count.
-    expect(tokenBound(sum)).toBeLessThan(perPart * 0.8)
+    expect(tokenBound(sum)).toBeLessThan(perPart * 0.85)
     expect(tokenBound(sum)).toBeGreaterThanOrEqual(referenceTokens(whole))
     expect(tokenBound(0)).toBe(0)
     expect(() => tokenBound(-1)).toThrow(/tokenBound: estimate: expected a finite number >= 0/)
     expect(() => tokenBound(1, { modle: 'x' } as never)).toThrow(/tokenBound/)
-    // Eight steady observations (the reference count of this very text) make it trusted:
-    // the bound comes down to a few percent over what the model counts.
+    // A model that counts 15% more than the reference: eight observations make it
+    // trusted, and every bound grows by its ratio, still above what it counts.
     const real = referenceTokens(whole)
-    const before = tokenBound(sum, { model: 'steady' })
-    for (let i = 0; i < 8; i++) calibrate({ model: 'steady', tokensEstimated: sum, inputTokens: real + (i % 2) })
-    const c = tokenCalibration('steady')
+    const before = tokenBound(sum, { model: 'more' })
+    for (let i = 0; i < 8; i++) calibrate({ model: 'more', tokensEstimated: sum, inputTokens: Math.round(real * 1.15) + (i % 2) })
+    const c = tokenCalibration('more')
     expect(c).toMatchObject({ samples: 8, trusted: true })
     expect(c.deviation).toBeLessThan(0.01)
-    const after = tokenBound(sum, { model: 'steady' })
-    expect(after).toBeLessThan(before)
-    expect(after).toBeGreaterThanOrEqual(real)
-    expect(after).toBeLessThan(real * 1.1)
-    // Requests that stray keep the margin that covers every script.
-    for (let i = 0; i < 8; i++) calibrate({ model: 'wild', tokensEstimated: 1000, inputTokens: i % 2 ? 800 : 1300 })
-    expect(tokenCalibration('wild').trusted).toBe(true)
-    expect(tokenBound(1000, { model: 'wild' })).toBeGreaterThanOrEqual(Math.ceil(tokenBound(1000) * tokenCalibration('wild').ratio) - 1)
+    const after = tokenBound(sum, { model: 'more' })
+    expect(after).toBeGreaterThan(before)
+    expect(after).toBeGreaterThanOrEqual(real * 1.15)
+    // Steady traffic that counts less keeps the reference margin: a later section in a
+    // script that traffic never held must still fit.
+    for (let i = 0; i < 8; i++) calibrate({ model: 'less', tokensEstimated: sum, inputTokens: Math.round(real * 0.8) + (i % 2) })
+    expect(tokenCalibration('less')).toMatchObject({ trusted: true })
+    expect(tokenBound(sum, { model: 'less' })).toBe(tokenBound(sum))
   })
 })

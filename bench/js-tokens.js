@@ -21,48 +21,58 @@ const SUM_OFFSET = Number(constant('SUM_OFFSET'))
 const isCjk = (cp) =>
   (cp >= 0x1100 && cp <= 0x11ff) || (cp >= 0x2e80 && cp <= 0x9fff) || (cp >= 0xac00 && cp <= 0xd7af) || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xff00 && cp <= 0xffef)
 
+/** Indexes of the counts, in src/tokens.rs's `Counts::to_array` order. */
+const [WORDS, LONG_LETTERS, DIGITS, DIGIT_RUNS, PUNCTUATION, BACKSLASHES, EXTRA_SPACES, SPACE_RUNS, LINE_BREAKS, TABS, TAB_RUNS, CJK, SUPPLEMENTARY, JOINERS, SYMBOLS, OTHER, OTHER_RUNS] = WEIGHTS.keys()
+
 /** The central estimate of a text's tokens. */
 function estimate(text) {
-  // words, longLetters, digits, digitRuns, punctuation, extraSpaces, lineBreaks, cjk,
-  // supplementary, joiners, other, otherRuns
-  const c = new Array(12).fill(0)
+  const c = new Array(WEIGHTS.length).fill(0)
   let letters = 0
   let spaces = 0
   let prevDigit = false
+  let prevTab = false
   let prevOther = false
   for (const ch of text) {
     const cp = ch.codePointAt(0)
     if (cp < 0x80) {
       const letter = (cp >= 65 && cp <= 90) || (cp >= 97 && cp <= 122)
       if (letter) {
-        if (letters === 0) c[0]++
+        if (letters === 0) c[WORDS]++
         letters++
-        if (letters > 6) c[1]++
+        if (letters > 6) c[LONG_LETTERS]++
       } else letters = 0
       if (cp === 32) {
         spaces++
-        if (spaces > 1) c[5]++
+        if (spaces > 1) c[EXTRA_SPACES]++
+        if (spaces === 2) c[SPACE_RUNS]++
       } else spaces = 0
       const digit = cp >= 48 && cp <= 57
       if (digit) {
-        c[2]++
-        if (!prevDigit) c[3]++
-      } else if (cp === 10 || cp === 13 || cp === 9) c[6]++
-      else if (!letter && cp > 32 && cp < 127) c[4]++
+        c[DIGITS]++
+        if (!prevDigit) c[DIGIT_RUNS]++
+      } else if (cp === 10 || cp === 13) c[LINE_BREAKS]++
+      else if (cp === 9) {
+        c[TABS]++
+        if (!prevTab) c[TAB_RUNS]++
+      } else if (cp === 92) c[BACKSLASHES]++
+      else if (!letter && cp > 32 && cp < 127) c[PUNCTUATION]++
       prevDigit = digit
+      prevTab = cp === 9
       prevOther = false
       continue
     }
     letters = 0
     spaces = 0
     prevDigit = false
+    prevTab = false
     let other = false
-    if (cp > 0xffff) c[8]++
-    else if (cp === 0x200d || cp === 0xfe0f) c[9]++
-    else if (isCjk(cp)) c[7]++
+    if (cp > 0xffff) c[SUPPLEMENTARY]++
+    else if (cp === 0x200d || cp === 0xfe0f) c[JOINERS]++
+    else if (isCjk(cp)) c[CJK]++
+    else if (cp >= 0x2190 && cp <= 0x2bff) c[SYMBOLS]++
     else {
-      c[10]++
-      if (!prevOther) c[11]++
+      c[OTHER]++
+      if (!prevOther) c[OTHER_RUNS]++
       other = true
     }
     prevOther = other

@@ -23,7 +23,7 @@ const jsTokens = require('./js-tokens')
 const { xorshift } = require('./rng')
 
 const addon = require(path.join(__dirname, '..'))
-const FIELDS = ['words', 'longLetters', 'digits', 'digitRuns', 'punctuation', 'extraSpaces', 'lineBreaks', 'cjk', 'supplementary', 'joiners', 'other', 'otherRuns']
+const FIELDS = ['words', 'longLetters', 'digits', 'digitRuns', 'punctuation', 'backslashes', 'extraSpaces', 'spaceRuns', 'lineBreaks', 'tabs', 'tabRuns', 'cjk', 'supplementary', 'joiners', 'symbols', 'other', 'otherRuns']
 /** Budgets the packing check fills. */
 const BUDGETS = [500, 2_000, 8_000]
 /** Sums drawn per source, and of mixed kinds, per split. */
@@ -36,8 +36,6 @@ const REQUEST_SIZE = [1_000, 6_000]
 
 const source = require('node:fs').readFileSync(path.join(__dirname, '..', 'src', 'tokens.rs'), 'utf8')
 const constant = (name) => Number(source.match(new RegExp(`pub const ${name}: f64 = ([^;]+);`))[1])
-const CAL = { floor: constant('CALIBRATION_FLOOR'), deviations: constant('CALIBRATION_DEVIATIONS') }
-const SUM = { slope: constant('SUM_SLOPE') }
 /** Responses a calibration sees before a check. */
 const CALIBRATION_REQUESTS = 40
 const NEWLINE = () => addon.tokenEstimate('\n').estimate
@@ -167,12 +165,6 @@ function calibrateOn(requests) {
   return addon.tokenCalibration()
 }
 
-/** The slope a calibration gives, by src/tokens.rs's rule. */
-function calibratedSlope(c) {
-  const slope = Math.max(c.ratio * (1 + CAL.floor), c.ratio + CAL.deviations * c.deviation)
-  return slope < SUM.slope * c.ratio ? slope : null
-}
-
 function measure(corpus) {
   return corpus.map((t) => {
     const e = addon.tokenEstimate(t.text, { counts: true })
@@ -195,17 +187,6 @@ function fit(rows) {
   console.log(`pub const SUM_SPREAD: f64 = ${plain.spread.toFixed(1)};`)
   console.log(`pub const SUM_OFFSET: f64 = ${plain.offset.toFixed(2)};`)
   console.log(`mean overshoot of the bound on ${trainSums.length} training sums: ${pct(plain.over - 1)}`)
-  // Once calibrated on a source's requests, its sums (those whose calibration is tighter
-  // than the reference margin) must hold too.
-  const requests = requestsOf(train, 0xca1)
-  const cal = {}
-  for (const src of Object.keys(requests)) cal[src] = calibrateOn(requests[src])
-  addon.resetCalibration()
-  const covered = trainSums.filter((x) => calibratedSlope(cal[x.source]) !== null)
-  const calibrated = fitBound(covered, (x) => calibratedSlope(cal[x.source]), (x) => cal[x.source].ratio, [0])
-  console.log(`pub const CALIBRATED_SPREAD: f64 = ${calibrated.spread.toFixed(1)};`)
-  console.log(`pub const CALIBRATED_OFFSET: f64 = ${calibrated.offset.toFixed(2)};`)
-  console.log(`mean overshoot once calibrated per source: ${pct(calibrated.over - 1)}`)
 }
 
 /**

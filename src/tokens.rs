@@ -9,7 +9,8 @@
 //! their runs) in one pass, and weighs them with constants fitted against
 //! `@anthropic-ai/tokenizer` on real text (`node bench/tokens.js --fit`: chat from a
 //! public corpus, the code of pinned dependencies, package.json and Slack-shaped JSON, the
-//! CJK and European translations of TypeScript's messages, emoji from emojibase).
+//! CJK and European translations of TypeScript's messages, emoji from emojibase, and text
+//! laid out in columns: space-padded, tab-separated, box-drawn and Markdown tables).
 //!
 //! Budgets count a section by one bound for its total, not by a bound per part: the parts'
 //! central estimates add up (they meet at punctuation and line breaks) and a [`Meter`]
@@ -18,8 +19,9 @@
 //! text's). The margin is fitted on the same corpus, on sums of consecutive texts of every
 //! kind, and checked on held-out ones: at least the reference count on every one of them.
 //! [`Calibration`] learns a model's ratio of real tokens to estimated ones, and how much it
-//! varies, from the `usage` the Messages API returns; once it has seen enough, the margin
-//! follows the model's traffic instead of covering every script at once.
+//! varies, from the `usage` the Messages API returns; a model that counts more tokens than
+//! the reference gets a margin scaled up by its ratio. The margin is never scaled down: the
+//! traffic a calibration learns from need not hold every script a later section does.
 
 use napi_derive::napi;
 
@@ -37,18 +39,31 @@ pub struct Counts {
     pub long_letters: u32,
     pub digits: u32,
     pub digit_runs: u32,
-    /// ASCII punctuation and symbols.
+    /// ASCII punctuation and symbols (backslashes apart).
     pub punctuation: u32,
+    /// Backslashes: in JSON each starts an escape (`\n`, `\t`, `\"`), a token of its own
+    /// that does not join the word after it.
+    pub backslashes: u32,
     /// Spaces after the first of a run (a single space joins the next word's token).
     pub extra_spaces: u32,
-    /// Line feeds, carriage returns and tabs.
+    /// Runs of two or more spaces (a fixed-width table's padding, indentation): a run
+    /// is a token of its own.
+    pub space_runs: u32,
+    /// Line feeds and carriage returns.
     pub line_breaks: u32,
+    /// Tabs (tab-separated values, indentation).
+    pub tabs: u32,
+    /// Runs of tabs (one or more in a row): a run is a token of its own.
+    pub tab_runs: u32,
     /// Han, kana, Hangul, CJK punctuation and full-width forms.
     pub cjk: u32,
     /// Characters outside the Basic Multilingual Plane (emoji, rare Han).
     pub supplementary: u32,
     /// Zero-width joiners and variation selector 16 (parts of emoji sequences).
     pub joiners: u32,
+    /// Arrows, mathematical and technical symbols, box drawing, block elements,
+    /// geometric shapes, dingbats (U+2190 to U+2BFF): most take a token or two each.
+    pub symbols: u32,
     /// Other non-ASCII characters (accented Latin, Cyrillic, Greek, Arabic, ...).
     pub other: u32,
     /// Runs of such characters.
@@ -56,28 +71,19 @@ pub struct Counts {
 }
 
 /// Tokens per counted part, in [`Counts`] order (fitted, see the module docs).
-pub const WEIGHTS: [f64; 12] = [
-    1.050, 0.209, 0.242, 2.382, 0.331, 0.000, 1.951, 0.990, 2.688, 1.237, 0.270, 1.640,
+pub const WEIGHTS: [f64; 17] = [
+    1.118, 0.198, 0.290, 1.783, 0.304, 1.343, 0.000, 1.390, 0.990, 0.939, 0.002, 1.045, 2.861,
+    1.917, 0.508, 0.277, 1.745,
 ];
 /// The bound of a sum of central estimates `e` before calibration:
 /// `ceil(SUM_SLOPE * e + SUM_SPREAD * sqrt(e) + SUM_OFFSET)`. The slope covers the
 /// script whose tokens the estimate undercounts most (a section is seldom a mix), the
 /// square-root term the error of a sum of a few parts, the offset a short text's.
-pub const SUM_SLOPE: f64 = 1.17;
-pub const SUM_SPREAD: f64 = 5.4;
-pub const SUM_OFFSET: f64 = 0.0;
-/// Observations a model's calibration takes before the margin follows it.
+pub const SUM_SLOPE: f64 = 1.23;
+pub const SUM_SPREAD: f64 = 4.4;
+pub const SUM_OFFSET: f64 = 1.25;
+/// Observations a model's calibration takes before it is reported trusted.
 pub const CALIBRATION_TRUSTED: u64 = 8;
-/// Mean deviations of the observed ratio a calibrated margin adds above the ratio.
-pub const CALIBRATION_DEVIATIONS: f64 = 4.0;
-/// The least margin above a calibrated ratio, as a share of it.
-pub const CALIBRATION_FLOOR: f64 = 0.03;
-/// A calibrated bound's allowance for the noise of one section's estimate, which the
-/// requests' ratios do not show: `CALIBRATED_SPREAD * sqrt(e) + CALIBRATED_OFFSET`,
-/// scaled by the ratio (fitted like the others, on sums of one source each, with that
-/// source's ratio and deviation as a calibration learns them).
-pub const CALIBRATED_SPREAD: f64 = 2.0;
-pub const CALIBRATED_OFFSET: f64 = 0.0;
 /// The fewest and most a model's calibrated ratio may be.
 pub const RATIO_RANGE: (f64, f64) = (0.8, 2.0);
 /// Weight of a new observation in the calibrated ratio (an exponential moving average).
@@ -137,6 +143,9 @@ impl Counts {
         } else if is_cjk(cp) {
             self.cjk += 1;
             false
+        } else if (0x2190..=0x2BFF).contains(&cp) {
+            self.symbols += 1;
+            false
         } else {
             self.other += 1;
             if !prev_other {
@@ -147,18 +156,23 @@ impl Counts {
     }
 
     /// The counts in [`WEIGHTS`] order.
-    pub fn to_array(self) -> [u32; 12] {
+    pub fn to_array(self) -> [u32; 17] {
         [
             self.words,
             self.long_letters,
             self.digits,
             self.digit_runs,
             self.punctuation,
+            self.backslashes,
             self.extra_spaces,
+            self.space_runs,
             self.line_breaks,
+            self.tabs,
+            self.tab_runs,
             self.cjk,
             self.supplementary,
             self.joiners,
+            self.symbols,
             self.other,
             self.other_runs,
         ]
@@ -215,29 +229,18 @@ impl Meter {
         offset: SUM_OFFSET,
     };
 
-    /// The meter of a model's calibration: the reference one scaled by its ratio until
-    /// it is trusted, then its ratio plus a margin from how much that ratio varied, when
-    /// that is the tighter of the two (a model whose requests vary more than the scripts
-    /// do keeps the reference margin).
+    /// The meter of a model's calibration: the reference one scaled by the model's ratio
+    /// when that is above 1. A calibration raises the margin for a model that counts more
+    /// tokens than the reference; it never lowers it, because the traffic it learnt from
+    /// need not hold the scripts a later section does (a model calibrated on English chat
+    /// that is then sent Italian or traditional Chinese, which the estimate undercounts by
+    /// about a fifth, would go over a tighter margin).
     pub fn of_ratio(r: &ModelRatio) -> Meter {
-        let ratio = r.ratio;
-        let scaled = Meter {
+        let ratio = r.ratio.max(1.0);
+        Meter {
             slope: SUM_SLOPE * ratio,
             spread: SUM_SPREAD * ratio,
             offset: SUM_OFFSET * ratio,
-        };
-        if r.samples < CALIBRATION_TRUSTED {
-            return scaled;
-        }
-        let slope =
-            (ratio + CALIBRATION_DEVIATIONS * r.deviation).max(ratio * (1.0 + CALIBRATION_FLOOR));
-        if slope >= scaled.slope {
-            return scaled;
-        }
-        Meter {
-            slope,
-            spread: CALIBRATED_SPREAD * ratio,
-            offset: CALIBRATED_OFFSET * ratio,
         }
     }
 

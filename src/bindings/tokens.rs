@@ -68,8 +68,8 @@ pub struct ModelCalibration {
     pub model: String,
     /// Real tokens per estimated token, between 0.8 and 2 (1 until calibrated).
     pub ratio: f64,
-    /// How far the observations stray from the ratio (a moving average of the absolute
-    /// difference).
+    /// How far the observations stray from the ratio: the largest recent absolute
+    /// difference, forgotten by 5% per observation.
     pub deviation: f64,
     /// Enough observations were taken for budgets to use the ratio and its deviation
     /// instead of the margin that covers every script.

@@ -27,6 +27,8 @@ pub(super) struct Runs {
     pub spaces: u32,
     /// The last byte was a digit.
     pub digit: bool,
+    /// The last byte was a tab.
+    pub tab: bool,
 }
 
 /// The high bit of each byte of `w` (ASCII bytes only) set where the byte is `n` or more
@@ -58,7 +60,9 @@ struct Masks {
     digit: u64,
     space: u64,
     line_break: u64,
+    tab: u64,
     punctuation: u64,
+    backslash: u64,
 }
 
 impl Masks {
@@ -85,8 +89,11 @@ impl Masks {
             m.letter |= gather(letter) << shift;
             m.digit |= gather(digit) << shift;
             m.space |= gather(equal(w, b' ')) << shift;
-            m.line_break |= gather(equal(w, b'\n') | equal(w, b'\r') | equal(w, b'\t')) << shift;
-            m.punctuation |= gather(graphic & !letter & !digit) << shift;
+            m.line_break |= gather(equal(w, b'\n') | equal(w, b'\r')) << shift;
+            m.tab |= gather(equal(w, b'\t')) << shift;
+            let backslash = equal(w, b'\\');
+            m.punctuation |= gather(graphic & !letter & !digit & !backslash) << shift;
+            m.backslash |= gather(backslash) << shift;
         }
         m
     }
@@ -127,15 +134,22 @@ pub(super) fn count_block(block: &[u8], c: &mut Counts, runs: &mut Runs) {
         all &= extended << j;
     }
     c.long_letters += ones((all >> LONG_WORD) as u64 & m.letter);
-    // Extra spaces: a space after a space.
+    // Extra spaces: a space after a space; a run of them starts at its second space.
     let before = (m.space << 1) | u64::from(runs.spaces > 0);
+    let two_before =
+        (m.space << 2) | (u64::from(runs.spaces > 0) << 1) | u64::from(runs.spaces > 1);
     c.extra_spaces += ones(m.space & before);
+    c.space_runs += ones(m.space & before & !two_before);
     // Digits, and runs of them.
     let before = (m.digit << 1) | u64::from(runs.digit);
     c.digits += ones(m.digit);
     c.digit_runs += ones(m.digit & !before);
     c.line_breaks += ones(m.line_break);
+    c.tabs += ones(m.tab);
+    let before = (m.tab << 1) | u64::from(runs.tab);
+    c.tab_runs += ones(m.tab & !before);
     c.punctuation += ones(m.punctuation);
+    c.backslashes += ones(m.backslash);
     let run = |mask: u64, was: u32| {
         let t = trailing_run(mask, n);
         if t as usize == n {
@@ -147,4 +161,5 @@ pub(super) fn count_block(block: &[u8], c: &mut Counts, runs: &mut Runs) {
     runs.letters = run(m.letter, runs.letters);
     runs.spaces = run(m.space, runs.spaces);
     runs.digit = (m.digit >> (n - 1)) & 1 == 1;
+    runs.tab = (m.tab >> (n - 1)) & 1 == 1;
 }

@@ -12,14 +12,36 @@ fn counts_follow_the_script() {
             c.digit_runs,
             c.punctuation,
             c.extra_spaces,
-            c.line_breaks
+            c.space_runs,
+            c.line_breaks,
+            c.tabs
         ),
-        (3, 4, 4, 1, 2, 1, 2)
+        (3, 4, 4, 1, 2, 1, 1, 1, 1)
+    );
+    // A table's padding: each run of spaces is one run however long; box drawing and
+    // other symbols are counted apart from other non-ASCII text.
+    let c = Counts::of("a     b  c d\u{2502}\u{2500}\u{2500}\u{2192}\u{e9}");
+    assert_eq!(
+        (
+            c.extra_spaces,
+            c.space_runs,
+            c.symbols,
+            c.other,
+            c.other_runs
+        ),
+        (5, 2, 4, 1, 1)
     );
     let c = Counts::of("你好，世界 😀👍🏽 ❤️ Zürich");
     assert_eq!(
-        (c.cjk, c.supplementary, c.joiners, c.other, c.other_runs),
-        (5, 3, 1, 2, 2)
+        (
+            c.cjk,
+            c.supplementary,
+            c.joiners,
+            c.symbols,
+            c.other,
+            c.other_runs
+        ),
+        (5, 3, 1, 1, 1, 1)
     );
     assert_eq!(Counts::of(""), Counts::default());
     assert_eq!(upper_bound(""), 0);
@@ -99,39 +121,26 @@ fn the_allowance_is_the_largest_estimate_that_fits() {
 }
 
 #[test]
-fn a_trusted_calibration_replaces_the_margin_for_every_script() {
+fn a_calibration_raises_the_margin_and_never_lowers_it() {
+    // A model counting 10% more than the reference: every bound grows by its ratio.
     let mut c = Calibration::default();
-    for i in 0..CALIBRATION_TRUSTED {
-        let seen = if i % 2 == 0 { 970.0 } else { 990.0 };
-        let r = c.observe("m", 1000.0, seen);
-        if r.samples < CALIBRATION_TRUSTED {
-            // Until trusted, the reference margin scaled by the ratio.
-            assert!((Meter::of_ratio(&r).slope - SUM_SLOPE * r.ratio).abs() < 1e-12);
-        }
+    for _ in 0..CALIBRATION_TRUSTED {
+        c.observe("more", 1000.0, 1100.0);
     }
-    let r = c.ratio("m");
-    assert_eq!(r.samples, CALIBRATION_TRUSTED);
-    assert!(r.deviation > 0.0 && r.deviation < 0.02, "{r:?}");
+    let r = c.ratio("more");
+    assert!((r.ratio - 1.1).abs() < 1e-9, "{r:?}");
     let m = Meter::of_ratio(&r);
-    let want =
-        (r.ratio + CALIBRATION_DEVIATIONS * r.deviation).max(r.ratio * (1.0 + CALIBRATION_FLOOR));
-    assert!((m.slope - want).abs() < 1e-12);
-    assert!(
-        m.slope < SUM_SLOPE,
-        "calibration tightens the margin: {m:?}"
-    );
-    assert!(m.bound(8_000.0) < Meter::REFERENCE.bound(8_000.0));
-    // A model whose requests vary a lot keeps a wide margin.
-    let mut wild = Calibration::default();
-    for i in 0..CALIBRATION_TRUSTED * 2 {
-        wild.observe("w", 1000.0, if i % 2 == 0 { 800.0 } else { 1300.0 });
+    assert!((m.slope - SUM_SLOPE * 1.1).abs() < 1e-9);
+    assert!(m.bound(8_000.0) > Meter::REFERENCE.bound(8_000.0));
+    // Steady traffic counting less keeps the reference margin: a later section in a
+    // script that traffic never held (which the estimate undercounts) must still fit.
+    let mut c = Calibration::default();
+    for i in 0..CALIBRATION_TRUSTED * 4 {
+        c.observe("less", 1000.0, if i % 2 == 0 { 900.0 } else { 910.0 });
     }
-    let r = wild.ratio("w");
-    assert!(
-        r.ratio + CALIBRATION_DEVIATIONS * r.deviation > SUM_SLOPE * r.ratio,
-        "{r:?}"
-    );
-    assert_eq!(Meter::of_ratio(&r).slope, SUM_SLOPE * r.ratio);
+    let r = c.ratio("less");
+    assert!(r.ratio < 0.92 && r.deviation < 0.02, "{r:?}");
+    assert_eq!(Meter::of_ratio(&r), Meter::REFERENCE);
 }
 
 /// The counting of ASCII as first written, byte by byte with branches: what the block-wise
@@ -141,6 +150,7 @@ fn reference_counts(text: &str) -> Counts {
     let mut letters = 0u32; // current ASCII letter run
     let mut spaces = 0u32; // current space run
     let mut prev_digit = false;
+    let mut prev_tab = false;
     let mut prev_other = false;
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -165,6 +175,9 @@ fn reference_counts(text: &str) -> Counts {
                 if spaces > 1 {
                     c.extra_spaces += 1;
                 }
+                if spaces == 2 {
+                    c.space_runs += 1;
+                }
             } else {
                 spaces = 0;
             }
@@ -174,12 +187,20 @@ fn reference_counts(text: &str) -> Counts {
                 if !prev_digit {
                     c.digit_runs += 1;
                 }
-            } else if matches!(b, b'\n' | b'\r' | b'\t') {
+            } else if matches!(b, b'\n' | b'\r') {
                 c.line_breaks += 1;
+            } else if b == b'\t' {
+                c.tabs += 1;
+                if !prev_tab {
+                    c.tab_runs += 1;
+                }
+            } else if b == b'\\' {
+                c.backslashes += 1;
             } else if !letter && b != b' ' && b.is_ascii_graphic() {
                 c.punctuation += 1;
             }
             prev_digit = digit;
+            prev_tab = b == b'\t';
             prev_other = false;
             continue;
         }
@@ -189,6 +210,7 @@ fn reference_counts(text: &str) -> Counts {
         letters = 0;
         spaces = 0;
         prev_digit = false;
+        prev_tab = false;
         prev_other = c.add_beyond_ascii(ch, prev_other);
     }
     c
@@ -198,7 +220,18 @@ fn reference_counts(text: &str) -> Counts {
 fn counts_agree_with_the_reference_across_block_edges() {
     // Runs of letters, spaces and digits ending, crossing and filling 64-byte blocks.
     for n in [1usize, 6, 7, 8, 63, 64, 65, 127, 128, 129, 200] {
-        for unit in ["a", " ", "7", "ab1 ", "\n", "é", "a\u{1F600}"] {
+        for unit in [
+            "a",
+            " ",
+            "7",
+            "ab1 ",
+            "\n",
+            "\t",
+            "  x",
+            "é",
+            "\u{2502}",
+            "a\u{1F600}",
+        ] {
             let text = unit.repeat(n);
             assert_eq!(Counts::of(&text), reference_counts(&text), "{unit:?} x {n}");
             let framed = format!("x{text}y ");
