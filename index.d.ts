@@ -2048,8 +2048,8 @@ export interface ModelCalibration {
   /** Real tokens per estimated token, between 0.8 and 2 (1 until calibrated). */
   ratio: number
   /**
-   * How far the observations stray from the ratio (a moving average of the absolute
-   * difference).
+   * How far the observations stray from the ratio: the largest recent absolute
+   * difference, forgotten by 5% per observation.
    */
   deviation: number
   /**
@@ -2186,6 +2186,11 @@ export interface QuotedReply {
   text: string | null
   /** The part of it the anchor's author quoted, when they quoted a part. */
   quote: string | null
+  /**
+   * The message replied to was deleted (the platform said so, or the store saw it
+   * go): nothing of it is fetched or shown.
+   */
+  deleted: boolean
 }
 
 /** Rate limiting per workspace and per API method, over a rolling 60-second window. */
@@ -2677,18 +2682,37 @@ export interface TokenCounts {
   longLetters: number
   digits: number
   digitRuns: number
-  /** ASCII punctuation and symbols. */
+  /** ASCII punctuation and symbols (backslashes apart). */
   punctuation: number
+  /**
+   * Backslashes: in JSON each starts an escape (`\n`, `\t`, `\"`), a token of its own
+   * that does not join the word after it.
+   */
+  backslashes: number
   /** Spaces after the first of a run (a single space joins the next word's token). */
   extraSpaces: number
-  /** Line feeds, carriage returns and tabs. */
+  /**
+   * Runs of two or more spaces (a fixed-width table's padding, indentation): a run
+   * is a token of its own.
+   */
+  spaceRuns: number
+  /** Line feeds and carriage returns. */
   lineBreaks: number
+  /** Tabs (tab-separated values, indentation). */
+  tabs: number
+  /** Runs of tabs (one or more in a row): a run is a token of its own. */
+  tabRuns: number
   /** Han, kana, Hangul, CJK punctuation and full-width forms. */
   cjk: number
   /** Characters outside the Basic Multilingual Plane (emoji, rare Han). */
   supplementary: number
   /** Zero-width joiners and variation selector 16 (parts of emoji sequences). */
   joiners: number
+  /**
+   * Arrows, mathematical and technical symbols, box drawing, block elements,
+   * geometric shapes, dingbats (U+2190 to U+2BFF): most take a token or two each.
+   */
+  symbols: number
   /** Other non-ASCII characters (accented Latin, Cyrillic, Greek, Arabic, ...). */
   other: number
   /** Runs of such characters. */

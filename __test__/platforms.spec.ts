@@ -184,6 +184,7 @@ describe('the quoted reply', () => {
       author: { user_id: ana.id, display_name: 'ANA', is_bot: false },
       text: 'which region failed? the dashboard is red',
       quote: null,
+      deleted: false,
     })
     // Labelled apart, after the documents; the anchor's own text is untouched.
     const section = ctx.promptSection

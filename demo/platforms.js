@@ -3,7 +3,7 @@
 // three platforms. The conversion is deterministic:
 //   Discord: each message's snowflake is built from its Slack ts (the millisecond, and
 //     the sub-millisecond digits as the increment); a Slack thread becomes a thread
-//     channel started from its root (same id), opened by THREAD_CREATE before its first
+//     channel started from its root (same id), opened by THREAD_CREATE just before its first
 //     reply; mentions become <@id> with the user in `mentions`; files become
 //     attachments; reactions become MESSAGE_REACTION_ADD dispatches. A fake REST API
 //     answers GET /channels/{id}/messages (newest first, `before=` paging).
@@ -103,7 +103,10 @@ class FakeDiscord {
   dispatchesFor(m) {
     const out = []
     const d = this.message(m)
-    if (m.thread_ts && m.thread_ts !== m.ts && !this.opened.has(m.thread_ts)) {
+    // THREAD_CREATE comes once, before the thread's first reply (a thread opened before
+    // a restart is learnt from GUILD_CREATE instead).
+    const first = this.data.replies[m.thread_ts]?.[1]?.ts === m.ts
+    if (m.thread_ts && m.thread_ts !== m.ts && first && !this.opened.has(m.thread_ts)) {
       this.opened.add(m.thread_ts)
       out.push({ op: 0, t: 'THREAD_CREATE', s: 1, d: { id: snowflakeOf(m.thread_ts), type: 11, guild_id: GUILD_ID, parent_id: CHANNEL_ID, name: `thread ${m.thread_ts}`, newly_created: true } })
     }

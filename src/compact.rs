@@ -2,10 +2,12 @@
 //! their JSON in fewer tokens. Authors are listed once (name and id) and lines carry the
 //! name; times are relative to the anchor, whose time is given once; there are no keys,
 //! quotes or `\u003c`-style escapes. User text stays data: a line break in it continues
-//! the line indented (so it cannot start an entry of its own) and `</` is written `<\/`
-//! (so it cannot close the section).
+//! the line indented (so it cannot start an entry of its own) and what could read as a
+//! tag is escaped (`&lt;/`, so it can neither close nor open a section); names, ids and
+//! file names stay on their line.
 
 use crate::model::{Author, ChannelSnapshot, MediaRef, ThreadContext};
+use crate::text::escape::{escape_message, one_line, push_indented};
 use crate::time::parse_iso;
 use std::fmt::Write;
 
@@ -36,16 +38,9 @@ pub fn relative(seconds: i64) -> String {
     }
 }
 
-/// User text as data: `</` cannot close the section, a line break continues the line.
+/// User text as data: it cannot open or close a section, a line break continues the line.
 fn text(out: &mut String, t: &str) {
-    let mut lines = t.trim_end().split('\n').map(|l| l.trim_end_matches('\r'));
-    if let Some(first) = lines.next() {
-        out.push_str(&first.replace("</", "<\\/"));
-    }
-    for l in lines {
-        out.push_str("\n  ");
-        out.push_str(&l.replace("</", "<\\/"));
-    }
+    push_indented(out, &escape_message(t.trim_end()));
 }
 
 /// The display names of authors, unique (a second `Sam` is `Sam#2`), in order of
@@ -82,7 +77,7 @@ impl Authors {
         if self.list.iter().any(|(_, x)| x.user_id == a.user_id) {
             0.0
         } else {
-            crate::tokens::estimate(&author_entry(plain_name(a), a))
+            crate::tokens::estimate(&author_entry(&plain_name(a), a))
         }
     }
 
@@ -104,11 +99,16 @@ fn media(out: &mut String, media: &[MediaRef]) {
     out.push_str(" [media:");
     for (i, m) in media.iter().enumerate() {
         out.push_str(if i == 0 { " " } else { ", " });
-        out.push_str(&m.artifact_id);
+        out.push_str(&one_line(&m.artifact_id));
         if let Some(f) = &m.filename {
-            let _ = write!(out, " {}", f.replace("</", "<\\/"));
+            let _ = write!(out, " {}", one_line(f));
         }
-        let _ = write!(out, " ({}, {} bytes)", m.media_type, m.byte_length);
+        let _ = write!(
+            out,
+            " ({}, {} bytes)",
+            one_line(&m.media_type),
+            m.byte_length
+        );
     }
     out.push(']');
 }
@@ -132,7 +132,9 @@ impl AdjacentLine<'_> {
         let _ = write!(
             body,
             "\n- {} {} {}: ",
-            self.message_id, self.when, self.name
+            one_line(self.message_id),
+            one_line(self.when),
+            self.name
         );
         text(body, self.snippet);
         if let Some((replies, last_hour, last)) = &self.thread {
@@ -146,7 +148,11 @@ impl AdjacentLine<'_> {
             body.push(']');
         }
         if !self.reactions.is_empty() {
-            let _ = write!(body, " [reactions: {}]", self.reactions.join(", "));
+            let _ = write!(
+                body,
+                " [reactions: {}]",
+                one_line(&self.reactions.join(", "))
+            );
         }
         if self.has_media {
             body.push_str(" [media]");
@@ -167,7 +173,13 @@ pub struct ReplyLine<'a> {
 impl ReplyLine<'_> {
     /// Appends the entry (a line break first).
     pub fn write(&self, body: &mut String) {
-        let _ = write!(body, "\n- {} {} {}", self.message_id, self.when, self.name);
+        let _ = write!(
+            body,
+            "\n- {} {} {}",
+            one_line(self.message_id),
+            one_line(self.when),
+            self.name
+        );
         if self.cut {
             body.push_str(" (cut)");
         }
@@ -180,9 +192,10 @@ impl ReplyLine<'_> {
 /// What an author adds to the authors line the first time it appears under `name`.
 fn author_entry(name: &str, a: &Author) -> String {
     let mut out = format!(", {name}");
-    if name != a.user_id {
+    let id = one_line(&a.user_id);
+    if name != id {
         out.push(' ');
-        out.push_str(&a.user_id);
+        out.push_str(&id);
     }
     if a.is_bot {
         out.push_str(" (bot)");
@@ -191,12 +204,12 @@ fn author_entry(name: &str, a: &Author) -> String {
 }
 
 /// The name the compact form gives an author before any other of the same name appears.
-pub fn plain_name(a: &Author) -> &str {
-    if a.display_name.is_empty() {
+pub fn plain_name(a: &Author) -> std::borrow::Cow<'_, str> {
+    one_line(if a.display_name.is_empty() {
         &a.user_id
     } else {
         &a.display_name
-    }
+    })
 }
 
 /// The ChannelSnapshot in compact form (without its tags).
@@ -204,9 +217,13 @@ pub fn compact_snapshot(s: &ChannelSnapshot) -> String {
     let mut authors = Authors::default();
     let anchor_name = authors.name(&s.anchor.author);
     let mut body = String::with_capacity(256 + s.adjacent.len() * 120);
-    let _ = write!(body, "anchor {} {anchor_name}", s.anchor.message_id);
+    let _ = write!(
+        body,
+        "anchor {} {anchor_name}",
+        one_line(&s.anchor.message_id)
+    );
     if let Some(t) = &s.anchor.thread_id {
-        let _ = write!(body, " in thread {t}");
+        let _ = write!(body, " in thread {}", one_line(t));
     }
     media(&mut body, &s.anchor.media);
     body.push_str(":\n  ");
@@ -241,10 +258,10 @@ pub fn compact_snapshot(s: &ChannelSnapshot) -> String {
     let c = &s.channel;
     format!(
         "#{} ({}, {}); times are relative to the anchor, {}.\n{}\n{body}",
-        c.name.replace("</", "<\\/"),
-        c.id,
-        c.platform,
-        s.anchor.ts,
+        one_line(&c.name),
+        one_line(&c.id),
+        one_line(&c.platform),
+        one_line(&s.anchor.ts),
         authors.line()
     )
 }
@@ -260,8 +277,8 @@ pub fn compact_thread(t: &ThreadContext, anchor_ts: &str) -> String {
     let _ = write!(
         body,
         "root {} {} {root_name}",
-        t.root.message_id,
-        when(&t.root.ts)
+        one_line(&t.root.message_id),
+        one_line(&when(&t.root.ts))
     );
     media(&mut body, &t.root.media);
     body.push_str(":\n  ");
@@ -289,13 +306,17 @@ pub fn compact_thread(t: &ThreadContext, anchor_ts: &str) -> String {
 pub fn thread_head(thread_id: &str, tr: &crate::model::Truncation) -> String {
     let mut head = format!(
         "thread {}: {} replies, the {} most recent shown",
-        thread_id, tr.total_replies, tr.included_replies
+        one_line(thread_id),
+        tr.total_replies,
+        tr.included_replies
     );
     if let Some((from, to)) = &tr.omitted_range_ts {
         let _ = write!(
             head,
-            "; {} left out, from {from} to {to}",
-            tr.total_replies.saturating_sub(tr.included_replies)
+            "; {} left out, from {} to {}",
+            tr.total_replies.saturating_sub(tr.included_replies),
+            one_line(from),
+            one_line(to)
         );
     }
     head

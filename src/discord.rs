@@ -13,18 +13,19 @@
 //! milliseconds); the id's low bits are kept as the sub-millisecond digits of its ts, so
 //! that two messages of the same millisecond keep their order and both are held.
 
+mod directory;
 pub mod markup;
 mod page;
+pub use directory::{RoleNames, ThreadDirectory, ROLES_REMEMBERED, THREADS_REMEMBERED};
 pub use page::{fetched_page, is_discord_page};
 
-use crate::input::payload::{kind, nonempty, opt_object, req_object, req_str, str_at};
+use crate::input::payload::{kind, nonempty, opt_object, opt_str, req_object, req_str};
 use crate::input::InputError;
 use crate::model::{Author, MediaRef};
 use crate::slack::Names;
 use crate::store::message::{Event, Extras, ExtrasBox, ReplyRef, StoredFile, StoredMessage};
 use crate::time::ts_key;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Discord's epoch (2015-01-01T00:00:00Z) in Unix milliseconds: a snowflake's top 42
@@ -32,7 +33,9 @@ use std::sync::Arc;
 pub const DISCORD_EPOCH_MS: u64 = 1_420_070_400_000;
 
 /// Channel types that are threads (announcement, public and private threads).
-const THREAD_TYPES: [u64; 3] = [10, 11, 12];
+const THREAD_TYPES: [u64; 3] = [10, 11, PRIVATE_THREAD];
+/// A private thread: created without a starter message, always.
+const PRIVATE_THREAD: u64 = 12;
 
 /// Message types that carry what a person or bot said: default, reply, slash command
 /// and context-menu command. Joins, pins, boosts and the like are counted and ignored.
@@ -53,51 +56,6 @@ pub fn snowflake_ts(id: &str) -> Option<String> {
     Some(format!("{}.{:03}{low:06}", ms / 1000, ms % 1000))
 }
 
-/// Which channels are threads, and of which channel: learnt from the Gateway.
-#[derive(Debug, Clone, Default)]
-pub struct ThreadDirectory {
-    parents: HashMap<String, String>,
-}
-
-/// Threads remembered at most (the oldest learnt are forgotten past it).
-pub const THREADS_REMEMBERED: usize = 50_000;
-
-impl ThreadDirectory {
-    /// The channel `thread` hangs off, when it is a known thread.
-    pub fn parent_of(&self, thread: &str) -> Option<&str> {
-        self.parents.get(thread).map(String::as_str)
-    }
-
-    /// Remembers that `thread` is a thread of `parent`.
-    pub fn open(&mut self, thread: &str, parent: &str) {
-        if self.parents.len() >= THREADS_REMEMBERED && !self.parents.contains_key(thread) {
-            // Snowflakes grow with time: the smallest id is the oldest thread.
-            let oldest = self
-                .parents
-                .keys()
-                .min_by_key(|k| (k.len(), k.as_str()))
-                .cloned();
-            if let Some(k) = oldest {
-                self.parents.remove(&k);
-            }
-        }
-        self.parents.insert(thread.to_string(), parent.to_string());
-    }
-
-    /// Forgets a deleted thread.
-    pub fn close(&mut self, thread: &str) {
-        self.parents.remove(thread);
-    }
-
-    pub fn len(&self) -> usize {
-        self.parents.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.parents.is_empty()
-    }
-}
-
 /// What one dispatch tells the store.
 #[derive(Debug, Default)]
 pub struct Intake {
@@ -106,6 +64,12 @@ pub struct Intake {
     pub channels: Vec<(String, Option<String>, Option<String>)>,
     /// Threads opened (`Some(parent)`) or deleted (`None`).
     pub threads: Vec<(String, Option<String>)>,
+    /// Threads created just now (`THREAD_CREATE` with `newly_created`): `(thread,
+    /// parent, private)`. They have no reply yet, so every reply from now on is held; a
+    /// private thread (type 12) never has a starter message.
+    pub created: Vec<(String, String, bool)>,
+    /// Roles named (`Some(name)`) or deleted (`None`).
+    pub roles: Vec<(String, Option<String>)>,
 }
 
 impl Intake {
@@ -162,7 +126,7 @@ pub fn gateway_event(
             let d = d()?;
             let (channel, _) = place(&req_str(d, "channel_id", path)?, threads);
             let id = req_str(d, "id", path)?;
-            let Some(content) = str_at(d, "content") else {
+            let Some(content) = opt_str(d, "content", path)? else {
                 return Ok(Intake::ignored("MESSAGE_UPDATE/partial"));
             };
             let text = markup::plain_text(content, d, names);
@@ -253,16 +217,50 @@ pub fn gateway_event(
                     }
                 }
             }
+            if let Some(Value::Array(roles)) = d.get("roles") {
+                for (i, r) in roles.iter().enumerate() {
+                    out.roles.push(role_info(r, &format!("{path}.roles[{i}]"))?);
+                }
+            }
             Ok(out)
         }
+        "GUILD_ROLE_CREATE" | "GUILD_ROLE_UPDATE" => {
+            let role = req_object(d()?, "role", path)?;
+            Ok(Intake {
+                roles: vec![role_info(role, &format!("{path}.role"))?],
+                ..Intake::default()
+            })
+        }
+        "GUILD_ROLE_DELETE" => Ok(Intake {
+            roles: vec![(req_str(d()?, "role_id", path)?, None)],
+            ..Intake::default()
+        }),
         "THREAD_CREATE" | "THREAD_UPDATE" | "CHANNEL_CREATE" | "CHANNEL_UPDATE" => {
+            let d = d()?;
             let mut out = Intake::default();
-            channel_info(d()?, path, None, &mut out)?;
+            channel_info(d, path, None, &mut out)?;
+            let new = t == "THREAD_CREATE"
+                && d.get("newly_created").and_then(Value::as_bool) == Some(true);
+            let private = d.get("type").and_then(Value::as_u64) == Some(PRIVATE_THREAD);
+            if new {
+                out.created.extend(
+                    out.threads
+                        .iter()
+                        .filter_map(|(id, parent)| Some((id.clone(), parent.clone()?, private))),
+                );
+            }
             Ok(out)
         }
         // TYPING_START, PRESENCE_UPDATE, ...
         _ => Ok(Intake::ignored(t)),
     }
+}
+
+/// A role object: its id and name.
+fn role_info(r: &Value, path: &str) -> Result<(String, Option<String>), InputError> {
+    let id = req_str(r, "id", path)?;
+    let name = opt_str(r, "name", path)?.unwrap_or("").to_string();
+    Ok((id, Some(name)))
 }
 
 /// A channel object: its name, and its parent when it is a thread. `guild`: the guild
@@ -304,6 +302,17 @@ fn message_create(
     let (channel, thread) = place(&channel_id, threads);
     let workspace = nonempty(d, "guild_id").map(str::to_string);
     let mut events = Vec::with_capacity(2);
+    // `referenced_message: null` beside a reply's reference is Discord's word that the
+    // message replied to was deleted: the store remembers the deletion (nothing fetches
+    // it, and the quoted reply says so).
+    if d.get("referenced_message").is_some_and(Value::is_null) {
+        if let Some(id) = deleted_reply_target(d, &channel_id, path)? {
+            events.push(Event::Delete {
+                channel: channel.clone(),
+                message_id: id,
+            });
+        }
+    }
     // The message replied to, when the event carries it: held so the reply can show it.
     if let Some(r) = opt_object(d, "referenced_message", path)? {
         let r_channel = nonempty(r, "channel_id").unwrap_or(&channel_id);
@@ -327,6 +336,23 @@ fn message_create(
         events,
         ..Intake::default()
     })
+}
+
+/// The id of the message a reply answers, when it is in the reply's own channel (a
+/// reference of type 0, a reply; a forward, type 1, quotes another chat).
+fn deleted_reply_target(
+    d: &Value,
+    channel_id: &str,
+    path: &str,
+) -> Result<Option<String>, InputError> {
+    let Some(r) = opt_object(d, "message_reference", path)? else {
+        return Ok(None);
+    };
+    let is_reply = r.get("type").and_then(Value::as_u64).unwrap_or(0) == 0;
+    let same_channel = nonempty(r, "channel_id").is_none_or(|c| c == channel_id);
+    Ok((is_reply && same_channel)
+        .then(|| nonempty(r, "message_id").map(str::to_string))
+        .flatten())
 }
 
 /// The author of a message: the guild nickname, else the global display name, else the
@@ -436,7 +462,7 @@ pub fn message(
         other_id: Some(id.as_str().into()),
         key,
         author: Arc::new(author(m, path)?),
-        text: markup::plain_text(str_at(m, "content").unwrap_or(""), m, names).into(),
+        text: markup::plain_text(opt_str(m, "content", path)?.unwrap_or(""), m, names).into(),
         broadcast: false,
         thread_id: thread_id.map(Into::into),
         extras: ExtrasBox::new(Extras {

@@ -8,7 +8,7 @@
 //! again, and which concurrent runs share one fetch.
 
 use crate::coord::SharedGrant;
-use crate::store::fetch::{Failure, FetchJob, FetchKind, Fetchers};
+use crate::store::fetch::{Failure, FetchJob, FetchKind, Fetchers, Need};
 use crate::store::request::ContextRequest;
 use crate::store::{CachedMedia, Store};
 use crate::tools::channel_messages::MediaResult;
@@ -418,7 +418,8 @@ impl Runs {
             if let Goal::Context(req) = &r.goal {
                 if r.round < MAX_ROUNDS {
                     r.round += 1;
-                    let jobs = store.plan_fetches(req, &mut r.failures, r.fetchers, now);
+                    let tried: Vec<Need> = r.jobs.iter().filter_map(|j| j.job.need()).collect();
+                    let jobs = store.plan_fetches(req, &mut r.failures, &tried, r.fetchers, now);
                     if r.round < MAX_ROUNDS && !jobs.is_empty() {
                         self.add_jobs(store, run, jobs, now, out);
                         continue;

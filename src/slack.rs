@@ -10,7 +10,7 @@
 pub mod markup;
 pub mod users;
 
-use crate::input::payload::{kind, nonempty, req_str, str_at};
+use crate::input::payload::{kind, nonempty, opt_str, req_str, str_at};
 use crate::input::InputError;
 use crate::model::{Author, MediaRef, MessageInput};
 use crate::store::message::{Event, Extras, ExtrasBox, Reaction, StoredFile, StoredMessage};
@@ -132,7 +132,7 @@ pub fn message(m: &Value, path: &str, names: &dyn Names) -> Result<StoredMessage
         other_id: None,
         key,
         author: std::sync::Arc::new(author(m, names)),
-        text: markup::plain_text(str_at(m, "text").unwrap_or(""), names).into(),
+        text: markup::plain_text(opt_str(m, "text", path)?.unwrap_or(""), names).into(),
         broadcast: thread_id.is_some()
             && matches!(subtype, Some("thread_broadcast" | "reply_broadcast")),
         thread_id: thread_id.map(Into::into),

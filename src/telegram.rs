@@ -14,7 +14,7 @@
 //! The Bot API has no method to read a chat's history: what the store saw since it
 //! started (or kept in its saved file) is all there is.
 
-use crate::input::payload::{kind, nonempty, opt_object, req_int_id, req_object, str_at};
+use crate::input::payload::{kind, nonempty, opt_object, opt_str, req_int_id, req_object, str_at};
 use crate::input::InputError;
 use crate::model::{Author, MediaRef};
 use crate::store::message::{Event, Extras, ExtrasBox, ReplyRef, StoredFile, StoredMessage};
@@ -196,18 +196,23 @@ fn files(m: &Value) -> Vec<StoredFile> {
 
 /// The text of a message: its text or caption; a sticker by its emoji; a new topic by
 /// its name.
-fn text_of(m: &Value) -> Option<String> {
-    if let Some(t) = str_at(m, "text").or_else(|| str_at(m, "caption")) {
-        return Some(t.to_string());
+fn text_of(m: &Value, path: &str) -> Result<Option<String>, InputError> {
+    let text = opt_str(m, "text", path)?;
+    let caption = opt_str(m, "caption", path)?;
+    if let Some(t) = text.or(caption) {
+        return Ok(Some(t.to_string()));
     }
     if let Some(topic) = m.get("forum_topic_created") {
         let name = nonempty(topic, "name").unwrap_or("");
-        return Some(format!("[topic created: {name}]"));
+        return Ok(Some(format!("[topic created: {name}]")));
     }
     if let Some(s) = m.get("sticker") {
-        return Some(format!("[sticker {}]", nonempty(s, "emoji").unwrap_or("")));
+        return Ok(Some(format!(
+            "[sticker {}]",
+            nonempty(s, "emoji").unwrap_or("")
+        )));
     }
-    None
+    Ok(None)
 }
 
 /// Where a message is held: the thread (`None`: the chat itself), and whether it also
@@ -232,7 +237,7 @@ fn message(
         InputError::range_error(format!("{path}.date"), format!("not a Unix time: {date}"))
     })?;
     let files = files(m);
-    let text = text_of(m).unwrap_or_default();
+    let text = text_of(m, path)?.unwrap_or_default();
     let id = id.to_string();
     let thread_id = at.thread.filter(|t| *t != id);
     Ok(StoredMessage {
@@ -271,7 +276,7 @@ fn new_message(
     thread_of: &dyn Fn(&str, &str) -> Option<String>,
 ) -> Result<Intake, InputError> {
     let (chat, name, forum) = chat_of(m, path)?;
-    let carries = text_of(m).is_some() || !files(m).is_empty();
+    let carries = text_of(m, path)?.is_some() || !files(m).is_empty();
     if !carries {
         // Joins, pins, title changes, ...: nothing was said.
         return Ok(Intake::ignored("message/service"));
@@ -359,7 +364,7 @@ fn new_message(
 fn edited(m: &Value, path: &str) -> Result<Intake, InputError> {
     let (chat, name, _) = chat_of(m, path)?;
     let id = req_int_id(m, "message_id", path)?.to_string();
-    let Some(text) = text_of(m) else {
+    let Some(text) = text_of(m, path)? else {
         return Ok(Intake::ignored("edited_message/media"));
     };
     Ok(Intake {

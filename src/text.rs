@@ -4,6 +4,8 @@
 //! counts those units, so every length in this module is a UTF-16 length: `"😀"` is 2
 //! units. Truncation never cuts between the two halves of a surrogate pair.
 
+pub mod escape;
+
 /// Thread budget in tokens used when the caller gives none.
 pub const THREAD_BUDGET_TOKENS: u32 = 8_000;
 /// Longest adjacent-message snippet, in UTF-16 code units, ellipsis included.

@@ -14,7 +14,7 @@
 //! marked apart. Text is escaped (`&`, `<`, `>`) and kept on one line, so a message
 //! cannot close the block or pass for another line.
 
-use crate::memory::assemble::escape;
+use crate::text::escape::escape;
 use napi_derive::napi;
 use serde::Deserialize;
 

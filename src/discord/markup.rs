@@ -4,7 +4,8 @@
 //! - `<@id>` and `<@!id>`: the user's name (from the message's `mentions`, else the
 //!   names the store knows), as `@name`;
 //! - `<#id>`: the channel's name, as `#name`;
-//! - `<@&id>`: a role, as `@role`;
+//! - `<@&id>`: a role, as `@name` (the names `GUILD_CREATE` and the role dispatches
+//!   told the store), else `@role`;
 //! - `<:name:id>` and `<a:name:id>`: a custom emoji, as `:name:`;
 //! - `<t:seconds>` and `<t:seconds:style>`: the time, ISO-8601 UTC;
 //! - `</name:id>`: a slash command, as `/name`.
@@ -35,7 +36,15 @@ fn is_id(s: &str) -> bool {
 /// What one `<...>` token reads as, or `None` to keep it as written.
 fn token(inner: &str, message: &Value, names: &dyn Names) -> Option<String> {
     if let Some(rest) = inner.strip_prefix("@&") {
-        return is_id(rest).then(|| "@role".to_string());
+        if !is_id(rest) {
+            return None;
+        }
+        let name = names.role(rest);
+        let name = name.as_deref().map(|n| n.trim_start_matches('@'));
+        return Some(format!(
+            "@{}",
+            name.filter(|n| !n.is_empty()).unwrap_or("role")
+        ));
     }
     if let Some(rest) = inner.strip_prefix('@') {
         let id = rest.strip_prefix('!').unwrap_or(rest);

@@ -30,7 +30,7 @@ fn page(messages: Value) -> Answer {
 fn start_build(runs: &mut Runs, store: &mut Store, anchor: &str, now: u64) -> (RunId, Step) {
     let req = ContextRequest::new(C, anchor);
     let mut failures = Vec::new();
-    let jobs = store.plan_fetches(&req, &mut failures, all_fetchers(), now);
+    let jobs = store.plan_fetches(&req, &mut failures, &[], all_fetchers(), now);
     assert!(!jobs.is_empty(), "the build needs a fetch");
     runs.start(
         store,

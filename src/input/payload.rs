@@ -75,6 +75,16 @@ pub fn opt_object<'a>(
     }
 }
 
+/// The string at `key` when there is one; an error naming `path.key` when the field
+/// holds something else (null counts as absent).
+pub fn opt_str<'a>(v: &'a Value, key: &str, path: &str) -> Result<Option<&'a str>, InputError> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(wrong(key, path, "a string", other)),
+    }
+}
+
 /// An id at `key` that a platform sends as a whole number (Telegram's chat and message
 /// ids), as its decimal text; an error naming `path.key` otherwise.
 pub fn req_int_id(v: &Value, key: &str, path: &str) -> Result<i64, InputError> {

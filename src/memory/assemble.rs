@@ -52,7 +52,6 @@ mod render;
 mod retrieve;
 
 use fill::Assembly;
-pub use render::{escape, escape_message, push_indented};
 
 use super::db::MemoryError;
 use super::history::HistoryRequest;

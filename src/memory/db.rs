@@ -18,7 +18,7 @@ pub const STATEMENT_CACHE: usize = 64;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The schema, one step per version: step `i` takes the file from version `i` to `i + 1`.
-pub(super) const MIGRATIONS: [&str; 7] = [
+pub(super) const MIGRATIONS: [&str; 8] = [
     r"
 CREATE TABLE messages (
     seq        INTEGER PRIMARY KEY,
@@ -195,6 +195,11 @@ INSERT INTO lane_stats (session_id, thread_key, messages, chars)
     // sessions, about a quarter off `assemble`), for about the same writing cost.
     r"
 INSERT INTO messages_index (messages_index, rank) VALUES ('automerge', 2);
+",
+    // A ChannelStore thread without a root message to show (see
+    // `crate::store::thread_cache::ThreadEntry::rootless`).
+    r"
+ALTER TABLE channel_threads ADD COLUMN rootless INTEGER NOT NULL DEFAULT 0;
 ",
 ];
 

@@ -21,9 +21,9 @@
 //! escaped, so a message holding `</conversation>` cannot close its block, and a message's
 //! continuation lines are indented, so no line of text can pose as a turn.
 
-use super::assemble::{escape, push_indented};
 use super::db::MemoryError;
 use super::store::MemoryStore;
+use crate::text::escape::{data_text, escape, push_indented};
 use crate::time::civil_from_days;
 use crate::tokens::{estimate, Meter};
 
@@ -296,7 +296,7 @@ fn summary_block(c: &Conversation, now: i64, zone: &Zone, opts: &HistoryOptions)
         "<conversation-summary timestamp=\"{}\" relative=\"{}\">\n{}\n</conversation-summary>",
         zone.iso(c.started_at_ms),
         relative_label(c.ended_at_ms, now, zone, opts.active_window_ms),
-        escape(c.summary.trim())
+        data_text(c.summary.trim())
     )
 }
 

@@ -74,8 +74,8 @@ pub fn write(tx: &Transaction, changes: &Changes, media_max_bytes: u64) -> rusql
     }
     {
         let mut up = tx.prepare_cached(
-            "INSERT INTO channel_threads (channel, thread, written_at_ms, complete, replies) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (channel, thread) DO UPDATE SET written_at_ms = ?3, complete = ?4, replies = ?5",
+            "INSERT INTO channel_threads (channel, thread, written_at_ms, complete, replies, rootless) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (channel, thread) DO UPDATE SET written_at_ms = ?3, complete = ?4, replies = ?5, rootless = ?6",
         )?;
         let mut del =
             tx.prepare_cached("DELETE FROM channel_threads WHERE channel = ?1 AND thread = ?2")?;
@@ -86,7 +86,8 @@ pub fn write(tx: &Transaction, changes: &Changes, media_max_bytes: u64) -> rusql
                     thread,
                     to_i64(t.written_at),
                     t.complete,
-                    codec::encode_all(&t.replies)
+                    codec::encode_all(&t.replies),
+                    t.rootless
                 ])?,
                 None => del.execute(params![channel, thread])?,
             };
@@ -300,7 +301,7 @@ pub fn load(conn: &Connection, media_max_bytes: u64) -> rusqlite::Result<Loaded>
         }
     }
     let mut q = conn.prepare(
-        "SELECT channel, thread, written_at_ms, complete, replies FROM channel_threads ORDER BY written_at_ms",
+        "SELECT channel, thread, written_at_ms, complete, replies, rootless FROM channel_threads ORDER BY written_at_ms",
     )?;
     let mut rows = q.query([])?;
     while let Some(r) = rows.next()? {
@@ -308,11 +309,13 @@ pub fn load(conn: &Connection, media_max_bytes: u64) -> rusqlite::Result<Loaded>
         let written_at = to_u64(r.get(2)?);
         let complete: bool = r.get(3)?;
         let body: String = r.get(4)?;
+        let rootless: bool = r.get(5)?;
         let what = format!("thread {thread:?} of {channel:?}");
         if let Some(replies) = keep(corrupt, &what, codec::decode_all(&body)) {
             let t = SavedThread {
                 written_at,
                 complete,
+                rootless,
                 replies,
             };
             s.threads.push(((channel, thread), Some(t)));

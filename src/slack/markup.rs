@@ -15,6 +15,10 @@
 pub trait Names {
     fn user(&self, id: &str) -> Option<(String, bool)>;
     fn channel(&self, id: &str) -> Option<String>;
+    /// The name of a (Discord) role; none known by default.
+    fn role(&self, _id: &str) -> Option<String> {
+        None
+    }
 }
 
 /// No names known: every reference reads by its label or id.

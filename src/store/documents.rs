@@ -158,7 +158,7 @@ pub(super) fn compact_entry_estimate(
         AdjacentLine {
             message_id: m.id(),
             when,
-            name: plain_name(&m.author),
+            name: &plain_name(&m.author),
             snippet: m.snippet(),
             thread: activity.map(|a| {
                 (

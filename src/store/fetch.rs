@@ -85,22 +85,35 @@ pub use job::*;
 
 pub use super::gate::Slot;
 
+/// Why a need planned again in the build that fetched it is not fetched twice.
+pub const FETCHED_ONCE: &str =
+    "fetched once in this build already; it did not hold what was needed";
+
 /// A fetched page could not be used; the reason is the note to report.
 pub type PageResult = Result<Option<String>, String>;
 
 impl Store {
     /// The fetches `req` still needs at `now` that the caller's `fetchers` can make;
     /// those it cannot make are added to `failures` (and planning goes on without them).
+    /// `tried`: what this build has already fetched; a need met once is not fetched
+    /// again in the same build (it becomes a failure, and planning goes on without it).
     pub fn plan_fetches(
         &mut self,
         req: &ContextRequest,
         failures: &mut Vec<Failure>,
+        tried: &[Need],
         fetchers: Fetchers,
         now: u64,
     ) -> Vec<FetchJob> {
         loop {
             let before = failures.len();
             let needs = self.plan(req, failures, now);
+            let (again, needs): (Vec<Need>, Vec<Need>) =
+                needs.into_iter().partition(|n| tried.contains(n));
+            failures.extend(again.into_iter().map(|need| Failure {
+                need,
+                reason: FETCHED_ONCE.to_string(),
+            }));
             let fetchable = fetchers.fetchable(needs, failures);
             if failures.len() == before {
                 return fetchable
@@ -112,6 +125,12 @@ impl Store {
                     .collect();
             }
         }
+    }
+
+    /// The note every build carries while the workers' coordination (Redis) is
+    /// unreachable (`None` once it answers again).
+    pub fn set_shared_note(&mut self, note: Option<String>) {
+        self.gate.set_shared_note(note);
     }
 
     /// Asks the rate limiter for a slot for one call of `method` on behalf of `channel`.

@@ -79,6 +79,9 @@ impl Names for StoreNames<'_> {
     fn channel(&self, id: &str) -> Option<String> {
         self.0.channels.get(id).and_then(|c| c.name.clone())
     }
+    fn role(&self, id: &str) -> Option<String> {
+        self.0.discord_roles.name(id).map(str::to_string)
+    }
 }
 
 impl Store {
@@ -140,6 +143,12 @@ impl Store {
             .find(channel, id)
             .map(|m| m.key)
             .or_else(|| crate::time::ts_key(id))
+            // A Discord id tells when its message was posted.
+            .or_else(|| {
+                (self.platform(channel) == Some(crate::discord::PLATFORM))
+                    .then(|| crate::discord::snowflake_ts(id).and_then(|t| crate::time::ts_key(&t)))
+                    .flatten()
+            })
             .unwrap_or((i64::try_from(now / 1000).unwrap_or(i64::MAX), u32::MAX));
         let ch = self.channel_mut(channel);
         let (new, forgotten) = ch.remember_deleted(id, key);
@@ -209,10 +218,11 @@ impl Store {
                 dec(&mut root.value);
             }
         }
-        // A deleted root takes its thread's cached replies with it: without the root
-        // they cannot be shown as a thread, and a refetch shows the platform's view.
-        if let Some(entry) = self.threads.forget(channel, id) {
-            self.drop_thread_replies(channel, id, &entry);
+        // A deleted root leaves its thread: the replies stay (Discord keeps the thread,
+        // Slack keeps the replies under a tombstone) and the first of them roots it.
+        self.threads.forget_starter(channel, id);
+        if let Some(entry) = self.threads.replies_mut(channel, id) {
+            entry.value.rootless = true;
         }
     }
 }

@@ -55,6 +55,7 @@ pub enum DeletedChange {
 pub struct SavedThread {
     pub written_at: u64,
     pub complete: bool,
+    pub rootless: bool,
     pub replies: Vec<StoredMessage>,
 }
 
@@ -382,6 +383,7 @@ impl Store {
             let mut entry = ThreadEntry {
                 replies: replies.into_iter().map(|m| (m.key, m)).collect(),
                 complete: t.complete,
+                rootless: t.rootless,
             };
             if !entry.keep_newest(self.config.max_thread_replies).is_empty() {
                 rewrite_threads.push(key.clone());

@@ -119,6 +119,8 @@ pub struct Store {
     texts: TextPacker,
     /// Which Discord channels are threads, and of which channel.
     discord_threads: crate::discord::ThreadDirectory,
+    /// Discord role names, learnt from `GUILD_CREATE` and the role dispatches.
+    discord_roles: crate::discord::RoleNames,
 }
 
 impl Store {
@@ -145,6 +147,7 @@ impl Store {
                 TextPacker::off()
             },
             discord_threads: Default::default(),
+            discord_roles: Default::default(),
             config,
         }
     }

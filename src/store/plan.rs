@@ -152,8 +152,14 @@ impl Store {
                 .channels
                 .get(&req.channel)
                 .is_some_and(|c| c.get(&thread).is_some());
-            let root_fresh =
-                root_in_window || self.threads.starter_fresh(&req.channel, &thread, now);
+            // A thread without a root message has none to fetch.
+            let rootless = self
+                .threads
+                .replies(&req.channel, &thread)
+                .is_some_and(|e| e.value.rootless);
+            let root_fresh = root_in_window
+                || rootless
+                || self.threads.starter_fresh(&req.channel, &thread, now);
             if (!replies_fresh || !root_fresh) && !has_failed(&need) {
                 needs.push(need);
             }

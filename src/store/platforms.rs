@@ -91,7 +91,11 @@ impl Store {
     }
 
     fn apply_discord(&mut self, intake: discord::Intake, now: u64) -> u32 {
-        let learnt = !intake.threads.is_empty() || !intake.channels.is_empty();
+        let learnt =
+            !intake.threads.is_empty() || !intake.channels.is_empty() || !intake.roles.is_empty();
+        for (id, name) in &intake.roles {
+            self.discord_roles.set(id, name.as_deref());
+        }
         open_threads(&mut self.discord_threads, &intake.threads);
         for (id, name, guild) in &intake.channels {
             // A thread is held inside its parent, not as a channel of its own.
@@ -106,6 +110,9 @@ impl Store {
             {
                 self.tag_channel(channel, None, discord::PLATFORM, workspace.as_deref());
             }
+        }
+        for (thread, parent, private) in &intake.created {
+            self.open_new_thread(parent, thread, *private, now);
         }
         self.apply_all(intake.events, now) + u32::from(learnt)
     }

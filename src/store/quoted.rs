@@ -5,6 +5,7 @@
 use super::message::StoredMessage;
 use super::Store;
 use crate::model::Author;
+use crate::text::escape::data_text;
 use crate::text::truncate_reply;
 use napi_derive::napi;
 use serde::Serialize;
@@ -33,6 +34,9 @@ pub struct QuotedReply {
     pub text: Option<String>,
     /// The part of it the anchor's author quoted, when they quoted a part.
     pub quote: Option<String>,
+    /// The message replied to was deleted (the platform said so, or the store saw it
+    /// go): nothing of it is fetched or shown.
+    pub deleted: bool,
 }
 
 impl QuotedReply {
@@ -40,22 +44,33 @@ impl QuotedReply {
     /// `root_shown`: the message replied to is the root of the thread the section
     /// already shows, so the block points at it instead of repeating it.
     pub fn block(&self, root_shown: bool) -> Option<String> {
-        if self.text.is_none() && self.quote.is_none() {
+        if self.text.is_none() && self.quote.is_none() && !self.deleted {
             return None;
         }
-        let id = self.message_id.as_deref().unwrap_or("(another chat)");
+        // Every part but the block's own words is chat data: escaped and kept to its
+        // line, so it can neither close the block nor start a line of its own.
+        let id = self
+            .message_id
+            .as_deref()
+            .map_or_else(|| "(another chat)".to_string(), data_text);
         let mut out = format!("\n\n{QUOTED_OPEN}\n");
         match (&self.author, &self.text) {
             _ if root_shown => out.push_str(&format!(
                 "The message you're responding to replies to {id}, the thread's root shown above.\n"
             )),
             (Some(a), Some(text)) => {
-                let ts = self.ts.as_deref().unwrap_or("");
+                let ts = data_text(self.ts.as_deref().unwrap_or(""));
                 out.push_str(READS_AS_CONTEXT);
                 out.push_str(&format!(
-                    "- {id} {ts} {} ({}): {text}\n",
-                    a.display_name, a.user_id
+                    "- {id} {ts} {} ({}): {}\n",
+                    data_text(&a.display_name),
+                    data_text(&a.user_id),
+                    data_text(text)
                 ));
+            }
+            (None, _) if self.deleted => {
+                out.push_str(READS_AS_CONTEXT);
+                out.push_str(&format!("- {id}: (deleted)\n"));
             }
             _ => {
                 out.push_str(READS_AS_CONTEXT);
@@ -63,7 +78,7 @@ impl QuotedReply {
             }
         }
         if let Some(q) = &self.quote {
-            out.push_str(&format!("  quoted part: \"{q}\"\n"));
+            out.push_str(&format!("  quoted part: \"{}\"\n", data_text(q)));
         }
         out.push_str(QUOTED_CLOSE);
         Some(out)
@@ -81,7 +96,11 @@ impl Store {
     ) -> Option<QuotedReply> {
         let r = anchor.reply_to()?;
         let held = r.id.as_deref().and_then(|id| self.find(channel, id));
-        if let (Some(id), None) = (r.id.as_deref(), held) {
+        let deleted = held.is_none()
+            && r.id
+                .as_deref()
+                .is_some_and(|id| self.was_deleted(channel, id));
+        if let (Some(id), None, false) = (r.id.as_deref(), held, deleted) {
             notes.push(format!(
                 "The message {id} the anchor replies to is not held."
             ));
@@ -95,6 +114,7 @@ impl Store {
                 truncate_reply(&text).unwrap_or_else(|| text.into_owned())
             }),
             quote: r.quote.clone(),
+            deleted,
         })
     }
 
@@ -107,7 +127,7 @@ impl Store {
         anchor: &StoredMessage,
     ) -> Option<String> {
         let id = anchor.reply_to()?.id.as_deref()?;
-        self.find(channel, id).is_none().then(|| id.to_string())
+        (self.find(channel, id).is_none() && !self.was_deleted(channel, id)).then(|| id.to_string())
     }
 }
 
@@ -131,6 +151,7 @@ mod tests {
             author: Some(author()),
             text: Some("which region failed?".into()),
             quote: Some("region".into()),
+            deleted: false,
         };
         let block = q.block(false).unwrap_or_default();
         assert!(block.starts_with("\n\n<quoted_reply>\n"), "{block}");
@@ -154,10 +175,16 @@ mod tests {
             author: None,
             text: None,
             quote: Some("prices up".into()),
+            deleted: false,
         };
         let block = q.block(false).unwrap_or_default();
         assert!(block.contains("- (another chat): (not available)\n  quoted part: \"prices up\""));
         q.quote = None;
         assert_eq!(q.block(false), None);
+        // A message the platform said is deleted is named so, not "not available".
+        q.message_id = Some("7".into());
+        q.deleted = true;
+        let block = q.block(false).unwrap_or_default();
+        assert!(block.contains("- 7: (deleted)\n"), "{block}");
     }
 }

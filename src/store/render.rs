@@ -42,7 +42,7 @@ impl StoredMessage {
             ReplyLine {
                 message_id: &r.message_id,
                 when: "",
-                name: plain_name(&r.author),
+                name: &plain_name(&r.author),
                 cut: r.is_truncated,
                 media: &r.media,
                 text: &r.text,

@@ -318,7 +318,7 @@ fn a_deletion_removes_every_copy_and_a_late_fetch_cannot_bring_it_back() {
         .unwrap_or_else(|e| panic!("{e}"));
     let t = b.thread().unwrap_or_else(|| panic!("thread"));
     assert!(t.replies.iter().all(|r| r.message_id != ts(2)));
-    // Deleting the root drops the thread.
+    // Deleting the root keeps the thread's replies; the first of them roots it.
     s.apply(
         Event::Delete {
             channel: C.into(),
@@ -327,7 +327,19 @@ fn a_deletion_removes_every_copy_and_a_late_fetch_cannot_bring_it_back() {
         T0,
     );
     assert!(held(&mut s, &ts(1)).is_empty());
-    assert!(s.threads.replies(C, &ts(1)).is_none());
+    assert!(s
+        .threads
+        .replies(C, &ts(1))
+        .is_some_and(|e| e.value.rootless && !e.value.replies.is_empty()));
+    let b = s
+        .build(&req(&ts(3)), &[], T0)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let t = b.thread().unwrap_or_else(|| panic!("thread"));
+    assert_ne!(t.root.message_id, ts(1));
+    assert!(b
+        .notes
+        .iter()
+        .any(|n| n.contains("root message was deleted")));
 }
 
 #[test]

@@ -51,6 +51,10 @@ pub struct ThreadEntry {
     /// Every reply of the thread is held (it was fetched to the last page, or seen from
     /// its first reply on through events).
     pub complete: bool,
+    /// The thread has no root message to show: it was started without one (a Discord
+    /// private thread, a thread made without a message), its root was deleted, or a
+    /// complete fetch found none. Its first reply roots it.
+    pub rootless: bool,
 }
 
 impl ThreadEntry {
@@ -163,12 +167,10 @@ impl ThreadCache {
             .collect()
     }
 
-    /// Forgets `thread` in `channel` (its root was deleted): returns its replies, when
-    /// they were held.
-    pub fn forget(&mut self, channel: &str, thread: &str) -> Option<ThreadEntry> {
+    /// Forgets the root of `thread` in `channel` (it was deleted); its replies stay.
+    pub fn forget_starter(&mut self, channel: &str, thread: &str) {
         let key = thread_key(channel, thread);
         self.starters.remove(&key);
-        self.replies.remove(&key)
     }
 
     /// Takes the reply `id` out of every thread of `channel` that holds it.
@@ -290,6 +292,7 @@ fn saved_thread(e: &Stamped<ThreadEntry>) -> SavedThread {
     SavedThread {
         written_at: e.written_at,
         complete: e.value.complete,
+        rootless: e.value.rootless,
         replies: e.value.replies.values().cloned().collect(),
     }
 }
@@ -319,6 +322,7 @@ mod tests {
         ThreadEntry {
             replies: msgs.iter().map(|m| (m.key, m.clone())).collect(),
             complete,
+            rootless: false,
         }
     }
 
@@ -402,14 +406,13 @@ mod tests {
     }
 
     #[test]
-    fn forgetting_a_thread_drops_its_root_and_returns_its_replies() {
+    fn forgetting_a_deleted_root_keeps_its_replies() {
         let mut c = ThreadCache::new(4, 1_000, 4, 1_000);
         c.put_replies(thread_key("C", "1"), entry(&[msg("1.5")], true), 0);
         c.put_starter(thread_key("C", "1"), msg("1.0"), 0);
-        let e = c.forget("C", "1");
-        assert_eq!(e.map(|e| e.replies.len()), Some(1));
+        c.forget_starter("C", "1");
         assert!(c.starter("C", "1").is_none());
-        assert!(c.forget("C", "1").is_none());
+        assert_eq!(c.replies("C", "1").map(|e| e.value.replies.len()), Some(1));
     }
 
     #[test]
@@ -430,9 +433,9 @@ mod tests {
         assert_eq!(saved, Some((7, true, 1)));
         assert_eq!(starters[0].1.as_ref().map(|s| s.message.id()), Some("2.0"));
         assert!(!c.has_changes());
-        c.forget("C", "2");
+        c.forget_starter("C", "2");
         let (threads, starters) = c.take_changes();
-        assert!(threads[0].1.is_none() && starters[0].1.is_none());
+        assert!(threads.is_empty() && starters[0].1.is_none());
         c.put_replies(thread_key("C", "3"), ThreadEntry::default(), 8);
         c.changed_since_load(&[thread_key("C", "1")], &[]);
         let (threads, starters) = c.take_changes();

@@ -112,6 +112,27 @@ impl Store {
         }
     }
 
+    /// Holds a thread the platform just created as complete with no reply, so each reply
+    /// from now on is held. A thread created `starterless` (a Discord private thread)
+    /// is rooted by its first reply.
+    pub(super) fn open_new_thread(
+        &mut self,
+        channel: &str,
+        thread: &str,
+        starterless: bool,
+        now: u64,
+    ) {
+        if self.threads.replies(channel, thread).is_some() {
+            return;
+        }
+        let entry = ThreadEntry {
+            complete: true,
+            rootless: starterless && self.find(channel, thread).is_none(),
+            ..ThreadEntry::default()
+        };
+        self.put_thread_entry(thread_key(channel, thread), entry, now);
+    }
+
     /// Keeps a held thread within `max_thread_replies`: the oldest replies leave it (and
     /// the index), and the thread is no longer complete.
     pub(super) fn bound_thread(&mut self, channel: &str, thread: &str) {
@@ -232,6 +253,15 @@ impl Store {
             }
         }
         entry.complete = last_page;
+        // A thread read to its beginning without a root (none was started with it, or it
+        // was deleted) is rooted by its first reply from now on.
+        let root_held = root.is_some()
+            || self.threads.starter(channel, thread).is_some()
+            || self
+                .channels
+                .get(channel)
+                .is_some_and(|c| c.key_of(thread).is_some());
+        entry.rootless = self.was_deleted(channel, thread) || (last_page && !root_held);
         let dropped = entry.keep_newest(self.config.max_thread_replies);
         let held = entry.replies.len() as u64;
         let complete = entry.complete;
@@ -354,14 +384,31 @@ impl Store {
                 root.is_some_and(|r| r.reply_count() > 0)
             }
         };
+        // A thread without a root message to show is rooted by its first reply.
+        let held = entry.map(|e| &e.value);
+        let first_reply = held
+            .filter(|e| e.rootless)
+            .and_then(|e| e.replies.values().next());
+        let (root, skip) = match (root, first_reply) {
+            (Some(root), _) => (Some(root), 0),
+            (None, Some(first)) => {
+                if self.was_deleted(channel, tid) {
+                    notes.push(format!(
+                        "Thread {tid}'s root message was deleted; its first reply is shown as the root."
+                    ));
+                }
+                (Some(first), 1)
+            }
+            (None, None) => (None, 0),
+        };
         match (usable, root) {
             (true, Some(root)) => {
-                let held = entry.map(|e| &e.value);
                 let replies: Vec<&StoredMessage> = held
-                    .map(|e| e.replies.values().collect())
+                    .map(|e| e.replies.values().skip(skip).collect())
                     .unwrap_or_default();
                 let total = match held {
                     Some(e) if e.complete => replies.len() as u64,
+                    _ if skip == 1 => replies.len() as u64,
                     _ => root.reply_count().max(replies.len() as u64),
                 };
                 (

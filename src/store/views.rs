@@ -152,6 +152,14 @@ impl Store {
         }
     }
 
+    /// Whether the store saw message `id` of `channel` deleted (an event said so, or a
+    /// reply's event said the message it answers is gone).
+    pub fn was_deleted(&self, channel: &str, id: &str) -> bool {
+        self.channels
+            .get(channel)
+            .is_some_and(|c| c.was_deleted(id))
+    }
+
     /// A held copy of message `id` in `channel`: the window's, a held thread's or the
     /// starter cache's.
     pub fn find(&self, channel: &str, id: &str) -> Option<&StoredMessage> {

@@ -4,14 +4,15 @@
 
 use super::host::HostWindow;
 use super::plan::{fit_summary, Item, Plan};
-use super::render::{day_heading, section, Block};
+use super::render::{data_section, section, Block};
 use super::{
-    allowance, blocks, escape, retrieve, shows_as_memory, AssembleRequest, Assembled,
-    FOLD_AT_SHARE, FOLD_KEEPS, MEMORIES_SHARE, RECENT_SHARE, SUMMARY_SHARE, TAIL_CHUNK,
+    allowance, blocks, retrieve, shows_as_memory, AssembleRequest, Assembled, FOLD_AT_SHARE,
+    FOLD_KEEPS, MEMORIES_SHARE, RECENT_SHARE, SUMMARY_SHARE, TAIL_CHUNK,
 };
 use crate::memory::db::MemoryError;
 use crate::memory::history::{history_blocks, Zone};
 use crate::memory::store::{ChatMessage, MemoryStore, RecordKind};
+use crate::text::escape::escape;
 use crate::tokens::estimate;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -81,7 +82,6 @@ pub(super) struct Assembly<'s, 'r> {
     /// whether they are all kept verbatim.
     shaped: bool,
     verbatim: bool,
-    heading_est: f64,
     frame_est: f64,
     tail: Tail,
     /// The caller's blocks given (before any gave way).
@@ -119,7 +119,9 @@ impl<'s, 'r> Assembly<'s, 'r> {
             policy: optional("policy", req.policy),
             personality: (!req.personality.is_empty())
                 .then(|| section("personality", req.personality)),
-            quoted: req.quoted_reply.map(|q| section("quoted_reply_context", q)),
+            quoted: req
+                .quoted_reply
+                .map(|q| data_section("quoted_reply_context", q)),
             user: optional("user_message", req.user_message),
             summary_body: None,
             summary: None,
@@ -181,7 +183,6 @@ impl<'s, 'r> Assembly<'s, 'r> {
             cap,
             shaped,
             verbatim,
-            heading_est: estimate(&day_heading(plan.now_day, plan.now_day, None)),
             frame_est: estimate("<retrieved_messages>\n</retrieved_messages>\n"),
             plan,
             rest,
@@ -267,10 +268,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
                 break;
             };
             let line = self.plan.line(m);
-            let cost = self
-                .plan
-                .recent
-                .cost(&line, self.heading_est, self.frame_est);
+            let cost = self.plan.recent.cost(&line, self.frame_est);
             let first = self.plan.recent.lines.is_empty();
             if self.plan.recent.est + cost > room && !(first && self.used + cost <= self.rest) {
                 self.tail.pending.push(line.message);
@@ -355,7 +353,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
                 continue;
             }
             let line = plan.line(m);
-            let cost = plan.passages.cost(&line, self.heading_est, self.frame_est);
+            let cost = plan.passages.cost(&line, self.frame_est);
             if self.used + cost > self.rest || plan.passages.est + cost > cap {
                 continue;
             }
@@ -371,7 +369,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
     /// messages do (a retrieved message they reach moves into them); then the summary
     /// and the memories get back what was cut.
     pub(super) fn reach_back(&mut self) -> Result<(), MemoryError> {
-        let (heading_est, frame_est) = (self.heading_est, self.frame_est);
+        let frame_est = self.frame_est;
         if let Some(host) = self.plan.host.as_mut() {
             loop {
                 let mut grew = false;
@@ -396,7 +394,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
                 }
                 for seq in twice {
                     let before = self.plan.passages.est;
-                    self.plan.passages.remove(seq, heading_est, frame_est);
+                    self.plan.passages.remove(seq, frame_est);
                     self.plan.passage_order.retain(|&s| s != seq);
                     self.used -= before - self.plan.passages.est;
                 }
@@ -407,12 +405,12 @@ impl<'s, 'r> Assembly<'s, 'r> {
             let Some(m) = self.tail.next(self.store, self.req)? else {
                 break;
             };
-            if let Some(line) = self.plan.passages.remove(m.seq, heading_est, frame_est) {
+            if let Some(line) = self.plan.passages.remove(m.seq, frame_est) {
                 self.plan.passage_order.retain(|&s| s != m.seq);
                 self.used -= line.est;
             }
             let line = self.plan.line(m);
-            let cost = self.plan.recent.cost(&line, heading_est, frame_est);
+            let cost = self.plan.recent.cost(&line, frame_est);
             if self.used + cost > self.rest {
                 break;
             }
@@ -436,7 +434,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
     pub(super) fn finish(mut self) -> Assembled {
         let budget = self.req.budget_tokens;
         let (mut system, mut turn, mut tokens) = self.plan.render();
-        while tokens.total > budget && self.plan.give_way(self.heading_est, self.frame_est) {
+        while tokens.total > budget && self.plan.give_way(self.frame_est) {
             (system, turn, tokens) = self.plan.render();
         }
         let plan = &self.plan;

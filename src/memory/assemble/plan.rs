@@ -3,7 +3,7 @@
 //! rendered text is over the budget, and how a thread summary is cut to fit.
 
 use super::host::HostWindow;
-use super::render::{message_line, section, Block, Line};
+use super::render::{day_heading, message_line, section, Block, Line};
 use super::{AssembleRequest, LayerTokens};
 use crate::memory::history::Zone;
 use crate::memory::store::ChatMessage;
@@ -47,11 +47,15 @@ impl Plan<'_> {
         let text = message_line(&m, &self.zone);
         let est = estimate(&text);
         let day = self.zone.day(m.ts_ms);
+        // As `Block::render` heads it: the lane is named when it is not the request's.
+        let lane = (m.thread_key != self.req.thread_key).then_some(m.thread_key.as_str());
+        let heading_est = estimate(&day_heading(day, self.now_day, lane));
         Line {
             message: m,
             text,
             est,
             day,
+            heading_est,
         }
     }
 
@@ -152,9 +156,9 @@ impl Plan<'_> {
     /// messages, the last block, the oldest summary item, the quoted reply, the
     /// personality); false when nothing but the policy, the user message and the
     /// caller's current turn is left.
-    pub(super) fn give_way(&mut self, heading_est: f64, frame_est: f64) -> bool {
+    pub(super) fn give_way(&mut self, frame_est: f64) -> bool {
         if let Some(seq) = self.passage_order.pop() {
-            self.passages.remove(seq, heading_est, frame_est);
+            self.passages.remove(seq, frame_est);
             return true;
         }
         if self.memories_kept > 0 {
@@ -162,7 +166,7 @@ impl Plan<'_> {
             return true;
         }
         if let Some(&oldest) = self.recent.lines.keys().next() {
-            self.recent.remove(oldest, heading_est, frame_est);
+            self.recent.remove(oldest, frame_est);
             return true;
         }
         if self.host.as_mut().is_some_and(HostWindow::shrink) {

@@ -3,52 +3,18 @@
 
 use crate::memory::history::Zone;
 use crate::memory::store::{ChatMessage, Role};
+use crate::text::escape::{data_text, escape, escape_message, push_indented};
 use crate::time::civil_from_days;
 use std::collections::{BTreeMap, HashMap};
 
-/// `&`, `<` and `>` escaped, so text cannot close or open a section.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-/// Message text with only what could read as markup escaped: `<` before a letter, `/`,
-/// `!` or `?` (a tag), and `&` before what reads as an entity (`&name;`, `&#12;`), so
-/// decoding the entities gives the text back; the rest is kept as written.
-pub fn escape_message(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let bytes = text.as_bytes();
-    for (i, c) in text.char_indices() {
-        let next = bytes.get(i + 1).copied();
-        match c {
-            '<' if next.is_some_and(|n| n.is_ascii_alphabetic() || b"/!?".contains(&n)) => {
-                out.push_str("&lt;");
-            }
-            '&' if reads_as_entity(&bytes[i + 1..]) => out.push_str("&amp;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-fn reads_as_entity(rest: &[u8]) -> bool {
-    let name = rest
-        .iter()
-        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'#')
-        .count();
-    name > 0 && rest.get(name) == Some(&b';')
-}
-
 pub(super) fn section(tag: &str, body: &str) -> String {
     format!("<{tag}>\n{}\n</{tag}>\n", escape(body.trim_end()))
+}
+
+/// A section holding what someone else wrote (the quoted reply): escaped like any
+/// section, and every line after the first indented so none poses as a heading.
+pub(super) fn data_section(tag: &str, body: &str) -> String {
+    format!("<{tag}>\n{}\n</{tag}>\n", data_text(body))
 }
 
 const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
@@ -86,27 +52,6 @@ pub(super) fn message_line(m: &ChatMessage, zone: &Zone) -> String {
     out
 }
 
-/// What a line of text after a line break starts with, so that it cannot pose as a line
-/// of its own (a turn, a heading).
-pub const CONTINUATION_INDENT: &str = "  ";
-
-/// Appends `text` with every line after the first indented by [`CONTINUATION_INDENT`]
-/// (empty lines stay empty); any line break (`\n`, `\r\n`, `\r`, U+2028, U+2029) is
-/// written as `\n`.
-pub fn push_indented(out: &mut String, text: &str) {
-    let mut lines = text
-        .split("\r\n")
-        .flat_map(|l| l.split(['\n', '\r', '\u{2028}', '\u{2029}']));
-    out.push_str(lines.next().unwrap_or_default());
-    for line in lines {
-        out.push('\n');
-        if !line.is_empty() {
-            out.push_str(CONTINUATION_INDENT);
-            out.push_str(line);
-        }
-    }
-}
-
 /// A message chosen for the context, rendered.
 #[derive(Debug, Clone)]
 pub(super) struct Line {
@@ -114,6 +59,8 @@ pub(super) struct Line {
     pub(super) text: String,
     pub(super) est: f64,
     pub(super) day: i64,
+    /// What the heading of its day (and lane) takes, when it is the first under it.
+    pub(super) heading_est: f64,
 }
 
 /// Messages shown in one section, by lane order, with the estimate they take.
@@ -127,13 +74,13 @@ pub(super) struct Block {
 
 impl Block {
     /// What adding `line` would add to the block's estimate.
-    pub(super) fn cost(&self, line: &Line, heading_est: f64, frame_est: f64) -> f64 {
+    pub(super) fn cost(&self, line: &Line, frame_est: f64) -> f64 {
         let mut c = line.est;
         if !self
             .headings
             .contains_key(&(line.day, line.message.thread_key.clone()))
         {
-            c += heading_est;
+            c += line.heading_est;
         }
         if self.lines.is_empty() {
             c += frame_est;
@@ -150,7 +97,7 @@ impl Block {
         self.lines.insert(line.message.seq, line);
     }
 
-    pub(super) fn remove(&mut self, seq: i64, heading_est: f64, frame_est: f64) -> Option<Line> {
+    pub(super) fn remove(&mut self, seq: i64, frame_est: f64) -> Option<Line> {
         let line = self.lines.remove(&seq)?;
         let key = (line.day, line.message.thread_key.clone());
         let mut freed = line.est;
@@ -158,7 +105,7 @@ impl Block {
             *n -= 1;
             if *n == 0 {
                 self.headings.remove(&key);
-                freed += heading_est;
+                freed += line.heading_est;
             }
         }
         if self.lines.is_empty() {

@@ -2,6 +2,7 @@ use super::*;
 use crate::memory::history::Zone;
 use crate::memory::store::{NewMessage, NewRecord, Role};
 use crate::memory::summary::Summary;
+use crate::text::escape::escape;
 use crate::tokens::counted;
 
 const S: &str = "telegram:chat:42";

@@ -26,7 +26,7 @@ fn a_need_without_its_fetcher_function_becomes_a_failure_naming_it() {
     let mut store = Store::new(StoreConfig::default());
     let req = ContextRequest::new(C, &ts(5));
     let mut failures = Vec::new();
-    let jobs = store.plan_fetches(&req, &mut failures, Fetchers::default(), T0);
+    let jobs = store.plan_fetches(&req, &mut failures, &[], Fetchers::default(), T0);
     // The history first; once it cannot be fetched, the anchor by id; then nothing.
     assert!(jobs.is_empty());
     let failed: Vec<(&Need, &str)> = failures
@@ -51,7 +51,7 @@ fn a_need_without_its_fetcher_function_becomes_a_failure_naming_it() {
     );
 
     let mut failures = Vec::new();
-    let jobs = store.plan_fetches(&req, &mut failures, all_fetchers(), T0);
+    let jobs = store.plan_fetches(&req, &mut failures, &[], all_fetchers(), T0);
     assert_eq!(jobs.len(), 1);
     assert_eq!(jobs[0].kind, FetchKind::History);
     assert_eq!(jobs[0].fetch, "fetchHistory");
