@@ -348,3 +348,63 @@ describe('budgets hold in real tokens on laid-out text (finding 9)', () => {
     })
   }
 })
+
+describe('typed records from what a thread plainly states (finding 11)', () => {
+  it('records decisions, facts, preferences and measured outcomes with their message, and nothing from questions, hypotheticals or quotes', () => {
+    const stated = [
+      'We decided to move the launch to March 3.',
+      'We agreed on Postgres for the billing service.',
+      'We chose Rust for the new ingest worker.',
+      'Dana is my manager.',
+      'Staging runs in eu-west-1.',
+      'I prefer short answers with links.',
+      'I really dislike late-night deploys.',
+      'p99 latency dropped from 480 ms to 120 ms.',
+      'The migration failed on the orders table.',
+      'Nadia heads customer support in Toronto.',
+    ]
+    const unstated = [
+      'Did we decide to move the launch to March 3?',
+      'Should we go with Postgres for billing?',
+      'If we chose Rust, the team would need training.',
+      'Maybe staging runs in eu-west-1 now.',
+      'Priya said Dana is my manager.',
+      '> I prefer short answers with links.',
+      '"The migration failed on the orders table."',
+    ]
+    const m = new MemoryStore()
+    const messages = [...stated, ...unstated].map((text, i) => ({ sessionId: 's', chatId: 'c', messageId: `m${i}`, role: 'user' as const, text, ts: T0 + i * 60_000 }))
+    const [{ threadKey }] = m.ingest(messages)
+    const result = m.compact('s', threadKey, { through: messages.at(-1)!.messageId, now: T0 + 3_600_000 })
+    expect(result).not.toBeNull()
+    const from = (i: number, text: string) => m.search('s', text, { threadKey, k: 20, maxTokens: 100_000 }).filter((r) => r.kind !== 'thread_summary' && r.messageRange?.from === `m${i}`)
+    const recorded = stated.filter((t, i) => from(i, t).length > 0)
+    expect(recorded.length / stated.length).toBeGreaterThanOrEqual(0.8)
+    expect(from(0, stated[0])[0]).toMatchObject({ kind: 'fact', body: stated[0] })
+    expect(from(5, stated[5])[0]).toMatchObject({ kind: 'preference' })
+    expect(from(7, stated[7])[0]).toMatchObject({ kind: 'outcome' })
+    unstated.forEach((t, j) => expect(from(stated.length + j, t), t).toEqual([]))
+  })
+})
+
+describe('npm test says what it skipped (finding 12)', () => {
+  it('ends with one plain line per file skipped for want of a program, and how to get it', async () => {
+    const { default: Reporter } = await import('./scripts/skipped-reporter')
+    const module = (file: string, skipped: number) => ({ moduleId: `/repo/__test__/${file}`, children: { allTests: () => Array.from({ length: skipped }) } })
+    const written: string[] = []
+    const write = process.stdout.write
+    const path = process.env.PATH
+    process.stdout.write = ((s: string) => (written.push(s), true)) as never
+    try {
+      // A machine without redis-server or Chromium: nothing on the PATH.
+      process.env.PATH = ''
+      new Reporter().onTestRunEnd([module('redis.spec.ts', 9), module('store.spec.ts', 0)] as never)
+    } finally {
+      process.stdout.write = write
+      process.env.PATH = path
+    }
+    expect(written.join('').trim()).toBe(
+      'Skipped 9 tests of redis.spec.ts: they need redis-server, which is not installed here; install it (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis) and run npm test again.',
+    )
+  })
+})

@@ -115,6 +115,18 @@ const FACTS: usize = 2;
 const OUTCOMES: usize = 3;
 const PENDING: usize = 4;
 
+/// What says an outcome: what happened to something done.
+const OUTCOME_CUES: &[&str] = &[
+    "failed",
+    "succeeded",
+    "worked",
+    "fixed",
+    "rolled back",
+    "deployed",
+    "broke",
+    "passed",
+];
+
 /// The cue rules, in the order they are tried: a sentence containing one of the cues goes
 /// to the section.
 const RULES: [(&[&str], usize); 4] = [
@@ -142,19 +154,7 @@ const RULES: [(&[&str], usize); 4] = [
         ],
         PENDING,
     ),
-    (
-        &[
-            "failed",
-            "succeeded",
-            "worked",
-            "fixed",
-            "rolled back",
-            "deployed",
-            "broke",
-            "passed",
-        ],
-        OUTCOMES,
-    ),
+    (OUTCOME_CUES, OUTCOMES),
     (
         &[
             "i prefer", "prefers", "always", "never", "we use", "must", "deadline", "budget",
@@ -231,6 +231,11 @@ pub fn is_filler(sentence: &str) -> bool {
     if sentence.chars().any(|c| c.is_ascii_digit()) {
         return false;
     }
+    substance_words(sentence).take(2).count() < 2
+}
+
+/// The words of `sentence` outside the stop and filler words.
+pub fn substance_words(sentence: &str) -> impl Iterator<Item = &str> {
     sentence
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -238,9 +243,6 @@ pub fn is_filler(sentence: &str) -> bool {
             let w = w.to_lowercase();
             !STOP_WORDS.contains(&w.as_str()) && !FILLER_WORDS.contains(&w.as_str())
         })
-        .take(2)
-        .count()
-        < 2
 }
 
 const HEADINGS: [&str; 5] = [
@@ -429,7 +431,9 @@ impl Summary {
 
 mod sentences;
 use sentences::{clip, pieces, sentences};
-pub use sentences::{statements, Statement};
+mod cues;
+mod statements;
+pub use statements::{statement_of, statements, Statement};
 
 mod prompt;
 pub use prompt::model_prompt;

@@ -302,7 +302,7 @@ impl MemoryStore {
         for m in &plan.fold {
             for (statement, body) in statements(&m.text) {
                 let kind = match statement {
-                    Statement::Fact => RecordKind::Fact,
+                    Statement::Fact | Statement::Decision => RecordKind::Fact,
                     Statement::Preference => RecordKind::Preference,
                     Statement::Outcome => RecordKind::Outcome,
                 };

@@ -1,59 +1,7 @@
 //! A message read sentence by sentence: its sentences and their pieces (what the
-//! extractive summary files under its headings), and what a sentence states that is
-//! worth a record of its own beside the summary (a fact, a preference, an outcome).
+//! extractive summary files under its headings).
 
 use super::*;
-
-/// What a sentence states that is worth a record of its own (beside the summary).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Statement {
-    Fact,
-    Preference,
-    Outcome,
-}
-
-/// Cues of a preference ("I prefer", "my favorite", "I hate"), tried before the others.
-const PREFERENCE_CUES: &[&str] = &[
-    "i prefer",
-    "prefers",
-    "i like",
-    "i love",
-    "i hate",
-    "i don't like",
-    "i do not like",
-    "my favorite",
-    "my favourite",
-];
-
-/// The facts, preferences and outcomes `text` states, each a sentence of substance kept
-/// whole up to [`ITEM_MAX_CHARS`]: a preference by its cues, then an outcome or a fact
-/// by the extractive rules (a decision, an action or a question is none of them).
-pub fn statements(text: &str) -> Vec<(Statement, String)> {
-    let mut out = Vec::new();
-    for sentence in sentences(text) {
-        if is_filler(&sentence) {
-            continue;
-        }
-        let lower = sentence.to_lowercase();
-        let kind = if PREFERENCE_CUES.iter().any(|c| lower.contains(c)) {
-            Some(Statement::Preference)
-        } else {
-            match RULES
-                .iter()
-                .find(|(cues, _)| cues.iter().any(|c| lower.contains(c)))
-                .map(|&(_, section)| section)
-            {
-                Some(OUTCOMES) => Some(Statement::Outcome),
-                Some(FACTS) => Some(Statement::Fact),
-                _ => None,
-            }
-        };
-        if let Some(kind) = kind {
-            out.push((kind, clip(&sentence)));
-        }
-    }
-    out
-}
 
 /// `sentence` whole, as items of at most [`ITEM_MAX_CHARS`] characters cut at spaces (a
 /// cut item ends with `…`, the next begins with it).
