@@ -3,6 +3,18 @@
 
 use std::collections::HashMap;
 
+/// Inserts `key` into `map`, which holds at most `max` entries keyed by snowflake: past
+/// it the oldest (snowflakes grow with time: the smallest id) is forgotten.
+fn insert_bounded(map: &mut HashMap<String, String>, max: usize, key: &str, value: &str) {
+    if map.len() >= max && !map.contains_key(key) {
+        let oldest = map.keys().min_by_key(|k| (k.len(), k.as_str())).cloned();
+        if let Some(k) = oldest {
+            map.remove(&k);
+        }
+    }
+    map.insert(key.to_string(), value.to_string());
+}
+
 /// Which channels are threads, and of which channel: learnt from the Gateway.
 #[derive(Debug, Clone, Default)]
 pub struct ThreadDirectory {
@@ -20,18 +32,7 @@ impl ThreadDirectory {
 
     /// Remembers that `thread` is a thread of `parent`.
     pub fn open(&mut self, thread: &str, parent: &str) {
-        if self.parents.len() >= THREADS_REMEMBERED && !self.parents.contains_key(thread) {
-            // Snowflakes grow with time: the smallest id is the oldest thread.
-            let oldest = self
-                .parents
-                .keys()
-                .min_by_key(|k| (k.len(), k.as_str()))
-                .cloned();
-            if let Some(k) = oldest {
-                self.parents.remove(&k);
-            }
-        }
-        self.parents.insert(thread.to_string(), parent.to_string());
+        insert_bounded(&mut self.parents, THREADS_REMEMBERED, thread, parent);
     }
 
     /// Forgets a deleted thread.
@@ -70,17 +71,7 @@ impl RoleNames {
             self.names.remove(id);
             return;
         };
-        if self.names.len() >= ROLES_REMEMBERED && !self.names.contains_key(id) {
-            let oldest = self
-                .names
-                .keys()
-                .min_by_key(|k| (k.len(), k.as_str()))
-                .cloned();
-            if let Some(k) = oldest {
-                self.names.remove(&k);
-            }
-        }
-        self.names.insert(id.to_string(), name.to_string());
+        insert_bounded(&mut self.names, ROLES_REMEMBERED, id, name);
     }
 
     pub fn len(&self) -> usize {
