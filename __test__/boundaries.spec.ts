@@ -408,3 +408,26 @@ describe('npm test says what it skipped (finding 12)', () => {
     )
   })
 })
+
+describe('platforms keep apart channels that share an id (finding 2)', () => {
+  it('a Discord channel and a Telegram chat of one id hold their own messages', async () => {
+    const store = new ChannelStore({ clock: () => T0 + 600_000 })
+    const id = 4242424242
+    const discordId = snowflake(T0)
+    store.ingestDiscordEvent(discordMessageCreate({ id: discordId, channelId: String(id), guildId: GUILD, author: ana, content: 'discord says hi' }))
+    store.ingestDiscordEvent(discordMessageCreate({ id: snowflake(T0 + 1_000), channelId: String(id), guildId: GUILD, author: bo, content: 'discord again' }))
+    store.ingestTelegramUpdate(telegramUpdate(1, telegramMessage({ chatId: id, messageId: 7, date: T0 / 1000 + 2, from: { id: 42, firstName: 'Tom' }, text: 'telegram says hi' })))
+    store.ingestTelegramUpdate(telegramUpdate(2, telegramMessage({ chatId: id, messageId: 8, date: T0 / 1000 + 3, from: { id: 43, firstName: 'Uma' }, text: 'telegram again' })))
+    const d = await store.buildContext(String(id), snowflake(T0 + 1_000))
+    expect(d.snapshot.channel).toMatchObject({ id: String(id), platform: 'discord' })
+    expect([d.snapshot.anchor.text, ...d.snapshot.adjacent.map((a) => a.snippet)]).toEqual(['discord again', 'discord says hi'])
+    // The chat's messages: found by the anchor, or addressed as telegram:<id>.
+    for (const channel of [String(id), `telegram:${id}`]) {
+      const t = await store.buildContext(channel, '8')
+      expect(t.snapshot.channel).toMatchObject({ id: String(id), platform: 'telegram' })
+      expect([t.snapshot.anchor.text, ...t.snapshot.adjacent.map((a) => a.snippet)]).toEqual(['telegram again', 'telegram says hi'])
+    }
+    expect(store.getMessage(String(id), '7')).toBeNull()
+    expect(store.getMessage(`telegram:${id}`, '7')).toMatchObject({ text: 'telegram says hi' })
+  })
+})

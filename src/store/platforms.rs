@@ -90,6 +90,45 @@ impl Store {
             .sum())
     }
 
+    /// The key the store holds channel `raw` of `platform` under: the id itself, unless a
+    /// channel of another platform holds that id already; then `<platform>:<id>` (the
+    /// platforms' ids are separate spaces: a Discord channel and a Telegram chat that
+    /// happen to share an id never share state). Callers address it by that key.
+    pub fn channel_key(&self, platform: &str, raw: &str) -> String {
+        let qualified = format!("{platform}:{raw}");
+        if self.channels.contains_key(&qualified) {
+            return qualified;
+        }
+        match self.platform(raw) {
+            Some(p) if p != platform => qualified,
+            _ => raw.to_string(),
+        }
+    }
+
+    /// The channel a caller means by `id` for message `anchor`: `id` as given, unless
+    /// another platform's channel of that id (keyed `<platform>:<id>`) is the one that
+    /// holds the anchor.
+    pub fn resolve_channel(&self, id: &str, anchor: &str) -> String {
+        if self.find(id, anchor).is_some() {
+            return id.to_string();
+        }
+        [discord::PLATFORM, telegram::PLATFORM]
+            .iter()
+            .map(|p| format!("{p}:{id}"))
+            .find(|key| self.find(key, anchor).is_some())
+            .unwrap_or_else(|| id.to_string())
+    }
+
+    /// The events of a platform's payload with their channels as the store keys them.
+    fn keyed(&self, platform: &str, mut events: Vec<Event>) -> Vec<Event> {
+        for e in &mut events {
+            if let Some(c) = e.channel_mut() {
+                *c = self.channel_key(platform, c);
+            }
+        }
+        events
+    }
+
     fn apply_discord(&mut self, intake: discord::Intake, now: u64) -> u32 {
         let learnt =
             !intake.threads.is_empty() || !intake.channels.is_empty() || !intake.roles.is_empty();
@@ -100,10 +139,12 @@ impl Store {
         for (id, name, guild) in &intake.channels {
             // A thread is held inside its parent, not as a channel of its own.
             if self.discord_threads.parent_of(id).is_none() {
-                self.tag_channel(id, name.as_deref(), discord::PLATFORM, guild.as_deref());
+                let key = self.channel_key(discord::PLATFORM, id);
+                self.tag_channel(&key, name.as_deref(), discord::PLATFORM, guild.as_deref());
             }
         }
-        for e in &intake.events {
+        let events = self.keyed(discord::PLATFORM, intake.events);
+        for e in &events {
             if let Event::Message {
                 channel, workspace, ..
             } = e
@@ -112,15 +153,18 @@ impl Store {
             }
         }
         for (thread, parent, private) in &intake.created {
-            self.open_new_thread(parent, thread, *private, now);
+            let parent = self.channel_key(discord::PLATFORM, parent);
+            self.open_new_thread(&parent, thread, *private, now);
         }
-        self.apply_all(intake.events, now) + u32::from(learnt)
+        self.apply_all(events, now) + u32::from(learnt)
     }
 
     /// Applies a Telegram Bot API `Update`. Returns how many changes it made to held
     /// messages (0: ignored, and counted).
     pub fn ingest_telegram_update(&mut self, update: &Value, now: u64) -> Result<u32, InputError> {
-        let intake = telegram::update(update, &|chat, id| self.thread_of(chat, id))?;
+        let intake = telegram::update(update, &|chat, id| {
+            self.thread_of(&self.channel_key(telegram::PLATFORM, chat), id)
+        })?;
         Ok(self.apply_telegram(intake, now))
     }
 
@@ -139,7 +183,7 @@ impl Store {
             let thread_of =
                 |chat: &str, id: &str| match placed.get(&(chat.to_string(), id.to_string())) {
                     Some(t) => t.clone(),
-                    None => self.thread_of(chat, id),
+                    None => self.thread_of(&self.channel_key(telegram::PLATFORM, chat), id),
                 };
             let intake = telegram::update(u, &thread_of)
                 .map_err(|e| e.rerooted("update", &format!("updates[{i}]")))?;
@@ -170,9 +214,11 @@ impl Store {
 
     fn apply_telegram(&mut self, intake: telegram::Intake, now: u64) -> u32 {
         if let Some((chat, name)) = &intake.chat {
-            self.tag_channel(chat, name.as_deref(), telegram::PLATFORM, None);
+            let key = self.channel_key(telegram::PLATFORM, chat);
+            self.tag_channel(&key, name.as_deref(), telegram::PLATFORM, None);
         }
-        self.apply_all(intake.events, now)
+        let events = self.keyed(telegram::PLATFORM, intake.events);
+        self.apply_all(events, now)
     }
 
     /// The platform `channel` is on, when the store knows it.
@@ -205,8 +251,9 @@ impl Store {
             Some(telegram::PLATFORM) => !m.broadcast,
             _ => false,
         };
+        // Lanes are per session, and a session is one platform's: the platform's own id.
         let place = Placement {
-            chat_id: channel,
+            chat_id: super::fetch::platform_id(channel),
             topic_id: thread.filter(|_| topic),
             reply_to: thread.filter(|_| !topic),
         };

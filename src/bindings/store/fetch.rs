@@ -289,6 +289,7 @@ impl ChannelStore {
             const F: &str = "ChannelStore.buildContext";
             let channel = id_arg(env, F, "channelId", &channel_id)?;
             let anchor = id_arg(env, F, "anchorMessageId", &anchor_message_id)?;
+            let channel = self.core(env)?.resolve_channel(&channel, &anchor);
             let req = request(env, channel, anchor, options)?;
             let now = self.now(env)?;
             let mut failures = Vec::new();

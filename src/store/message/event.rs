@@ -88,6 +88,19 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// The channel the event is about (none for an ignored one).
+    pub fn channel_mut(&mut self) -> Option<&mut String> {
+        match self {
+            Event::Message { channel, .. }
+            | Event::Edit { channel, .. }
+            | Event::Delete { channel, .. }
+            | Event::Reaction { channel, .. } => Some(channel),
+            Event::Ignored { .. } => None,
+        }
+    }
+}
+
 pub const EVENT_KINDS: [&str; 5] = [
     "message",
     "message_changed",
