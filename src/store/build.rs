@@ -202,7 +202,7 @@ impl Store {
         };
         let ch = self.channels.get(&req.channel);
         let channel = Channel {
-            id: super::fetch::platform_id(&req.channel).to_string(),
+            id: super::platform_id(&req.channel).to_string(),
             name: ch
                 .and_then(|c| c.name.clone())
                 .unwrap_or_else(|| req.channel.clone()),

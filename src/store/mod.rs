@@ -39,6 +39,7 @@ use files::FileIndex;
 pub use files::{FileLocation, FILES_REMEMBERED};
 use gate::FetchGate;
 pub use media::CachedMedia;
+pub use platforms::platform_id;
 
 use crate::cache::ByteCache;
 use crate::model::Author;

@@ -12,6 +12,18 @@ use crate::telegram;
 use serde_json::Value;
 use std::collections::HashMap;
 
+/// The platform's id of a channel the store keys `key` (see `Store::channel_key`).
+pub fn platform_id(key: &str) -> &str {
+    [crate::discord::PLATFORM, crate::telegram::PLATFORM]
+        .iter()
+        .find_map(|p| {
+            key.strip_prefix(p)
+                .and_then(|rest| rest.strip_prefix(':'))
+                .filter(|rest| !rest.is_empty())
+        })
+        .unwrap_or(key)
+}
+
 /// Notes the threads a dispatch opened (`Some(parent)`) or deleted.
 fn open_threads(directory: &mut discord::ThreadDirectory, threads: &[(String, Option<String>)]) {
     for (thread, parent) in threads {
@@ -253,7 +265,7 @@ impl Store {
         };
         // Lanes are per session, and a session is one platform's: the platform's own id.
         let place = Placement {
-            chat_id: super::fetch::platform_id(channel),
+            chat_id: platform_id(channel),
             topic_id: thread.filter(|_| topic),
             reply_to: thread.filter(|_| !topic),
         };

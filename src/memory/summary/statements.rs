@@ -35,8 +35,14 @@ fn words(text: &str) -> String {
     out.replace(". ", " ")
 }
 
+/// Whether `words` (as [`words`] writes them) holds one of `phrases` as whole words.
 fn has(words: &str, phrases: &[&str]) -> bool {
-    phrases.iter().any(|p| words.contains(&format!(" {p} ")))
+    let bytes = words.as_bytes();
+    phrases.iter().any(|p| {
+        words
+            .match_indices(p)
+            .any(|(i, _)| i > 0 && bytes[i - 1] == b' ' && bytes.get(i + p.len()) == Some(&b' '))
+    })
 }
 
 /// "I" followed, within two words from [`BETWEEN`], by a verb of [`LIKING`].

@@ -184,18 +184,6 @@ pub struct FetchJob {
     pub request: Value,
 }
 
-/// The platform's id of a channel the store keys `key` (see `Store::channel_key`).
-pub fn platform_id(key: &str) -> &str {
-    [crate::discord::PLATFORM, crate::telegram::PLATFORM]
-        .iter()
-        .find_map(|p| {
-            key.strip_prefix(p)
-                .and_then(|rest| rest.strip_prefix(':'))
-                .filter(|rest| !rest.is_empty())
-        })
-        .unwrap_or(key)
-}
-
 /// The API method a fetch counts against on `platform` (rate limits, `stats().calls`,
 /// notes), from the Slack method it is named by: Discord reads a channel's messages, a
 /// thread's and one message through one route, and serves attachments from its CDN;
@@ -229,7 +217,7 @@ impl FetchJob {
         };
         // The platform's own id: a channel keyed `<platform>:<id>` (its id is another
         // platform's channel's too) is asked for by its id.
-        let mut request = json!({ "channelId": platform_id(need.channel()) });
+        let mut request = json!({ "channelId": crate::store::platform_id(need.channel()) });
         if let Some(t) = &thread_id {
             request["threadId"] = json!(t);
         }
