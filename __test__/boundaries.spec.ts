@@ -427,7 +427,12 @@ describe('platforms keep apart channels that share an id (finding 2)', () => {
       expect(t.snapshot.channel).toMatchObject({ id: String(id), platform: 'telegram' })
       expect([t.snapshot.anchor.text, ...t.snapshot.adjacent.map((a) => a.snippet)]).toEqual(['telegram again', 'telegram says hi'])
     }
-    expect(store.getMessage(String(id), '7')).toBeNull()
+    // A message is found by its own id under the bare channel id, or the qualified one.
+    expect(store.getMessage(String(id), '7')).toMatchObject({ text: 'telegram says hi' })
     expect(store.getMessage(`telegram:${id}`, '7')).toMatchObject({ text: 'telegram says hi' })
+    expect(store.getMessage(`telegram:${id}`, discordId)).toBeNull()
+    expect(store.getMessage(String(id), discordId)).toMatchObject({ text: 'discord says hi' })
+    // Lanes use the platform's own id, as the OpenClaw plugin names them.
+    expect(store.laneOf(String(id), '7')).toBe(`root:${id}`)
   })
 })

@@ -117,9 +117,10 @@ impl Store {
         }
     }
 
-    /// The channel a caller means by `id` for message `anchor`: `id` as given, unless
-    /// another platform's channel of that id (keyed `<platform>:<id>`) is the one that
-    /// holds the anchor.
+    /// The channel a caller means by `id` for message `anchor` (`buildContext`,
+    /// `getMessage`, `threadActivity`, `laneOf`): `id` as given, unless another
+    /// platform's channel of that id (keyed `<platform>:<id>`) is the one that holds the
+    /// anchor.
     pub fn resolve_channel(&self, id: &str, anchor: &str) -> String {
         if self.find(id, anchor).is_some() {
             return id.to_string();

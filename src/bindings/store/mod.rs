@@ -419,7 +419,9 @@ impl ChannelStore {
     ) -> Result<Unknown<'e>> {
         let channel = id_arg(env, "ChannelStore.getMessage", "channelId", &channel_id)?;
         let id = id_arg(env, "ChannelStore.getMessage", "messageId", &message_id)?;
-        let view = self.core(env)?.message_view(&channel, &id);
+        let mut core = self.core(env)?;
+        let channel = core.resolve_channel(&channel, &id);
+        let view = core.message_view(&channel, &id);
         to_js(env, &view)
     }
 
@@ -440,7 +442,9 @@ impl ChannelStore {
         let channel = id_arg(env, "ChannelStore.threadActivity", "channelId", &channel_id)?;
         let id = id_arg(env, "ChannelStore.threadActivity", "messageId", &message_id)?;
         let now = self.now(env)?;
-        let summary = self.core(env)?.thread_summary(&channel, &id, now);
+        let core = self.core(env)?;
+        let channel = core.resolve_channel(&channel, &id);
+        let summary = core.thread_summary(&channel, &id, now);
         to_js(env, &summary)
     }
 }

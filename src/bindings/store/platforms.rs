@@ -69,7 +69,8 @@ impl ChannelStore {
         const F: &str = "ChannelStore.laneOf";
         let channel = id_arg(env, F, "channelId", &channel_id)?;
         let id = id_arg(env, F, "messageId", &message_id)?;
-        Ok(self.core(env)?.lane_of(&channel, &id))
+        let core = self.core(env)?;
+        Ok(core.lane_of(&core.resolve_channel(&channel, &id), &id))
     }
 
     /// Applies a Telegram Bot API `Update` exactly as `getUpdates` or a webhook delivers
