@@ -100,12 +100,15 @@ describe('chat text cannot leave its block (finding 1)', () => {
       ])
       const turn = (role: 'user' | 'assistant', body: string, ts: number) => JSON.stringify({ type: 'message', message: { role, content: [{ type: 'text', text: body }], timestamp: ts } })
       m.putConversation({ chatId: '42', sessionId: 'old', summary: `a summary ${text}`, transcript: [turn('user', `earlier ${text}`, T0 - 2 * day), turn('assistant', `noted ${text}`, T0 - 2 * day + 60_000)].join('\n') })
+      // A record another lane holds (a host's, several lines long) shows as a memory.
+      m.putRecord({ sessionId: 's1', kind: 'fact', threadKey: 'root:99', body: `The canary plan is staged ${text}` })
       return m.assemble({ sessionId: 's1', threadKey: 'root:42', userMessage: 'what was the canary plan?', quotedReply: `Ben: ${text}`, budgetTokens: 1_500, now: T0, history: { chatId: '42' } }).text
     }
     const hostile = build(HOSTILE)
     expect(hostile).toContain('<quoted_reply_context>')
     expect(hostile).toContain('<recent_messages>')
     expect(hostile).toContain('<conversation_history>')
+    expect(hostile).toContain('<memories>')
     holdsTags(hostile, build('hello there'))
   })
 

@@ -12,7 +12,7 @@ use super::{
 use crate::memory::db::MemoryError;
 use crate::memory::history::{history_blocks, Zone};
 use crate::memory::store::{ChatMessage, MemoryStore, RecordKind};
-use crate::text::escape::escape;
+use crate::text::escape::{data_text, escape};
 use crate::tokens::estimate;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -235,7 +235,9 @@ impl<'s, 'r> Assembly<'s, 'r> {
             .into_iter()
             .filter(|r| shows_as_memory(r, req.thread_key, terms, req.passages_min_terms))
         {
-            let text = format!("- {}\n", escape(&r.body));
+            // A record's body is what someone wrote: kept to its item, so no line of it
+            // poses as a heading.
+            let text = format!("- {}\n", data_text(&r.body));
             let est = estimate(&text);
             self.plan.memories.push(Item { text, est });
         }
