@@ -24,7 +24,7 @@ const messagesOf = (lang: string) =>
 const english = Object.keys(JSON.parse(readFileSync(join(tsLib, 'zh-cn', 'diagnosticMessages.generated.json'), 'utf8'))).map((k) =>
   k.replace(/_\d+$/, '').replace(/_/g, ' '),
 )
-const code = readFileSync(join(__dirname, '..', 'src', 'tokens.rs'), 'utf8').split('\n\n')
+const code = readFileSync(join(__dirname, '..', 'src', 'core', 'tokens.rs'), 'utf8').split('\n\n')
 const emoji = (require('emojibase-data/en/data.json') as Array<{ emoji: string; label: string }>).map((e) => `${e.emoji} ${e.label} ${e.emoji}`)
 const sources = [messagesOf('zh-cn'), messagesOf('ja'), messagesOf('pl'), english, code, emoji]
 const replyText = (i: number) => {

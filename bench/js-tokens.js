@@ -1,16 +1,16 @@
 'use strict'
 
-// The engine's token estimator (src/tokens.rs) in plain JavaScript, for the benchmarks'
+// The engine's token estimator (src/core/tokens.rs) in plain JavaScript, for the benchmarks'
 // JS baselines: the same counts, weights and bound (the constants are read from the
 // Rust source, so the two cannot drift apart).
 
 const fs = require('node:fs')
 const path = require('node:path')
 
-const source = fs.readFileSync(path.join(__dirname, '..', 'src', 'tokens.rs'), 'utf8')
+const source = fs.readFileSync(path.join(__dirname, '..', 'src', 'core', 'tokens.rs'), 'utf8')
 const constant = (name) => {
   const m = source.match(new RegExp(`pub const ${name}: [^=]+= ([^;]+);`))
-  if (!m) throw new Error(`src/tokens.rs: ${name} not found`)
+  if (!m) throw new Error(`src/core/tokens.rs: ${name} not found`)
   return m[1]
 }
 const WEIGHTS = constant('WEIGHTS').replace(/[[\]\s]/g, '').split(',').filter(Boolean).map(Number)
@@ -21,7 +21,7 @@ const SUM_OFFSET = Number(constant('SUM_OFFSET'))
 const isCjk = (cp) =>
   (cp >= 0x1100 && cp <= 0x11ff) || (cp >= 0x2e80 && cp <= 0x9fff) || (cp >= 0xac00 && cp <= 0xd7af) || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xff00 && cp <= 0xffef)
 
-/** Indexes of the counts, in src/tokens.rs's `Counts::to_array` order. */
+/** Indexes of the counts, in src/core/tokens.rs's `Counts::to_array` order. */
 const [WORDS, LONG_LETTERS, DIGITS, DIGIT_RUNS, PUNCTUATION, BACKSLASHES, EXTRA_SPACES, SPACE_RUNS, LINE_BREAKS, TABS, TAB_RUNS, CJK, SUPPLEMENTARY, JOINERS, SYMBOLS, OTHER, OTHER_RUNS] = WEIGHTS.keys()
 
 /** The central estimate of a text's tokens. */

@@ -7,10 +7,10 @@
 //! cargo bench --bench store
 //! ```
 
-use context_engine::model::Author;
-use context_engine::store::message::{Event, StoredMessage};
-use context_engine::store::request::ContextRequest;
-use context_engine::store::{Store, StoreConfig};
+use context_engine::channel::message::{Event, StoredMessage};
+use context_engine::channel::store::request::ContextRequest;
+use context_engine::channel::store::{Store, StoreConfig};
+use context_engine::core::model::Author;
 use std::time::{Duration, Instant};
 
 const CHANNEL: &str = "C1";

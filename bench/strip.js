@@ -18,7 +18,7 @@ const isBlank = (l) => l.trim() === ''
 const isMarker = (l) => l === HISTORY || l === STARTER
 const isBody = (l) => l.startsWith('System: ') || l.trimEnd().endsWith('(untrusted metadata):')
 
-/** The same algorithm in plain JS (src/runtime/strip.rs), for the race. */
+/** The same algorithm in plain JS (src/dropin/runtime/strip.rs), for the race. */
 function jsStrip(prompt, resumed) {
   if (!resumed) return { text: prompt, stripped: false, reason: 'fresh_session' }
   const lines = []

@@ -8,7 +8,7 @@
 //                                 and counted by the reference; speed. Exits 1 when a
 //                                 held-out text, sum or packed budget is over its bound
 //   node bench/tokens.js --fit    fits the weights and the sum bound on the training texts
-//                                 and prints them as src/tokens.rs declares them
+//                                 and prints them as src/core/tokens.rs declares them
 //
 // Sums: consecutive texts of one source (a language, a file type, the chat), 1 to ~16,000
 // estimated tokens, and random mixes of every kind, joined by line feeds, drawn by a
@@ -34,7 +34,7 @@ const LARGEST_SUM = 16_000
 /** Sums of this size tell what a model's calibration learns (a request's size). */
 const REQUEST_SIZE = [1_000, 6_000]
 
-const source = require('node:fs').readFileSync(path.join(__dirname, '..', 'src', 'tokens.rs'), 'utf8')
+const source = require('node:fs').readFileSync(path.join(__dirname, '..', 'src', 'core', 'tokens.rs'), 'utf8')
 const constant = (name) => Number(source.match(new RegExp(`pub const ${name}: f64 = ([^;]+);`))[1])
 /** Responses a calibration sees before a check. */
 const CALIBRATION_REQUESTS = 40
@@ -178,7 +178,7 @@ function fit(rows) {
   console.log(`fitted on ${train.length} texts (${rows.length - train.length} held out)`)
   console.log(`pub const WEIGHTS: [f64; ${FIELDS.length}] = [${w.map((x) => x.toFixed(3)).join(', ')}];`)
   console.log(`// ${FIELDS.map((f, i) => `${f} ${w[i].toFixed(3)}`).join(', ')}`)
-  // The bounds are fitted on the estimates as src/tokens.rs computes them now: refit
+  // The bounds are fitted on the estimates as src/core/tokens.rs computes them now: refit
   // them after the weights change.
   const trainSums = sums(train, 0x51ed)
   const items = [...train.filter((r) => r.estimate > 0), ...trainSums]

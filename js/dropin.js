@@ -109,7 +109,7 @@ const author = (m) => ({ user_id: m.authorId, display_name: m.authorName, is_bot
 const media = (fs) => (fs ? fs.map((f) => ({ artifact_id: f.artifactId, media_type: f.mimeType, filename: f.filename ?? null, byte_length: f.byteLength })) : [])
 
 /**
- * The runner's ThreadContext and its budget telemetry (see src/dropin.rs), read and built
+ * The runner's ThreadContext and its budget telemetry (see src/dropin/context.rs), read and built
  * in one pass from the newest reply back, as the runner's module read it: the replies the
  * budget keeps, the text of the first one it does not, and the omitted range's ends.
  * Returns null when something read is not what the runner's types say (the native
@@ -203,7 +203,7 @@ module.exports = function dropin(binding) {
     }
     if (!isArray || !budgetOk(budget)) return binding.applyThreadBudget({ replies, budgetTokens: budget })
     // Newest first, reading only the replies the rule looks at (as the original did): the
-    // budget rule of src/budget.rs, the newest always kept.
+    // budget rule of src/core/budget.rs, the newest always kept.
     const n = replies.length
     const limit = budgetOf(budget)
     const read = new Array(n)

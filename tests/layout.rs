@@ -1,8 +1,21 @@
 //! The rules of ARCHITECTURE.md that a reader of the sources can check, checked here so
-//! that they stay true: where `unsafe` may be, that every export catches panics, and how
-//! long a file may grow.
+//! that they stay true: the house (three wings over one core, no import cycle), where
+//! `unsafe` may be, that every export catches panics, and how long a file or a function
+//! may grow.
 
 use std::path::{Path, PathBuf};
+
+#[path = "layout/imports.rs"]
+mod imports;
+
+/// The core, the three wings over it, and the bindings over them, as `src/lib.rs` names them.
+const CORE: &str = "core";
+const WINGS: [&str; 3] = ["channel", "memory", "dropin"];
+const BINDINGS: &str = "bindings";
+
+/// Imports that may cross the rules (a wing into another wing, the core into a wing),
+/// each `(from file, to file)`, and each named in ARCHITECTURE.md. At most one.
+const CROSSINGS: [(&str, &str); 0] = [];
 
 /// Lines a source file may have (its tests live beside it, in `tests.rs`).
 const MAX_LINES: usize = 500;
@@ -14,9 +27,9 @@ const OVER_LIMIT: [(&str, usize); 0] = [];
 /// Where `unsafe` may appear besides `src/bindings/`: the byte-level text modules, whose
 /// unchecked UTF-8 conversions are measured (each block says why it holds).
 const UNSAFE_OUTSIDE_BINDINGS: [&str; 3] = [
-    "src/input/packed.rs",
-    "src/packed_text.rs",
-    "src/short_str.rs",
+    "src/core/input/packed.rs",
+    "src/core/packed_text.rs",
+    "src/core/short_str.rs",
 ];
 
 fn sources() -> Vec<PathBuf> {
@@ -174,13 +187,154 @@ fn a_source_file_stays_within_what_one_reader_holds() {
 fn the_system_clock_is_read_in_one_place() {
     for p in sources() {
         let rel = relative(&p);
-        if rel == "src/time.rs" || is_test_file(&rel) {
+        if rel == "src/core/time.rs" || is_test_file(&rel) {
             continue;
         }
         let text = read(&p);
         assert!(
             !text.contains("SystemTime::now"),
-            "{rel} reads the system clock: use crate::time::system_now"
+            "{rel} reads the system clock: use crate::core::time::system_now"
         );
     }
+}
+
+/// Every non-test source file as a module of the import graph.
+fn modules() -> Vec<imports::Module> {
+    sources()
+        .iter()
+        .filter_map(|p| {
+            let rel = relative(p);
+            (!is_test_file(&rel)).then(|| imports::module(&rel, &read(p)))
+        })
+        .collect()
+}
+
+/// The part of the house a file is in: `core`, a wing, or `bindings`.
+fn part(file: &str) -> &str {
+    file.trim_start_matches("src/")
+        .split(['/', '.'])
+        .next()
+        .unwrap_or("")
+}
+
+#[test]
+fn lib_names_the_core_the_three_wings_and_the_bindings() {
+    let lib = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"));
+    let mut declared: Vec<&str> = lib
+        .lines()
+        .filter_map(|l| {
+            let t = l.trim();
+            let t = t.strip_prefix("pub ").unwrap_or(t);
+            t.strip_prefix("mod ")?.strip_suffix(';')
+        })
+        .collect();
+    declared.sort_unstable();
+    let mut expected: Vec<&str> = WINGS.iter().copied().chain([CORE, BINDINGS]).collect();
+    expected.sort_unstable();
+    assert_eq!(declared, expected);
+    for m in modules() {
+        if m.file == "src/lib.rs" {
+            continue;
+        }
+        assert!(
+            expected.contains(&part(&m.file)),
+            "{} is outside the core, the wings and the bindings",
+            m.file
+        );
+    }
+}
+
+#[test]
+fn no_file_imports_another_that_imports_it_back() {
+    let g = imports::graph(&modules());
+    let edges: usize = g.values().map(std::collections::BTreeSet::len).sum();
+    assert!(
+        edges > 300,
+        "only {edges} imports were read: the reader is broken"
+    );
+    let cycles = imports::cycles(&g);
+    assert!(
+        cycles.is_empty(),
+        "import cycles (each group of files reaches itself):\n{}",
+        cycles
+            .iter()
+            .map(|c| c.join(" <-> "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn a_wing_imports_the_core_and_its_own_files_and_the_core_imports_no_wing() {
+    let g = imports::graph(&modules());
+    let architecture = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("ARCHITECTURE.md"));
+    for (from, to) in CROSSINGS {
+        assert!(
+            architecture.contains(from) && architecture.contains(to),
+            "the crossing {from} -> {to} is not named in ARCHITECTURE.md"
+        );
+    }
+    let mut wrong = Vec::new();
+    for (from, targets) in &g {
+        for to in targets {
+            let (a, b) = (part(from), part(to));
+            let allowed = match a {
+                "bindings" => true,
+                "core" => b == CORE,
+                wing => b == CORE || b == wing,
+            };
+            if !allowed && !CROSSINGS.contains(&(from.as_str(), to.as_str())) {
+                wrong.push(format!("{from} -> {to}"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports across the house (a wing imports the core and itself, the core only itself):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_import_reader_finds_what_it_is_shown() {
+    let a = imports::module(
+        "src/channel/store/mod.rs",
+        "//! crate::memory::x in a comment\nmod build;\nuse crate::core::text::{escape::escape, estimate};\nuse build::Built;\nfn f() { let s = \"crate::dropin::x\"; super::message::M::new(); }\n#[cfg(test)]\nmod tests {\n    use crate::memory::y;\n}\n",
+    );
+    let files = [
+        ("src/channel/store/build.rs", ""),
+        ("src/channel/message.rs", ""),
+        ("src/core/text.rs", ""),
+        ("src/core/text/escape.rs", ""),
+        ("src/memory/mod.rs", ""),
+        ("src/dropin/mod.rs", ""),
+    ];
+    let mut all: Vec<imports::Module> = files.iter().map(|(f, t)| imports::module(f, t)).collect();
+    all.push(a);
+    let g = imports::graph(&all);
+    let got: Vec<&str> = g["src/channel/store/mod.rs"]
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "src/channel/message.rs",
+            "src/channel/store/build.rs",
+            "src/core/text.rs",
+            "src/core/text/escape.rs"
+        ]
+    );
+    let mut looped = g.clone();
+    looped
+        .entry("src/channel/store/build.rs".into())
+        .or_default()
+        .insert("src/channel/store/mod.rs".into());
+    assert_eq!(
+        imports::cycles(&looped),
+        [vec![
+            "src/channel/store/build.rs".to_string(),
+            "src/channel/store/mod.rs".to_string()
+        ]]
+    );
 }

@@ -2,8 +2,8 @@
 //! with `code` and `path` properties; what a caller's own code threw, named the same way
 //! with the original as `cause`; and rejections for async exports.
 
-use super::js::{describe, is_nullish};
-use crate::input::{self, ErrorKind, InputError};
+use super::value::{describe, is_nullish};
+use crate::core::input::{self, ErrorKind, InputError};
 use napi::bindgen_prelude::*;
 use napi::{Env, JsString, JsValue, ValueType};
 

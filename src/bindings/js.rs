@@ -6,35 +6,13 @@
 //! prefixed with the export's name.
 
 use super::errors::{clear_exception, throw, unreadable};
-use crate::input::{self, InputError};
+use crate::core::input::{self, InputError};
 use napi::bindgen_prelude::*;
 use napi::{Env, JsString, JsValue, ValueType};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-/// `typeof`-style name of a value, with `null` and arrays told apart.
-pub fn describe(v: &Unknown) -> &'static str {
-    match v.get_type() {
-        Ok(ValueType::Undefined) => "undefined",
-        Ok(ValueType::Null) => "null",
-        Ok(ValueType::Boolean) => "boolean",
-        Ok(ValueType::Number) => "number",
-        Ok(ValueType::String) => "string",
-        Ok(ValueType::Symbol) => "symbol",
-        Ok(ValueType::BigInt) => "bigint",
-        Ok(ValueType::Function) => "function",
-        Ok(ValueType::Object) => match v.is_array() {
-            Ok(true) => "array",
-            _ => "object",
-        },
-        _ => "unknown",
-    }
-}
-
-/// True for `undefined` and `null`.
-pub fn is_nullish(v: &Unknown) -> bool {
-    matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null))
-}
+pub use super::value::{describe, is_nullish};
 
 /// Checks that `v` is a plain object (not null, not an array).
 pub fn expect_object(env: &Env, func: &str, path: &str, v: &Unknown) -> Result<()> {
@@ -374,13 +352,13 @@ pub fn create_js_string<'e>(env: &'e Env, s: &str) -> Result<JsString<'e>> {
         return env.create_string_latin1(s.as_bytes());
     }
     if s.len() > UTF16_SCRATCH_MAX_BYTES {
-        return env.create_string_utf16(crate::text::to_utf16(s));
+        return env.create_string_utf16(crate::core::text::to_utf16(s));
     }
     UTF16_SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-        Ok(mut buf) => env.create_string_utf16(crate::text::to_utf16_into(s, &mut buf)),
+        Ok(mut buf) => env.create_string_utf16(crate::core::text::to_utf16_into(s, &mut buf)),
         // Not reached (V8 does not call back into the addon while it copies), but a
         // second borrow would only cost an allocation.
-        Err(_) => env.create_string_utf16(crate::text::to_utf16(s)),
+        Err(_) => env.create_string_utf16(crate::core::text::to_utf16(s)),
     })
 }
 
@@ -446,4 +424,26 @@ pub fn budget_arg(
     // SAFETY: checked to be a number above.
     let n: f64 = unsafe { v.cast()? };
     input::budget_tokens(n, path).map_err(|e| throw(env, func, &e))
+}
+
+/// The system clock in epoch ms, as a JavaScript number.
+pub(crate) fn now_ms() -> f64 {
+    crate::core::time::system_now_ms() as f64
+}
+
+pub(crate) fn js_string<'e>(
+    env: &Env,
+    func: &str,
+    path: &str,
+    v: &Unknown<'e>,
+) -> Result<JsString<'e>> {
+    if v.get_type()? == ValueType::String {
+        // SAFETY: this arm is for strings.
+        return unsafe { v.cast() };
+    }
+    Err(throw(
+        env,
+        func,
+        &InputError::type_error(path, format!("expected a string, got {}", describe(v))),
+    ))
 }

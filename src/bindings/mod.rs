@@ -1,19 +1,12 @@
 //! The napi binding layer: translates JS values to the domain types and back, and
-//! nothing else. One module per concern; each export's doc comment is its TypeScript doc.
+//! nothing else. It mirrors the house: `core`, `channel`, `memory` and `dropin` hold the
+//! exports of each; `errors`, `js` and `value` are the translation every export shares.
+//! Each export's doc comment is its TypeScript doc.
 
-mod coord;
+mod channel;
+mod core;
 mod dropin;
 mod errors;
 mod js;
-mod manifest;
 mod memory;
-mod memory_assemble;
-mod memory_compaction;
-mod memory_history;
-mod memory_tools;
-mod runtime;
-mod sha256;
-mod store;
-mod thread_block;
-mod tokens;
-mod tools;
+mod value;

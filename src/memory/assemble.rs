@@ -27,7 +27,7 @@
 //! messages are shown in time order under day headings with the date and how long ago it
 //! was, each line with its time and who wrote it; no message appears twice.
 //!
-//! The budget counts the context as rendered: one token bound (see [`crate::tokens`]) for
+//! The budget counts the context as rendered: one token bound (see [`crate::core::tokens`]) for
 //! the whole text, checked on the text itself. When the policy and the user message alone
 //! exceed it, the quoted reply and then the personality give way, and the result says so
 //! (`over_budget`) rather than cutting either. An empty policy or user message has no
@@ -57,7 +57,7 @@ use super::db::MemoryError;
 use super::history::HistoryRequest;
 use super::passages::query_terms;
 use super::store::{MemoryStore, Record, RecordKind};
-use crate::tokens::Meter;
+use crate::core::tokens::Meter;
 
 /// The thread summary's share of the rest of the budget.
 pub const SUMMARY_SHARE: f64 = 0.20;
@@ -89,7 +89,7 @@ pub const FOLD_KEEPS: f64 = 0.5;
 #[derive(Debug, Clone, PartialEq)]
 pub struct AssembleRequest<'a> {
     pub session_id: &'a str,
-    /// The lane of the user's message (see [`super::keys`]).
+    /// The lane of the user's message (see [`crate::core::keys`]).
     pub thread_key: &'a str,
     pub policy: &'a str,
     pub personality: &'a str,

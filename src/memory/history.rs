@@ -21,11 +21,9 @@
 //! escaped, so a message holding `</conversation>` cannot close its block, and a message's
 //! continuation lines are indented, so no line of text can pose as a turn.
 
-use super::db::MemoryError;
-use super::store::MemoryStore;
-use crate::text::escape::{data_text, escape, push_indented};
-use crate::time::civil_from_days;
-use crate::tokens::{estimate, Meter};
+use crate::core::text::escape::{data_text, escape, push_indented};
+use crate::core::time::civil_from_days;
+use crate::core::tokens::{estimate, Meter};
 
 /// A conversation is the active one while it ended less than this long ago (30 minutes).
 pub const ACTIVE_WINDOW_MS: i64 = 30 * 60_000;
@@ -411,57 +409,6 @@ pub struct HistoryRequest<'a> {
     pub exclude_session: Option<&'a str>,
     /// Whether the `<thread-status>` block comes first.
     pub status: bool,
-}
-
-impl HistoryRequest<'_> {
-    /// Whether a message at its moment continues the chat's last conversation, and the
-    /// `<thread-status>` block that says so.
-    pub fn status_of(&self, store: &MemoryStore) -> Result<(bool, String), MemoryError> {
-        let last = store.last_conversation_end(self.chat_id, self.now_ms)?;
-        Ok(thread_status(
-            last,
-            self.now_ms,
-            self.opts.continuation_window_ms,
-        ))
-    }
-
-    /// The chat's earlier conversations by calendar tiers, the excluded session left out;
-    /// the empty string when there is nothing to show.
-    pub fn context_of(&self, store: &MemoryStore) -> Result<String, MemoryError> {
-        let (since, turns_since) = window(self.now_ms, &self.zone, &self.opts);
-        let mut convs = store.conversations(self.chat_id, since, self.now_ms, turns_since)?;
-        if let Some(skip) = self.exclude_session {
-            convs.retain(|c| c.session_id != skip);
-        }
-        Ok(conversation_context(
-            &convs,
-            self.now_ms,
-            &self.zone,
-            &self.opts,
-        ))
-    }
-}
-
-/// The blocks of a chat's history: the `<thread-status>` block (when asked for), then its
-/// earlier conversations by calendar tiers in `<conversation_history>` (when its budget is
-/// not 0 and there are any).
-pub fn history_blocks(
-    store: &MemoryStore,
-    req: &HistoryRequest<'_>,
-) -> Result<Vec<String>, MemoryError> {
-    let mut out = Vec::new();
-    if req.status {
-        out.push(req.status_of(store)?.1);
-    }
-    if req.opts.max_tokens > 0 {
-        let text = req.context_of(store)?;
-        if !text.is_empty() {
-            out.push(format!(
-                "<conversation_history>\n{text}\n</conversation_history>"
-            ));
-        }
-    }
-    Ok(out)
 }
 
 /// Whether a message at `now` continues the last conversation (`last_ended`: when the

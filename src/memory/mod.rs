@@ -5,7 +5,7 @@
 pub mod assemble;
 pub mod db;
 pub mod history;
-pub mod keys;
+pub mod message;
 pub mod passages;
 pub mod secrets;
 pub mod shapes;

@@ -22,20 +22,20 @@
 //! about ("what did I say", "what did you suggest") higher still.
 
 mod rank;
-mod terms;
+pub mod terms;
 
 pub use rank::{
     idf, speaker_of, Signals, BM25_B, BM25_K1, RECENCY_HALF_LIFE_MS, RECENCY_WEIGHT, SPEAKER_WEIGHT,
 };
 use rank::{RankingRow, LENGTH_CHUNK, MAX_LIFT};
-pub(super) use terms::fts_quote;
 use terms::{body_expression, lane_token, session_token};
 pub use terms::{
     fallback_terms, index_text, is_unsegmented, query_terms, scope_tokens, STOP_WORDS,
 };
 
 use super::db::MemoryError;
-use super::store::{ChatMessage, MemoryStore, Role};
+use super::message::{chat_row, ChatMessage, Role};
+use super::store::MemoryStore;
 use rusqlite::{params, OptionalExtension};
 
 /// Where a search looks: a session's messages, or one lane's; those stored before
@@ -374,7 +374,7 @@ impl MemoryStore {
             .prepare_cached(&format!(
                 "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages WHERE {condition}"
             ))?
-            .query_row(values, super::store::chat_row)
+            .query_row(values, chat_row)
             .optional()?)
     }
 
@@ -389,7 +389,7 @@ impl MemoryStore {
         n: usize,
     ) -> Result<Vec<ChatMessage>, MemoryError> {
         let mut stmt = self.conn.prepare_cached(&neighbours_sql(after, n))?;
-        let rows = stmt.query_map(params![session, lane, seq], super::store::chat_row)?;
+        let rows = stmt.query_map(params![session, lane, seq], chat_row)?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 }
@@ -402,28 +402,6 @@ pub(super) fn neighbours_sql(after: bool, n: usize) -> String {
         "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
          WHERE session_id = ?1 AND thread_key = ?2 AND seq {cmp} ?3 ORDER BY seq {order} LIMIT {n}"
     )
-}
-
-/// Indexes the messages stored before the index existed (a file from an older version),
-/// in the transaction that creates the index.
-pub(super) fn backfill(tx: &rusqlite::Transaction<'_>) -> Result<(), MemoryError> {
-    let mut read =
-        tx.prepare("SELECT seq, session_id, thread_key, text FROM messages ORDER BY seq")?;
-    let mut write =
-        tx.prepare("INSERT INTO messages_index (rowid, scope, body) VALUES (?1, ?2, ?3)")?;
-    let mut rows = read.query([])?;
-    while let Some(r) = rows.next()? {
-        let seq: i64 = r.get(0)?;
-        let session: String = r.get(1)?;
-        let lane: String = r.get(2)?;
-        let text: String = r.get(3)?;
-        write.execute(params![
-            seq,
-            scope_tokens(&session, &lane),
-            index_text(&text)
-        ])?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

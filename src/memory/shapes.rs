@@ -4,7 +4,7 @@
 
 use super::store::{ChatMessage, Focus, NewMessage, NewRecord, Record, RecordKind, Role};
 use super::summary::CompactionPolicy;
-use crate::input::{whole_number, InputError, PackedFields};
+use crate::core::input::{whole_number, InputError, PackedFields};
 use napi_derive::napi;
 use serde::{Deserialize, Serialize};
 

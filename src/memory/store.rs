@@ -1,65 +1,15 @@
 //! The memory store: chat messages kept verbatim by session and thread key, the focus
 //! anchor of a new message, typed memory records, and retrieval over them.
 
-use super::db::{self, MemoryError};
+use super::db::MemoryError;
 use super::history::{Conversation, Turn};
-use super::keys::{thread_key, Placement};
-use super::passages::{fts_quote, is_unsegmented};
+pub use super::message::{chat_row, ChatMessage, NewMessage, Role};
+use super::passages::terms::{fts_quote, is_unsegmented};
 use super::secrets::redact;
 use super::summary::{statements, CompactionPolicy, Statement, Summary, Trigger};
-use crate::tokens::{counted_all, estimate, Meter};
+use crate::core::keys::{thread_key, Placement};
+use crate::core::tokens::{counted_all, estimate, Meter};
 use rusqlite::{params, Connection, OptionalExtension};
-
-/// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    User,
-    Assistant,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        }
-    }
-
-    /// The role a stored row names (the table holds only these two).
-    pub(super) fn parse(s: &str) -> Role {
-        if s == "assistant" {
-            Role::Assistant
-        } else {
-            Role::User
-        }
-    }
-}
-
-/// A chat message as the gateway hands it over.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewMessage<'a> {
-    pub session_id: &'a str,
-    pub chat_id: &'a str,
-    pub message_id: &'a str,
-    pub role: Role,
-    pub text: &'a str,
-    pub ts_ms: i64,
-    pub topic_id: Option<&'a str>,
-    pub reply_to: Option<&'a str>,
-}
-
-/// A message as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChatMessage {
-    /// Its row in the store: the order messages were stored in.
-    pub seq: i64,
-    pub message_id: String,
-    pub thread_key: String,
-    pub role: Role,
-    pub text: String,
-    pub ts_ms: i64,
-    pub reply_to: Option<String>,
-}
 
 /// Where an ingested message went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,24 +33,11 @@ pub struct MemoryStore {
     pub(super) conn: Connection,
 }
 
-/// A message from the columns `seq, message_id, thread_key, role, text, ts_ms, reply_to`.
-pub(super) fn chat_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
-    Ok(ChatMessage {
-        seq: r.get(0)?,
-        message_id: r.get(1)?,
-        thread_key: r.get(2)?,
-        role: Role::parse(&r.get::<_, String>(3)?),
-        text: r.get(4)?,
-        ts_ms: r.get(5)?,
-        reply_to: r.get(6)?,
-    })
-}
-
 impl MemoryStore {
     /// Opens the store at `path` (`:memory:` for a private in-memory one).
     pub fn open(path: &str) -> Result<Self, MemoryError> {
         Ok(MemoryStore {
-            conn: db::open(path)?,
+            conn: super::db::open(path)?,
         })
     }
 

@@ -33,7 +33,7 @@
 //! A summary is updated incrementally: the previous summary plus the newly folded
 //! messages, never rebuilt from the whole history.
 
-use super::passages::STOP_WORDS;
+use super::passages::terms::STOP_WORDS;
 
 /// Items kept per section of a summary (the newest).
 pub const SECTION_MAX: usize = 8;

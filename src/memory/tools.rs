@@ -11,9 +11,9 @@
 use super::db::MemoryError;
 use super::passages::{query_terms, HitScope, Signals};
 use super::store::{ChatMessage, MemoryStore, Record};
-use crate::time::iso_from_epoch;
-use crate::tokens::counted;
-use crate::tools::ToolError;
+use crate::core::time::iso_from_epoch;
+use crate::core::tokens::counted;
+use crate::core::tool::ToolError;
 use serde_json::{json, Value};
 
 /// The search tool's name (a valid Messages API tool name, apart from OpenClaw's own

@@ -18,7 +18,7 @@
 //! counted and skipped: this package carries no zstd decoder.
 
 use super::history::Turn;
-use crate::time::{key_millis, parse_iso};
+use crate::core::time::{key_millis, parse_iso};
 use serde_json::Value;
 
 /// The text of a message's `content`: a string, or its `text` blocks joined by a newline.
@@ -142,7 +142,7 @@ pub fn read_openclaw(path: &str, since_ms: i64) -> Result<Vec<OpenClawSession>, 
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
-    conn.busy_timeout(super::db::BUSY_TIMEOUT)?;
+    conn.busy_timeout(crate::core::db::BUSY_TIMEOUT)?;
     for (table, needed) in [
         (
             "session_windows",

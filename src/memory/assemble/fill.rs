@@ -9,11 +9,11 @@ use super::{
     allowance, blocks, retrieve, shows_as_memory, AssembleRequest, Assembled, FOLD_AT_SHARE,
     FOLD_KEEPS, MEMORIES_SHARE, RECENT_SHARE, SUMMARY_SHARE, TAIL_CHUNK,
 };
+use crate::core::text::escape::{data_text, escape};
+use crate::core::tokens::estimate;
 use crate::memory::db::MemoryError;
-use crate::memory::history::{history_blocks, Zone};
+use crate::memory::history::Zone;
 use crate::memory::store::{ChatMessage, MemoryStore, RecordKind};
-use crate::text::escape::{data_text, escape};
-use crate::tokens::estimate;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
@@ -106,7 +106,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
         let zone = Zone::utc();
         // The chat's history first, then the caller's blocks.
         let mut system_given = match req.history {
-            Some(h) => blocks(&history_blocks(store, h)?),
+            Some(h) => blocks(&store.history_blocks(h)?),
             None => Vec::new(),
         };
         system_given.extend(blocks(req.system_blocks));

@@ -5,10 +5,10 @@
 use super::host::HostWindow;
 use super::render::{day_heading, message_line, section, Block, Line};
 use super::{AssembleRequest, LayerTokens};
+use crate::core::tokens::{counted, estimate, Meter};
 use crate::memory::history::Zone;
 use crate::memory::store::ChatMessage;
 use crate::memory::summary::Summary;
-use crate::tokens::{counted, estimate, Meter};
 
 /// The frame of the memories section.
 const MEMORIES_FRAME: &str = "<memories>\n</memories>\n";

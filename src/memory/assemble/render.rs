@@ -1,10 +1,10 @@
 //! How the assembled layers are written: escaped sections, and messages as lines under
 //! day headings.
 
+use crate::core::text::escape::{data_text, escape, escape_message, push_indented};
+use crate::core::time::civil_from_days;
 use crate::memory::history::Zone;
 use crate::memory::store::{ChatMessage, Role};
-use crate::text::escape::{data_text, escape, escape_message, push_indented};
-use crate::time::civil_from_days;
 use std::collections::{BTreeMap, HashMap};
 
 pub(super) fn section(tag: &str, body: &str) -> String {

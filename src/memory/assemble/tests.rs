@@ -1,9 +1,9 @@
 use super::*;
+use crate::core::text::escape::escape;
+use crate::core::tokens::counted;
 use crate::memory::history::Zone;
 use crate::memory::store::{NewMessage, NewRecord, Role};
 use crate::memory::summary::Summary;
-use crate::text::escape::escape;
-use crate::tokens::counted;
 
 const S: &str = "telegram:chat:42";
 
@@ -768,10 +768,10 @@ fn the_work_of_an_assembly_grows_with_its_recent_messages_not_their_square() {
         let s = long_lane(n, None);
         let mut r = ask("queue", 100_000_000);
         r.recent = Some(n);
-        crate::tokens::SCANNED.with(|c| c.set(0));
+        crate::core::tokens::SCANNED.with(|c| c.set(0));
         let a = assemble(&s, &r).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(a.recent_included, n);
-        crate::tokens::SCANNED.with(std::cell::Cell::get)
+        crate::core::tokens::SCANNED.with(std::cell::Cell::get)
     };
     let (small, large) = (work(500), work(2_000));
     // Four times the messages: about four times the work (sixteen if quadratic).

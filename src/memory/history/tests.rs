@@ -169,9 +169,9 @@ fn the_budget_is_hard_and_a_full_transcript_falls_back_to_its_summary() {
     for budget in 0..=600 {
         let t = context(&convs, NOW, &utc, budget);
         assert!(
-            crate::tokens::counted(&t) <= budget,
+            crate::core::tokens::counted(&t) <= budget,
             "{budget}: {} tokens",
-            crate::tokens::counted(&t)
+            crate::core::tokens::counted(&t)
         );
     }
     assert_eq!(context(&convs, NOW, &utc, 0), "");
@@ -233,8 +233,8 @@ fn the_history_is_counted_once_for_the_whole_and_fills_its_budget() {
     let budget = 1_000;
     let text = context(&convs, NOW, &utc, budget);
     let blocks: Vec<&str> = text.split("\n\n").collect();
-    let whole = crate::tokens::counted(&text);
-    let per_block: u64 = blocks.iter().map(|b| crate::tokens::counted(b)).sum();
+    let whole = crate::core::tokens::counted(&text);
+    let per_block: u64 = blocks.iter().map(|b| crate::core::tokens::counted(b)).sum();
     assert!(whole <= budget, "{whole}");
     // One margin for the whole, not one per block: far more blocks fit than per-block
     // bounds would allow, and the budget is nearly used.
@@ -305,7 +305,7 @@ fn an_active_conversation_too_big_is_cut_to_its_newest_turns() {
     assert!(full.contains("turn 0:") && !full.contains("left out"));
     for budget in [150, 300, 600] {
         let cut = context(std::slice::from_ref(&c), NOW, &utc, budget);
-        assert!(crate::tokens::counted(&cut) <= budget, "{budget}");
+        assert!(crate::core::tokens::counted(&cut) <= budget, "{budget}");
         assert!(
             cut.contains("turn 59:"),
             "the newest turn is kept at {budget}: {cut}"
@@ -326,7 +326,7 @@ fn an_active_conversation_too_big_is_cut_to_its_newest_turns() {
     let huge = "word ".repeat(3_000);
     let big = conv("b", MIN, "s", &[(true, "earlier"), (false, &huge)]);
     let cut = context(&[big], NOW, &utc, 300);
-    assert!(crate::tokens::counted(&cut) <= 300);
+    assert!(crate::core::tokens::counted(&cut) <= 300);
     assert!(
         cut.contains(
             "[1 earlier turn of this conversation left out for space]\n[you 14:50] word word"

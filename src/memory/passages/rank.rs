@@ -1,7 +1,7 @@
 //! Ranking a match: BM25 on the lane's own statistics, then a chat's signals (how
 //! recent the message is, and whether its speaker is the one the question is about).
 
-use crate::memory::store::Role;
+use crate::memory::message::Role;
 
 /// What ranking reads of a matching message besides its words.
 #[derive(Debug, Clone, Copy)]

@@ -312,14 +312,28 @@ fn a_lanes_statistics_count_each_stored_message_once() {
 
 #[test]
 fn a_file_from_before_the_index_has_its_messages_indexed_and_counted_when_opened() {
-    let dir = std::env::temp_dir().join(format!("passages-migrate-{}", std::process::id()));
+    a_file_from_before_the_index(false);
+}
+
+#[test]
+fn a_file_a_channel_store_migrated_first_has_its_messages_indexed_when_the_memory_opens_it() {
+    a_file_from_before_the_index(true);
+}
+
+/// A file at schema version 5 with two messages, opened by the memory (after a saved
+/// ChannelStore brought it to the current version first, when `channel_first`).
+fn a_file_from_before_the_index(channel_first: bool) {
+    let dir = std::env::temp_dir().join(format!(
+        "passages-migrate-{}-{channel_first}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap_or(());
     let path = dir.join("v5.sqlite");
     let _ = std::fs::remove_file(&path);
     let path = path.to_string_lossy().to_string();
     {
         let conn = rusqlite::Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
-        for step in &crate::memory::db::MIGRATIONS[..5] {
+        for step in &crate::core::db::MIGRATIONS[..5] {
             conn.execute_batch(step).unwrap_or_else(|e| panic!("{e}"));
         }
         conn.pragma_update(None, "user_version", 5).unwrap_or(());
@@ -330,6 +344,9 @@ fn a_file_from_before_the_index_has_its_messages_indexed_and_counted_when_opened
             [S],
         )
         .unwrap_or_else(|e| panic!("{e}"));
+    }
+    if channel_first {
+        drop(crate::core::db::open(&path).unwrap_or_else(|e| panic!("{e}")));
     }
     let s = MemoryStore::open(&path).unwrap_or_else(|e| panic!("{e}"));
     let (hits, _) = s

@@ -1,7 +1,7 @@
 //! The shapes of the conversation history: conversations stored, the history asked
 //! for, the thread status, and OpenClaw's transcripts read back.
 
-use crate::input::{whole_number, InputError};
+use crate::core::input::{whole_number, InputError};
 use crate::memory::history::{Conversation, HistoryOptions, HistoryRequest, Turn, Zone};
 use crate::memory::transcript::{parse_jsonl, OpenClawSession};
 use napi_derive::napi;

@@ -2,6 +2,7 @@
 //! read back by chat and time.
 
 use super::*;
+use crate::memory::history::{conversation_context, thread_status, window, HistoryRequest};
 
 impl MemoryStore {
     /// Stores a conversation (its summary redacted of anything that looks like a
@@ -90,4 +91,49 @@ fn stored_turns(json: &str) -> Vec<Turn> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+impl MemoryStore {
+    /// Whether a message at its moment continues the chat's last conversation, and the
+    /// `<thread-status>` block that says so.
+    pub fn history_status(&self, req: &HistoryRequest<'_>) -> Result<(bool, String), MemoryError> {
+        let last = self.last_conversation_end(req.chat_id, req.now_ms)?;
+        Ok(thread_status(
+            last,
+            req.now_ms,
+            req.opts.continuation_window_ms,
+        ))
+    }
+
+    /// The chat's earlier conversations by calendar tiers, the excluded session left out;
+    /// the empty string when there is nothing to show.
+    pub fn history_context(&self, req: &HistoryRequest<'_>) -> Result<String, MemoryError> {
+        let (since, turns_since) = window(req.now_ms, &req.zone, &req.opts);
+        let mut convs = self.conversations(req.chat_id, since, req.now_ms, turns_since)?;
+        if let Some(skip) = req.exclude_session {
+            convs.retain(|c| c.session_id != skip);
+        }
+        Ok(conversation_context(
+            &convs, req.now_ms, &req.zone, &req.opts,
+        ))
+    }
+
+    /// The blocks of a chat's history: the `<thread-status>` block (when asked for), then
+    /// its earlier conversations by calendar tiers in `<conversation_history>` (when its
+    /// budget is not 0 and there are any).
+    pub fn history_blocks(&self, req: &HistoryRequest<'_>) -> Result<Vec<String>, MemoryError> {
+        let mut out = Vec::new();
+        if req.status {
+            out.push(self.history_status(req)?.1);
+        }
+        if req.opts.max_tokens > 0 {
+            let text = self.history_context(req)?;
+            if !text.is_empty() {
+                out.push(format!(
+                    "<conversation_history>\n{text}\n</conversation_history>"
+                ));
+            }
+        }
+        Ok(out)
+    }
 }

@@ -6,9 +6,9 @@ use super::{
     MAX_AROUND, MAX_EXPAND_TOKENS, MAX_QUERY_CHARS, MAX_SEARCH_RESULTS, MIN_EXPAND_TOKENS,
     RECORD_PREFIX, SEARCH_TOOL,
 };
-use crate::time::{key_millis, parse_since};
-use crate::tools::input::{object, opt_count, opt_str, opt_whole, required_text};
-use crate::tools::{ToolDefinition, ToolError};
+use crate::core::time::{key_millis, parse_since};
+use crate::core::tool::{object, opt_count, opt_str, opt_whole, required_text};
+use crate::core::tool::{ToolDefinition, ToolError};
 use serde_json::{json, Value};
 
 /// A validated `conversation_search` input.

@@ -1,0 +1,66 @@
+//! A chat message as the gateway hands it to the memory and as the memory keeps it, and
+//! who wrote it.
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+
+    /// The role a stored row names (the table holds only these two).
+    pub fn parse(s: &str) -> Role {
+        if s == "assistant" {
+            Role::Assistant
+        } else {
+            Role::User
+        }
+    }
+}
+
+/// A chat message as the gateway hands it over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewMessage<'a> {
+    pub session_id: &'a str,
+    pub chat_id: &'a str,
+    pub message_id: &'a str,
+    pub role: Role,
+    pub text: &'a str,
+    pub ts_ms: i64,
+    pub topic_id: Option<&'a str>,
+    pub reply_to: Option<&'a str>,
+}
+
+/// A message as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatMessage {
+    /// Its row in the store: the order messages were stored in.
+    pub seq: i64,
+    pub message_id: String,
+    pub thread_key: String,
+    pub role: Role,
+    pub text: String,
+    pub ts_ms: i64,
+    pub reply_to: Option<String>,
+}
+
+/// A message from the columns `seq, message_id, thread_key, role, text, ts_ms, reply_to`.
+pub fn chat_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
+    Ok(ChatMessage {
+        seq: r.get(0)?,
+        message_id: r.get(1)?,
+        thread_key: r.get(2)?,
+        role: Role::parse(&r.get::<_, String>(3)?),
+        text: r.get(4)?,
+        ts_ms: r.get(5)?,
+        reply_to: r.get(6)?,
+    })
+}
