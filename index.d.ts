@@ -422,52 +422,6 @@ export declare class BuiltContext {
  * ```
  */
 export declare class ChannelStore {
-  /**
-   * Applies a Discord Gateway dispatch exactly as the Gateway sends it (`{ op: 0, t,
-   * d }`, or just `{ t, d }`): `MESSAGE_CREATE`, `MESSAGE_UPDATE`, `MESSAGE_DELETE`,
-   * `MESSAGE_DELETE_BULK`, `MESSAGE_REACTION_ADD` / `_REMOVE`; and `GUILD_CREATE`
-   * (sent on every connect), `THREAD_CREATE`, `THREAD_UPDATE`, `THREAD_DELETE`,
-   * `THREAD_LIST_SYNC`, `CHANNEL_CREATE` / `_UPDATE`, from which the store learns
-   * channel names and which channels are threads. A thread's messages are held in its parent channel as the replies of a
-   * thread whose id is the thread channel's id. Other dispatches are counted in
-   * `stats().ignoredEvents` and ignored. Returns how many changes were applied (0:
-   * ignored). A malformed payload throws a `TypeError` naming the field.
-   */
-  ingestDiscordEvent(payload: Record<string, unknown>): number
-  /**
-   * Applies a batch of Gateway dispatches in order, as one crossing into the store
-   * (a replayed log, a burst). Every one is read first: one that cannot be read
-   * throws naming `payloads[i]` and the field, and none is applied. Returns how many
-   * changes were applied.
-   */
-  ingestDiscordEvents(payloads: Record<string, unknown>[]): number
-  /**
-   * Applies a batch of Telegram updates in order, as `getUpdates` returns them, as
-   * one crossing into the store. Every one is read first: one that cannot be read
-   * throws naming `updates[i]` and the field, and none is applied. Returns how many
-   * changes were applied.
-   */
-  ingestTelegramUpdates(updates: Record<string, unknown>[]): number
-  /**
-   * The conversation lane of a held message, as `MemoryStore` keys it: a Discord
-   * thread and a Telegram forum topic are `topic:<channelId>:<threadId>`, a Slack
-   * thread and a Telegram reply chain `reply:<channelId>:<rootId>`, anything else
-   * `root:<channelId>`; the same lanes `@openclaw/context-engine/openclaw` derives
-   * from OpenClaw's session keys. Null when the store does not hold the message.
-   */
-  laneOf(channelId: string, messageId: string): string | null
-  /**
-   * Applies a Telegram Bot API `Update` exactly as `getUpdates` or a webhook delivers
-   * it: `message`, `channel_post`, `edited_message`, `edited_channel_post` and
-   * `message_reaction`. A chat is a channel (its id as text); a forum topic is a
-   * thread rooted at the topic's first message (the General topic is the chat
-   * itself), a reply chain is a thread rooted where it started, and the message a
-   * reply answers is held and shown with it. Other updates are counted in
-   * `stats().ignoredEvents` and ignored. Returns how many changes were applied (0:
-   * ignored). A malformed update throws a `TypeError` naming the field.
-   */
-  ingestTelegramUpdate(update: Record<string, unknown>): number
-
   /** Creates an empty store. Every option is optional; each default is documented with its option. */
   constructor(options?: ChannelStoreOptions)
   /** The store's time in epoch milliseconds: the `clock` option, or the system clock. */
@@ -566,12 +520,58 @@ export declare class ChannelStore {
    */
   close(): Promise<PersistStats | null>
   /**
+   * Applies a Discord Gateway dispatch exactly as the Gateway sends it (`{ op: 0, t,
+   * d }`, or just `{ t, d }`): `MESSAGE_CREATE`, `MESSAGE_UPDATE`, `MESSAGE_DELETE`,
+   * `MESSAGE_DELETE_BULK`, `MESSAGE_REACTION_ADD` / `_REMOVE`; and `GUILD_CREATE`
+   * (sent on every connect), `THREAD_CREATE`, `THREAD_UPDATE`, `THREAD_DELETE`,
+   * `THREAD_LIST_SYNC`, `CHANNEL_CREATE` / `_UPDATE`, from which the store learns
+   * channel names and which channels are threads. A thread's messages are held in its parent channel as the replies of a
+   * thread whose id is the thread channel's id. Other dispatches are counted in
+   * `stats().ignoredEvents` and ignored. Returns how many changes were applied (0:
+   * ignored). A malformed payload throws a `TypeError` naming the field.
+   */
+  ingestDiscordEvent(payload: Record<string, unknown>): number
+  /**
+   * Applies a batch of Gateway dispatches in order, as one crossing into the store
+   * (a replayed log, a burst). Every one is read first: one that cannot be read
+   * throws naming `payloads[i]` and the field, and none is applied. Returns how many
+   * changes were applied.
+   */
+  ingestDiscordEvents(payloads: Record<string, unknown>[]): number
+  /**
+   * Applies a batch of Telegram updates in order, as `getUpdates` returns them, as
+   * one crossing into the store. Every one is read first: one that cannot be read
+   * throws naming `updates[i]` and the field, and none is applied. Returns how many
+   * changes were applied.
+   */
+  ingestTelegramUpdates(updates: Record<string, unknown>[]): number
+  /**
+   * The conversation lane of a held message, as `MemoryStore` keys it: a Discord
+   * thread and a Telegram forum topic are `topic:<channelId>:<threadId>`, a Slack
+   * thread and a Telegram reply chain `reply:<channelId>:<rootId>`, anything else
+   * `root:<channelId>`; the same lanes `@openclaw/context-engine/openclaw` derives
+   * from OpenClaw's session keys. Null when the store does not hold the message.
+   */
+  laneOf(channelId: string, messageId: string): string | null
+  /**
+   * Applies a Telegram Bot API `Update` exactly as `getUpdates` or a webhook delivers
+   * it: `message`, `channel_post`, `edited_message`, `edited_channel_post` and
+   * `message_reaction`. A chat is a channel (its id as text); a forum topic is a
+   * thread rooted at the topic's first message (the General topic is the chat
+   * itself), a reply chain is a thread rooted where it started, and the message a
+   * reply answers is held and shown with it. Other updates are counted in
+   * `stats().ignoredEvents` and ignored. Returns how many changes were applied (0:
+   * ignored). A malformed update throws a `TypeError` naming the field.
+   */
+  ingestTelegramUpdate(update: Record<string, unknown>): number
+  /**
    * The tools for one channel: `channel_context` (ranked search) and
    * `channel_messages` (a thread, messages or a media artifact by id). The channel
    * is fixed here; no tool input names one, so a tool cannot reach another channel.
    */
   tools(channelId: string, options?: ChannelToolsOptions): ChannelTools
 }
+export type JsChannelStore = ChannelStore
 
 /** The tools of one channel, from `store.tools(channelId)`. */
 export declare class ChannelTools {

@@ -127,7 +127,7 @@ Object.assign(module.exports, dropinLayer)
 Object.assign(module.exports, require('./js/manifest.js')(binding))
 // ChannelStore with its fetch driver (the class the typings describe): see js/store.js.
 Object.assign(module.exports, require('./js/store.js')(binding))
-// MemoryStore with its packed ingest lane (the class the typings describe): see js/memory.js.
+// MemoryStore with its packed ingest path (the class the typings describe): see js/memory.js.
 Object.assign(module.exports, require('./js/memory.js')(binding))
 // buildChannelTools, the drop-in tool builder over a private ChannelStore: see js/tools.js.
 const jsLayer = { ...dropinLayer, ...require('./js/tools.js')(module.exports.ChannelStore, binding) }

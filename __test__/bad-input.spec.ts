@@ -154,7 +154,7 @@ describe('unknown fields', () => {
   it('an unknown or misspelled message field is refused in every shape and lane, never dropped', () => {
     const store = new ChannelStore()
     const m = { ts: ts(1), text: 'x', author, files: [{ artifactId: 'F1' }] }
-    // The packed lane of ingestMany and its JSON lane, and single events, say the same.
+    // The packed path of ingestMany and its JSON path, and single events, say the same.
     expect(() => store.ingestMany([{ type: 'message', channelId: 'C', message: m } as never])).toThrow(/ingestMany: events\[0\]\.message\.files: unknown field/)
     expect(() => store.ingest({ type: 'message', channelId: 'C', message: m } as never)).toThrow(/ingest: event\.message\.files: unknown field/)
     expect(() => store.ingestMany([{ type: 'message', channelId: 'C', message: { ts: ts(1), text: 'x', author: { ...author, avatar: 'a.png' } } } as never])).toThrow(/author\.avatar: unknown field/)

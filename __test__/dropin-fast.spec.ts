@@ -10,6 +10,8 @@ import {
   buildChannelSnapshot,
   buildThreadContext,
   buildThreadContextWithTelemetry,
+  ChannelStore,
+  coreSessionContextSubscriber,
   createAttachmentManifest,
   estimateTokens,
   loadManifestFromEntries,
@@ -22,7 +24,9 @@ const root = join(__dirname, '..')
 const native = require(join(root, readdirSync(root).find((f) => f.endsWith('.node'))!))
 const { xorshift } = require('../bench/rng.js') as { xorshift: (seed: number) => () => number }
 
-const PIECES = ['deploy ', 'ok', '😀', '👩‍💻 ', 'Überprüfung ', '  ', '\n', 'デプロイ', '`x`', '</thread_context>']
+// Lone surrogates among them (a high one alone, a low one alone, half an emoji): both doors
+// give them as U+FFFD.
+const PIECES = ['deploy ', 'ok', '😀', '👩‍💻 ', 'Überprüfung ', '  ', '\n', 'デプロイ', '`x`', '</thread_context>', '\ud800', '\udc00', '\ud83d', '\ude00x']
 function texts(random: () => number) {
   const text = (max: number) => {
     let s = ''
@@ -84,13 +88,78 @@ describe('the runner-shaped drop-in, built in JS, equals the native build', () =
     const thread = { rootMessageId: '1', rootTs: '1', rootAuthorId: 'U', rootAuthorName: 'u', rootAuthorIsBot: false, rootText: 'r', replies: [{ messageId: '2', ts: '2', authorId: 'U', authorName: 'u', authorIsBot: 'no', text: 't' }], totalReplyCount: 1 }
     expect(() => buildThreadContext(thread as never)).toThrow(/^buildThreadContext: replies\[0\]\.authorIsBot: /)
     expect(() => buildThreadContext({ ...thread, replies: [] } as never, -1)).toThrow(RangeError)
-    // Text passes through as given, as in the runner's module, a lone surrogate included.
-    expect(buildThreadContext({ ...thread, replies: [], rootText: 'a\ud800' } as never)!.root.text).toBe('a\ud800')
+    // Text comes out as the native export gives it: a lone surrogate as U+FFFD.
+    expect(buildThreadContext({ ...thread, replies: [], rootText: 'a\ud800' } as never)!.root.text).toBe('a\ufffd')
     // A getter that throws is named as unreadable, read once.
     let reads = 0
     const tricky = { ...thread, get rootText() { reads++; throw new Error('boom') } }
     expect(() => buildThreadContext(tricky as never)).toThrow(/^buildThreadContext: thread: cannot be read \(boom\)/)
     expect(reads).toBe(1)
+  })
+})
+
+describe('both doors give one answer, lone surrogates included', () => {
+  const LONE = ['\ud800', '\udfff', 'a\ud83d', '\ude00b', 'ok']
+  /** `base`, sometimes with a lone surrogate. */
+  const odd = (random: () => number, base: string, p = 0.3) => (random() < p ? `${base}${LONE[Math.floor(random() * LONE.length)]}` : base)
+  /** What a call gives: its result, or the error it throws. */
+  const outcome = (f: () => unknown) => {
+    try {
+      return { value: f() }
+    } catch (e) {
+      return { threw: `${(e as Error).name}: ${(e as Error).message}` }
+    }
+  }
+
+  it('in every field of the thread, the snapshot and the subscriber, over 300 random inputs', () => {
+    const random = xorshift(51)
+    const text = texts(random)
+    for (let k = 0; k < 300; k++) {
+      // An id with a lone surrogate is refused by both (U+FFFD would make it another id).
+      const pid = k % 3 === 0 ? 0.05 : 0
+      const replies = Array.from({ length: Math.floor(random() * 12) }, (_, i) => ({
+        messageId: odd(random, `1.${i}`, pid),
+        ts: odd(random, `1.${i}`, pid),
+        authorId: odd(random, 'U1', pid),
+        authorName: odd(random, 'Sam'),
+        authorIsBot: false,
+        text: text(random() < 0.2 ? 2500 : 200),
+        files: random() < 0.2 ? [{ artifactId: odd(random, 'F1', pid), mimeType: odd(random, 'image/png'), filename: odd(random, 'a.png'), byteLength: 1 }] : undefined,
+      }))
+      const thread = { rootMessageId: odd(random, '1.0', pid), rootTs: odd(random, '1.0', pid), rootAuthorId: odd(random, 'U0', pid), rootAuthorName: odd(random, 'Ada'), rootAuthorIsBot: false, rootText: text(300), replies, totalReplyCount: replies.length }
+      const budget = Math.floor(random() * 1500)
+      expect(outcome(() => buildThreadContextWithTelemetry(thread as never, budget))).toEqual(outcome(() => native.buildThreadContextWithTelemetry(thread, budget)))
+      const flat = replies.map((r) => ({ ts: r.ts, text: r.text }))
+      expect(outcome(() => applyThreadBudget({ replies: flat, budgetTokens: budget }))).toEqual(outcome(() => native.applyThreadBudget({ replies: flat, budgetTokens: budget })))
+      const msg = (i: number) => ({ messageId: odd(random, `2.${i}`, pid), ts: odd(random, `2.${i}`, pid), authorId: odd(random, 'U2', pid), authorName: odd(random, 'Bo'), authorIsBot: false, text: text(400), threadId: random() < 0.5 ? odd(random, '2.0', pid) : null, replyCount: 1, hasMedia: false, reactions: [odd(random, ':eyes: 1')] })
+      const input = { platform: odd(random, 'slack'), channelId: odd(random, 'C1', pid), channelName: odd(random, 'ops'), anchor: msg(99), adjacentMessages: Array.from({ length: Math.floor(random() * 10) }, (_, i) => msg(i)), thread }
+      // (The native export checks the ids of the whole input, the thread's too, which the
+      // snapshot does not read: the subscriber hands it the input without its thread.)
+      const { thread: _, ...alone } = input
+      const snapshot = outcome(() => native.buildChannelSnapshot(alone))
+      expect(outcome(() => buildChannelSnapshot(alone as never))).toEqual(snapshot)
+      if (!('value' in snapshot)) continue
+      const nativeThread = outcome(() => native.buildThreadContext(thread))
+      if (!('value' in nativeThread)) continue
+      // The subscriber's section holds the native documents, and no lone surrogate.
+      const section = coreSessionContextSubscriber({ structuredContextInput: input } as never).systemPromptSections![0]
+      const blocks = [...section.matchAll(/```json\n([\s\S]*?)\n```/g)].map((m) => JSON.parse(m[1]))
+      expect(blocks).toEqual([snapshot.value, nativeThread.value])
+      expect(section.isWellFormed()).toBe(true)
+      for (const r of replies) expect(estimateTokens(r.text)).toBe(native.estimateTokens(r.text))
+    }
+  })
+
+  it('the engine door shows a lone surrogate as U+FFFD too, as the drop-in does', async () => {
+    const store = new ChannelStore({ clock: () => 1_000_000 })
+    const author = { userId: 'U1', displayName: 'Sam', isBot: false }
+    store.ingest({ type: 'message', channelId: 'C1', message: { ts: '100.000001', text: 'root', author } } as never)
+    store.ingest({ type: 'message', channelId: 'C1', message: { ts: '100.000002', text: 'half \ud83d an emoji', author, threadId: '100.000001' } } as never)
+    const built = await store.buildContext('C1', '100.000002')
+    const reply = built.thread!.replies[0]
+    const dropin = buildThreadContext({ rootMessageId: '1', rootTs: '1', rootAuthorId: 'U', rootAuthorName: 'u', rootAuthorIsBot: false, rootText: 'root', replies: [{ messageId: '2', ts: '2', authorId: 'U', authorName: 'u', authorIsBot: false, text: 'half \ud83d an emoji' }], totalReplyCount: 1 } as never)
+    expect(reply.text).toBe('half \ufffd an emoji')
+    expect(dropin!.replies[0].text).toBe(reply.text)
   })
 })
 

@@ -21,7 +21,7 @@ function hidden(proto: object | null): string[] {
 }
 
 describe('the fetch protocol', () => {
-  it('has one step and one driver; the other hidden methods are the fast lane and the save timer', () => {
+  it('has one step and one driver; the other hidden methods are the packed path and the save timer', () => {
     expect(hidden(ChannelStore.prototype)).toEqual(['_drive', '_ingestPacked', '_persistTick', '_step'])
   })
 

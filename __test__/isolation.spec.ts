@@ -109,7 +109,7 @@ describe('ids that cannot be represented exactly are refused, never merged', () 
     for (const bad of ['C\ud800', 'C\udfff']) {
       expect(() => store.ingest(post(bad, ts(1), 'x'))).toThrow(TypeError)
       expect(() => store.ingest(post(bad, ts(1), 'x'))).toThrow(/ingest: .*channelId: contains a lone surrogate/)
-      // The packed fast lane of ingestMany and its JSON lane.
+      // The packed path of ingestMany and its JSON path.
       expect(() => store.ingestMany([post(bad, ts(1), 'x')])).toThrow(/ingestMany: events\[0\]\.channelId: contains a lone surrogate/)
       expect(() => store.ingestMany([{ ...post(bad, ts(1), 'x'), workspaceId: 'T1' }])).toThrow(/ingestMany: .*channelId: contains a lone surrogate/)
       expect(() => store.tools(bad)).toThrow(/tools: channelId: contains a lone surrogate/)

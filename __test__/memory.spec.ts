@@ -197,7 +197,7 @@ describe('MemoryStore', () => {
     expect(e).toMatchObject({ name: 'RangeError', path: 'input.hostMessages[0].tokens' })
   })
 
-  it('takes plain batches through the packed lane with the same results and the same refusals', () => {
+  it('takes plain batches through the packed path with the same results and the same refusals', () => {
     const plain = new MemoryStore()
     const batch = [
       msg('1', 'déjà vu 😀 in the topic', { topicId: '7' }),
@@ -205,7 +205,7 @@ describe('MemoryStore', () => {
       msg('3', 'lone \ud800 surrogate in text only', { topicId: null, replyTo: null }),
     ]
     const packed = plain.ingest(batch)
-    // A key the packed lane does not know sends the batch down the JSON path.
+    // A key the packed path does not know sends the batch down the JSON path.
     const viaJson = new MemoryStore()
     const json = viaJson.ingest(batch.map((m) => Object.assign(Object.create({ inherited: 1 }), m)))
     expect(packed).toEqual(json)

@@ -134,7 +134,7 @@ describe('ChannelStore events', () => {
     expect(store.ingestMany([])).toBe(0)
   })
 
-  it('takes messages with their own messageId through the packed lane as the JSON lane does', () => {
+  it('takes messages with their own messageId through the packed path as the JSON path does', () => {
     // A batch of plain messages crosses packed; one reaction in it sends the batch as JSON.
     const withIds: ChannelEvent[] = [
       { type: 'message', channelId: C, message: { messageId: 'M1', ts: ts(1), text: 'root', author: author(1) } },

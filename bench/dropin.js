@@ -221,6 +221,12 @@ const cases = [
     addon: () => addon.applyThreadBudget({ replies: runnerThread.replies, budgetTokens: 1000 }),
   },
   {
+    name: "applyThreadBudget, the runner's 200 replies, 8,000 tokens",
+    target: 1.5,
+    js: () => js.applyThreadBudget({ replies: runnerThread.replies, budgetTokens: 8000 }),
+    addon: () => addon.applyThreadBudget({ replies: runnerThread.replies, budgetTokens: 8000 }),
+  },
+  {
     name: 'coreSessionContextSubscriber, 50 adjacent, 200-reply thread',
     target: 1.5,
     js: () => js.runnerSubscriber({ structuredContextInput: runnerInput }, `### Channel Tools${subscriberGuidance}`),

@@ -1,5 +1,5 @@
-//! The store's hot paths timed in Rust, without the napi boundary: `Store::apply` (ingest)
-//! and `Store::build` / `Store::plan` on a warm store (1,000 channel messages, a
+//! The store's hot paths timed in Rust, without the napi boundary: `ChannelStore::apply` (ingest)
+//! and `ChannelStore::build` / `ChannelStore::plan` on a warm store (1,000 channel messages, a
 //! 200-reply thread, 50 adjacent). For profiling (`perf record cargo bench --bench
 //! store`); the figures users see come from `bench/channel-store.js`, through the addon.
 //!
@@ -9,7 +9,7 @@
 
 use context_engine::channel::message::{Event, StoredMessage};
 use context_engine::channel::store::request::ContextRequest;
-use context_engine::channel::store::{Store, StoreConfig};
+use context_engine::channel::store::{ChannelStore, StoreConfig};
 use context_engine::core::model::Author;
 use std::time::{Duration, Instant};
 
@@ -59,7 +59,7 @@ fn message(sec: u64, text: &str, thread: Option<u64>, user: u64) -> StoredMessag
     m
 }
 
-fn post(store: &mut Store, channel: &str, m: StoredMessage) {
+fn post(store: &mut ChannelStore, channel: &str, m: StoredMessage) {
     let event = Event::Message {
         channel: channel.to_string(),
         workspace: None,
@@ -75,7 +75,7 @@ fn per_call(total: Duration, n: u32) -> Duration {
 fn bench_ingest() {
     let n = 100_000u32;
     let body = WORDS.join(" ").repeat(4);
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let start = Instant::now();
     for k in 0..u64::from(n) {
         post(
@@ -91,7 +91,7 @@ fn bench_ingest() {
 }
 
 fn bench_build() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     store.put_history(CHANNEL, Vec::new(), T0);
     for i in 0..1_000 {
         post(&mut store, CHANNEL, message(i, &text(i), None, i % 3));

@@ -1,4 +1,4 @@
-// MemoryStore.ingest's fast lane: when every message of a batch is plain (string fields,
+// MemoryStore.ingest's packed path: when every message of a batch is plain (string fields,
 // a known role, a finite time, well-formed ids, no other keys), its fields go to Rust as
 // one joined string plus lengths instead of JSON, which V8 takes longer to write than
 // Rust takes to read. Anything else goes through the native JSON path, which validates

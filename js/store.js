@@ -115,7 +115,7 @@ async function drive(store, run, effects, tool) {
 /** The fetcher of each store (JS functions stay beside the Rust state). */
 const fetchers = new WeakMap()
 
-// ingestMany's fast lane: when every event is a plain message (the bulk of a channel's
+// ingestMany's packed path: when every event is a plain message (the bulk of a channel's
 // traffic), its fields go to Rust as one joined string plus lengths instead of JSON,
 // which V8 would take longer to write than Rust takes to apply the whole batch. Anything
 // else (edits, reactions, media, odd types) goes through the native JSON path, which

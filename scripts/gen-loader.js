@@ -100,7 +100,7 @@ Object.assign(module.exports, dropinLayer)
 Object.assign(module.exports, require('./js/manifest.js')(binding))
 // ChannelStore with its fetch driver (the class the typings describe): see js/store.js.
 Object.assign(module.exports, require('./js/store.js')(binding))
-// MemoryStore with its packed ingest lane (the class the typings describe): see js/memory.js.
+// MemoryStore with its packed ingest path (the class the typings describe): see js/memory.js.
 Object.assign(module.exports, require('./js/memory.js')(binding))
 // buildChannelTools, the drop-in tool builder over a private ChannelStore: see js/tools.js.
 const jsLayer = { ...dropinLayer, ...require('./js/tools.js')(module.exports.ChannelStore, binding) }
@@ -111,7 +111,7 @@ ${[...jsOwn].map((n) => `module.exports.${n} = jsLayer.${n}`).join('\n')}
 writeFileSync(join(root, 'index.js'), out)
 console.log(`gen-loader: index.js exports ${names.length} names`)
 
-// The field names of the input shapes the JS fast lanes read (js/store.js, js/memory.js),
+// The field names of the input shapes the JS packed paths read (js/store.js, js/memory.js),
 // from the typings the Rust structs generate, so a field added in Rust is known there too.
 const FAST_LANE_SHAPES = ['MessageInput', 'AuthorInput', 'MemoryMessage']
 const fieldsOf = (name) => {

@@ -20,6 +20,10 @@ const CROSSINGS: [(&str, &str); 0] = [];
 /// Lines a source file may have (its tests live beside it, in `tests.rs`).
 const MAX_LINES: usize = 500;
 
+/// Lines a function may have, from its signature to its closing brace (tests apart):
+/// past it, a function is split into named phases.
+const MAX_FN_LINES: usize = 120;
+
 /// Files past [`MAX_LINES`] today, each with the most lines it may have: they may shrink,
 /// not grow, until they are split along their seams.
 const OVER_LIMIT: [(&str, usize); 0] = [];
@@ -337,4 +341,147 @@ fn the_import_reader_finds_what_it_is_shown() {
             "src/channel/store/mod.rs".to_string()
         ]]
     );
+}
+
+/// Each function of `text` (cut before its inline test module) as its name, first line
+/// (1-based) and length in lines: from a line that starts an item `fn` to the first line
+/// after it holding only a `}` at the signature's indentation.
+fn functions(text: &str) -> Vec<(String, usize, usize)> {
+    let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or(text);
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        let mut rest = body;
+        for prefix in [
+            "pub(crate) ",
+            "pub(super) ",
+            "pub ",
+            "const ",
+            "async ",
+            "unsafe ",
+        ] {
+            rest = rest.strip_prefix(prefix).unwrap_or(rest);
+        }
+        let Some(sig) = rest.strip_prefix("fn ") else {
+            continue;
+        };
+        let name: String = sig
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if line.contains('{') && line.matches('{').count() == line.matches('}').count() {
+            out.push((name, i + 1, 1));
+            continue;
+        }
+        let close = format!("{indent}}}");
+        let end = lines[i + 1..]
+            .iter()
+            .position(|l| *l == close)
+            .map(|k| i + 1 + k);
+        // A declaration without a body (a trait's) ends at its `;` before any `{`.
+        let declared_only = lines[i..]
+            .iter()
+            .find(|l| l.contains('{') || l.trim_end().ends_with(';'))
+            .is_some_and(|l| !l.contains('{'));
+        if let (Some(end), false) = (end, declared_only) {
+            out.push((name, i + 1, end - i + 1));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_is_longer_than_a_reader_follows() {
+    let mut long = Vec::new();
+    let mut seen = 0;
+    for p in sources() {
+        let rel = relative(&p);
+        if is_test_file(&rel) {
+            continue;
+        }
+        for (name, line, n) in functions(&read(&p)) {
+            seen += 1;
+            if n > MAX_FN_LINES {
+                long.push(format!("{rel}:{line} {name}: {n} lines"));
+            }
+        }
+    }
+    assert!(
+        seen > 1_000,
+        "only {seen} functions were found: the reader is broken"
+    );
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FN_LINES} lines (split them into named phases):\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_function_reader_measures_what_it_is_shown() {
+    let text = "impl A {\n    pub fn a(&self) -> u8 {\n        if x {\n        }\n        1\n    }\n    fn b(&self);\n}\nfn c() {}\nfn d()\nwhere T: X,\n{\n}\n#[cfg(test)]\nmod tests {\n    fn t() {\n    }\n}\n";
+    assert_eq!(
+        functions(text),
+        [
+            ("a".to_string(), 2, 5),
+            ("c".to_string(), 9, 1),
+            ("d".to_string(), 10, 4)
+        ]
+    );
+}
+
+#[test]
+fn one_word_one_meaning() {
+    // "scope" is what a memory search or tool reaches; "store" is a ChannelStore or a
+    // MemoryStore (ARCHITECTURE.md, "One meaning per word").
+    for m in modules() {
+        for line in m.code.lines() {
+            let t = line.trim_start();
+            let t = t.strip_prefix("pub ").unwrap_or(t);
+            let Some(name) = t
+                .strip_prefix("struct ")
+                .or_else(|| t.strip_prefix("enum "))
+                .map(|r| {
+                    r.split(|c: char| !c.is_alphanumeric() && c != '_')
+                        .next()
+                        .unwrap_or("")
+                })
+            else {
+                continue;
+            };
+            assert!(
+                !name.contains("Scope") || m.file.starts_with("src/memory/"),
+                "{}: {name}: a scope is the memory's (a session and perhaps one lane)",
+                m.file
+            );
+            assert!(
+                name != "Store",
+                "{}: a bare Store: say which (ChannelStore, MemoryStore)",
+                m.file
+            );
+        }
+    }
+    // "lane" is a thread key: the batches read without JSON take the packed path.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut texts: Vec<PathBuf> = sources();
+    for dir in ["js", "docs", "openclaw", "scripts", "__test__"] {
+        if let Ok(entries) = std::fs::read_dir(root.join(dir)) {
+            texts.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_file()));
+        }
+    }
+    texts.extend(["README.md", "ARCHITECTURE.md"].map(|f| root.join(f)));
+    for p in texts {
+        let text = std::fs::read_to_string(&p)
+            .unwrap_or_default()
+            .to_lowercase();
+        for phrase in ["fast lane", "packed lane", "json lane"] {
+            assert!(
+                !text.contains(phrase),
+                "{}: \"{phrase}\": a lane is a thread key; say the packed path",
+                relative(&p)
+            );
+        }
+    }
 }

@@ -14,6 +14,7 @@
 //! that two messages of the same millisecond keep their order and both are held.
 
 mod directory;
+mod events;
 pub mod markup;
 mod page;
 pub use directory::{RoleNames, ThreadDirectory, ROLES_REMEMBERED, THREADS_REMEMBERED};
@@ -122,22 +123,7 @@ pub fn gateway_event(
     let path = "payload.d";
     match t {
         "MESSAGE_CREATE" => message_create(d()?, path, threads, names),
-        "MESSAGE_UPDATE" => {
-            let d = d()?;
-            let (channel, _) = place(&req_str(d, "channel_id", path)?, threads);
-            let id = req_str(d, "id", path)?;
-            let Some(content) = opt_str(d, "content", path)? else {
-                return Ok(Intake::ignored("MESSAGE_UPDATE/partial"));
-            };
-            let text = markup::plain_text(content, d, names);
-            let edited = nonempty(d, "edited_timestamp").is_some();
-            Ok(Intake::one(Event::Edit {
-                channel,
-                message_id: id,
-                text,
-                edited,
-            }))
-        }
+        "MESSAGE_UPDATE" => events::message_update(d()?, path, threads, names),
         "MESSAGE_DELETE" => {
             let d = d()?;
             let (channel, _) = place(&req_str(d, "channel_id", path)?, threads);
@@ -146,84 +132,15 @@ pub fn gateway_event(
                 message_id: req_str(d, "id", path)?,
             }))
         }
-        "MESSAGE_DELETE_BULK" => {
-            let d = d()?;
-            let (channel, _) = place(&req_str(d, "channel_id", path)?, threads);
-            let ids = match d.get("ids") {
-                Some(Value::Array(ids)) => ids,
-                Some(other) => {
-                    return Err(InputError::type_error(
-                        format!("{path}.ids"),
-                        format!("expected an array, got {}", kind(other)),
-                    ))
-                }
-                None => return Err(InputError::type_error(format!("{path}.ids"), "is required")),
-            };
-            let mut events = Vec::with_capacity(ids.len());
-            for (i, id) in ids.iter().enumerate() {
-                let Some(id) = id.as_str().filter(|s| !s.is_empty()) else {
-                    return Err(InputError::type_error(
-                        format!("{path}.ids[{i}]"),
-                        format!("expected a non-empty string, got {}", kind(id)),
-                    ));
-                };
-                events.push(Event::Delete {
-                    channel: channel.clone(),
-                    message_id: id.to_string(),
-                });
-            }
-            Ok(Intake {
-                events,
-                ..Intake::default()
-            })
-        }
+        "MESSAGE_DELETE_BULK" => events::delete_bulk(d()?, path, threads),
         "MESSAGE_REACTION_ADD" | "MESSAGE_REACTION_REMOVE" => {
-            let d = d()?;
-            let (channel, _) = place(&req_str(d, "channel_id", path)?, threads);
-            let emoji = req_object(d, "emoji", path)?;
-            let Some(name) = nonempty(emoji, "name") else {
-                // A custom emoji deleted from its guild has no name left to show.
-                return Ok(Intake::ignored(format!("{t}/unnamed")));
-            };
-            Ok(Intake::one(Event::Reaction {
-                channel,
-                message_id: req_str(d, "message_id", path)?,
-                name: name.to_string(),
-                user: nonempty(d, "user_id").map(str::to_string),
-                added: t == "MESSAGE_REACTION_ADD",
-            }))
+            events::reaction(t, d()?, path, threads)
         }
         "THREAD_DELETE" => Ok(Intake {
             threads: vec![(req_str(d()?, "id", path)?, None)],
             ..Intake::default()
         }),
-        // On every (re)connect GUILD_CREATE lists the guild's channels and active
-        // threads: a restarted store learns its threads back from it.
-        "THREAD_LIST_SYNC" | "GUILD_CREATE" => {
-            let d = d()?;
-            let mut out = Intake::default();
-            let guild = nonempty(
-                d,
-                if t == "GUILD_CREATE" {
-                    "id"
-                } else {
-                    "guild_id"
-                },
-            );
-            for list in ["channels", "threads"] {
-                if let Some(Value::Array(items)) = d.get(list) {
-                    for (i, c) in items.iter().enumerate() {
-                        channel_info(c, &format!("{path}.{list}[{i}]"), guild, &mut out)?;
-                    }
-                }
-            }
-            if let Some(Value::Array(roles)) = d.get("roles") {
-                for (i, r) in roles.iter().enumerate() {
-                    out.roles.push(role_info(r, &format!("{path}.roles[{i}]"))?);
-                }
-            }
-            Ok(out)
-        }
+        "THREAD_LIST_SYNC" | "GUILD_CREATE" => events::guild_channels(t, d()?, path),
         "GUILD_ROLE_CREATE" | "GUILD_ROLE_UPDATE" => {
             let role = req_object(d()?, "role", path)?;
             Ok(Intake {
@@ -236,20 +153,7 @@ pub fn gateway_event(
             ..Intake::default()
         }),
         "THREAD_CREATE" | "THREAD_UPDATE" | "CHANNEL_CREATE" | "CHANNEL_UPDATE" => {
-            let d = d()?;
-            let mut out = Intake::default();
-            channel_info(d, path, None, &mut out)?;
-            let new = t == "THREAD_CREATE"
-                && d.get("newly_created").and_then(Value::as_bool) == Some(true);
-            let private = d.get("type").and_then(Value::as_u64) == Some(PRIVATE_THREAD);
-            if new {
-                out.created.extend(
-                    out.threads
-                        .iter()
-                        .filter_map(|(id, parent)| Some((id.clone(), parent.clone()?, private))),
-                );
-            }
-            Ok(out)
+            events::channel_update(t, d()?, path)
         }
         // TYPING_START, PRESENCE_UPDATE, ...
         _ => Ok(Intake::ignored(t)),

@@ -10,7 +10,7 @@
 use crate::channel::coord::SharedGrant;
 use crate::channel::store::fetch::{Failure, FetchJob, FetchKind, Fetchers, Need};
 use crate::channel::store::request::ContextRequest;
-use crate::channel::store::{CachedMedia, Store};
+use crate::channel::store::{CachedMedia, ChannelStore};
 use crate::channel::tools::channel_messages::MediaResult;
 use crate::channel::tools::input::MessagesInput;
 use serde_json::Value;
@@ -225,7 +225,7 @@ impl Runs {
     /// without effects is the run done.
     pub fn start(
         &mut self,
-        store: &mut Store,
+        store: &mut ChannelStore,
         goal: Goal,
         jobs: Vec<FetchJob>,
         failures: Vec<Failure>,
@@ -266,7 +266,7 @@ impl Runs {
     /// An answer nobody waits for changes nothing.
     pub fn answer(
         &mut self,
-        store: &mut Store,
+        store: &mut ChannelStore,
         run: RunId,
         effect: EffectId,
         answer: Answer,
@@ -287,7 +287,7 @@ impl Runs {
 
     /// Ends run `run` early (its driver failed): its fetches end as failed with
     /// `reason`, so the runs that joined them go on.
-    pub fn abort(&mut self, store: &mut Store, run: RunId, reason: &str) -> Vec<EffectId> {
+    pub fn abort(&mut self, store: &mut ChannelStore, run: RunId, reason: &str) -> Vec<EffectId> {
         let mut out = Step::default();
         let Some(count) = self.runs.get(&run).map(|r| r.jobs.len()) else {
             return out.woken;
@@ -329,7 +329,7 @@ impl Runs {
 
     fn add_jobs(
         &mut self,
-        store: &mut Store,
+        store: &mut ChannelStore,
         run: RunId,
         jobs: Vec<FetchJob>,
         now: u64,
@@ -371,7 +371,14 @@ impl Runs {
 
     /// Job `j` of `run` has ended: its failure joins the run's, and when it owned the
     /// fetch, the runs that joined it are woken with the same end.
-    fn finish(&mut self, store: &mut Store, run: RunId, j: usize, end: JobEnd, out: &mut Step) {
+    fn finish(
+        &mut self,
+        store: &mut ChannelStore,
+        run: RunId,
+        j: usize,
+        end: JobEnd,
+        out: &mut Step,
+    ) {
         let Some(r) = self.runs.get_mut(&run) else {
             return;
         };
@@ -405,7 +412,7 @@ impl Runs {
     }
 
     /// When every fetch of `run` has ended: plans again (a build) or finishes it.
-    fn settle(&mut self, store: &mut Store, run: RunId, now: u64, out: &mut Step) {
+    fn settle(&mut self, store: &mut ChannelStore, run: RunId, now: u64, out: &mut Step) {
         loop {
             let Some(r) = self.runs.get_mut(&run) else {
                 return;

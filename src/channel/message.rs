@@ -109,7 +109,7 @@ pub struct StoredMessage {
     pub ts: ShortStr,
     pub key: TsKey,
     /// Shared by every message the store holds of the same author (see
-    /// [`super::Store`]'s author table).
+    /// [`super::ChannelStore`]'s author table).
     pub author: Arc<Author>,
     /// Packed by the store when it takes the message in: read it with
     /// [`PackedText::as_str`].

@@ -255,8 +255,8 @@ mod json_text;
 mod packed;
 pub mod payload;
 pub use json_text::{
-    id_with_lone_surrogate, may_hide_non_finite, non_finite_error, path_at, repair_lone_surrogates,
-    ID_FIELDS, NON_FINITE_MARKER,
+    id_with_lone_surrogate, may_hide_non_finite, non_finite_error, path_at,
+    repair_lone_surrogate_escapes, repair_lone_surrogates, ID_FIELDS, NON_FINITE_MARKER,
 };
 pub use packed::{string_of_units, PackedFields};
 

@@ -211,38 +211,7 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for SectionFormat
         writer: &mut W,
         fragment: &str,
     ) -> std::io::Result<()> {
-        let bytes = fragment.as_bytes();
-        if !has_section_specials(bytes) {
-            return writer.write_all(bytes);
-        }
-        let mut start = 0;
-        let mut i = 0;
-        while i < bytes.len() {
-            let (rep, len): (&[u8], usize) = match bytes[i] {
-                b'<' => (b"\\u003c", 1),
-                b'>' => (b"\\u003e", 1),
-                b'&' => (b"\\u0026", 1),
-                b'`' => (b"\\u0060", 1),
-                // NEL (U+0085), LINE SEPARATOR and PARAGRAPH SEPARATOR end a line for
-                // some readers (JavaScript source, Unicode-aware line splitters).
-                0xC2 if bytes.get(i + 1) == Some(&0x85) => (b"\\u0085", 2),
-                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA8) => {
-                    (b"\\u2028", 3)
-                }
-                0xE2 if bytes.get(i + 1) == Some(&0x80) && bytes.get(i + 2) == Some(&0xA9) => {
-                    (b"\\u2029", 3)
-                }
-                _ => {
-                    i += 1;
-                    continue;
-                }
-            };
-            writer.write_all(&bytes[start..i])?;
-            writer.write_all(rep)?;
-            i += len;
-            start = i;
-        }
-        writer.write_all(&bytes[start..])
+        write_escaped(writer, fragment)
     }
 
     // Layout is the wrapped formatter's (compact or pretty).
@@ -309,6 +278,97 @@ fn has_section_specials(bytes: &[u8]) -> bool {
         }
     }
     blocks.remainder().iter().any(|&b| special(b) != 0)
+}
+
+/// The characters the prompt's JSON documents write as `\uXXXX` escapes (inside strings,
+/// the only place JSON has them): `<`, `>`, `&` and backticks, which could close a tag or
+/// a fence, and NEL (U+0085), LINE SEPARATOR and PARAGRAPH SEPARATOR, which end a line
+/// for some readers (JavaScript source, Unicode-aware line splitters).
+pub const SECTION_ESCAPED: [char; 7] = ['<', '>', '&', '`', '\u{85}', '\u{2028}', '\u{2029}'];
+
+/// Writes `fragment` with the [`SECTION_ESCAPED`] characters as JSON `\uXXXX` escapes:
+/// the one escaping of the prompt's JSON documents, applied inside strings as they are
+/// written ([`section_json`]); [`escape_json_units`] applies the same list to JSON
+/// already written.
+fn write_escaped<W: ?Sized + std::io::Write>(
+    writer: &mut W,
+    fragment: &str,
+) -> std::io::Result<()> {
+    let bytes = fragment.as_bytes();
+    if !has_section_specials(bytes) {
+        return writer.write_all(bytes);
+    }
+    let mut start = 0;
+    for (i, c) in fragment.char_indices() {
+        if SECTION_ESCAPED.contains(&c) {
+            writer.write_all(&bytes[start..i])?;
+            write!(writer, "\\u{:04x}", u32::from(c))?;
+            start = i + c.len_utf8();
+        }
+    }
+    writer.write_all(&bytes[start..])
+}
+
+/// JSON text written elsewhere (`JSON.stringify` on the JavaScript side), as the UTF-16
+/// units of its string (no conversion to UTF-8 and back), escaped as [`section_json`]
+/// escapes its strings: outside strings JSON has none of the escaped characters, so the
+/// whole text is escaped at once. Lone-surrogate escapes become `\uFFFD`
+/// ([`crate::core::input::repair_lone_surrogate_escapes`]) first. The escaped
+/// characters are all in the Basic Multilingual Plane: one unit each.
+pub fn escape_json_units(units: &mut [u16]) -> Vec<u16> {
+    crate::core::input::repair_lone_surrogate_escapes(units);
+    let mut out = Vec::with_capacity(units.len() + 16);
+    for &u in units.iter() {
+        if is_escaped_unit(u) {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend([u16::from(b'\\'), u16::from(b'u')]);
+            out.extend(
+                (0..4)
+                    .rev()
+                    .map(|k| u16::from(HEX[usize::from((u >> (4 * k)) & 0xf)])),
+            );
+        } else {
+            out.push(u);
+        }
+    }
+    out
+}
+
+/// The largest of [`SECTION_ESCAPED`].
+const MAX_ESCAPED: u32 = {
+    let mut m = 0;
+    let mut i = 0;
+    while i < SECTION_ESCAPED.len() {
+        if SECTION_ESCAPED[i] as u32 > m {
+            m = SECTION_ESCAPED[i] as u32;
+        }
+        i += 1;
+    }
+    m
+};
+
+/// Whether a UTF-16 unit is one of [`SECTION_ESCAPED`] (a table for ASCII, built from the
+/// list, and the list itself above it).
+fn is_escaped_unit(u: u16) -> bool {
+    const ASCII: [bool; 128] = {
+        let mut t = [false; 128];
+        let mut i = 0;
+        while i < SECTION_ESCAPED.len() {
+            let c = SECTION_ESCAPED[i] as usize;
+            if c < 128 {
+                t[c] = true;
+            }
+            i += 1;
+        }
+        t
+    };
+    match ASCII.get(usize::from(u)) {
+        Some(&escaped) => escaped,
+        None => {
+            u32::from(u) <= MAX_ESCAPED
+                && SECTION_ESCAPED.contains(&char::from_u32(u32::from(u)).unwrap_or('a'))
+        }
+    }
 }
 
 fn write_section<T: Serialize, F: serde_json::ser::Formatter>(value: &T, f: F) -> Option<String> {

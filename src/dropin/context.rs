@@ -20,7 +20,9 @@ use crate::core::model::{
     AdjacentMessage, Anchor, Author, Channel, ChannelSnapshot, MediaRef, ThreadActivity,
     ThreadContext, ThreadReply, ThreadRoot, ThreadTelemetry, Truncation, SCHEMA_VERSION,
 };
-use crate::core::text::{estimate_tokens, truncate_reply, truncate_snippet};
+use crate::core::text::{
+    tokens_for_units, truncate_reply, truncate_snippet, utf16_len, REPLY_MAX_TOKENS,
+};
 use napi_derive::napi;
 use serde::Deserialize;
 
@@ -217,13 +219,11 @@ pub fn thread_context(
     thread: &ThreadDataInput,
     budget_tokens: u64,
 ) -> (ThreadContext, ThreadTelemetry) {
-    let tokens: Vec<u64> = thread
-        .replies
-        .iter()
-        .map(|r| estimate_tokens(&r.text))
-        .collect();
-    let cut = most_recent_within(&tokens, budget_tokens);
-    let first = cut.omitted();
+    let plan = thread_plan(
+        thread.replies.iter().map(|r| utf16_len(&r.text)),
+        budget_tokens,
+    );
+    let first = plan.first;
     let included = &thread.replies[first..];
     let omitted_range_ts = (first > 0).then(|| {
         (
@@ -268,10 +268,40 @@ pub fn thread_context(
     };
     let telemetry = ThreadTelemetry {
         thread_budget_tokens: budget_tokens,
-        actual_tokens: tokens[first..].iter().sum(),
+        actual_tokens: plan.used,
         messages_truncated: first as u64,
     };
     (context, telemetry)
+}
+
+/// What the runner's thread rule decides from the replies' lengths alone (in UTF-16
+/// units, oldest first): the newest replies that fit the budget, filled newest first (the
+/// newest always kept), the tokens they come to, and which of them are over
+/// [`REPLY_MAX_TOKENS`] and cut. The one home of the rule: [`thread_context`] builds on it,
+/// and so does the JS side of the drop-in, from the lengths it reads (`js/dropin.js`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadPlan {
+    /// The index of the oldest reply kept (the replies before it are omitted).
+    pub first: usize,
+    /// The estimated tokens of the replies kept.
+    pub used: u64,
+    /// The kept replies that are cut to [`REPLY_MAX_TOKENS`], by index, oldest first.
+    pub cut: Vec<usize>,
+}
+
+/// The [`ThreadPlan`] of replies of `units` UTF-16 units each within `budget_tokens`.
+pub fn thread_plan(units: impl Iterator<Item = usize>, budget_tokens: u64) -> ThreadPlan {
+    let tokens: Vec<u64> = units.map(tokens_for_units).collect();
+    let first = most_recent_within(&tokens, budget_tokens).omitted();
+    let kept = tokens.iter().enumerate().skip(first);
+    ThreadPlan {
+        first,
+        used: tokens[first..].iter().sum(),
+        cut: kept
+            .filter(|&(_, &t)| t > REPLY_MAX_TOKENS)
+            .map(|(i, _)| i)
+            .collect(),
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! The channel tools' guidance a runner's `before_session_create` subscriber ends its
 //! section with: both tools and when to use them in a channel, the one that works in a
-//! direct message (where there is no channel to search). The subscriber itself
-//! (`js/dropin.js`) puts the ChannelSnapshot and the ThreadContext before it.
+//! direct message (where there is no channel to search), and the section the subscriber
+//! adds (`js/dropin.js` builds the documents and hands their JSON to [`session_section`]).
+
+use crate::core::prompt::escape_json_units;
 
 /// Guidance for a channel or group conversation: both tools, and when to use them.
 const CHANNEL_TOOLS: &str = "\
@@ -36,6 +38,31 @@ pub fn channel_tools_guidance(channel_type: Option<&str>) -> &'static str {
     } else {
         CHANNEL_TOOLS
     }
+}
+
+/// The section a runner's `before_session_create` subscriber adds: the ChannelSnapshot's
+/// and the ThreadContext's JSON (as `JSON.stringify(value, null, 2)` wrote them, in the
+/// UTF-16 units of their strings), each under its heading in a fenced block, a lone
+/// surrogate (which `JSON.stringify` writes as a `\uD800`-style escape) as U+FFFD as in
+/// every document the engine writes, and escaped as the prompt's JSON is
+/// ([`escape_json_units`]: no message can close the fence), then the tools' guidance.
+pub fn session_section(
+    snapshot_json: &mut [u16],
+    thread_json: Option<&mut [u16]>,
+    channel_type: Option<&str>,
+) -> Vec<u16> {
+    let units = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+    let mut section = units("### Channel Context\n```json\n");
+    section.extend(escape_json_units(snapshot_json));
+    section.extend(units("\n```\n"));
+    if let Some(thread) = thread_json {
+        section.extend(units("\n### Thread Context\n```json\n"));
+        section.extend(escape_json_units(thread));
+        section.extend(units("\n```\n"));
+    }
+    section.extend(units("\n"));
+    section.extend(units(channel_tools_guidance(channel_type)));
+    section
 }
 
 #[cfg(test)]

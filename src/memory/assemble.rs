@@ -124,7 +124,7 @@ pub struct AssembleRequest<'a> {
     pub passages_min_terms: usize,
     /// A match is retrieved only when the question's search terms it holds weigh at least
     /// this much together, each its idf in the lane (see
-    /// [`idf`](crate::memory::passages::idf)): a bar a lone common word ("today",
+    /// [`idf`](crate::core::search::bm25::idf)): a bar a lone common word ("today",
     /// "good") does not clear and a lone rare one does. 0: no bar.
     pub passages_min_weight: f64,
     /// The turns brought with a match on each side, at most (the default is

@@ -9,7 +9,7 @@
 //! session and one for the session's lane, so a search reads only the postings of its
 //! own scope's messages (FTS5 seeks through the rest).
 //!
-//! What a question searches for: its distinct words that are not [`STOP_WORDS`] (all of
+//! What a question searches for: its distinct words that are not stop words ([`crate::core::search::tokenize::is_question_stop_word`]) (all of
 //! them when every word is one), and the character pairs of its unsegmented runs.
 //!
 //! Scope: the message's own lane, any match ([`MemoryStore::lane_hits`]); another lane of
@@ -24,14 +24,11 @@
 mod rank;
 pub mod terms;
 
-pub use rank::{
-    idf, speaker_of, Signals, BM25_B, BM25_K1, RECENCY_HALF_LIFE_MS, RECENCY_WEIGHT, SPEAKER_WEIGHT,
-};
-use rank::{RankingRow, LENGTH_CHUNK, MAX_LIFT};
+use crate::core::search::bm25::{idf, length_norm, saturation, MAX_LIFT};
+pub use rank::{speaker_of, Signals, RECENCY_HALF_LIFE_MS, RECENCY_WEIGHT, SPEAKER_WEIGHT};
+use rank::{RankingRow, LENGTH_CHUNK};
 use terms::{body_expression, lane_token, session_token};
-pub use terms::{
-    fallback_terms, index_text, is_unsegmented, query_terms, scope_tokens, STOP_WORDS,
-};
+pub use terms::{fallback_terms, index_text, is_unsegmented, query_terms, scope_tokens};
 
 use super::db::MemoryError;
 use super::message::{chat_row, ChatMessage, Role};
@@ -145,7 +142,7 @@ impl MemoryStore {
     ///
     /// BM25 over the lane: a message scores, for each term it holds, the term's IDF
     /// counted among the lane's messages, saturated by the message's length against the
-    /// lane's mean length ([`BM25_K1`], [`BM25_B`]; a term counts once per
+    /// lane's mean length ([`crate::core::search::bm25`]; a term counts once per
     /// message: chat messages are short, and one said twice is rarely more relevant).
     /// Ties go to the newer message. The statistics are the lane's own, so a search
     /// costs what the lane's matching messages cost, whatever else the file holds.
@@ -255,11 +252,10 @@ impl MemoryStore {
                 }
                 #[allow(clippy::cast_precision_loss)]
                 let dl = row.chars as f64;
-                let norm = 1.0 - BM25_B + BM25_B * dl / mean.max(1.0);
+                let norm = length_norm(dl, mean.max(1.0));
                 Some(Hit {
                     seq,
-                    score: sum * (BM25_K1 + 1.0) / (1.0 + BM25_K1 * norm)
-                        * signals.factor(row.ts_ms, row.role),
+                    score: sum * saturation(1.0, norm) * signals.factor(row.ts_ms, row.role),
                     terms,
                     weight: sum,
                 })

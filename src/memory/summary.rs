@@ -33,7 +33,7 @@
 //! A summary is updated incrementally: the previous summary plus the newly folded
 //! messages, never rebuilt from the whole history.
 
-use super::passages::terms::STOP_WORDS;
+use crate::core::search::tokenize::is_question_stop_word;
 
 /// Items kept per section of a summary (the newest).
 pub const SECTION_MAX: usize = 8;
@@ -163,7 +163,7 @@ const RULES: [(&[&str], usize); 4] = [
     ),
 ];
 
-/// Words that carry no substance in a summary item besides the search's [`STOP_WORDS`]
+/// Words that carry no substance in a summary item besides the words a question is not searched by ([`is_question_stop_word`])
 /// (pronouns, auxiliaries, determiners): pleasantries and acknowledgements, vague verbs
 /// and nouns, and the section cues themselves. A sentence needs two words outside both
 /// lists (or a number) to be kept.
@@ -241,7 +241,7 @@ pub fn substance_words(sentence: &str) -> impl Iterator<Item = &str> {
         .filter(|w| !w.is_empty())
         .filter(|w| {
             let w = w.to_lowercase();
-            !STOP_WORDS.contains(&w.as_str()) && !FILLER_WORDS.contains(&w.as_str())
+            !is_question_stop_word(&w) && !FILLER_WORDS.contains(&w.as_str())
         })
 }
 

@@ -2,7 +2,7 @@
 //! search and answers are in `crate::channel::tools`; fetches are a run of the store, like
 //! `buildContext`'s.
 
-use super::store::ChannelStore;
+use super::store::JsChannelStore;
 use crate::bindings::core::tool::read_input;
 use crate::bindings::errors::{clear_exception, rejected, throw};
 use crate::bindings::js::{create_js_string, describe, id_arg, is_nullish, to_js};
@@ -17,14 +17,14 @@ use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
 
 #[napi]
-impl ChannelStore {
+impl JsChannelStore {
     /// The tools for one channel: `channel_context` (ranked search) and
     /// `channel_messages` (a thread, messages or a media artifact by id). The channel
     /// is fixed here; no tool input names one, so a tool cannot reach another channel.
     #[napi(catch_unwind, ts_args_type = "channelId: string, options?: ChannelToolsOptions")]
     pub fn tools(
         &self,
-        reference: Reference<ChannelStore>,
+        reference: Reference<JsChannelStore>,
         env: Env,
         channel_id: Unknown,
         options: Option<Unknown>,
@@ -57,7 +57,7 @@ impl ChannelStore {
 /// The tools of one channel, from `store.tools(channelId)`.
 #[napi]
 pub struct ChannelTools {
-    store: Reference<ChannelStore>,
+    store: Reference<JsChannelStore>,
     channel: String,
     dotted: bool,
     max_media_bytes: u64,
@@ -111,7 +111,7 @@ impl ChannelTools {
                 Ok(v) => v,
                 Err(e) => return resolved(env, e.to_json(&name_text)),
             };
-            let store: &ChannelStore = &self.store;
+            let store: &JsChannelStore = &self.store;
             let now = store.now(env)?;
             match tool {
                 Tool::Context => {
@@ -151,7 +151,7 @@ impl ChannelTools {
     fn messages<'e>(
         &self,
         env: &'e Env,
-        store: &ChannelStore,
+        store: &JsChannelStore,
         input: MessagesInput,
         now: u64,
     ) -> Result<Unknown<'e>> {

@@ -7,15 +7,14 @@ use crate::bindings::js::js_string;
 use crate::bindings::js::{
     budget_arg, create_js_string, describe, expect_object, from_js, from_js_opt, to_js,
 };
-use crate::core::budget::most_recent_within;
 use crate::core::input::InputError;
 use crate::core::model::ThreadContext;
 use crate::core::model::{ChannelSnapshotInput, ThreadInput, ThreadTelemetry, Truncation};
 use crate::core::prompt::{build_prompt_section, PromptOptionsInput, PromptSectionInput};
 use crate::core::snapshot::build_channel_snapshot;
-use crate::core::text::{snippet_units, tokens_for_units};
+use crate::core::text::{snippet_units, tokens_for_units, truncate_reply};
 use crate::core::thread::{build_thread_context, BudgetedThread};
-use crate::dropin::context::{StructuredContextInput, ThreadDataInput};
+use crate::dropin::context::{thread_plan, StructuredContextInput, ThreadDataInput};
 use napi::bindgen_prelude::*;
 use napi::{Env, JsString, JsValue, ValueType};
 use napi_derive::napi;
@@ -93,7 +92,7 @@ pub fn apply_thread_budget<'e>(env: &'e Env, input: Unknown<'e>) -> Result<Objec
             let n = replies.get_array_length()?;
             let mut items: Vec<Unknown> = Vec::with_capacity(n as usize);
             let mut stamps: Vec<JsString> = Vec::with_capacity(n as usize);
-            let mut tokens: Vec<u64> = Vec::with_capacity(n as usize);
+            let mut units: Vec<usize> = Vec::with_capacity(n as usize);
             for i in 0..n {
                 let item: Unknown = replies.get_element(i)?;
                 expect_object(env, F, &format!("replies[{i}]"), &item)?;
@@ -103,12 +102,11 @@ pub fn apply_thread_budget<'e>(env: &'e Env, input: Unknown<'e>) -> Result<Objec
                 let text = js_string(env, F, &format!("replies[{i}].text"), &text)?;
                 let ts: Unknown = reply.get_named_property("ts")?;
                 stamps.push(js_string(env, F, &format!("replies[{i}].ts"), &ts)?);
-                tokens.push(tokens_for_units(text.utf16_len()?));
+                units.push(text.utf16_len()?);
                 items.push(item);
             }
 
-            let cut = most_recent_within(&tokens, budget);
-            let omitted = cut.omitted();
+            let omitted = thread_plan(units.into_iter(), budget).first;
             let mut included = env.create_array(n - omitted as u32)?;
             for (i, item) in (0u32..).zip(&items[omitted..]) {
                 included.set(i, *item)?;
@@ -156,11 +154,7 @@ pub fn thread_budget_cut(
             ))
         }
     };
-    let tokens: Vec<u64> = lengths
-        .iter()
-        .map(|&units| tokens_for_units(units as usize))
-        .collect();
-    Ok(most_recent_within(&tokens, budget).first_included as u32)
+    Ok(thread_plan(lengths.iter().map(|&u| u as usize), budget).first as u32)
 }
 
 /// Whether `v` is an object with an own or inherited property `key` (how the runner's
@@ -371,4 +365,88 @@ pub fn channel_tools_guidance(env: &Env, channel_type: Option<Unknown>) -> Resul
     Ok(crate::dropin::session::channel_tools_guidance(
         kind.as_deref(),
     ))
+}
+
+/// The runner's thread rule for `js/dropin.js`, which reads the replies' text lengths into
+/// `lengths` (the first `count`) and builds the runner's shapes from the plan: writes the
+/// kept replies' first index, their tokens and the budget applied (8000 when absent) to
+/// `out[0..3]`, and the indexes of the kept replies to cut after them; returns how many
+/// those are. `out` holds at least `3 + count` numbers.
+#[napi(catch_unwind, js_name = "_threadPlan", skip_typescript)]
+pub fn thread_plan_js(
+    env: &Env,
+    lengths: Uint32Array,
+    count: u32,
+    budget_tokens: Option<Unknown>,
+    mut out: Float64Array,
+) -> Result<u32> {
+    let budget = thread_budget(env, "threadBudgetCut", budget_tokens.as_ref())?;
+    let units = lengths.get(..count as usize).unwrap_or(&lengths[..]);
+    let plan = thread_plan(units.iter().map(|&u| u as usize), budget);
+    // SAFETY: the typed array is the caller's, borrowed for this synchronous call on the
+    // JS thread, which nothing else runs on meanwhile.
+    let slots = unsafe { out.as_mut() };
+    if slots.len() < 3 + plan.cut.len() {
+        return Err(throw(
+            env,
+            "threadBudgetCut",
+            &InputError::range_error("out", format!("must hold {} numbers", 3 + units.len())),
+        ));
+    }
+    #[allow(clippy::cast_precision_loss)] // counts and budgets are far below 2^53
+    {
+        slots[0] = plan.first as f64;
+        slots[1] = plan.used as f64;
+        slots[2] = budget as f64;
+        for (slot, &i) in slots[3..].iter_mut().zip(&plan.cut) {
+            *slot = i as f64;
+        }
+    }
+    Ok(plan.cut.len() as u32)
+}
+
+/// Replies over 300 tokens cut as the runner's thread shows them (a surrogate pair kept
+/// whole), for `js/dropin.js`: the texts `_threadPlan` named, in one call.
+#[napi(catch_unwind, js_name = "_cutReplies", skip_typescript)]
+pub fn cut_replies(texts: Vec<String>) -> Vec<String> {
+    texts
+        .into_iter()
+        .map(|t| truncate_reply(&t).unwrap_or(t))
+        .collect()
+}
+
+/// The section `coreSessionContextSubscriber` adds, from the documents' JSON as
+/// `JSON.stringify(value, null, 2)` wrote them (see `crate::dropin::session`), read and
+/// written as UTF-16 units.
+#[napi(catch_unwind, js_name = "_sessionSection", skip_typescript)]
+pub fn session_section_js<'e>(
+    env: &'e Env,
+    snapshot_json: JsString,
+    thread_json: Option<JsString>,
+    channel_type: Option<String>,
+) -> Result<JsString<'e>> {
+    // napi's buffers end with a NUL terminator, which is not part of the text.
+    let units = |s: JsString| -> Result<Vec<u16>> {
+        let mut u = s.into_utf16()?.as_slice().to_vec();
+        u.pop();
+        Ok(u)
+    };
+    let mut snapshot = units(snapshot_json)?;
+    let mut thread = thread_json.map(units).transpose()?;
+    let section = crate::dropin::session::session_section(
+        &mut snapshot,
+        thread.as_deref_mut(),
+        channel_type.as_deref(),
+    );
+    env.create_string_utf16(&section)
+}
+
+/// The adjacent messages' snippets of a runner's snapshot, for `js/dropin.js`: each text
+/// as `truncateSnippet` gives it, in one call.
+#[napi(catch_unwind, js_name = "_snippets", skip_typescript)]
+pub fn snippets(texts: Vec<String>) -> Vec<String> {
+    texts
+        .iter()
+        .map(|t| crate::core::text::truncate_snippet(t))
+        .collect()
 }

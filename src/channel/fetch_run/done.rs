@@ -3,7 +3,7 @@
 use super::{Goal, JobEnd, Run, State};
 use crate::channel::store::build::{BuildError, Built};
 use crate::channel::store::fetch::FetchKind;
-use crate::channel::store::{CachedMedia, Store};
+use crate::channel::store::{CachedMedia, ChannelStore};
 use crate::channel::tools::channel_messages::{self, MediaResult};
 
 /// What a finished run resolves to.
@@ -26,7 +26,7 @@ pub enum Done {
 }
 
 /// The answer of a run whose fetches have all ended.
-pub(super) fn finish_run(store: &mut Store, run: Run, now: u64) -> Done {
+pub(super) fn finish_run(store: &mut ChannelStore, run: Run, now: u64) -> Done {
     let Run {
         goal,
         jobs,

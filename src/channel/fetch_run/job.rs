@@ -4,14 +4,14 @@
 
 use super::{Answer, Effect, JobEnd, RunId, Runs, State, Step};
 use crate::channel::store::fetch::{FetchKind, Slot};
-use crate::channel::store::Store;
+use crate::channel::store::ChannelStore;
 use serde_json::json;
 
 impl Runs {
     /// Asks the local limiter for the job's next call.
     pub(super) fn acquire(
         &mut self,
-        store: &mut Store,
+        store: &mut ChannelStore,
         run: RunId,
         j: usize,
         now: u64,
@@ -35,7 +35,7 @@ impl Runs {
     /// The local limiter allowed the call: the shared one is asked next, if there is one.
     fn after_local(
         &mut self,
-        store: &mut Store,
+        store: &mut ChannelStore,
         run: RunId,
         j: usize,
         waited: u64,
@@ -54,7 +54,7 @@ impl Runs {
         });
     }
 
-    fn call(&mut self, store: &mut Store, run: RunId, j: usize, out: &mut Step) {
+    fn call(&mut self, store: &mut ChannelStore, run: RunId, j: usize, out: &mut Step) {
         let timeout_ms = store.config().fetch_timeout_ms;
         let id = self.wait(run, j);
         let Some(r) = self.runs.get_mut(&run) else {
@@ -82,7 +82,7 @@ impl Runs {
 
     pub(super) fn on_answer(
         &mut self,
-        store: &mut Store,
+        store: &mut ChannelStore,
         run: RunId,
         j: usize,
         answer: Answer,
@@ -165,7 +165,7 @@ impl Runs {
 
     fn on_page(
         &mut self,
-        store: &mut Store,
+        store: &mut ChannelStore,
         run: RunId,
         j: usize,
         json: Option<String>,
@@ -191,7 +191,14 @@ impl Runs {
         }
     }
 
-    fn fail(&mut self, store: &mut Store, run: RunId, j: usize, reason: String, out: &mut Step) {
+    fn fail(
+        &mut self,
+        store: &mut ChannelStore,
+        run: RunId,
+        j: usize,
+        reason: String,
+        out: &mut Step,
+    ) {
         let end = JobEnd {
             failure: Some(reason),
             media: None,

@@ -27,7 +27,7 @@ fn page(messages: Value) -> Answer {
 }
 
 /// Starts a build of `anchor` the way `buildContext` does.
-fn start_build(runs: &mut Runs, store: &mut Store, anchor: &str, now: u64) -> (RunId, Step) {
+fn start_build(runs: &mut Runs, store: &mut ChannelStore, anchor: &str, now: u64) -> (RunId, Step) {
     let req = ContextRequest::new(C, anchor);
     let mut failures = Vec::new();
     let jobs = store.plan_fetches(&req, &mut failures, &[], all_fetchers(), now);
@@ -60,7 +60,7 @@ fn built(step: Step) -> (Built, u32) {
 
 #[test]
 fn a_cold_build_asks_for_the_history_page_then_builds_with_the_calls_counted() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let mut runs = Runs::new(false);
     let (run, step) = start_build(&mut runs, &mut store, &ts(5), T0);
     let (id, fetch, request) = call_of(&step);
@@ -86,7 +86,7 @@ fn a_cold_build_asks_for_the_history_page_then_builds_with_the_calls_counted() {
 
 #[test]
 fn a_reply_found_in_the_history_plans_a_second_round_for_its_thread() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let mut runs = Runs::new(false);
     let (run, step) = start_build(&mut runs, &mut store, &ts(5), T0);
     let (id, _, _) = call_of(&step);
@@ -107,7 +107,7 @@ fn a_reply_found_in_the_history_plans_a_second_round_for_its_thread() {
 
 #[test]
 fn a_thread_is_followed_page_by_page_with_the_cursor() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let job = FetchJob::for_need(
         &crate::channel::store::fetch::Need::Thread {
             channel: C.into(),
@@ -135,7 +135,7 @@ fn a_thread_is_followed_page_by_page_with_the_cursor() {
 
 #[test]
 fn concurrent_runs_share_one_fetch_and_the_joiner_is_woken_with_its_end() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let mut runs = Runs::new(false);
     let (first, step) = start_build(&mut runs, &mut store, &ts(5), T0);
     let (call, _, _) = call_of(&step);
@@ -168,7 +168,7 @@ fn concurrent_runs_share_one_fetch_and_the_joiner_is_woken_with_its_end() {
 
 #[test]
 fn an_answer_for_another_run_or_no_effect_changes_nothing() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let mut runs = Runs::new(false);
     let (run, step) = start_build(&mut runs, &mut store, &ts(5), T0);
     let (id, _, _) = call_of(&step);
@@ -182,7 +182,7 @@ fn an_answer_for_another_run_or_no_effect_changes_nothing() {
 
 #[test]
 fn a_retry_after_is_a_pause_to_share_and_the_next_build_degrades_on_it() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let mut runs = Runs::new(false);
     let (run, step) = start_build(&mut runs, &mut store, &ts(5), T0);
     let (id, _, _) = call_of(&step);
@@ -209,7 +209,7 @@ fn a_queued_call_sleeps_for_its_slot_then_calls() {
     config.rate_limit.calls_per_min = 1;
     config.rate_limit.overflow = Overflow::Queue;
     config.rate_limit.queue_timeout_ms = 120_000;
-    let mut store = Store::new(config);
+    let mut store = ChannelStore::new(config);
     assert_eq!(
         store.acquire_slot("conversations.history", C, T0),
         Slot::Wait(0)
@@ -227,7 +227,7 @@ fn a_queued_call_sleeps_for_its_slot_then_calls() {
 
 #[test]
 fn with_a_shared_limiter_each_call_asks_it_and_waits_as_told() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let mut runs = Runs::new(true);
     let (run, step) = start_build(&mut runs, &mut store, &ts(5), T0);
     let [Effect::Shared {
@@ -270,7 +270,7 @@ fn with_a_shared_limiter_each_call_asks_it_and_waits_as_told() {
 
 #[test]
 fn a_download_keeps_its_bytes_and_one_that_is_not_bytes_is_a_note() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let loc = crate::channel::store::FileLocation {
         channel: C.into(),
         message_id: ts(1),
@@ -335,7 +335,7 @@ fn a_download_keeps_its_bytes_and_one_that_is_not_bytes_is_a_note() {
 
 #[test]
 fn an_aborted_run_ends_its_fetches_and_wakes_who_joined_them() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let mut runs = Runs::new(false);
     let (first, _) = start_build(&mut runs, &mut store, &ts(5), T0);
     let (second, step) = start_build(&mut runs, &mut store, &ts(5), T0);
@@ -358,7 +358,7 @@ fn an_aborted_run_ends_its_fetches_and_wakes_who_joined_them() {
 #[test]
 fn a_build_fetches_in_at_most_max_rounds() {
     assert_eq!(MAX_ROUNDS, 4);
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let mut runs = Runs::new(false);
     let (run, mut step) = start_build(&mut runs, &mut store, &ts(5), T0);
     let mut calls = 0;

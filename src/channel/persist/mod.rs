@@ -14,7 +14,7 @@ pub mod rows;
 use crate::channel::store::config::PersistConfig;
 use crate::channel::store::journal::Changes;
 use crate::channel::store::stats::PersistStats;
-use crate::channel::store::Store;
+use crate::channel::store::ChannelStore;
 use crate::core::db;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -115,7 +115,10 @@ pub struct Persister {
 impl Persister {
     /// Opens (or creates) the file, reads the saved state into `store` (which starts
     /// noting its changes) and starts the writer.
-    pub fn open(config: PersistConfig, store: &mut Store) -> Result<Persister, PersistError> {
+    pub fn open(
+        config: PersistConfig,
+        store: &mut ChannelStore,
+    ) -> Result<Persister, PersistError> {
         let started = Instant::now();
         let conn = db::open(&config.path).map_err(|e| PersistError::Open(e.to_string()))?;
         let loaded = rows::load(&conn, config.media_max_bytes)
@@ -155,7 +158,7 @@ impl Persister {
 
     /// Queues what `store` noted since the last call, when the queue has room (else it
     /// stays noted and goes with a later call). Never waits.
-    pub fn write_behind(&self, store: &mut Store) {
+    pub fn write_behind(&self, store: &mut ChannelStore) {
         if !store.has_changes() {
             return;
         }
@@ -187,7 +190,7 @@ impl Persister {
 
     /// Queues everything `store` noted (whatever the queue holds) and returns what to
     /// wait for with [`Waiter::wait`].
-    pub fn flush_from(&self, store: &mut Store) -> Result<Flush, PersistError> {
+    pub fn flush_from(&self, store: &mut ChannelStore) -> Result<Flush, PersistError> {
         let from = {
             let q = self.shared.lock();
             if q.closing {
@@ -202,7 +205,7 @@ impl Persister {
 
     /// Queues everything `store` noted and stops taking changes: the writer stops once
     /// the queue is written. Wait for that with [`Waiter::wait_closed`].
-    pub fn close_from(&self, store: &mut Store) -> Result<Flush, PersistError> {
+    pub fn close_from(&self, store: &mut ChannelStore) -> Result<Flush, PersistError> {
         let flush = self.flush_from(store)?;
         let mut q = self.shared.lock();
         q.closing = true;

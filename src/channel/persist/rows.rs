@@ -32,123 +32,147 @@ fn to_u64(n: i64) -> u64 {
 /// Writes `changes` in `tx`. Media rows are written only while `media_max_bytes` is
 /// above 0, and the oldest are dropped past it.
 pub fn write(tx: &Transaction, changes: &Changes, media_max_bytes: u64) -> rusqlite::Result<()> {
-    {
-        let mut up = tx.prepare_cached(
-            "INSERT INTO channel_meta (channel, name, platform, workspace, history_loaded, horizon_secs, horizon_frac)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-             ON CONFLICT (channel) DO UPDATE SET name = ?2, platform = ?3, workspace = ?4,
-               history_loaded = ?5, horizon_secs = ?6, horizon_frac = ?7",
-        )?;
-        for c in &changes.channels {
-            let (secs, frac) = match c.deleted_horizon {
-                Some((s, f)) => (Some(s), Some(f)),
-                None => (None, None),
-            };
-            up.execute(params![
-                c.id,
-                c.name,
-                c.platform,
-                c.workspace,
-                c.history_loaded,
-                secs,
-                frac
-            ])?;
-        }
-    }
+    write_channels(tx, changes)?;
     write_messages(tx, "channel_window", &changes.window)?;
     write_messages(tx, "channel_orphans", &changes.orphans)?;
-    {
-        let mut add = tx.prepare_cached(
-            "INSERT OR IGNORE INTO channel_deleted (channel, id, key_secs, key_frac) VALUES (?1, ?2, ?3, ?4)",
-        )?;
-        let mut del =
-            tx.prepare_cached("DELETE FROM channel_deleted WHERE channel = ?1 AND id = ?2")?;
-        for d in &changes.deleted {
-            match d {
-                DeletedChange::Remembered { channel, id, key } => {
-                    add.execute(params![channel, id, key.0, key.1])?
-                }
-                DeletedChange::Forgotten { channel, id } => del.execute(params![channel, id])?,
-            };
-        }
-    }
-    {
-        let mut up = tx.prepare_cached(
-            "INSERT INTO channel_threads (channel, thread, written_at_ms, complete, replies, rootless) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-             ON CONFLICT (channel, thread) DO UPDATE SET written_at_ms = ?3, complete = ?4, replies = ?5, rootless = ?6",
-        )?;
-        let mut del =
-            tx.prepare_cached("DELETE FROM channel_threads WHERE channel = ?1 AND thread = ?2")?;
-        for ((channel, thread), t) in &changes.threads {
-            match t {
-                Some(t) => up.execute(params![
-                    channel,
-                    thread,
-                    to_i64(t.written_at),
-                    t.complete,
-                    codec::encode_all(&t.replies),
-                    t.rootless
-                ])?,
-                None => del.execute(params![channel, thread])?,
-            };
-        }
-    }
-    {
-        let mut up = tx.prepare_cached(
-            "INSERT INTO channel_starters (channel, thread, written_at_ms, body) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (channel, thread) DO UPDATE SET written_at_ms = ?3, body = ?4",
-        )?;
-        let mut del =
-            tx.prepare_cached("DELETE FROM channel_starters WHERE channel = ?1 AND thread = ?2")?;
-        for ((channel, thread), s) in &changes.starters {
-            match s {
-                Some(s) => up.execute(params![
-                    channel,
-                    thread,
-                    to_i64(s.written_at),
-                    codec::encode(&s.message)
-                ])?,
-                None => del.execute(params![channel, thread])?,
-            };
-        }
-    }
-    {
-        let mut up = tx.prepare_cached(
-            "INSERT INTO channel_files (channel, artifact, body) VALUES (?1, ?2, ?3)
-             ON CONFLICT (channel, artifact) DO UPDATE SET body = ?3",
-        )?;
-        let mut del =
-            tx.prepare_cached("DELETE FROM channel_files WHERE channel = ?1 AND artifact = ?2")?;
-        for ((channel, artifact), f) in &changes.files {
-            match f {
-                Some(f) => {
-                    let body = serde_json::to_string(&SavedFile {
-                        message_id: Cow::Borrowed(&f.message_id),
-                        media: Cow::Borrowed(&f.media),
-                        url: f.url.as_deref().map(Cow::Borrowed),
-                    })
-                    .unwrap_or_default();
-                    up.execute(params![channel, artifact, body])?
-                }
-                None => del.execute(params![channel, artifact])?,
-            };
-        }
-    }
-    {
-        let mut up = tx.prepare_cached(
-            "INSERT INTO channel_users (user_id, display_name, is_bot) VALUES (?1, ?2, ?3)
-             ON CONFLICT (user_id) DO UPDATE SET display_name = ?2, is_bot = ?3",
-        )?;
-        let mut del = tx.prepare_cached("DELETE FROM channel_users WHERE user_id = ?1")?;
-        for (id, u) in &changes.users {
-            match u {
-                Some((name, is_bot)) => up.execute(params![id, name, is_bot])?,
-                None => del.execute(params![id])?,
-            };
-        }
-    }
+    write_deleted(tx, changes)?;
+    write_threads(tx, changes)?;
+    write_starters(tx, changes)?;
+    write_files(tx, changes)?;
+    write_users(tx, changes)?;
     if media_max_bytes > 0 {
         write_media(tx, &changes.media, media_max_bytes)?;
+    }
+    Ok(())
+}
+
+/// Writes the channels' names, platforms and deletion horizons of `changes`.
+fn write_channels(tx: &Transaction, changes: &Changes) -> rusqlite::Result<()> {
+    let mut up = tx.prepare_cached(
+        "INSERT INTO channel_meta (channel, name, platform, workspace, history_loaded, horizon_secs, horizon_frac)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT (channel) DO UPDATE SET name = ?2, platform = ?3, workspace = ?4,
+           history_loaded = ?5, horizon_secs = ?6, horizon_frac = ?7",
+    )?;
+    for c in &changes.channels {
+        let (secs, frac) = match c.deleted_horizon {
+            Some((s, f)) => (Some(s), Some(f)),
+            None => (None, None),
+        };
+        up.execute(params![
+            c.id,
+            c.name,
+            c.platform,
+            c.workspace,
+            c.history_loaded,
+            secs,
+            frac
+        ])?;
+    }
+    Ok(())
+}
+
+/// Writes the deletions remembered and forgotten of `changes`.
+fn write_deleted(tx: &Transaction, changes: &Changes) -> rusqlite::Result<()> {
+    let mut add = tx.prepare_cached(
+        "INSERT OR IGNORE INTO channel_deleted (channel, id, key_secs, key_frac) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    let mut del =
+        tx.prepare_cached("DELETE FROM channel_deleted WHERE channel = ?1 AND id = ?2")?;
+    for d in &changes.deleted {
+        match d {
+            DeletedChange::Remembered { channel, id, key } => {
+                add.execute(params![channel, id, key.0, key.1])?
+            }
+            DeletedChange::Forgotten { channel, id } => del.execute(params![channel, id])?,
+        };
+    }
+    Ok(())
+}
+
+/// Writes the held threads of `changes`.
+fn write_threads(tx: &Transaction, changes: &Changes) -> rusqlite::Result<()> {
+    let mut up = tx.prepare_cached(
+        "INSERT INTO channel_threads (channel, thread, written_at_ms, complete, replies, rootless) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (channel, thread) DO UPDATE SET written_at_ms = ?3, complete = ?4, replies = ?5, rootless = ?6",
+    )?;
+    let mut del =
+        tx.prepare_cached("DELETE FROM channel_threads WHERE channel = ?1 AND thread = ?2")?;
+    for ((channel, thread), t) in &changes.threads {
+        match t {
+            Some(t) => up.execute(params![
+                channel,
+                thread,
+                to_i64(t.written_at),
+                t.complete,
+                codec::encode_all(&t.replies),
+                t.rootless
+            ])?,
+            None => del.execute(params![channel, thread])?,
+        };
+    }
+    Ok(())
+}
+
+/// Writes the thread starters of `changes`.
+fn write_starters(tx: &Transaction, changes: &Changes) -> rusqlite::Result<()> {
+    let mut up = tx.prepare_cached(
+        "INSERT INTO channel_starters (channel, thread, written_at_ms, body) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (channel, thread) DO UPDATE SET written_at_ms = ?3, body = ?4",
+    )?;
+    let mut del =
+        tx.prepare_cached("DELETE FROM channel_starters WHERE channel = ?1 AND thread = ?2")?;
+    for ((channel, thread), s) in &changes.starters {
+        match s {
+            Some(s) => up.execute(params![
+                channel,
+                thread,
+                to_i64(s.written_at),
+                codec::encode(&s.message)
+            ])?,
+            None => del.execute(params![channel, thread])?,
+        };
+    }
+    Ok(())
+}
+
+/// Writes the file index of `changes`.
+fn write_files(tx: &Transaction, changes: &Changes) -> rusqlite::Result<()> {
+    let mut up = tx.prepare_cached(
+        "INSERT INTO channel_files (channel, artifact, body) VALUES (?1, ?2, ?3)
+         ON CONFLICT (channel, artifact) DO UPDATE SET body = ?3",
+    )?;
+    let mut del =
+        tx.prepare_cached("DELETE FROM channel_files WHERE channel = ?1 AND artifact = ?2")?;
+    for ((channel, artifact), f) in &changes.files {
+        match f {
+            Some(f) => {
+                let body = serde_json::to_string(&SavedFile {
+                    message_id: Cow::Borrowed(&f.message_id),
+                    media: Cow::Borrowed(&f.media),
+                    url: f.url.as_deref().map(Cow::Borrowed),
+                })
+                .unwrap_or_default();
+                up.execute(params![channel, artifact, body])?
+            }
+            None => del.execute(params![channel, artifact])?,
+        };
+    }
+    Ok(())
+}
+
+/// Writes the user directory of `changes`.
+fn write_users(tx: &Transaction, changes: &Changes) -> rusqlite::Result<()> {
+    let mut up = tx.prepare_cached(
+        "INSERT INTO channel_users (user_id, display_name, is_bot) VALUES (?1, ?2, ?3)
+         ON CONFLICT (user_id) DO UPDATE SET display_name = ?2, is_bot = ?3",
+    )?;
+    let mut del = tx.prepare_cached("DELETE FROM channel_users WHERE user_id = ?1")?;
+    for (id, u) in &changes.users {
+        match u {
+            Some((name, is_bot)) => up.execute(params![id, name, is_bot])?,
+            None => del.execute(params![id])?,
+        };
     }
     Ok(())
 }
@@ -252,6 +276,22 @@ pub fn load(conn: &Connection, media_max_bytes: u64) -> rusqlite::Result<Loaded>
     let mut out = Loaded::default();
     let corrupt = &mut out.corrupt;
     let s = &mut out.state;
+    load_channels(conn, s)?;
+    load_deleted(conn, s)?;
+    load_window(conn, s, corrupt)?;
+    load_orphans(conn, s, corrupt)?;
+    load_threads(conn, s, corrupt)?;
+    load_starters(conn, s, corrupt)?;
+    load_files(conn, s, corrupt)?;
+    load_users(conn, s)?;
+    if media_max_bytes > 0 {
+        load_media(conn, s)?;
+    }
+    Ok(out)
+}
+
+/// Loads the channels' names, platforms and deletion horizons.
+fn load_channels(conn: &Connection, s: &mut Changes) -> rusqlite::Result<()> {
     let mut q = conn.prepare(
         "SELECT channel, name, platform, workspace, history_loaded, horizon_secs, horizon_frac FROM channel_meta",
     )?;
@@ -270,6 +310,11 @@ pub fn load(conn: &Connection, media_max_bytes: u64) -> rusqlite::Result<Loaded>
     for c in rows {
         s.channels.push(c?);
     }
+    Ok(())
+}
+
+/// Loads the deletions remembered, oldest first.
+fn load_deleted(conn: &Connection, s: &mut Changes) -> rusqlite::Result<()> {
     let mut q =
         conn.prepare("SELECT channel, id, key_secs, key_frac FROM channel_deleted ORDER BY seq")?;
     let rows = q.query_map([], |r| {
@@ -282,6 +327,15 @@ pub fn load(conn: &Connection, media_max_bytes: u64) -> rusqlite::Result<Loaded>
     for d in rows {
         s.deleted.push(d?);
     }
+    Ok(())
+}
+
+/// Loads each channel's window of messages.
+fn load_window(
+    conn: &Connection,
+    s: &mut Changes,
+    corrupt: &mut Vec<CorruptRow>,
+) -> rusqlite::Result<()> {
     let mut q = conn.prepare("SELECT channel, id, body FROM channel_window")?;
     let mut rows = q.query([])?;
     while let Some(r) = rows.next()? {
@@ -291,6 +345,15 @@ pub fn load(conn: &Connection, media_max_bytes: u64) -> rusqlite::Result<Loaded>
             s.window.push(((channel, id), Some(m)));
         }
     }
+    Ok(())
+}
+
+/// Loads the replies held without their thread, oldest first.
+fn load_orphans(
+    conn: &Connection,
+    s: &mut Changes,
+    corrupt: &mut Vec<CorruptRow>,
+) -> rusqlite::Result<()> {
     let mut q = conn.prepare("SELECT channel, id, body FROM channel_orphans ORDER BY seq")?;
     let mut rows = q.query([])?;
     while let Some(r) = rows.next()? {
@@ -300,6 +363,15 @@ pub fn load(conn: &Connection, media_max_bytes: u64) -> rusqlite::Result<Loaded>
             s.orphans.push(((channel, id), Some(m)));
         }
     }
+    Ok(())
+}
+
+/// Loads the held threads, oldest written first.
+fn load_threads(
+    conn: &Connection,
+    s: &mut Changes,
+    corrupt: &mut Vec<CorruptRow>,
+) -> rusqlite::Result<()> {
     let mut q = conn.prepare(
         "SELECT channel, thread, written_at_ms, complete, replies, rootless FROM channel_threads ORDER BY written_at_ms",
     )?;
@@ -321,6 +393,15 @@ pub fn load(conn: &Connection, media_max_bytes: u64) -> rusqlite::Result<Loaded>
             s.threads.push(((channel, thread), Some(t)));
         }
     }
+    Ok(())
+}
+
+/// Loads the thread starters, oldest written first.
+fn load_starters(
+    conn: &Connection,
+    s: &mut Changes,
+    corrupt: &mut Vec<CorruptRow>,
+) -> rusqlite::Result<()> {
     let mut q = conn.prepare(
         "SELECT channel, thread, written_at_ms, body FROM channel_starters ORDER BY written_at_ms",
     )?;
@@ -340,6 +421,15 @@ pub fn load(conn: &Connection, media_max_bytes: u64) -> rusqlite::Result<Loaded>
             ));
         }
     }
+    Ok(())
+}
+
+/// Loads the file index, oldest first.
+fn load_files(
+    conn: &Connection,
+    s: &mut Changes,
+    corrupt: &mut Vec<CorruptRow>,
+) -> rusqlite::Result<()> {
     let mut q = conn.prepare("SELECT channel, artifact, body FROM channel_files ORDER BY seq")?;
     let mut rows = q.query([])?;
     while let Some(r) = rows.next()? {
@@ -357,6 +447,11 @@ pub fn load(conn: &Connection, media_max_bytes: u64) -> rusqlite::Result<Loaded>
             s.files.push(((channel, artifact), Some(loc)));
         }
     }
+    Ok(())
+}
+
+/// Loads the user directory.
+fn load_users(conn: &Connection, s: &mut Changes) -> rusqlite::Result<()> {
     let mut q = conn.prepare("SELECT user_id, display_name, is_bot FROM channel_users")?;
     let rows = q.query_map([], |r| {
         Ok((
@@ -369,27 +464,29 @@ pub fn load(conn: &Connection, media_max_bytes: u64) -> rusqlite::Result<Loaded>
         let (id, name, is_bot) = u?;
         s.users.push((id, Some((name, is_bot))));
     }
-    if media_max_bytes > 0 {
-        // Newest last, so the newest are the most recently used once loaded.
-        let mut q = conn.prepare(
-            "SELECT channel, artifact, media_type, filename, content_hash, fetched_at_ms, bytes FROM channel_media ORDER BY seq",
-        )?;
-        let rows = q.query_map([], |r| {
-            Ok(CachedMedia {
-                channel: r.get(0)?,
-                artifact_id: r.get(1)?,
-                media_type: r.get(2)?,
-                filename: r.get(3)?,
-                content_hash: r.get(4)?,
-                fetched_at: to_u64(r.get(5)?),
-                bytes: r.get(6)?,
-            })
-        })?;
-        for m in rows {
-            let m = m?;
-            s.media
-                .push(((m.channel.clone(), m.artifact_id.clone()), Some(m)));
-        }
+    Ok(())
+}
+
+/// Loads the saved media, newest last (so the newest are the most recently used once loaded).
+fn load_media(conn: &Connection, s: &mut Changes) -> rusqlite::Result<()> {
+    let mut q = conn.prepare(
+        "SELECT channel, artifact, media_type, filename, content_hash, fetched_at_ms, bytes FROM channel_media ORDER BY seq",
+    )?;
+    let rows = q.query_map([], |r| {
+        Ok(CachedMedia {
+            channel: r.get(0)?,
+            artifact_id: r.get(1)?,
+            media_type: r.get(2)?,
+            filename: r.get(3)?,
+            content_hash: r.get(4)?,
+            fetched_at: to_u64(r.get(5)?),
+            bytes: r.get(6)?,
+        })
+    })?;
+    for m in rows {
+        let m = m?;
+        s.media
+            .push(((m.channel.clone(), m.artifact_id.clone()), Some(m)));
     }
-    Ok(out)
+    Ok(())
 }

@@ -91,8 +91,8 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn apply(store: &mut Store, op: &Op, now: &mut u64) {
-    let event = |e: Event, store: &mut Store, now: u64| store.apply(e, now);
+fn apply(store: &mut ChannelStore, op: &Op, now: &mut u64) {
+    let event = |e: Event, store: &mut ChannelStore, now: u64| store.apply(e, now);
     match op.clone() {
         Op::Post(sec) => event(
             Event::Message {
@@ -195,16 +195,16 @@ fn save(conn: &mut Connection, changes: &Changes) {
     tx.commit().unwrap_or_else(|e| panic!("commit: {e}"));
 }
 
-fn reopened(conn: &Connection, config: StoreConfig) -> Store {
+fn reopened(conn: &Connection, config: StoreConfig) -> ChannelStore {
     let loaded = rows::load(conn, 0).unwrap_or_else(|e| panic!("load: {e}"));
     assert_eq!(loaded.corrupt, Vec::new());
-    let mut s = Store::new(config);
+    let mut s = ChannelStore::new(config);
     s.track_changes();
     s.restore(loaded.state);
     s
 }
 
-fn indexed(s: &Store) -> u64 {
+fn indexed(s: &ChannelStore) -> u64 {
     s.channel(C).map_or(0, |c| c.index.stats().documents)
 }
 
@@ -217,7 +217,7 @@ proptest! {
     /// file locations and users, and indexes the same messages.
     #[test]
     fn a_reopened_store_holds_what_the_saved_one_held(ops in proptest::collection::vec(op(), 1..60)) {
-        let mut store = Store::new(small());
+        let mut store = ChannelStore::new(small());
         store.track_changes();
         let mut conn = memory_file();
         let mut now = T0 + 60_000;
@@ -237,7 +237,7 @@ proptest! {
 
 #[test]
 fn a_smaller_store_keeps_what_fits_and_the_file_follows() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     store.track_changes();
     let mut now = T0;
     for sec in 0..10 {
@@ -261,7 +261,7 @@ fn a_smaller_store_keeps_what_fits_and_the_file_follows() {
 
 #[test]
 fn a_corrupt_row_is_skipped_and_named() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     store.track_changes();
     let mut now = T0;
     for sec in 0..3 {
@@ -302,7 +302,7 @@ fn config(path: &str) -> PersistConfig {
 #[test]
 fn the_writer_thread_saves_behind_the_store_and_a_flush_waits_for_it() {
     let path = temp_path("writer");
-    let mut store = Store::new(small());
+    let mut store = ChannelStore::new(small());
     let p = Persister::open(config(&path), &mut store).unwrap_or_else(|e| panic!("{e}"));
     let mut now = T0;
     for sec in 0..8 {
@@ -322,7 +322,7 @@ fn the_writer_thread_saves_behind_the_store_and_a_flush_waits_for_it() {
     let stats = p.waiter().wait(flush).unwrap_or_else(|e| panic!("{e}"));
     assert!(stats.written_rows > 0);
     assert_eq!(stats.queued_rows, 0);
-    let mut back = Store::new(small());
+    let mut back = ChannelStore::new(small());
     let q = Persister::open(config(&path), &mut back).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(back.dump(), store.dump());
     assert!(q.stats().loaded_rows > 0);
@@ -340,7 +340,7 @@ fn the_writer_thread_saves_behind_the_store_and_a_flush_waits_for_it() {
 #[test]
 fn a_full_queue_holds_changes_back_in_the_store_until_there_is_room() {
     let path = temp_path("queue");
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let mut c = config(&path);
     c.queue_max_rows = 10;
     let p = Persister::open(c, &mut store).unwrap_or_else(|e| panic!("{e}"));
@@ -360,14 +360,14 @@ fn a_full_queue_holds_changes_back_in_the_store_until_there_is_room() {
     let flush = p.flush_from(&mut store).unwrap_or_else(|e| panic!("{e}"));
     let stats = p.waiter().wait(flush).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(stats.written_rows, 54, "50 messages and 4 file locations");
-    let mut back = Store::new(StoreConfig::default());
+    let mut back = ChannelStore::new(StoreConfig::default());
     let _q = Persister::open(config(&path), &mut back).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(back.window_messages(), 50);
 }
 
 #[test]
 fn an_unwritable_file_is_an_open_error_naming_it() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let e = Persister::open(config("/nonexistent-dir/x/y.db"), &mut store).map(|_| ());
     match e {
         Err(PersistError::Open(why)) => assert!(why.contains("unable to open"), "{why}"),
@@ -379,7 +379,7 @@ fn an_unwritable_file_is_an_open_error_naming_it() {
 fn once_closed_the_database_file_alone_holds_everything() {
     let path = temp_path("alone");
     let copy = temp_path("alone-copy");
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let p = Persister::open(config(&path), &mut store).unwrap_or_else(|e| panic!("{e}"));
     let mut now = T0;
     for sec in 0..200 {
@@ -396,7 +396,7 @@ fn once_closed_the_database_file_alone_holds_everything() {
     let wal = std::fs::metadata(format!("{path}-wal")).map_or(0, |m| m.len());
     assert_eq!(wal, 0, "the log is empty (or gone)");
     std::fs::copy(&path, &copy).unwrap_or_else(|e| panic!("{e}"));
-    let mut back = Store::new(StoreConfig::default());
+    let mut back = ChannelStore::new(StoreConfig::default());
     let _q = Persister::open(config(&copy), &mut back).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(back.window_messages(), 200);
     assert_eq!(back.dump(), store.dump());

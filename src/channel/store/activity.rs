@@ -2,7 +2,7 @@
 //! hour, newest reply and who took part (`threadActivity`, and the snapshot's adjacent
 //! messages).
 
-use super::{Store, ThreadEntry};
+use super::{ChannelStore, ThreadEntry};
 use crate::channel::message::StoredMessage;
 use crate::core::time::{key_millis, TsKey};
 
@@ -30,9 +30,9 @@ pub struct ThreadStats<'a> {
     pub entry: Option<&'a ThreadEntry>,
 }
 
-impl Store {
+impl ChannelStore {
     /// Reply count and newest reply of the thread `m` starts, from what is held, or
-    /// `None` when it has no replies. The cheap part of [`Store::activity`], which the
+    /// `None` when it has no replies. The cheap part of [`ChannelStore::activity`], which the
     /// search ranking asks for hundreds of messages per query.
     pub fn thread_stats<'a>(
         &'a self,
@@ -73,7 +73,7 @@ impl Store {
         self.thread_activity(channel, m, now, true)
     }
 
-    /// [`Store::activity`], with the participants' names only when `names` (the snapshot
+    /// [`ChannelStore::activity`], with the participants' names only when `names` (the snapshot
     /// shows counts alone, and a long thread's names cost a pass over its replies).
     pub(super) fn thread_activity(
         &self,

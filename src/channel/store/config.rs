@@ -45,7 +45,7 @@ pub const DEFAULT_FETCH_TIMEOUT_MS: u64 = 5_000;
 /// (10 pages of 200) fetches.
 pub const DEFAULT_MAX_THREAD_REPLIES: usize = 2_000;
 
-/// The checked configuration a [`super::Store`] runs on.
+/// The checked configuration a [`super::ChannelStore`] runs on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoreConfig {
     pub window_size: usize,

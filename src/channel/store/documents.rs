@@ -4,7 +4,7 @@
 
 use super::activity::Activity;
 use super::request::ContextRequest;
-use super::Store;
+use super::ChannelStore;
 use crate::channel::message::StoredMessage;
 use crate::core::compact::{
     compact_snapshot, compact_thread, plain_name, relative, AdjacentLine, Authors,
@@ -388,7 +388,7 @@ impl<'a> AnchorAt<'a> {
     }
 }
 
-impl Store {
+impl ChannelStore {
     pub(super) fn adjacent_view<'a>(
         &self,
         channel: &str,

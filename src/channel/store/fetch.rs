@@ -6,7 +6,7 @@
 //! and which counters move.
 
 use super::request::ContextRequest;
-use super::{thread_key, Store};
+use super::{thread_key, ChannelStore};
 use crate::channel::coord::SharedGrant;
 use crate::channel::message::StoredMessage;
 use crate::channel::slack;
@@ -15,7 +15,7 @@ use serde_json::Value;
 
 /// Fetched pages meeting what the store holds: newer events win over an older fetched
 /// copy, and a deleted message does not come back.
-impl Store {
+impl ChannelStore {
     /// Runs `f` (which ingests a fetched page) with the rule that events are newer than
     /// a fetch that began at event number `since`.
     pub fn with_fetch_since<R>(&mut self, since: u64, f: impl FnOnce(&mut Self) -> R) -> R {
@@ -92,7 +92,7 @@ pub const FETCHED_ONCE: &str =
 /// A fetched page could not be used; the reason is the note to report.
 pub type PageResult = Result<Option<String>, String>;
 
-impl Store {
+impl ChannelStore {
     /// The fetches `req` still needs at `now` that the caller's `fetchers` can make;
     /// those it cannot make are added to `failures` (and planning goes on without them).
     /// `tried`: what this build has already fetched; a need met once is not fetched
@@ -212,12 +212,12 @@ impl Store {
     }
 
     /// A fetch begins: returns the event number it began at (see
-    /// [`Store::ingest_fetched`]).
+    /// [`ChannelStore::ingest_fetched`]).
     pub fn begin_fetch(&mut self) -> u64 {
         self.recent.begin_fetch()
     }
 
-    /// A fetch that [`Store::begin_fetch`] started has ended.
+    /// A fetch that [`ChannelStore::begin_fetch`] started has ended.
     pub fn end_fetch(&mut self) {
         self.recent.end_fetch();
     }

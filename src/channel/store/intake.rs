@@ -3,14 +3,14 @@
 //! deletion), and the user directory that names their authors.
 
 use super::recent::{self, Patch};
-use super::{journal, Store};
+use super::{journal, ChannelStore};
 use crate::channel::message::{Event, StoredMessage};
 use crate::channel::slack::users::UserDirectory;
 use crate::channel::slack::{self, Names, ResponseError};
 use crate::core::input::InputError;
 use serde_json::Value;
 
-impl Store {
+impl ChannelStore {
     /// Applies `events` in order at `now`; returns how many were applied (not ignored).
     pub fn apply_all(&mut self, events: Vec<Event>, now: u64) -> u32 {
         let mut applied = 0u32;
@@ -70,7 +70,7 @@ impl Store {
 }
 
 /// Users' and channels' names as the store knows them.
-pub struct StoreNames<'a>(&'a Store);
+pub struct StoreNames<'a>(&'a ChannelStore);
 
 impl Names for StoreNames<'_> {
     fn user(&self, id: &str) -> Option<(String, bool)> {
@@ -84,7 +84,7 @@ impl Names for StoreNames<'_> {
     }
 }
 
-impl Store {
+impl ChannelStore {
     /// Applies one validated event at `now`.
     pub fn apply(&mut self, event: Event, now: u64) {
         self.counters.ingested_events += 1;

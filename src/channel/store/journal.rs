@@ -3,15 +3,15 @@
 //!
 //! While tracking is on, every operation notes the keys of what it wrote, changed or
 //! removed: a channel's settings, a window message, a thread entry, a starter, an orphan
-//! reply, a deletion, a file location, a user, cached media. [`Store::take_changes`]
+//! reply, a deletion, a file location, a user, cached media. [`ChannelStore::take_changes`]
 //! resolves those keys to what the store holds now (a key no longer held becomes a
 //! removal), so many changes to one message between two saves are written once. The
-//! same shapes carry a saved state back in: [`Store::restore`].
+//! same shapes carry a saved state back in: [`ChannelStore::restore`].
 //!
 //! Nothing here touches a file: rows are plain values, cloned so that they can be
 //! encoded and written on another thread.
 
-use super::{CachedMedia, FileKey, FileLocation, Store, ThreadEntry, ThreadKey};
+use super::{CachedMedia, ChannelStore, FileKey, FileLocation, ThreadEntry, ThreadKey};
 use crate::channel::message::StoredMessage;
 use crate::core::time::TsKey;
 use std::collections::{HashMap, HashSet};
@@ -66,7 +66,7 @@ pub struct SavedStarter {
     pub message: StoredMessage,
 }
 
-/// The store's changes (or, for [`Store::restore`], a whole saved state: every value
+/// The store's changes (or, for [`ChannelStore::restore`], a whole saved state: every value
 /// present, in the order it was first written).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Changes {
@@ -144,8 +144,8 @@ impl Journal {
     }
 }
 
-impl Store {
-    /// Starts noting changes for [`Store::take_changes`] (off by default: a store that
+impl ChannelStore {
+    /// Starts noting changes for [`ChannelStore::take_changes`] (off by default: a store that
     /// is not saved pays nothing).
     pub fn track_changes(&mut self) {
         self.journal.get_or_insert_with(Journal::default);
@@ -153,7 +153,7 @@ impl Store {
         self.users.track_changes();
     }
 
-    /// Something changed since the last [`Store::take_changes`].
+    /// Something changed since the last [`ChannelStore::take_changes`].
     pub fn has_changes(&self) -> bool {
         self.journal.as_ref().is_some_and(|j| !j.is_empty())
             || self.threads.has_changes()

@@ -4,7 +4,7 @@
 //! neither.
 
 use super::fetch::{missing_fetcher, FetchJob, FetcherFn};
-use super::{FileLocation, Store};
+use super::{ChannelStore, FileLocation};
 use crate::core::cache::ByteSized;
 use crate::core::sha256::sha256_hex;
 
@@ -40,7 +40,7 @@ pub enum MediaSource {
     Unavailable(String),
 }
 
-impl Store {
+impl ChannelStore {
     /// Where the bytes of file `artifact_id` come from: for `channel`, only a file a
     /// message of that channel references; without it, the channel that referenced the
     /// file most recently. `can_fetch`: the caller gave a `fetchMedia`.

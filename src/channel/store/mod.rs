@@ -97,7 +97,7 @@ pub type FileKey = (String, String);
 /// methods here and in the submodules, which keep the caches, the search index and the
 /// counters in step.
 #[derive(Debug)]
-pub struct Store {
+pub struct ChannelStore {
     config: StoreConfig,
     channels: HashMap<String, ChannelState, WordHash>,
     threads: ThreadCache,
@@ -122,9 +122,9 @@ pub struct Store {
     discord_roles: crate::channel::discord::RoleNames,
 }
 
-impl Store {
+impl ChannelStore {
     pub fn new(config: StoreConfig) -> Self {
-        Store {
+        ChannelStore {
             threads: ThreadCache::new(
                 config.replies_max,
                 config.replies_ttl_ms,
@@ -247,7 +247,7 @@ impl Store {
         }
     }
 
-    /// `m` ready to be held (see [`Store::prepare`]).
+    /// `m` ready to be held (see [`ChannelStore::prepare`]).
     pub(super) fn prepared(&mut self, mut m: StoredMessage) -> StoredMessage {
         self.prepare(&mut m);
         m

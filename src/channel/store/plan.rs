@@ -4,11 +4,11 @@
 use super::documents::*;
 use super::fetch::{Failure, Need};
 use super::request::ContextRequest;
-use super::Store;
+use super::ChannelStore;
 use crate::channel::message::StoredMessage;
 use crate::core::time::TsKey;
 
-impl Store {
+impl ChannelStore {
     pub(super) fn find_anchor(&self, req: &ContextRequest) -> Option<AnchorAt<'_>> {
         let ch = self.channels.get(&req.channel)?;
         if let Some(m) = ch.get(&req.anchor_id) {

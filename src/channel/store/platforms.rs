@@ -3,7 +3,7 @@
 //! (channel names, which Discord channels are threads) and applies the events, so the
 //! snapshot, threads, tools, caches and rate limits are one model for every platform.
 
-use super::Store;
+use super::ChannelStore;
 use crate::channel::discord;
 use crate::channel::message::Event;
 use crate::channel::telegram;
@@ -12,7 +12,7 @@ use crate::core::keys::{thread_key, Placement};
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// The platform's id of a channel the store keys `key` (see `Store::channel_key`).
+/// The platform's id of a channel the store keys `key` (see `ChannelStore::channel_key`).
 pub fn platform_id(key: &str) -> &str {
     [
         crate::channel::discord::PLATFORM,
@@ -37,7 +37,7 @@ fn open_threads(directory: &mut discord::ThreadDirectory, threads: &[(String, Op
     }
 }
 
-impl Store {
+impl ChannelStore {
     /// Tags `channel` with `platform` (and names it) unless it already says so, so a
     /// stream of messages does not note the channel as changed each time.
     fn tag_channel(

@@ -2,7 +2,7 @@
 //! Telegram reply or quote), shown after the documents and labelled as context the
 //! author pointed at, apart from the author's own words.
 
-use super::Store;
+use super::ChannelStore;
 use crate::channel::message::StoredMessage;
 use crate::core::model::Author;
 use crate::core::text::escape::data_text;
@@ -85,7 +85,7 @@ impl QuotedReply {
     }
 }
 
-impl Store {
+impl ChannelStore {
     /// What `anchor` replies to, resolved against what the store holds, with a note when
     /// the message replied to is not held.
     pub(super) fn quoted_reply(

@@ -184,35 +184,9 @@ pub fn render_thread(
                 + c.of(root)
         }
     };
-    let comma_cost = if compact.is_some() {
-        0.0
-    } else {
-        tokens::estimate(",")
-    };
     // The most the estimate may come to (the bound is monotone: one solve, then compares).
     let allowance = meter.allowance(budget_tokens);
-    let fits = |estimate: f64| estimate <= allowance;
-    let mut used = fixed;
-    let mut first = replies.len();
-    for (i, r) in replies.iter().enumerate().rev() {
-        if replies.len() - first >= max_replies.max(1) {
-            break;
-        }
-        let comma = if first != replies.len() {
-            comma_cost
-        } else {
-            0.0
-        };
-        let cost = match compact.as_mut() {
-            Some(c) => c.of(r),
-            None => r.reply_fragment().estimate + comma,
-        };
-        if first != replies.len() && !fits(used + cost) {
-            break;
-        }
-        used += cost;
-        first = i;
-    }
+    let (first, used) = newest_within(replies, fixed, allowance, max_replies, &mut compact);
     let included = &replies[first..];
     let omitted_range_ts =
         (first > 0).then(|| (to_iso(&replies[0].ts), to_iso(&replies[first - 1].ts)));
@@ -263,6 +237,45 @@ pub fn render_thread(
         },
         truncation,
     }
+}
+
+/// The newest replies that fit `allowance` after `fixed`, at most `max_replies` (the
+/// newest always kept): the index of the oldest kept and the estimate with them. A reply
+/// costs its JSON and the comma before it, or its compact entry.
+fn newest_within(
+    replies: &[&StoredMessage],
+    fixed: f64,
+    allowance: f64,
+    max_replies: usize,
+    compact: &mut Option<CompactCost>,
+) -> (usize, f64) {
+    let comma_cost = if compact.is_some() {
+        0.0
+    } else {
+        tokens::estimate(",")
+    };
+    let mut used = fixed;
+    let mut first = replies.len();
+    for (i, r) in replies.iter().enumerate().rev() {
+        if replies.len() - first >= max_replies.max(1) {
+            break;
+        }
+        let comma = if first != replies.len() {
+            comma_cost
+        } else {
+            0.0
+        };
+        let cost = match compact.as_mut() {
+            Some(c) => c.of(r),
+            None => r.reply_fragment().estimate + comma,
+        };
+        if first != replies.len() && used + cost > allowance {
+            break;
+        }
+        used += cost;
+        first = i;
+    }
+    (first, used)
 }
 
 /// The root as the thread's JSON shows it (for callers that want the struct).

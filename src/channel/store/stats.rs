@@ -1,6 +1,6 @@
 //! `stats()`: the store's counters and sizes, in the shape JavaScript reads them.
 
-use super::Store;
+use super::ChannelStore;
 use crate::channel::message::StoredMessage;
 use crate::core::cache::CacheCounters;
 use crate::core::model::Author;
@@ -144,7 +144,7 @@ pub struct StoreStats {
     pub redis: Option<crate::channel::coord::RedisStats>,
 }
 
-impl Store {
+impl ChannelStore {
     /// Counters and sizes at `now` (queued calls are counted as of then).
     pub fn stats(&self, now: u64) -> StoreStats {
         let mut search = SearchIndexStats::default();
@@ -192,7 +192,7 @@ impl Store {
     }
 }
 
-impl Store {
+impl ChannelStore {
     /// Approximate heap bytes held by messages (window and caches), for the memory
     /// report.
     pub fn message_heap_bytes(&self) -> usize {

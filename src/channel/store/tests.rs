@@ -25,7 +25,7 @@ fn msg(sec: u64, text: &str, thread: Option<u64>) -> StoredMessage {
     m
 }
 
-fn live(store: &mut Store, m: StoredMessage, now: u64) {
+fn live(store: &mut ChannelStore, m: StoredMessage, now: u64) {
     store.apply(
         Event::Message {
             channel: C.into(),
@@ -54,7 +54,7 @@ fn adjacent_ids(b: &build::Built) -> Vec<String> {
         .collect()
 }
 
-fn held(store: &mut Store, id: &str) -> Vec<StoredMessage> {
+fn held(store: &mut ChannelStore, id: &str) -> Vec<StoredMessage> {
     let mut out = Vec::new();
     store.for_each_copy(C, id, |m| out.push(m.clone()));
     out
@@ -62,7 +62,7 @@ fn held(store: &mut Store, id: &str) -> Vec<StoredMessage> {
 
 #[test]
 fn a_forgotten_deletion_cannot_bring_its_message_back() {
-    let mut s = Store::new(StoreConfig::default());
+    let mut s = ChannelStore::new(StoreConfig::default());
     let n = DELETED_REMEMBERED as u64 + 5;
     for sec in 0..n {
         s.apply(
@@ -103,7 +103,7 @@ fn a_forgotten_deletion_cannot_bring_its_message_back() {
 
 #[test]
 fn a_deletion_of_a_message_never_seen_is_bounded_by_its_time() {
-    let mut s = Store::new(StoreConfig::default());
+    let mut s = ChannelStore::new(StoreConfig::default());
     for i in 0..=DELETED_REMEMBERED {
         s.apply(
             Event::Delete {
@@ -135,20 +135,20 @@ fn req(anchor: &str) -> ContextRequest {
 }
 
 /// A store whose channel history is loaded (no history fetch wanted).
-fn warm() -> Store {
-    let mut s = Store::new(StoreConfig::default());
+fn warm() -> ChannelStore {
+    let mut s = ChannelStore::new(StoreConfig::default());
     s.put_history(C, Vec::new(), T0);
     s
 }
 
 /// Thread 1 fetched whole, as one page: `root` and replies 2 ("a") and 3 ("b").
-fn put_whole_thread(s: &mut Store, root: StoredMessage) {
+fn put_whole_thread(s: &mut ChannelStore, root: StoredMessage) {
     let page = vec![root, msg(2, "a", Some(1)), msg(3, "b", Some(1))];
     s.put_thread_page(C, &ts(1), page, true, true, T0);
 }
 
 /// A warm store holding a thread root, message 1.
-fn warm_with_root() -> Store {
+fn warm_with_root() -> ChannelStore {
     let mut s = warm();
     live(&mut s, msg(1, "root", None), T0);
     s
@@ -168,7 +168,7 @@ fn defaults_are_the_seeds_numbers() {
 
 #[test]
 fn window_keeps_the_newest_messages_in_ts_order() {
-    let mut s = Store::new(StoreConfig {
+    let mut s = ChannelStore::new(StoreConfig {
         window_size: 3,
         ..StoreConfig::default()
     });
@@ -346,7 +346,7 @@ fn a_deletion_removes_every_copy_and_a_late_fetch_cannot_bring_it_back() {
 fn reactions_are_counted_per_user_and_removed_at_zero() {
     let mut s = warm();
     live(&mut s, msg(1, "x", None), T0);
-    let react = |s: &mut Store, user: &str, added: bool| {
+    let react = |s: &mut ChannelStore, user: &str, added: bool| {
         s.apply(
             Event::Reaction {
                 channel: C.into(),
@@ -436,7 +436,7 @@ fn a_failed_fetch_serves_the_expired_thread_stale_within_the_stale_limit_then_no
 
 #[test]
 fn an_unknown_anchor_asks_for_history_first_then_the_message() {
-    let mut s = Store::new(StoreConfig::default());
+    let mut s = ChannelStore::new(StoreConfig::default());
     let r = req("1775835999.000100");
     let history = Need::History { channel: C.into() };
     assert_eq!(s.plan(&r, &[], T0), vec![history.clone()]);
@@ -456,7 +456,7 @@ fn an_unknown_anchor_asks_for_history_first_then_the_message() {
 
 #[test]
 fn media_over_the_bound_is_never_cached() {
-    let mut s = Store::new(StoreConfig {
+    let mut s = ChannelStore::new(StoreConfig {
         media_max_size: 10,
         ..StoreConfig::default()
     });
@@ -510,7 +510,7 @@ proptest! {
     /// built into a context.
     #[test]
     fn caches_stay_bounded_and_deleted_messages_never_return(ops in proptest::collection::vec(op(), 1..120)) {
-        let mut s = Store::new(StoreConfig {
+        let mut s = ChannelStore::new(StoreConfig {
             window_size: 8,
             replies_max: 3,
             starters_max: 4,
@@ -595,7 +595,7 @@ proptest! {
 
 /// The search index holds exactly the held messages (window and held threads), and a
 /// word finds exactly the held messages whose text has it.
-fn index_matches_held(s: &mut Store) -> Result<(), String> {
+fn index_matches_held(s: &mut ChannelStore) -> Result<(), String> {
     let mut held: Vec<(crate::core::time::TsKey, String)> = Vec::new();
     if let Some(ch) = s.channels.get(C) {
         held.extend(
@@ -750,7 +750,7 @@ fn cached_renderings_follow_edits_and_reactions() {
     let mut s = warm();
     live(&mut s, msg(1, "before", None), T0);
     live(&mut s, msg(2, "anchor", None), T0);
-    let adjacent = |s: &mut Store| {
+    let adjacent = |s: &mut ChannelStore| {
         let b = s
             .build(&req(&ts(2)), &[], T0)
             .unwrap_or_else(|e| panic!("{e}"));
@@ -797,7 +797,7 @@ fn a_replys_snapshot_is_centred_on_its_root_and_shows_it() {
 
 #[test]
 fn an_unheld_anchor_in_a_thread_is_looked_for_in_its_thread_first_when_no_adjacent_are_wanted() {
-    let cold = || Store::new(StoreConfig::default());
+    let cold = || ChannelStore::new(StoreConfig::default());
     let history = Need::History { channel: C.into() };
     let in_thread = |anchor: u64, adjacent: usize| {
         let mut r = ContextRequest::new(C, &ts(anchor));
@@ -877,7 +877,7 @@ proptest! {
 
 #[test]
 fn messages_of_one_author_share_one_copy_of_the_author() {
-    let mut s = Store::new(StoreConfig::default());
+    let mut s = ChannelStore::new(StoreConfig::default());
     for sec in [0, 3, 6] {
         live(&mut s, msg(sec, "same author", None), T0);
     }
@@ -898,7 +898,7 @@ fn messages_of_one_author_share_one_copy_of_the_author() {
 
 #[test]
 fn a_message_whose_id_is_its_ts_needs_no_id_entry_and_other_ids_are_found_too() {
-    let mut s = Store::new(StoreConfig::default());
+    let mut s = ChannelStore::new(StoreConfig::default());
     // A Slack message: its id is its ts.
     live(&mut s, msg(1, "slack", None), T0);
     // A Discord-style message with an id of its own.
@@ -972,7 +972,7 @@ fn a_plain_message_holds_no_second_id_and_no_extras() {
     m.set_reply_count(0);
     assert!(m.extras.0.is_none());
     // A message seen live, then again in a history page, stays unboxed.
-    let mut s = Store::new(StoreConfig::default());
+    let mut s = ChannelStore::new(StoreConfig::default());
     live(&mut s, msg(1, "plain", None), T0);
     s.put_history(C, vec![msg(1, "plain", None)], T0);
     let held = s.channels[C].get(&ts(1)).unwrap_or_else(|| panic!("held"));
@@ -981,7 +981,7 @@ fn a_plain_message_holds_no_second_id_and_no_extras() {
 
 #[test]
 fn texts_taken_in_after_the_first_sixteen_kilobytes_are_packed_and_read_back_exactly() {
-    let mut s = Store::new(StoreConfig {
+    let mut s = ChannelStore::new(StoreConfig {
         pack_text: true,
         ..StoreConfig::default()
     });
@@ -1023,7 +1023,7 @@ fn texts_taken_in_after_the_first_sixteen_kilobytes_are_packed_and_read_back_exa
 
 /// A channel of `n` chat lines a minute apart, and a thread of `replies` under its
 /// middle message; the anchor is the thread's newest reply.
-fn chat_channel(n: u64, replies: u64) -> (Store, ContextRequest) {
+fn chat_channel(n: u64, replies: u64) -> (ChannelStore, ContextRequest) {
     let mut s = warm();
     let root = n / 2;
     for i in 0..n {

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Store {
+impl ChannelStore {
     /// Forgets the replies of a thread entry that left the replies cache (a reply
     /// also held in another thread keeps its place there).
     pub(super) fn drop_thread_replies(&mut self, channel: &str, thread: &str, entry: &ThreadEntry) {
@@ -197,28 +197,7 @@ impl Store {
                 self.merge_fetched(channel, m)
             })
             .collect();
-        if let Some(since) = self.recent.page_since().filter(|_| !self.recent.is_empty()) {
-            // Replies that events delivered after the fetch began and the page lacks:
-            // held in the previous entry, or remembered while the thread was not held.
-            let in_page: HashSet<&str> = messages.iter().map(StoredMessage::id).collect();
-            let mut newer: Vec<StoredMessage> = Vec::new();
-            let held = previous.iter().flat_map(|p| p.replies.values());
-            let orphans = self
-                .channels
-                .get(channel)
-                .into_iter()
-                .flat_map(|c| c.orphans.values())
-                .filter(|m| m.thread_id.as_deref() == Some(thread));
-            for m in held.chain(orphans) {
-                if !in_page.contains(m.id())
-                    && !newer.iter().any(|n| n.id() == m.id())
-                    && self.recent.touched_after(channel, m.id(), since)
-                {
-                    newer.push(m.clone());
-                }
-            }
-            messages.extend(newer);
-        }
+        self.add_newer_than_page(channel, thread, previous.as_ref(), &mut messages);
         for m in &messages {
             self.remember_files(channel, m);
         }
@@ -263,23 +242,8 @@ impl Store {
                 .is_some_and(|c| c.key_of(thread).is_some());
         entry.rootless = self.was_deleted(channel, thread) || (last_page && !root_held);
         let dropped = entry.keep_newest(self.config.max_thread_replies);
-        let held = entry.replies.len() as u64;
-        let complete = entry.complete;
-        let newest_ts = entry.replies.values().next_back().map(|m| m.ts.to_string());
-        if let Some(mut r) = root {
-            if complete {
-                r.set_reply_count(held);
-            } else {
-                r.set_reply_count(r.reply_count().max(held));
-            }
-            if newest_ts.is_some() {
-                r.extras_mut().latest_reply = newest_ts;
-            }
-            self.threads.put_starter(key.clone(), r.clone(), now);
-            let ch = self.channel_mut(channel);
-            if ch.key_of(r.id()).is_some() {
-                self.put_message(channel, r, false, now);
-            }
+        if let Some(r) = root {
+            self.put_fetched_root(channel, &key, r, &entry, now);
         }
         let gone: Vec<StoredMessage> = match &previous_replies {
             Some(prev) => prev
@@ -307,6 +271,75 @@ impl Store {
             }
             self.refresh_index(channel, m.id(), m.key);
         }
+        self.index_thread_replies(channel, thread);
+    }
+}
+
+impl ChannelStore {
+    /// Adds to a fetched page the replies that events delivered after the fetch began and
+    /// the page lacks: held in the previous entry, or remembered while the thread was not
+    /// held.
+    fn add_newer_than_page(
+        &self,
+        channel: &str,
+        thread: &str,
+        previous: Option<&ThreadEntry>,
+        messages: &mut Vec<StoredMessage>,
+    ) {
+        if let Some(since) = self.recent.page_since().filter(|_| !self.recent.is_empty()) {
+            // Replies that events delivered after the fetch began and the page lacks:
+            // held in the previous entry, or remembered while the thread was not held.
+            let in_page: HashSet<&str> = messages.iter().map(StoredMessage::id).collect();
+            let mut newer: Vec<StoredMessage> = Vec::new();
+            let held = previous.into_iter().flat_map(|p| p.replies.values());
+            let orphans = self
+                .channels
+                .get(channel)
+                .into_iter()
+                .flat_map(|c| c.orphans.values())
+                .filter(|m| m.thread_id.as_deref() == Some(thread));
+            for m in held.chain(orphans) {
+                if !in_page.contains(m.id())
+                    && !newer.iter().any(|n| n.id() == m.id())
+                    && self.recent.touched_after(channel, m.id(), since)
+                {
+                    newer.push(m.clone());
+                }
+            }
+            messages.extend(newer);
+        }
+    }
+
+    /// Holds a fetched thread's root as its starter (and in the window, when it is there),
+    /// with the reply count and newest reply the thread shows.
+    fn put_fetched_root(
+        &mut self,
+        channel: &str,
+        key: &ThreadKey,
+        mut r: StoredMessage,
+        entry: &ThreadEntry,
+        now: u64,
+    ) {
+        let held = entry.replies.len() as u64;
+        let newest_ts = entry.replies.values().next_back().map(|m| m.ts.to_string());
+        if entry.complete {
+            r.set_reply_count(held);
+        } else {
+            r.set_reply_count(r.reply_count().max(held));
+        }
+        if newest_ts.is_some() {
+            r.extras_mut().latest_reply = newest_ts;
+        }
+        self.threads.put_starter(key.clone(), r.clone(), now);
+        let ch = self.channel_mut(channel);
+        if ch.key_of(r.id()).is_some() {
+            self.put_message(channel, r, false, now);
+        }
+    }
+
+    /// Indexes a held thread's replies in its channel; a reply held as an orphan until now
+    /// is the thread's from here on.
+    fn index_thread_replies(&mut self, channel: &str, thread: &str) {
         let Some(ch) = self.channels.get_mut(channel) else {
             return;
         };
@@ -336,7 +369,7 @@ pub struct HeldThread<'a> {
     pub total: u64,
 }
 
-impl Store {
+impl ChannelStore {
     /// A thread as held at `now` for building: its root, replies (oldest first) and
     /// total reply count, served stale within the stale limit or left out, with a note
     /// saying which. Returns whether it is served stale.

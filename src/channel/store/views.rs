@@ -1,7 +1,7 @@
 //! What the store shows of one held message: the message as held (`getMessage`) and
 //! its thread's activity (`threadActivity`).
 
-use super::Store;
+use super::ChannelStore;
 use crate::channel::message::StoredMessage;
 use crate::core::model::{Author, MediaRef};
 use napi_derive::napi;
@@ -78,7 +78,7 @@ pub struct ThreadSummary {
     pub participant_names: Vec<String>,
 }
 
-impl Store {
+impl ChannelStore {
     /// The first held copy of message `id` in `channel` (window, held thread or starter
     /// cache); deleted messages are never shown.
     pub fn message_view(&mut self, channel: &str, id: &str) -> Option<StoredMessageView> {
@@ -107,7 +107,7 @@ impl Store {
 }
 
 /// Held messages by id, and every copy of one.
-impl Store {
+impl ChannelStore {
     /// Calls `f` on every held copy of message `id` in `channel` (window, thread entry,
     /// starter cache).
     pub fn for_each_copy(

@@ -3,7 +3,7 @@
 
 use super::input::ContextInput;
 use crate::channel::message::StoredMessage;
-use crate::channel::store::Store;
+use crate::channel::store::ChannelStore;
 use crate::core::model::Author;
 use crate::core::search::index::{Match, Query, SearchIndex, CUT_ROUNDING};
 use crate::core::search::{max_boost, rank, Candidate, Ranked, Signals};
@@ -85,7 +85,7 @@ fn authors_named(index: &SearchIndex, name: &str) -> Vec<u32> {
 
 /// Where a document's message is held.
 fn held<'a>(
-    store: &'a Store,
+    store: &'a ChannelStore,
     channel: &str,
     key: TsKey,
     thread: Option<&str>,
@@ -104,7 +104,7 @@ fn held<'a>(
 /// The thread a message belongs to (a reply's thread, or the thread a root starts)
 /// and its summary.
 fn thread_of<'a>(
-    store: &'a Store,
+    store: &'a ChannelStore,
     channel: &str,
     m: &'a StoredMessage,
     now: u64,
@@ -155,7 +155,7 @@ fn thread_of<'a>(
 
 /// What the ranking needs to know of a message: its reactions and its thread's reply
 /// count and newest activity (counts only; the names are looked up for the results).
-fn signals(store: &Store, channel: &str, m: &StoredMessage) -> Signals {
+fn signals(store: &ChannelStore, channel: &str, m: &StoredMessage) -> Signals {
     let own = key_millis(m.key);
     let reactions = m.reactions().iter().map(|r| r.count).sum();
     let thread = match m.thread_id.as_deref() {
@@ -208,7 +208,7 @@ fn candidates_of(index: &SearchIndex, matches: &[Match], named: &[u32]) -> Vec<C
 
 /// The best `k` candidates, with the signals of the messages the store holds.
 fn rank_held(
-    store: &Store,
+    store: &ChannelStore,
     channel: &str,
     candidates: Vec<Candidate>,
     reference: TsKey,
@@ -238,7 +238,7 @@ fn nothing_held(notes: Vec<String>) -> String {
 }
 
 /// Runs a `channel_context` search in `channel` at `now`; returns the result JSON.
-pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> String {
+pub fn run(store: &mut ChannelStore, channel: &str, input: &ContextInput, now: u64) -> String {
     let mut notes = Vec::new();
     let Some(index) = store.search_index_mut(channel) else {
         notes.push("No messages are held for this channel yet.".to_string());
@@ -265,37 +265,12 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
     let mut fallback = false;
     let candidates: Vec<Candidate> = if matches.is_empty() {
         fallback = true;
-        index
-            .keys_since(input.since)
-            .rev()
-            .filter_map(|(_, slot)| index.doc(slot).map(|d| (slot, d)))
-            .filter(|(_, d)| named.is_empty() || named.contains(&d.author))
-            .take(FALLBACK_SCAN)
-            .map(|(slot, d)| Candidate {
-                slot,
-                key: d.key(),
-                bm25: 0.0,
-                words: 0,
-                by_named_author: named.contains(&d.author),
-            })
-            .collect()
+        newest_candidates(index, input.since, &named)
     } else {
         candidates_of(index, &matches, &named)
     };
     if fallback {
-        notes.push(if query.words.is_empty() {
-            "The intent has no searchable words; these are the channel's most recent and active messages.".to_string()
-        } else {
-            format!(
-                "No held message matches {}; these are the channel's most recent and active messages.",
-                query
-                    .words
-                    .iter()
-                    .map(|w| format!("{:?}", w.word))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        });
+        notes.push(fallback_note(&query));
     }
     let scanned = match input.since {
         None => index.len() as u64,
@@ -328,7 +303,7 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
             ranked = rank_held(store, channel, candidates, reference, k);
         }
     }
-    let store: &Store = store;
+    let store: &ChannelStore = store;
     let Some(ch) = store.channel(channel) else {
         return nothing_held(notes);
     };
@@ -341,26 +316,7 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
         let Some(m) = held(store, channel, d.key(), index.thread_of(d)) else {
             continue;
         };
-        let mut parts: Vec<String> = Vec::new();
-        let words: Vec<&str> = query
-            .words
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| r.candidate.words & (1 << i) != 0)
-            .map(|(_, w)| w.word.as_str())
-            .collect();
-        if !words.is_empty() {
-            parts.push(format!("keyword:{}", words.join(",")));
-        }
-        for (name, ids) in &matched_names {
-            if ids.contains(&d.author) {
-                parts.push(format!("author:{name}"));
-                break;
-            }
-        }
-        if r.recent_activity || parts.is_empty() {
-            parts.push("recent_activity".to_string());
-        }
+        let signal = relevance_signal(&query, &r, &matched_names, d.author);
         let thread = thread_of(store, channel, m, now);
         results.push(ResultView {
             message_id: m.id(),
@@ -369,7 +325,7 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
             author: &m.author,
             text: clip(&m.text.as_str()),
             thread_summary: thread.map(|t| t.1),
-            relevance_signal: parts.join("; "),
+            relevance_signal: signal,
         });
     }
     out_json(&Output {
@@ -380,6 +336,74 @@ pub fn run(store: &mut Store, channel: &str, input: &ContextInput, now: u64) -> 
         },
         notes,
     })
+}
+
+/// The newest held messages since `since` (by the named authors, when any), for an
+/// intent that matched nothing.
+fn newest_candidates(index: &SearchIndex, since: Option<TsKey>, named: &[u32]) -> Vec<Candidate> {
+    index
+        .keys_since(since)
+        .rev()
+        .filter_map(|(_, slot)| index.doc(slot).map(|d| (slot, d)))
+        .filter(|(_, d)| named.is_empty() || named.contains(&d.author))
+        .take(FALLBACK_SCAN)
+        .map(|(slot, d)| Candidate {
+            slot,
+            key: d.key(),
+            bm25: 0.0,
+            words: 0,
+            by_named_author: named.contains(&d.author),
+        })
+        .collect()
+}
+
+/// The note saying the results are the newest messages, because the intent matched
+/// nothing (or had no words to search by).
+fn fallback_note(query: &Query) -> String {
+    if query.words.is_empty() {
+        "The intent has no searchable words; these are the channel's most recent and active messages.".to_string()
+    } else {
+        format!(
+            "No held message matches {}; these are the channel's most recent and active messages.",
+            query
+                .words
+                .iter()
+                .map(|w| format!("{:?}", w.word))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
+/// Why a result was chosen: the query's words it has, the named author it is by, or its
+/// recent activity (also when nothing else says).
+fn relevance_signal(
+    query: &Query,
+    r: &Ranked,
+    matched_names: &[(String, Vec<u32>)],
+    author: u32,
+) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let words: Vec<&str> = query
+        .words
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| r.candidate.words & (1 << i) != 0)
+        .map(|(_, w)| w.word.as_str())
+        .collect();
+    if !words.is_empty() {
+        parts.push(format!("keyword:{}", words.join(",")));
+    }
+    for (name, ids) in matched_names {
+        if ids.contains(&author) {
+            parts.push(format!("author:{name}"));
+            break;
+        }
+    }
+    if r.recent_activity || parts.is_empty() {
+        parts.push("recent_activity".to_string());
+    }
+    parts.join("; ")
 }
 
 fn out_json(o: &Output<'_>) -> String {

@@ -10,7 +10,7 @@ use super::media::{content_block, too_large};
 use crate::channel::message::StoredMessage;
 use crate::channel::store::fetch::{missing_fetcher, Failure, FetchJob, FetcherFn, Fetchers, Need};
 use crate::channel::store::render::{render_thread, ThreadLimits};
-use crate::channel::store::{CachedMedia, FileLocation, Store};
+use crate::channel::store::{CachedMedia, ChannelStore, FileLocation};
 use crate::core::model::{Author, MediaRef, MessageView};
 use crate::core::text::THREAD_BUDGET_TOKENS;
 use serde::Serialize;
@@ -31,7 +31,7 @@ pub enum MediaLookup {
 }
 
 /// The thread a `thread_id` means: itself, or the thread of a held reply.
-fn thread_for(store: &Store, channel: &str, id: &str) -> String {
+fn thread_for(store: &ChannelStore, channel: &str, id: &str) -> String {
     store
         .channel(channel)
         .and_then(|c| c.reply_threads.get(id))
@@ -42,7 +42,7 @@ fn thread_for(store: &Store, channel: &str, id: &str) -> String {
 /// The fetches a call needs at `now`, leaving out those that already failed. Counts
 /// cache hits and misses for the lookups it makes.
 pub fn plan(
-    store: &mut Store,
+    store: &mut ChannelStore,
     channel: &str,
     input: &MessagesInput,
     failed: &[Failure],
@@ -93,7 +93,7 @@ pub fn plan(
 
 /// What the store can do about `media_artifact_id` (only files of this channel).
 pub fn media_lookup(
-    store: &mut Store,
+    store: &mut ChannelStore,
     channel: &str,
     artifact_id: &str,
     max_bytes: u64,
@@ -155,7 +155,7 @@ pub enum Start {
 /// Starts a `channel_messages` call at `now`: what to fetch with the caller's
 /// `fetchers`, or, when nothing can be fetched, the answer from what the store holds.
 pub fn start(
-    store: &mut Store,
+    store: &mut ChannelStore,
     channel: &str,
     input: &MessagesInput,
     fetchers: Fetchers,
@@ -205,7 +205,7 @@ pub fn start(
 /// Builds the result JSON from what the store holds at `now`.
 #[allow(clippy::too_many_arguments)]
 pub fn build(
-    store: &mut Store,
+    store: &mut ChannelStore,
     channel: &str,
     input: &MessagesInput,
     failed: &[Failure],
@@ -305,7 +305,7 @@ fn message_out(m: &StoredMessage) -> MessageOut<'_> {
 }
 
 fn media_out(
-    store: &mut Store,
+    store: &mut ChannelStore,
     channel: &str,
     aid: &str,
     media: MediaResult,

@@ -12,29 +12,43 @@ pub fn repair_lone_surrogates(json: &mut String) -> Vec<usize> {
     if !json.contains("\\u") {
         return Vec::new();
     }
-    fn hex4(b: &[u8]) -> Option<u16> {
-        let s = std::str::from_utf8(b.get(..4)?).ok()?;
-        u16::from_str_radix(s, 16).ok()
-    }
+    let mut out = std::mem::take(json).into_bytes();
+    let fixes = repair_lone_surrogate_escapes(&mut out);
+    // Each fix rewrites six ASCII bytes with six ASCII bytes.
+    *json = String::from_utf8(out).unwrap_or_default();
+    fixes
+}
+
+/// [`repair_lone_surrogates`] over JSON text as code units of any width (UTF-8 bytes, or
+/// the UTF-16 units of a JavaScript string): the escapes are ASCII either way. Returns
+/// the offsets (in units) of the escapes it replaced.
+pub fn repair_lone_surrogate_escapes<T: Copy + Into<u32> + From<u8>>(json: &mut [T]) -> Vec<usize> {
+    let unit = |i: usize| json.get(i).map(|&u| u.into());
+    let hex4 = |at: usize| -> Option<u16> {
+        let mut v = 0u16;
+        for k in 0..4 {
+            let d = char::from_u32(unit(at + k)?)?.to_digit(16)?;
+            v = v * 16 + d as u16;
+        }
+        Some(v)
+    };
+    let (backslash, u) = (u32::from(b'\\'), u32::from(b'u'));
     let mut fixes: Vec<usize> = Vec::new();
-    let bytes = json.as_bytes();
     let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'\\' {
+    while i < json.len() {
+        if unit(i) != Some(backslash) {
             i += 1;
             continue;
         }
-        if bytes.get(i + 1) != Some(&b'u') {
+        if unit(i + 1) != Some(u) {
             i += 2;
             continue;
         }
-        let unit = hex4(&bytes[i + 2..]);
-        match unit {
-            Some(u) if (0xD800..=0xDBFF).contains(&u) => {
-                let next_is_low = bytes.get(i + 6) == Some(&b'\\')
-                    && bytes.get(i + 7) == Some(&b'u')
-                    && hex4(&bytes[(i + 8).min(bytes.len())..])
-                        .is_some_and(|l| (0xDC00..=0xDFFF).contains(&l));
+        match hex4(i + 2) {
+            Some(h) if (0xD800..=0xDBFF).contains(&h) => {
+                let next_is_low = unit(i + 6) == Some(backslash)
+                    && unit(i + 7) == Some(u)
+                    && hex4(i + 8).is_some_and(|l| (0xDC00..=0xDFFF).contains(&l));
                 if next_is_low {
                     i += 12;
                 } else {
@@ -42,22 +56,18 @@ pub fn repair_lone_surrogates(json: &mut String) -> Vec<usize> {
                     i += 6;
                 }
             }
-            Some(u) if (0xDC00..=0xDFFF).contains(&u) => {
+            Some(h) if (0xDC00..=0xDFFF).contains(&h) => {
                 fixes.push(i);
                 i += 6;
             }
             _ => i += 6,
         }
     }
-    if fixes.is_empty() {
-        return fixes;
-    }
-    // Each fix rewrites six ASCII bytes with six ASCII bytes.
-    let mut out = std::mem::take(json).into_bytes();
     for &at in &fixes {
-        out[at..at + 6].copy_from_slice(b"\\uFFFD");
+        for (k, b) in b"\\uFFFD".iter().enumerate() {
+            json[at + k] = T::from(*b);
+        }
     }
-    *json = String::from_utf8(out).unwrap_or_default();
     fixes
 }
 

@@ -1,4 +1,4 @@
-//! The fast lane's packed batches: fields read straight from UTF-16 units (what the JS
+//! The packed path's packed batches: fields read straight from UTF-16 units (what the JS
 //! side sends instead of JSON for plain batches), and the conversion of units to a
 //! `String` without a second pass over the bytes.
 

@@ -122,3 +122,30 @@ fn guidance_is_in_the_seed_size_range() {
         assert!(g.contains(heading));
     }
 }
+
+#[test]
+fn json_written_elsewhere_is_escaped_as_the_sections_write_theirs() {
+    for hostile in HOSTILE {
+        let value = json!({ "text": hostile, "list": [hostile, "plain"], "n": 1 });
+        for pretty in [false, true] {
+            let plain = if pretty {
+                serde_json::to_string_pretty(&value)
+            } else {
+                serde_json::to_string(&value)
+            }
+            .unwrap_or_default();
+            let mut units: Vec<u16> = plain.encode_utf16().collect();
+            let escaped = String::from_utf16(&escape_json_units(&mut units)).unwrap_or_default();
+            assert_eq!(escaped, section_json(&value, pretty));
+        }
+    }
+}
+
+#[test]
+fn a_lone_surrogate_escape_in_json_written_elsewhere_becomes_u_fffd() {
+    let mut units: Vec<u16> = r#"{"a":"x\ud800y","b":"\ud83d\ude00","c":"\\ud800"}"#
+        .encode_utf16()
+        .collect();
+    let out = String::from_utf16(&escape_json_units(&mut units)).unwrap_or_default();
+    assert_eq!(out, r#"{"a":"x\uFFFDy","b":"\ud83d\ude00","c":"\\ud800"}"#);
+}

@@ -26,10 +26,7 @@ use crate::core::sorted_deque::{Keyed, SortedDeque};
 use crate::core::time::TsKey;
 use std::collections::HashMap;
 
-/// BM25 term-frequency saturation.
-pub const K1: f64 = 1.2;
-/// BM25 document-length normalization.
-pub const B: f64 = 0.75;
+pub use super::bm25::{B, K1};
 /// Query words that count (the rest of a long intent is ignored).
 pub const MAX_QUERY_WORDS: usize = 32;
 /// How much covering more of the query counts: a match's BM25 is multiplied by the share

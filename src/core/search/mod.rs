@@ -16,6 +16,7 @@
 //! Ties go to the newer message. Everything is computed from the store's data and its
 //! clock-free timestamps, so the same store and query give the same results.
 
+pub mod bm25;
 pub mod hasher;
 pub mod index;
 pub mod postings;

@@ -15,8 +15,8 @@
 //!   `-ies`, `-ing`, `-ed`, `-ment`, a final `e`), so `deploying`, `deployed`,
 //!   `deployment` and `deploys` all become `deploy`, and `releases`/`released` meet
 //!   `release`. Words with digits are kept as they are (`v2`, `p99`, `4pm`).
-//! - Chinese, Japanese and Korean have no spaces between words: a run of Han, kana or
-//!   Hangul characters becomes its overlapping character bigrams (`デプロイ` ->
+//! - Chinese, Japanese, Korean and Thai have no spaces between words: a run of Han, kana,
+//!   Hangul or Thai characters becomes its overlapping character bigrams (`デプロイ` ->
 //!   `デプ`, `プロ`, `ロイ`), a single such character stays a unigram. A query word in
 //!   such a script therefore matches inside longer runs (`…のデプロイが完了…`).
 
@@ -31,7 +31,7 @@ pub const MAX_WORD_BYTES: usize = 64;
 /// English; modal verbs, pronouns, quantifiers and question words ("would", "some",
 /// "those", "why") carry meaning in a query and are not stop words, nor are function
 /// words of other languages that are English content words ("war", "die", "hat", "son").
-const STOP_WORDS: &[&str] = &[
+pub const STOP_WORDS: &[&str] = &[
     "al", "an", "and", "are", "as", "at", "au", "auch", "auf", "aus", "aux", "avec", "be", "bei",
     "bis", "by", "ce", "ces", "como", "con", "da", "dans", "das", "dass", "de", "del", "dem",
     "den", "der", "des", "du", "ein", "eine", "einen", "einer", "el", "elle", "en", "er", "es",
@@ -76,10 +76,13 @@ pub fn is_stop_word(word: &str) -> bool {
     b.len() <= 8 && !b.contains(&0) && STOP_KEYS.binary_search(&pack(b)).is_ok()
 }
 
-/// Han, kana and Hangul: scripts written without spaces between words.
-pub fn is_cjk(c: char) -> bool {
+/// Scripts written without spaces between words: Han, kana, Hangul and Thai. A search
+/// reads a run of them as its overlapping character pairs (the channel's tokenizer here,
+/// the memory's index text in `crate::memory::passages::terms`).
+pub fn is_unsegmented(c: char) -> bool {
     matches!(c as u32,
-        0x3040..=0x30FF   // Hiragana, Katakana (with the prolonged sound mark)
+        0x0E00..=0x0E7F   // Thai
+        | 0x3040..=0x30FF // Hiragana, Katakana (with the prolonged sound mark)
         | 0x31F0..=0x31FF // Katakana phonetic extensions
         | 0x3400..=0x4DBF // CJK extension A
         | 0x4E00..=0x9FFF // CJK unified ideographs
@@ -89,6 +92,27 @@ pub fn is_cjk(c: char) -> bool {
         | 0xF900..=0xFAFF // CJK compatibility ideographs
         | 0xFF66..=0xFF9D // half-width Katakana
         | 0x20000..=0x2FA1F)
+}
+
+/// Words a question is not searched by besides the [`STOP_WORDS`] (unless it has no
+/// other): English pronouns, auxiliaries, question words and chat fillers. They carry
+/// meaning inside a channel search's query, where they rank but do not find; a question
+/// to the memory names what it asks about in its other words. Sorted.
+pub const QUESTION_WORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "also", "am", "any", "because", "been", "before",
+    "being", "but", "can", "could", "d", "did", "didn", "do", "does", "doesn", "doing", "don",
+    "get", "got", "had", "has", "have", "he", "her", "here", "hers", "him", "his", "how", "i",
+    "if", "into", "isn", "just", "let", "ll", "m", "me", "more", "most", "my", "no", "not", "now",
+    "ok", "okay", "other", "our", "out", "over", "re", "s", "she", "should", "so", "some", "such",
+    "t", "than", "their", "them", "then", "there", "these", "they", "those", "too", "up", "us",
+    "ve", "very", "wasn", "we", "what", "whats", "when", "where", "which", "while", "who", "whom",
+    "why", "will", "would", "yeah", "yes", "you", "your", "yours",
+];
+
+/// Whether a lower-cased word of a question is left out of its search terms: a stop
+/// word or a [`QUESTION_WORDS`] word.
+pub fn is_question_stop_word(word: &str) -> bool {
+    is_stop_word(word) || QUESTION_WORDS.binary_search(&word).is_ok()
 }
 
 /// Letters that NFKD leaves whole, folded to their usual Latin spelling.
@@ -208,7 +232,7 @@ impl Tokenizer {
 
     /// Reads one character that is not ASCII.
     fn fold(&mut self, c: char, f: &mut impl FnMut(&str, &str)) {
-        if is_cjk(c) {
+        if is_unsegmented(c) {
             self.flush_word(f);
             self.cjk.push(c);
             return;
@@ -222,7 +246,7 @@ impl Tokenizer {
             if is_combining_mark(d) {
                 return;
             }
-            if is_cjk(d) {
+            if is_unsegmented(d) {
                 self.flush_word(f);
                 self.cjk.push(d);
             } else if d.is_alphanumeric() {

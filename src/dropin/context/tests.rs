@@ -83,3 +83,29 @@ fn fields_the_runner_does_not_read_are_ignored_and_read_ones_still_checked() {
     }));
     assert!(bad.is_err_and(|e| e.to_string().contains("invalid type")));
 }
+
+proptest::proptest! {
+    /// The plan is the budget rule over the lengths' estimates: the newest kept, then
+    /// newest first while the sum fits; the kept replies over 1,200 units are the cut ones.
+    #[test]
+    fn the_thread_plan_is_the_newest_first_rule_over_lengths(
+        units in proptest::collection::vec(0usize..3_000, 0..40),
+        budget in 0u64..6_000,
+    ) {
+        let plan = thread_plan(units.iter().copied(), budget);
+        let tokens: Vec<u64> = units.iter().map(|&u| u.div_ceil(4) as u64).collect();
+        let mut first = units.len();
+        let mut used = 0;
+        for (i, &t) in tokens.iter().enumerate().rev() {
+            if first != units.len() && used + t > budget {
+                break;
+            }
+            used += t;
+            first = i;
+        }
+        proptest::prop_assert_eq!(plan.first, first);
+        proptest::prop_assert_eq!(plan.used, used);
+        let cut: Vec<usize> = (first..units.len()).filter(|&i| units[i] > 1_200).collect();
+        proptest::prop_assert_eq!(plan.cut, cut);
+    }
+}

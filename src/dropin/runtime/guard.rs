@@ -9,7 +9,7 @@
 use super::error::ErrorInfo;
 use super::events::{read_event, AttemptSignals, SdkEvent};
 use super::integrity::{plan_resume, ResumeAction, ResumePlan};
-use super::media::{MediaItem, MediaPlan, MediaState, PersistOutcome, PlanOptions, Scope};
+use super::media::{MediaItem, MediaPlan, MediaSession, MediaState, PersistOutcome, PlanOptions};
 use super::metrics::{Counter, Labels, Metrics, DEFAULT_MAX_SERIES};
 use super::overflow::{
     decide_overflow, OverflowAction, OverflowAttempt, OverflowDecision, DEFAULT_MAX_ATTEMPTS,
@@ -100,14 +100,14 @@ fn diagnostic(event: &str, labels: &Labels, fields: Value) -> Value {
 
 /// The media scope of a call: provider (default `anthropic`) and the SDK session id, or
 /// the gateway's session key while the SDK id is not known yet.
-pub fn scope_of(labels: &Labels, fallback_session: Option<&str>) -> Option<Scope> {
+pub fn scope_of(labels: &Labels, fallback_session: Option<&str>) -> Option<MediaSession> {
     let session = labels
         .session_id
         .as_deref()
         .or(labels.session_key.as_deref())
         .or(fallback_session)
         .filter(|s| !s.is_empty())?;
-    Some(Scope {
+    Some(MediaSession {
         provider: labels
             .provider
             .clone()

@@ -1,4 +1,4 @@
-//! Ranking a match: BM25 on the lane's own statistics, then a chat's signals (how
+//! Ranking a match: BM25 ([`crate::core::search::bm25`]) on the lane's own statistics, then a chat's signals (how
 //! recent the message is, and whether its speaker is the one the question is about).
 
 use crate::memory::message::Role;
@@ -11,24 +11,8 @@ pub(super) struct RankingRow {
     pub(super) role: Option<Role>,
 }
 
-/// BM25's term-frequency saturation (here: how much a long message is discounted).
-pub const BM25_K1: f64 = 1.2;
-/// BM25's length normalization: 0 ignores a message's length, 1 divides by it.
-pub const BM25_B: f64 = 0.75;
-
-/// The most a message's length can lift its score: BM25's factor for a message of no
-/// length, `(k1 + 1) / (1 + k1 (1 - b))`.
-pub(super) const MAX_LIFT: f64 = (BM25_K1 + 1.0) / (1.0 + BM25_K1 * (1.0 - BM25_B));
 /// Matches whose lengths are read at a time.
 pub(super) const LENGTH_CHUNK: usize = 256;
-
-/// The inverse document frequency of a term found in `df` of `n` messages (BM25's, never
-/// negative).
-pub fn idf(n: usize, df: usize) -> f64 {
-    #[allow(clippy::cast_precision_loss)] // message counts are far below 2^53
-    let (n, df) = (n as f64, df as f64);
-    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
-}
 
 /// How much more a message just written ranks than one long past: its score is raised by
 /// up to this share, halving every [`RECENCY_HALF_LIFE_MS`]. Small on purpose: a chat is

@@ -2,28 +2,9 @@
 //! of scripts written without spaces), the opaque scope tokens of a session and a lane,
 //! a question's search terms and its fallback, and the FTS5 expressions over them.
 
+use crate::core::search::tokenize::is_question_stop_word;
+pub use crate::core::search::tokenize::is_unsegmented;
 use sha2::{Digest, Sha256};
-
-/// Words a question is not searched by (unless it has no other): English function words
-/// and the question words, which match every other message of a chat.
-pub const STOP_WORDS: &[&str] = &[
-    "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
-    "be", "because", "been", "before", "being", "but", "by", "can", "could", "did", "do", "does",
-    "doing", "for", "from", "get", "got", "had", "has", "have", "he", "her", "here", "hers", "him",
-    "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "let", "me", "more", "most",
-    "my", "no", "not", "now", "of", "on", "or", "other", "our", "out", "over", "re", "s", "she",
-    "should", "so", "some", "such", "t", "than", "that", "the", "their", "them", "then", "there",
-    "these", "they", "this", "those", "to", "too", "up", "us", "very", "was", "we", "were", "what",
-    "whats", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
-    "you", "your", "yours", "ve", "ll", "d", "m", "don", "didn", "doesn", "isn", "wasn", "ok",
-    "okay", "yes", "yeah",
-];
-
-/// Scripts written without spaces between words.
-pub fn is_unsegmented(c: char) -> bool {
-    matches!(u32::from(c),
-        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x0E00..=0x0E7F)
-}
 
 /// The text the index holds for a message: the message itself, with each run of an
 /// unsegmented script replaced by its overlapping character pairs (a lone character stays
@@ -92,7 +73,7 @@ pub(super) fn lane_token(session: &str, lane: &str) -> String {
 }
 
 /// The terms a question is searched by, in the order they first appear, each once: its
-/// words that are not [`STOP_WORDS`] (or all its words, when each is one), lower-cased,
+/// words that are not [question stop words](is_question_stop_word) (or all its words, when each is one), lower-cased,
 /// and the character pairs of its unsegmented runs.
 pub fn query_terms(text: &str) -> Vec<String> {
     let (words, stops) = split_terms(text);
@@ -103,7 +84,7 @@ pub fn query_terms(text: &str) -> Vec<String> {
     }
 }
 
-/// The [`STOP_WORDS`] of a question that [`query_terms`] left out: what a search falls
+/// The [question stop words](is_question_stop_word) of a question that [`query_terms`] left out: what a search falls
 /// back on when none of its other terms is in the lane ("Where is Sam from?" about a
 /// chat where the name is never written).
 pub fn fallback_terms(text: &str) -> Vec<String> {
@@ -153,7 +134,7 @@ fn split_terms(text: &str) -> (Vec<String>, Vec<String>) {
 
 fn push_word(words: &mut Vec<String>, stops: &mut Vec<String>, token: &str) {
     let lower = token.to_lowercase();
-    if STOP_WORDS.contains(&lower.as_str()) {
+    if is_question_stop_word(&lower) {
         push_once(stops, lower);
     } else {
         push_once(words, lower);

@@ -5,7 +5,7 @@
 //! module only converts effects and answers between the two.
 
 use super::built::{media_content, BuiltContext};
-use super::{reentered, ChannelStore};
+use super::{reentered, JsChannelStore};
 use crate::bindings::errors::{clear_exception, promised, take_exception, throw};
 use crate::bindings::js::{
     bytes_of, call_method, describe, from_js_opt, id_arg, is_nullish, stringify, to_js,
@@ -84,7 +84,7 @@ fn settled<'e>(env: &'e Env, done: Done) -> Result<Unknown<'e>> {
     }
 }
 
-impl ChannelStore {
+impl JsChannelStore {
     /// The store's fetch runs, for one step.
     fn runs(&self, env: &Env) -> Result<RefMut<'_, Runs>> {
         self.runs.try_borrow_mut().map_err(|_| reentered(env))
@@ -265,7 +265,7 @@ fn text_of(v: &Unknown) -> Result<String> {
 }
 
 #[napi]
-impl ChannelStore {
+impl JsChannelStore {
     /// Builds the context for answering `anchorMessageId` in `channelId`: the
     /// ChannelSnapshot, the ThreadContext (when the anchor is in a thread or has
     /// replies), the prompt section and token counts. Fetches what the store does not
@@ -332,10 +332,10 @@ impl ChannelStore {
     }
 }
 
-impl ChannelStore {
+impl JsChannelStore {
     /// Every build after Redis first failed a call (a rate-limit slot, a pause shared, a
     /// lock) carries the note, until it answers again.
-    fn sync_redis_note(&self, core: &mut crate::channel::store::Store) {
+    fn sync_redis_note(&self, core: &mut crate::channel::store::ChannelStore) {
         if let Some(c) = &self.coord {
             core.set_shared_note(c.degraded_note());
         }
@@ -394,7 +394,7 @@ impl ChannelStore {
 }
 
 #[napi]
-impl ChannelStore {
+impl JsChannelStore {
     /// Downloaded media by artifact id (a Slack file id), from the media cache or, on a
     /// miss, through `fetcher.fetchMedia` (rate limited as `files.download`). With
     /// `channelId`, only a file that a message of that channel references is served

@@ -6,7 +6,6 @@
 //! `buildContext` in [`built`].
 
 mod built;
-mod platforms;
 mod shared;
 
 use persist::persist_code;
@@ -23,7 +22,7 @@ use crate::channel::persist::Persister;
 use crate::channel::slack::ResponseError;
 use crate::channel::store::config::ChannelStoreOptions;
 use crate::channel::store::fetch::{FetcherFn, Fetchers};
-use crate::channel::store::{Store, StoreConfig};
+use crate::channel::store::{ChannelStore, StoreConfig};
 use crate::core::input::{self, InputError};
 use napi::bindgen_prelude::*;
 use napi::{Env, JsString, ValueType};
@@ -55,9 +54,9 @@ pub const DEFAULT_THREAD_REPLIES_MAX: u32 =
 /// const ctx = await store.buildContext('C07ROLLOUT', '1775835630.000300')
 /// ctx.promptSection                          // the system-prompt section
 /// ```
-#[napi]
-pub struct ChannelStore {
-    core: RefCell<Store>,
+#[napi(js_name = "ChannelStore")]
+pub struct JsChannelStore {
+    core: RefCell<ChannelStore>,
     clock: Option<FunctionRef<(), f64>>,
     /// Which fetcher functions were supplied.
     fetchers: Fetchers,
@@ -74,19 +73,19 @@ pub struct ChannelStore {
 /// The store for the length of one call; on the way out, what the call changed is
 /// queued for the writer (with `options.persist`), so no mutating path can skip it.
 pub(crate) struct Core<'a> {
-    store: RefMut<'a, Store>,
+    store: RefMut<'a, ChannelStore>,
     persist: Option<&'a Persister>,
 }
 
 impl std::ops::Deref for Core<'_> {
-    type Target = Store;
-    fn deref(&self) -> &Store {
+    type Target = ChannelStore;
+    fn deref(&self) -> &ChannelStore {
         &self.store
     }
 }
 
 impl std::ops::DerefMut for Core<'_> {
-    fn deref_mut(&mut self) -> &mut Store {
+    fn deref_mut(&mut self) -> &mut ChannelStore {
         &mut self.store
     }
 }
@@ -143,7 +142,7 @@ fn functions_of(env: &Env, o: &Unknown) -> Result<(Option<FunctionRef<(), f64>>,
 }
 
 #[napi]
-impl ChannelStore {
+impl JsChannelStore {
     /// Creates an empty store. Every option is optional; each default is documented with its option.
     #[napi(constructor, catch_unwind, ts_args_type = "options?: ChannelStoreOptions")]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
@@ -172,7 +171,7 @@ impl ChannelStore {
             }
             None => None,
         };
-        let mut store = Store::new(config);
+        let mut store = ChannelStore::new(config);
         let persist = match persist_config {
             Some(c) => {
                 let path = c.path.clone();
@@ -188,7 +187,7 @@ impl ChannelStore {
             }
             None => None,
         };
-        Ok(ChannelStore {
+        Ok(JsChannelStore {
             core: RefCell::new(store),
             clock,
             fetchers,
@@ -456,7 +455,7 @@ mod fetch;
 mod fetcher;
 
 #[napi]
-impl ChannelStore {
+impl JsChannelStore {
     /// Counters and sizes: calls per API method; hits, misses, evictions and
     /// expirations per cache; bytes held by the media cache; queued calls, stale serves,
     /// failed fetches, rate-limited requests and ignored events.
@@ -483,3 +482,6 @@ fn reentered(env: &Env) -> Error {
 // `flush` and `close` come here, after `stats`, so the class reads in the typings in
 // the order it always has.
 mod persist;
+// Declared after the class, so that the typings generator has met it when it reads the
+// methods.
+mod platforms;

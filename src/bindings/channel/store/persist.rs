@@ -1,7 +1,7 @@
 //! A saved store's `flush()` and `close()`: waiting for the writer off the JS thread,
 //! what they resolve with, and the code of each saving fault.
 
-use super::ChannelStore;
+use super::JsChannelStore;
 use crate::bindings::errors::coded_error_value;
 use crate::channel::persist::{Flush, PersistError, Waiter};
 use crate::channel::store::stats::PersistStats;
@@ -84,7 +84,7 @@ impl Task for PersistWait {
 }
 
 #[napi]
-impl ChannelStore {
+impl JsChannelStore {
     /// With `options.persist`: queues every change not yet written and resolves, with
     /// the writer's counters, once they are committed to the file (what a process killed
     /// after that finds on restart). Rejects when a change since the previous flush

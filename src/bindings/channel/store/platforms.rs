@@ -1,6 +1,6 @@
 //! `ChannelStore`'s Discord and Telegram intake.
 
-use super::ChannelStore;
+use super::JsChannelStore;
 use crate::bindings::errors::throw;
 use crate::bindings::js::{array_arg, from_js, id_arg};
 use napi::bindgen_prelude::*;
@@ -9,7 +9,7 @@ use napi_derive::napi;
 use serde_json::Value;
 
 #[napi]
-impl ChannelStore {
+impl JsChannelStore {
     /// Applies a Discord Gateway dispatch exactly as the Gateway sends it (`{ op: 0, t,
     /// d }`, or just `{ t, d }`): `MESSAGE_CREATE`, `MESSAGE_UPDATE`, `MESSAGE_DELETE`,
     /// `MESSAGE_DELETE_BULK`, `MESSAGE_REACTION_ADD` / `_REMOVE`; and `GUILD_CREATE`

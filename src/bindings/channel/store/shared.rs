@@ -3,7 +3,7 @@
 //! refuse (in [`crate::channel::store::fetch`]); a Retry-After one worker is given is passed on
 //! to the others.
 
-use super::ChannelStore;
+use super::JsChannelStore;
 use crate::channel::coord::{Coordinator, SharedGrant};
 use crate::channel::fetch_run::Answer;
 use crate::channel::ratelimit::WINDOW_MS;
@@ -33,7 +33,7 @@ pub(super) fn probe(env: &Env, coord: &Arc<Coordinator>) -> Result<()> {
 }
 
 #[napi]
-impl ChannelStore {
+impl JsChannelStore {
     /// The shared limiter's answer for one call of `method` on behalf of `channel`, as
     /// a promise of its JSON (read back by [`ChannelStore::shared_answer`]).
     pub(super) fn ask_shared<'e>(

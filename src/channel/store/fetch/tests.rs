@@ -23,7 +23,7 @@ fn all_fetchers() -> Fetchers {
 
 #[test]
 fn a_need_without_its_fetcher_function_becomes_a_failure_naming_it() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let req = ContextRequest::new(C, &ts(5));
     let mut failures = Vec::new();
     let jobs = store.plan_fetches(&req, &mut failures, &[], Fetchers::default(), T0);
@@ -90,7 +90,7 @@ fn refusals_say_which_method_and_for_how_long() {
     let mut config = StoreConfig::default();
     config.rate_limit.calls_per_min = 1;
     config.rate_limit.overflow = Overflow::Degrade;
-    let mut store = Store::new(config);
+    let mut store = ChannelStore::new(config);
     assert_eq!(
         store.acquire_slot("conversations.history", C, T0),
         Slot::Wait(0)
@@ -107,7 +107,7 @@ fn refusals_say_which_method_and_for_how_long() {
 
 #[test]
 fn a_retry_after_pauses_the_method_and_is_capped_at_an_hour() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let note = store.fetch_failed(
         "conversations.replies",
         C,
@@ -145,7 +145,7 @@ fn a_retry_after_pauses_the_method_and_is_capped_at_an_hour() {
 fn a_page_holds_at_most_what_was_asked_and_the_rest_is_counted() {
     let mut config = StoreConfig::default();
     config.rate_limit.page_size = 2;
-    let mut store = Store::new(config);
+    let mut store = ChannelStore::new(config);
     let job = FetchJob::for_need(
         &Need::History { channel: C.into() },
         &store.config().rate_limit,
@@ -163,7 +163,7 @@ fn a_page_holds_at_most_what_was_asked_and_the_rest_is_counted() {
 
 #[test]
 fn an_unusable_page_is_a_note_and_a_failed_fetch_never_an_error() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let job = FetchJob::for_need(
         &Need::History { channel: C.into() },
         &store.config().rate_limit,
@@ -192,7 +192,7 @@ fn an_unusable_page_is_a_note_and_a_failed_fetch_never_an_error() {
 
 #[test]
 fn downloads_are_kept_per_channel_with_their_hash() {
-    let mut store = Store::new(StoreConfig::default());
+    let mut store = ChannelStore::new(StoreConfig::default());
     let (item, held) = store.keep_download(C, "F1", b"abc".to_vec(), T0);
     assert!(held);
     assert_eq!(

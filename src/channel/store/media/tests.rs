@@ -6,8 +6,8 @@ use crate::core::model::{Author, MediaRef};
 const T0: u64 = 1_775_835_600_000;
 
 /// A store whose channel C1 holds one message referencing file F1.
-fn store_with_file() -> Store {
-    let mut s = Store::new(StoreConfig::default());
+fn store_with_file() -> ChannelStore {
+    let mut s = ChannelStore::new(StoreConfig::default());
     let author = Author {
         user_id: "U1".into(),
         display_name: "Sam".into(),

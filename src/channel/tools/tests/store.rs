@@ -2,7 +2,7 @@
 
 use crate::channel::message::{Event, StoredFile, StoredMessage};
 use crate::channel::store::fetch::Need;
-use crate::channel::store::{CachedMedia, Store, StoreConfig};
+use crate::channel::store::{CachedMedia, ChannelStore, StoreConfig};
 use crate::channel::tools::channel_messages::{
     build, media_lookup, plan, MediaLookup, MediaResult,
 };
@@ -29,7 +29,7 @@ fn msg(sec: u64, user: &str, text: &str, thread: Option<u64>) -> StoredMessage {
 
 /// `channel_messages`' answer from what `s` holds, media allowed up to 100 bytes.
 fn answer(
-    s: &mut Store,
+    s: &mut ChannelStore,
     channel: &str,
     input: &crate::channel::tools::input::MessagesInput,
 ) -> Value {
@@ -38,7 +38,7 @@ fn answer(
 
 /// [`answer`] at `now`.
 fn answer_at(
-    s: &mut Store,
+    s: &mut ChannelStore,
     channel: &str,
     input: &crate::channel::tools::input::MessagesInput,
     now: u64,
@@ -47,7 +47,7 @@ fn answer_at(
         .unwrap_or_default()
 }
 
-fn post(s: &mut Store, channel: &str, m: StoredMessage) {
+fn post(s: &mut ChannelStore, channel: &str, m: StoredMessage) {
     s.apply(
         Event::Message {
             channel: channel.into(),
@@ -58,7 +58,7 @@ fn post(s: &mut Store, channel: &str, m: StoredMessage) {
     );
 }
 
-fn search(s: &mut Store, channel: &str, input: Value) -> Value {
+fn search(s: &mut ChannelStore, channel: &str, input: Value) -> Value {
     let i = context_input(&input, T0).unwrap_or_else(|e| panic!("{e:?}"));
     let out = crate::channel::tools::channel_context::run(s, channel, &i, T0 + 3_600_000);
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
@@ -75,8 +75,8 @@ fn ids(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn channel() -> Store {
-    let mut s = Store::new(StoreConfig::default());
+fn channel() -> ChannelStore {
+    let mut s = ChannelStore::new(StoreConfig::default());
     post(
         &mut s,
         "C1",
@@ -355,7 +355,7 @@ fn a_cut_search_whose_top_has_no_boost_is_not_scored_twice() {
     // Matches from ten years before the channel's newest message have no recency left,
     // so each one's score is its BM25; the cut's k-th BM25 is rounded to f32. The
     // ranking must still take the cut as exact, not score the query a second time.
-    let mut s = Store::new(StoreConfig::default());
+    let mut s = ChannelStore::new(StoreConfig::default());
     for i in 0..300u64 {
         let text = format!(
             "deploy {}{}",
@@ -370,7 +370,8 @@ fn a_cut_search_whose_top_has_no_boost_is_not_scored_twice() {
         msg(10 * 365 * 86_400, "sam", "unrelated", None),
     );
     for j in 0..13 {
-        let scored = |s: &mut Store| s.search_index_mut("C1").map_or(0, |ix| ix.scored_queries);
+        let scored =
+            |s: &mut ChannelStore| s.search_index_mut("C1").map_or(0, |ix| ix.scored_queries);
         let before = scored(&mut s);
         let out = search(
             &mut s,

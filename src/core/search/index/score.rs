@@ -2,6 +2,7 @@
 //! query a message covers, with the cut that keeps only matches able to reach the top.
 
 use super::{Doc, Match, Query, SearchIndex, B, COVERAGE_EXPONENT, DEAD, K1};
+use crate::core::search::bm25;
 use crate::core::search::postings::PostingList;
 use crate::core::time::TsKey;
 
@@ -247,34 +248,7 @@ impl SearchIndex {
         }
         let mut weights = WordWeights::new(q.words.len(), n);
         // Stop words come last and only add to messages the other terms found.
-        let finding = q.terms.iter().map(|&t| (t, true));
-        let ranking = q.stop_terms.iter().map(|&t| (t, false));
-        let mut plan: Vec<TermScore> = finding
-            .chain(ranking)
-            .map(|((term, mask), finds)| {
-                let list = &self.postings[term as usize];
-                // Document frequency over live documents; with none removed, the list's length.
-                let df = if self.dead_docs == 0 {
-                    list.len()
-                } else {
-                    list.iter()
-                        .filter(|&(slot, _)| self.lens[slot as usize] != DEAD)
-                        .count()
-                };
-                let idf = (1.0 + (n as f64 - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
-                weights.note(mask, idf);
-                TermScore {
-                    term,
-                    postings: list.len(),
-                    df,
-                    lift: idf * (K1 + 1.0),
-                    base: K1 * (1.0 - B),
-                    per_len: K1 * B / avgdl,
-                    mask,
-                    finds,
-                }
-            })
-            .collect();
+        let mut plan = self.plan_terms(q, avgdl, &mut weights);
         // Rarest first (equal ones in the query's order): the documents they find are
         // the likely best, and the common terms after them may then only need to rank
         // those (below).
@@ -283,27 +257,11 @@ impl SearchIndex {
         // Relevance: BM25 times the share of the query's words the message covers.
         let coverage = CoverageTable::new(weights.shares());
         let relevance = |a: (f32, u32)| f64::from(a.0) * coverage.get(a.1);
-        // ceiling[j]: the most a document that no term before j found can reach (every
-        // term from j on adding its whole lift, covering all their words); left[j]: the
-        // postings those terms hold; reach[j]: the most any document can have from the
-        // terms before j, so the k-th best found so far is at most that.
-        let mut ceiling = vec![0.0; plan.len()];
-        let mut left = vec![0; plan.len()];
-        let (mut lift, mut mask, mut postings) = (0.0, 0, 0);
-        for (j, t) in plan.iter().enumerate().rev() {
-            lift += t.lift;
-            mask |= t.mask;
-            postings += t.postings;
-            ceiling[j] = lift * coverage.get(mask);
-            left[j] = postings;
-        }
-        let mut reach = vec![0.0; plan.len()];
-        let (mut lift, mut mask) = (0.0, 0);
-        for (j, t) in plan.iter().enumerate() {
-            reach[j] = lift * coverage.get(mask);
-            lift += t.lift;
-            mask |= t.mask;
-        }
+        let Bounds {
+            ceiling,
+            left,
+            reach,
+        } = Bounds::of(&plan, &coverage);
         let lens = &self.lens;
         let docs = &self.docs;
         let acc = &mut self.acc;
@@ -378,5 +336,78 @@ impl SearchIndex {
         // In slot order per run of `touched` (see above): the stable sort merges them.
         out.sort_by_key(|m| m.slot);
         (out, kth)
+    }
+
+    /// Each query term's scoring constants, the terms that find documents first and the
+    /// stop words last (they only add to messages the other terms found); each word's
+    /// weight noted in `weights`.
+    fn plan_terms(&self, q: &Query, avgdl: f64, weights: &mut WordWeights) -> Vec<TermScore> {
+        let n = self.by_key.len();
+        let finding = q.terms.iter().map(|&t| (t, true));
+        let ranking = q.stop_terms.iter().map(|&t| (t, false));
+        finding
+            .chain(ranking)
+            .map(|((term, mask), finds)| {
+                let list = &self.postings[term as usize];
+                // Document frequency over live documents; with none removed, the list's length.
+                let df = if self.dead_docs == 0 {
+                    list.len()
+                } else {
+                    list.iter()
+                        .filter(|&(slot, _)| self.lens[slot as usize] != DEAD)
+                        .count()
+                };
+                let idf = bm25::idf(n, df);
+                weights.note(mask, idf);
+                TermScore {
+                    term,
+                    postings: list.len(),
+                    df,
+                    lift: idf * (K1 + 1.0),
+                    base: K1 * (1.0 - B),
+                    per_len: K1 * B / avgdl,
+                    mask,
+                    finds,
+                }
+            })
+            .collect()
+    }
+}
+
+/// What the terms of a plan can still add, to decide when terms may stop finding
+/// documents: `ceiling[j]`, the most a document that no term before j found can reach
+/// (every term from j on adding its whole lift, covering all their words); `left[j]`, the
+/// postings those terms hold; `reach[j]`, the most any document can have from the terms
+/// before j, so the k-th best found so far is at most that.
+struct Bounds {
+    ceiling: Vec<f64>,
+    left: Vec<usize>,
+    reach: Vec<f64>,
+}
+
+impl Bounds {
+    fn of(plan: &[TermScore], coverage: &CoverageTable) -> Bounds {
+        let mut ceiling = vec![0.0; plan.len()];
+        let mut left = vec![0; plan.len()];
+        let (mut lift, mut mask, mut postings) = (0.0, 0, 0);
+        for (j, t) in plan.iter().enumerate().rev() {
+            lift += t.lift;
+            mask |= t.mask;
+            postings += t.postings;
+            ceiling[j] = lift * coverage.get(mask);
+            left[j] = postings;
+        }
+        let mut reach = vec![0.0; plan.len()];
+        let (mut lift, mut mask) = (0.0, 0);
+        for (j, t) in plan.iter().enumerate() {
+            reach[j] = lift * coverage.get(mask);
+            lift += t.lift;
+            mask |= t.mask;
+        }
+        Bounds {
+            ceiling,
+            left,
+            reach,
+        }
     }
 }

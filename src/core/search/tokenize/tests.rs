@@ -152,3 +152,25 @@ proptest::proptest! {
         proptest::prop_assert_eq!(pairs(&s), reference(&s));
     }
 }
+
+#[test]
+fn question_words_are_sorted_and_add_to_the_stop_words() {
+    assert!(QUESTION_WORDS.windows(2).all(|w| w[0] < w[1]));
+    assert!(QUESTION_WORDS.iter().all(|w| !is_stop_word(w)));
+    for w in ["the", "and", "what", "why", "you", "yeah", "de", "und"] {
+        assert!(is_question_stop_word(w), "{w}");
+    }
+    for w in ["venue", "lisbon", "deploy", "sam"] {
+        assert!(!is_question_stop_word(w), "{w}");
+    }
+}
+
+#[test]
+fn one_rule_says_which_scripts_are_written_without_spaces() {
+    for c in ['デ', '漢', '한', 'ก', 'ｱ', '𠀀'] {
+        assert!(is_unsegmented(c), "{c}");
+    }
+    for c in ['a', 'é', 'я', '1', ' '] {
+        assert!(!is_unsegmented(c), "{c}");
+    }
+}

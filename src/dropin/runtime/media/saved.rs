@@ -6,8 +6,8 @@ use super::*;
 impl MediaState {
     /// The persisted form (`data` of the custom entry) of the scopes matching `filter`
     /// (all when `None`), ordered by scope.
-    pub fn serialize(&self, filter: Option<&Scope>) -> String {
-        let mut scopes: Vec<(&Scope, &SessionMedia)> = self
+    pub fn serialize(&self, filter: Option<&MediaSession>) -> String {
+        let mut scopes: Vec<(&MediaSession, &SessionMedia)> = self
             .sessions
             .iter()
             .filter(|(k, s)| {
@@ -71,7 +71,7 @@ impl MediaState {
             ));
             return;
         };
-        let scope = Scope {
+        let scope = MediaSession {
             provider: provider.into(),
             session: session.into(),
         };

@@ -2,8 +2,8 @@ use super::*;
 use crate::dropin::manifest::AttachmentRecord;
 use proptest::prelude::*;
 
-fn scope(provider: &str, session: &str) -> Scope {
-    Scope {
+fn scope(provider: &str, session: &str) -> MediaSession {
+    MediaSession {
         provider: provider.into(),
         session: session.into(),
     }
