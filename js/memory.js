@@ -6,6 +6,7 @@
 'use strict'
 
 const { inputError, unreadable } = require('./errors.js')
+const { packRows } = require('./packed.js')
 
 const FIELDS = 6
 const KEYS = new Set(require('./fields.js').MemoryMessage)
@@ -16,16 +17,14 @@ const isOptionalId = (v) => v === undefined || v === null || (typeof v === 'stri
 
 function pack(messages) {
   const n = messages.length
-  const parts = new Array(n * FIELDS)
-  const lens = new Uint32Array(n * FIELDS)
   const roles = new Uint8Array(n)
   const ts = new Float64Array(n)
-  for (let i = 0; i < n; i++) {
+  const packed = packRows(n, FIELDS, (i, parts, k) => {
     // Each property is read once: a getter that answers differently on a second read
     // cannot make the checked value and the packed value differ.
     const m = messages[i]
-    if (m === null || typeof m !== 'object' || Array.isArray(m)) return null
-    for (const k in m) if (!KEYS.has(k)) return null
+    if (m === null || typeof m !== 'object' || Array.isArray(m)) return false
+    for (const key in m) if (!KEYS.has(key)) return false
     const sessionId = m.sessionId
     const chatId = m.chatId
     const messageId = m.messageId
@@ -34,21 +33,20 @@ function pack(messages) {
     const time = m.ts
     const topicId = m.topicId
     const replyTo = m.replyTo
-    if (!isId(sessionId) || !isId(chatId) || !isId(messageId) || role === undefined) return null
-    if (typeof text !== 'string' || typeof time !== 'number' || !Number.isFinite(time)) return null
-    if (!isOptionalId(topicId) || !isOptionalId(replyTo)) return null
-    const k = i * FIELDS
+    if (!isId(sessionId) || !isId(chatId) || !isId(messageId) || role === undefined) return false
+    if (typeof text !== 'string' || typeof time !== 'number' || !Number.isFinite(time)) return false
+    if (!isOptionalId(topicId) || !isOptionalId(replyTo)) return false
     parts[k] = sessionId
     parts[k + 1] = chatId
     parts[k + 2] = messageId
     parts[k + 3] = text
     parts[k + 4] = topicId ?? ''
     parts[k + 5] = replyTo ?? ''
-    for (let j = 0; j < FIELDS; j++) lens[k + j] = parts[k + j].length
     roles[i] = role
     ts[i] = time
-  }
-  return { strings: parts.join(''), lens, roles, ts }
+    return true
+  })
+  return packed === null ? null : { ...packed, roles, ts }
 }
 
 // Time zones: Rust gets a zone as UTC offsets over time, read here from Intl (which knows

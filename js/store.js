@@ -12,6 +12,7 @@
 
 const { asExport, inputError, unreadable } = require('./errors.js')
 const fields = require('./fields.js')
+const { packRows } = require('./packed.js')
 
 /** The options `threadContextBlock` takes. */
 const THREAD_BLOCK_OPTIONS = ['threadId', 'limit']
@@ -132,38 +133,35 @@ function onlyKnown(o, known) {
 }
 function packMessages(events) {
   const n = events.length
-  const parts = new Array(n * FIELDS)
-  const lens = new Uint32Array(n * FIELDS)
   const kinds = new Uint8Array(n)
-  for (let i = 0; i < n; i++) {
+  const packed = packRows(n, FIELDS, (i, parts, k) => {
     // Each property is read once: a getter that answers differently on a second read
     // cannot make the checked value and the packed value differ.
     const e = events[i]
-    if (e === null || typeof e !== 'object') return null
+    if (e === null || typeof e !== 'object') return false
     const type = e.type
     const channelId = e.channelId
     const m = e.message
-    if (type !== 'message' || typeof channelId !== 'string' || e.workspaceId != null) return null
-    if (m === null || typeof m !== 'object') return null
+    if (type !== 'message' || typeof channelId !== 'string' || e.workspaceId != null) return false
+    if (m === null || typeof m !== 'object') return false
     const ts = m.ts
     const text = m.text
     const a = m.author
     const thread = m.threadId
     const messageId = m.messageId
-    if (typeof ts !== 'string' || typeof text !== 'string') return null
+    if (typeof ts !== 'string' || typeof text !== 'string') return false
     // An empty or non-string id goes to the JSON path, which refuses it by name.
-    if (messageId != null && (typeof messageId !== 'string' || messageId === '')) return null
-    if (m.media != null || m.reactions != null || m.replyCount != null || m.lastReplyTs != null) return null
-    if (m.edited != null || m.broadcast != null || m.hasMedia != null || m.repliesLast1h != null || m.repliesLast1H != null) return null
-    if (a === null || typeof a !== 'object') return null
-    if (!onlyKnown(m, MESSAGE_KEYS) || !onlyKnown(a, AUTHOR_KEYS)) return null
+    if (messageId != null && (typeof messageId !== 'string' || messageId === '')) return false
+    if (m.media != null || m.reactions != null || m.replyCount != null || m.lastReplyTs != null) return false
+    if (m.edited != null || m.broadcast != null || m.hasMedia != null || m.repliesLast1h != null || m.repliesLast1H != null) return false
+    if (a === null || typeof a !== 'object') return false
+    if (!onlyKnown(m, MESSAGE_KEYS) || !onlyKnown(a, AUTHOR_KEYS)) return false
     const userId = a.userId
     const displayName = a.displayName
     const isBot = a.isBot
-    if (typeof userId !== 'string' || typeof displayName !== 'string') return null
-    if (isBot != null && typeof isBot !== 'boolean') return null
-    if (thread != null && typeof thread !== 'string') return null
-    const k = i * FIELDS
+    if (typeof userId !== 'string' || typeof displayName !== 'string') return false
+    if (isBot != null && typeof isBot !== 'boolean') return false
+    if (thread != null && typeof thread !== 'string') return false
     parts[k] = channelId
     parts[k + 1] = ts
     parts[k + 2] = text
@@ -171,10 +169,10 @@ function packMessages(events) {
     parts[k + 4] = displayName
     parts[k + 5] = thread ?? ''
     parts[k + 6] = messageId ?? ''
-    for (let j = 0; j < FIELDS; j++) lens[k + j] = parts[k + j].length
     kinds[i] = isBot === true ? 1 : 0
-  }
-  return { strings: parts.join(''), lens, kinds }
+    return true
+  })
+  return packed === null ? null : { ...packed, kinds }
 }
 
 // How often a saved store queues changes that a full write queue held back (every
