@@ -132,6 +132,11 @@ module.exports = function dropin(binding) {
       held[k] = 0
     }
   }
+  /** The first reply the budget keeps of the first `n` lengths. */
+  function firstOf(n, budget) {
+    binding._threadPlan(lengths, n, budget, plan)
+    return plan[0]
+  }
   function room(n) {
     if (lengths.length < n) {
       lengths = new Uint32Array(Math.max(n, lengths.length * 2))
@@ -239,56 +244,42 @@ module.exports = function dropin(binding) {
     if (!isArray || !budgetOk(budget)) return binding.applyThreadBudget({ replies, budgetTokens: budget })
     const n = replies.length
     room(n)
-    // What was read, for the native export when something is off, and the stamps the
-    // truncation names.
-    const texts = scratch(0, n)
-    const stamps = scratch(1, n)
-    let read = n // replies read whole (up to the first that is not what the runner's type says)
+    // Valid input is read once (the two stamps the truncation names are read again,
+    // and checked again); input the fast path does not take is read again by the native
+    // export, which names the bad field.
+    let ok = true
     let first = 0
+    let oldest
+    let newest
     try {
       for (let i = 0; i < n; i++) {
         const r = replies[i]
-        if (r === null || typeof r !== 'object') {
-          read = i
+        if (r === null || typeof r !== 'object' || typeof r.ts !== 'string') {
+          ok = false
           break
         }
         const text = r.text
-        const ts = r.ts
-        texts[i] = text
-        stamps[i] = ts
-        if (typeof text !== 'string' || typeof ts !== 'string') {
-          read = i
+        if (typeof text !== 'string') {
+          ok = false
           break
         }
         lengths[i] = text.length
       }
-      if (read === n) first = planOf(n, budget).first
+      if (ok) {
+        first = firstOf(n, budget)
+        if (first > 0) {
+          oldest = replies[0].ts
+          newest = first > 1 ? replies[first - 1].ts : oldest
+          ok = typeof oldest === 'string' && typeof newest === 'string'
+        }
+      }
     } catch (err) {
-      release()
       throw unreadable('applyThreadBudget', 'input', err)
     }
-    if (read !== n) {
-      // The native export validates plain copies of what was read and names the bad field.
-      let copies
-      try {
-        copies = Array.from({ length: n }, (_, j) => {
-          const x = replies[j]
-          if (x === null || typeof x !== 'object') return x
-          return j <= read ? { text: texts[j], ts: stamps[j] } : { text: x.text, ts: x.ts }
-        })
-      } catch (err) {
-        release()
-        throw unreadable('applyThreadBudget', 'input', err)
-      }
-      release()
-      const out = binding.applyThreadBudget({ replies: copies, budgetTokens: budget })
-      return { included: replies.slice(n - out.included.length), truncation: out.truncation }
-    }
-    const omitted = first > 0 ? [wf(stamps[0]), wf(stamps[first - 1])] : null
-    release()
+    if (!ok) return binding.applyThreadBudget({ replies, budgetTokens: budget })
     return {
       included: replies.slice(first),
-      truncation: { total_replies: n, included_replies: n - first, strategy: 'most_recent', omitted_range_ts: omitted },
+      truncation: { total_replies: n, included_replies: n - first, strategy: 'most_recent', omitted_range_ts: first > 0 ? [wf(oldest), wf(newest)] : null },
     }
   }
   /**

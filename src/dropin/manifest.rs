@@ -17,6 +17,26 @@ use std::fmt;
 /// The custom-entry type under which the manifest is persisted.
 pub const ATTACHMENT_MANIFEST_KEY: &str = "openclaw:claude-sdk-attachment-manifest";
 
+/// A manifest's persisted text when every record is valid and canonical, as a regular
+/// expression (JavaScript syntax): `{"entries":{...}}`, each [`AttachmentRecord`] keyed by
+/// its own `artifact_id` (the key's text equals the id's), its fields in declaration order,
+/// the required ones filled, `source_thread_id` `null` or a string, `included_at_turn` a
+/// whole number JSON writes plainly (below 10^15). Such a text is what
+/// `serializeManifest` writes, so `js/manifest.js` takes it as it is (and parses it for
+/// `loadManifestFromEntries`); any other goes through the native exports, which name the
+/// bad field or drop bad records one by one.
+pub const CANONICAL_TEXT_PATTERN: &str = concat!(
+    r#"^\{"entries":\{(?:"#,
+    r#""((?:[^"\\]|\\.)+)":\{"artifact_id":"\1""#,
+    r#","display_name":"(?:[^"\\]|\\.)+""#,
+    r#","media_type":"(?:[^"\\]|\\.)+""#,
+    r#","content_hash":"(?:[^"\\]|\\.)+""#,
+    r#","source_message_id":"(?:[^"\\]|\\.)+""#,
+    r#","source_thread_id":(?:null|"(?:[^"\\]|\\.)*")"#,
+    r#","included_at_turn":(?:0|[1-9][0-9]{0,14})\}"#,
+    r#"(?:,(?="))?)*\}\}$"#,
+);
+
 /// The text put before media attached again after a compaction.
 pub fn recovery_preamble(items: usize) -> String {
     format!("[Post-compaction context recovery: re-attaching {items} media items from this thread]")

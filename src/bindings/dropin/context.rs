@@ -375,10 +375,10 @@ pub fn channel_tools_guidance(env: &Env, channel_type: Option<Unknown>) -> Resul
 #[napi(catch_unwind, js_name = "_threadPlan", skip_typescript)]
 pub fn thread_plan_js(
     env: &Env,
-    lengths: Uint32Array,
+    lengths: Uint32ArraySlice,
     count: u32,
     budget_tokens: Option<Unknown>,
-    mut out: Float64Array,
+    mut out: Float64ArraySlice,
 ) -> Result<u32> {
     let budget = thread_budget(env, "threadBudgetCut", budget_tokens.as_ref())?;
     let units = lengths.get(..count as usize).unwrap_or(&lengths[..]);
