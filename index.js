@@ -120,17 +120,17 @@ module.exports.tokenCalibration = binding.tokenCalibration
 module.exports.tokenEstimate = binding.tokenEstimate
 module.exports.truncateSnippet = binding.truncateSnippet
 
-// The drop-in exports in the runner's shapes, built on the JS side: see js/dropin.js.
-const dropinLayer = require('./js/dropin.js')(binding)
+// The drop-in exports in the runner's shapes, built on the JS side: see js/dropin/context.js.
+const dropinLayer = require('./js/dropin/context.js')(binding)
 Object.assign(module.exports, dropinLayer)
-// The attachment manifest's persisted form, canonical manifests on the JS side: see js/manifest.js.
-Object.assign(module.exports, require('./js/manifest.js')(binding))
-// ChannelStore with its fetch driver (the class the typings describe): see js/store.js.
-Object.assign(module.exports, require('./js/store.js')(binding))
-// MemoryStore with its packed ingest path (the class the typings describe): see js/memory.js.
-Object.assign(module.exports, require('./js/memory.js')(binding))
-// buildChannelTools, the drop-in tool builder over a private ChannelStore: see js/tools.js.
-const jsLayer = { ...dropinLayer, ...require('./js/tools.js')(module.exports.ChannelStore, binding) }
+// The attachment manifest's persisted form, canonical manifests on the JS side: see js/dropin/manifest.js.
+Object.assign(module.exports, require('./js/dropin/manifest.js')(binding))
+// ChannelStore with its fetch driver (the class the typings describe): see js/channel/store.js.
+Object.assign(module.exports, require('./js/channel/store.js')(binding))
+// MemoryStore with its packed ingest path (the class the typings describe): see js/memory/memory.js.
+Object.assign(module.exports, require('./js/memory/memory.js')(binding))
+// buildChannelTools, the drop-in tool builder over a private ChannelStore: see js/dropin/tools.js.
+const jsLayer = { ...dropinLayer, ...require('./js/dropin/tools.js')(module.exports.ChannelStore, binding) }
 // Written out one by one so that Node's native ESM `import { name }` finds every export
 // (it reads CommonJS named exports from assignments like these, not from Object.assign).
 module.exports.buildChannelTools = jsLayer.buildChannelTools

@@ -1,4 +1,4 @@
-// The drop-in exports in the runner's shapes are built on the JS side (js/dropin.js); the
+// The drop-in exports in the runner's shapes are built on the JS side (js/dropin/context.js); the
 // native exports build the same. Both, on the same random inputs, give equal results.
 import { readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createRequire } from 'node:module'
 import { spawnSync } from 'node:child_process'
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import * as esm from '@openclaw/context-engine'
@@ -103,8 +103,7 @@ describe('loader', () => {
   function scratch(): string {
     const dir = mkdtempSync(join(tmpdir(), 'context-engine-loader-'))
     copyFileSync(join(root, 'index.js'), join(dir, 'index.js'))
-    mkdirSync(join(dir, 'js'))
-    for (const f of readdirSync(join(root, 'js'))) copyFileSync(join(root, 'js', f), join(dir, 'js', f))
+    cpSync(join(root, 'js'), join(dir, 'js'), { recursive: true })
     return dir
   }
 

@@ -346,7 +346,7 @@ export interface RuntimeMetricsSnapshot {
   evictedSeries: number
 }
 
-/** Methods of `ChannelStore` written in JavaScript (`js/store.js`) over the native ones. */
+/** Methods of `ChannelStore` written in JavaScript (`js/channel/store.js`) over the native ones. */
 export interface ChannelStore {
   /**
    * The `<slack_thread_context>` block of a message in a thread (see

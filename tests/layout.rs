@@ -466,7 +466,17 @@ fn one_word_one_meaning() {
     // "lane" is a thread key: the batches read without JSON take the packed path.
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut texts: Vec<PathBuf> = sources();
-    for dir in ["js", "docs", "openclaw", "scripts", "__test__"] {
+    for dir in [
+        "js",
+        "js/core",
+        "js/channel",
+        "js/memory",
+        "js/dropin",
+        "docs",
+        "openclaw",
+        "scripts",
+        "__test__",
+    ] {
         if let Ok(entries) = std::fs::read_dir(root.join(dir)) {
             texts.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_file()));
         }
@@ -483,5 +493,46 @@ fn one_word_one_meaning() {
                 relative(&p)
             );
         }
+    }
+}
+
+#[test]
+fn the_js_layer_keeps_the_house_too() {
+    // `js/<part>/*.js` require only their own part and `js/core/`.
+    let js = Path::new(env!("CARGO_MANIFEST_DIR")).join("js");
+    let mut seen = 0;
+    for part in ["core", "channel", "memory", "dropin"] {
+        let Ok(entries) = std::fs::read_dir(js.join(part)) else {
+            panic!("js/{part}/ is missing");
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let text = read(&p);
+            for (at, _) in text.match_indices("require('") {
+                let target = text[at + 9..].split('\'').next().unwrap_or("");
+                if target.starts_with("node:") {
+                    continue;
+                }
+                seen += 1;
+                let allowed = target.starts_with("./")
+                    || target.starts_with("../core/")
+                    || (part == "core" && target.starts_with("./"));
+                assert!(
+                    allowed,
+                    "{}: requires {target}: a part of js/ requires itself and js/core/",
+                    relative(&p)
+                );
+            }
+        }
+    }
+    assert!(seen >= 8, "only {seen} requires read");
+    // Nothing is left at the top of js/ but the typings header.
+    for e in std::fs::read_dir(&js).into_iter().flatten().flatten() {
+        let p = e.path();
+        assert!(
+            p.is_dir() || p.file_name().is_some_and(|n| n == "header.d.ts"),
+            "{}: a JS file belongs in js/<part>/",
+            relative(&p)
+        );
     }
 }

@@ -278,7 +278,7 @@ pub fn thread_context(
 /// units, oldest first): the newest replies that fit the budget, filled newest first (the
 /// newest always kept), the tokens they come to, and which of them are over
 /// [`REPLY_MAX_TOKENS`] and cut. The one home of the rule: [`thread_context`] builds on it,
-/// and so does the JS side of the drop-in, from the lengths it reads (`js/dropin.js`).
+/// and so does the JS side of the drop-in, from the lengths it reads (`js/dropin/context.js`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThreadPlan {
     /// The index of the oldest reply kept (the replies before it are omitted).

@@ -22,7 +22,7 @@ pub const ATTACHMENT_MANIFEST_KEY: &str = "openclaw:claude-sdk-attachment-manife
 /// its own `artifact_id` (the key's text equals the id's), its fields in declaration order,
 /// the required ones filled, `source_thread_id` `null` or a string, `included_at_turn` a
 /// whole number JSON writes plainly (below 10^15). Such a text is what
-/// `serializeManifest` writes, so `js/manifest.js` takes it as it is (and parses it for
+/// `serializeManifest` writes, so `js/dropin/manifest.js` takes it as it is (and parses it for
 /// `loadManifestFromEntries`); any other goes through the native exports, which name the
 /// bad field or drop bad records one by one.
 pub const CANONICAL_TEXT_PATTERN: &str = concat!(

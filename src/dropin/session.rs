@@ -1,7 +1,7 @@
 //! The channel tools' guidance a runner's `before_session_create` subscriber ends its
 //! section with: both tools and when to use them in a channel, the one that works in a
 //! direct message (where there is no channel to search), and the section the subscriber
-//! adds (`js/dropin.js` builds the documents and hands their JSON to [`session_section`]).
+//! adds (`js/dropin/context.js` builds the documents and hands their JSON to [`session_section`]).
 
 use crate::core::prompt::escape_json_units;
 

@@ -367,7 +367,7 @@ pub fn channel_tools_guidance(env: &Env, channel_type: Option<Unknown>) -> Resul
     ))
 }
 
-/// The runner's thread rule for `js/dropin.js`, which reads the replies' text lengths into
+/// The runner's thread rule for `js/dropin/context.js`, which reads the replies' text lengths into
 /// `lengths` (the first `count`) and builds the runner's shapes from the plan: writes the
 /// kept replies' first index, their tokens and the budget applied (8000 when absent) to
 /// `out[0..3]`, and the indexes of the kept replies to cut after them; returns how many
@@ -406,7 +406,7 @@ pub fn thread_plan_js(
 }
 
 /// Replies over 300 tokens cut as the runner's thread shows them (a surrogate pair kept
-/// whole), for `js/dropin.js`: the texts `_threadPlan` named, in one call.
+/// whole), for `js/dropin/context.js`: the texts `_threadPlan` named, in one call.
 #[napi(catch_unwind, js_name = "_cutReplies", skip_typescript)]
 pub fn cut_replies(texts: Vec<String>) -> Vec<String> {
     texts
@@ -441,7 +441,7 @@ pub fn session_section_js<'e>(
     env.create_string_utf16(&section)
 }
 
-/// The adjacent messages' snippets of a runner's snapshot, for `js/dropin.js`: each text
+/// The adjacent messages' snippets of a runner's snapshot, for `js/dropin/context.js`: each text
 /// as `truncateSnippet` gives it, in one call.
 #[napi(catch_unwind, js_name = "_snippets", skip_typescript)]
 pub fn snippets(texts: Vec<String>) -> Vec<String> {

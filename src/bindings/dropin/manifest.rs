@@ -23,7 +23,7 @@ use napi_derive::napi;
 #[napi]
 pub const ATTACHMENT_MANIFEST_KEY: &str = crate::dropin::manifest::ATTACHMENT_MANIFEST_KEY;
 
-/// The canonical persisted text of a manifest, as a pattern `js/manifest.js` compiles
+/// The canonical persisted text of a manifest, as a pattern `js/dropin/manifest.js` compiles
 /// (see `crate::dropin::manifest::CANONICAL_TEXT_PATTERN`).
 #[napi(skip_typescript)]
 pub const CANONICAL_MANIFEST_TEXT: &str = crate::dropin::manifest::CANONICAL_TEXT_PATTERN;

@@ -251,7 +251,7 @@ pub(super) fn ingested_js(out: Vec<crate::memory::store::Ingested>) -> Vec<Inges
 
 #[napi]
 impl JsMemoryStore {
-    /// Internal (`ingest` in `js/memory.js`): a batch of plain messages packed as UTF-16
+    /// Internal (`ingest` in `js/memory/memory.js`): a batch of plain messages packed as UTF-16
     /// fields, which skips building and parsing JSON per object.
     #[napi(js_name = "_ingestPacked", skip_typescript, catch_unwind)]
     pub fn ingest_packed<'e>(

@@ -2,7 +2,7 @@
 //!
 //! State and every decision live in [`crate::channel::store`]; this file translates arguments and
 //! results. Fetching (awaiting the caller's async fetcher) is the JS subclass's part, in
-//! `js/store.js`; it drives the runs [`fetch`] starts, and the result of
+//! `js/channel/store.js`; it drives the runs [`fetch`] starts, and the result of
 //! `buildContext` in [`built`].
 
 mod built;
@@ -251,7 +251,7 @@ impl JsChannelStore {
         Ok(self.core(env)?.apply_all(vec![e], now))
     }
 
-    /// Internal (`ingestMany` in `js/store.js`): a batch of plain messages packed as
+    /// Internal (`ingestMany` in `js/channel/store.js`): a batch of plain messages packed as
     /// UTF-16 fields, which skips building and parsing JSON per object.
     #[napi(catch_unwind, js_name = "_ingestPacked", skip_typescript)]
     pub fn ingest_packed(

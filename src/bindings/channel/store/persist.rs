@@ -116,7 +116,7 @@ impl JsChannelStore {
         Ok(AsyncTask::new(PersistWait::new(wait, true)))
     }
 
-    /// Internal (a timer in `js/store.js`): queues changes that a full queue held back.
+    /// Internal (a timer in `js/channel/store.js`): queues changes that a full queue held back.
     #[napi(catch_unwind, js_name = "_persistTick", skip_typescript)]
     pub fn persist_tick(&self, env: &Env) -> Result<()> {
         self.core(env).map(drop)

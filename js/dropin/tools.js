@@ -6,7 +6,7 @@
 // the input does not hold (through the store's rate limiter and caches).
 'use strict'
 
-const { asExport, inputError, unreadable } = require('./errors.js')
+const { asExport, inputError, unreadable } = require('../core/errors.js')
 
 function typeName(v) {
   if (v === null) return 'null'

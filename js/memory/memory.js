@@ -5,11 +5,11 @@
 // and names the bad field.
 'use strict'
 
-const { inputError, unreadable } = require('./errors.js')
-const { packRows } = require('./packed.js')
+const { inputError, unreadable } = require('../core/errors.js')
+const { packRows } = require('../core/packed.js')
 
 const FIELDS = 6
-const KEYS = new Set(require('./fields.js').MemoryMessage)
+const KEYS = new Set(require('../core/fields.js').MemoryMessage)
 const ROLES = { user: 0, assistant: 1 }
 
 const isId = (v) => typeof v === 'string' && v.length > 0 && v.isWellFormed()

@@ -19,7 +19,7 @@
 // engine's shapes ask for.
 'use strict'
 
-const { asExport, inputError, unreadable } = require('./errors.js')
+const { asExport, inputError, unreadable } = require('../core/errors.js')
 
 /** A string as it comes out of the native exports: a lone surrogate as U+FFFD. */
 const wf = (s) => s.toWellFormed()

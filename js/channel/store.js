@@ -10,9 +10,9 @@
 // or nothing, with a note).
 'use strict'
 
-const { asExport, inputError, unreadable } = require('./errors.js')
-const fields = require('./fields.js')
-const { packRows } = require('./packed.js')
+const { asExport, inputError, unreadable } = require('../core/errors.js')
+const fields = require('../core/fields.js')
+const { packRows } = require('../core/packed.js')
 
 /** The options `threadContextBlock` takes. */
 const THREAD_BLOCK_OPTIONS = ['threadId', 'limit']

@@ -10,7 +10,7 @@
 // drops bad records one by one, as before.
 'use strict'
 
-const { unreadable } = require('./errors.js')
+const { unreadable } = require('../core/errors.js')
 
 // JSON.stringify writes a lone surrogate as `\udXXX`: such text goes to the native export,
 // which turns it into U+FFFD as it always has.
@@ -20,7 +20,7 @@ module.exports = function manifestLayer(binding) {
   const KEY = binding.ATTACHMENT_MANIFEST_KEY
   // What a canonical manifest's text is, matched as text (a fifth of the time JSON.parse
   // takes): Rust's rule (`CANONICAL_TEXT_PATTERN` in src/dropin/manifest.rs), compiled here.
-  if (typeof binding.CANONICAL_MANIFEST_TEXT !== 'string') throw new Error('the native addon does not match js/manifest.js: rebuild it')
+  if (typeof binding.CANONICAL_MANIFEST_TEXT !== 'string') throw new Error('the native addon does not match js/dropin/manifest.js: rebuild it')
   const CANONICAL_TEXT = new RegExp(binding.CANONICAL_MANIFEST_TEXT)
 
   function serializeManifest(manifest) {
