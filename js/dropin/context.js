@@ -107,6 +107,8 @@ const media = (fs, text) => (fs ? fs.map((f) => ({ artifact_id: f.artifactId, me
 const asGiven = (s) => s
 
 module.exports = function dropin(binding) {
+  /** The truncation's strategy, as Rust's `Truncation` names it. */
+  const STRATEGY = binding.TRUNCATION_STRATEGY
   // What `_threadPlan` reads and writes, grown as threads need and reused.
   let lengths = new Uint32Array(256)
   let plan = new Float64Array(256 + 3)
@@ -221,7 +223,7 @@ module.exports = function dropin(binding) {
         media: media(rootFiles, text),
       },
       replies: shown,
-      truncation: { total_replies: total, included_replies: shown.length, strategy: 'most_recent', omitted_range_ts: omitted },
+      truncation: { total_replies: total, included_replies: shown.length, strategy: STRATEGY, omitted_range_ts: omitted },
     }
     return { context, telemetry: { threadBudgetTokens: applied, actualTokens: used, messagesTruncated: first } }
   }
@@ -279,7 +281,7 @@ module.exports = function dropin(binding) {
     if (!ok) return binding.applyThreadBudget({ replies, budgetTokens: budget })
     return {
       included: replies.slice(first),
-      truncation: { total_replies: n, included_replies: n - first, strategy: 'most_recent', omitted_range_ts: first > 0 ? [wf(oldest), wf(newest)] : null },
+      truncation: { total_replies: n, included_replies: n - first, strategy: STRATEGY, omitted_range_ts: first > 0 ? [wf(oldest), wf(newest)] : null },
     }
   }
   /**

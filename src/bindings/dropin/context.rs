@@ -20,6 +20,10 @@ use napi::{Env, JsString, JsValue, ValueType};
 use napi_derive::napi;
 use serde::Serialize;
 
+/// The truncation strategy a ThreadContext names, for `js/dropin/context.js`.
+#[napi(skip_typescript)]
+pub const TRUNCATION_STRATEGY: &str = crate::core::model::STRATEGY_MOST_RECENT;
+
 /// Default token budget of a ThreadContext (root plus replies): 8000.
 #[napi]
 pub const THREAD_BUDGET_TOKENS: u32 = crate::core::text::THREAD_BUDGET_TOKENS;
