@@ -53,7 +53,7 @@ pub struct ChatMessage {
 }
 
 /// A message from the columns `seq, message_id, thread_key, role, text, ts_ms, reply_to`.
-pub fn chat_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
+pub(super) fn chat_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
     Ok(ChatMessage {
         seq: r.get(0)?,
         message_id: r.get(1)?,

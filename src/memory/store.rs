@@ -3,7 +3,8 @@
 
 use super::db::MemoryError;
 use super::history::{Conversation, Turn};
-pub use super::message::{chat_row, ChatMessage, NewMessage, Role};
+use super::message::chat_row;
+pub use super::message::{ChatMessage, NewMessage, Role};
 use super::passages::terms::{fts_quote, is_unsegmented};
 use super::secrets::redact;
 use super::summary::{statements, CompactionPolicy, Statement, Summary, Trigger};

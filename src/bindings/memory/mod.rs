@@ -13,7 +13,7 @@ use crate::memory::shapes::{
     MemoryRecord, MemoryRecordInput, MemorySearchOptions, MemoryStoreOptions, StoredChatMessage,
     MAX_BATCH,
 };
-use crate::memory::store::{ChatMessage, MemoryStore as ChannelStore};
+use crate::memory::store::{ChatMessage, MemoryStore};
 use crate::memory::summary::CompactionPolicy;
 use napi::bindgen_prelude::*;
 use napi::{Env, JsString};
@@ -39,7 +39,7 @@ use std::cell::RefCell;
 /// a call made from inside another call of the same store throws `ERR_REENTERED`.
 #[napi(js_name = "MemoryStore")]
 pub struct JsMemoryStore {
-    store: RefCell<Option<ChannelStore>>,
+    store: RefCell<Option<MemoryStore>>,
     pub(super) policy: CompactionPolicy,
 }
 
@@ -148,7 +148,7 @@ impl JsMemoryStore {
         &self,
         env: &Env,
         func: &str,
-        f: impl FnOnce(&mut ChannelStore) -> std::result::Result<T, MemoryError>,
+        f: impl FnOnce(&mut MemoryStore) -> std::result::Result<T, MemoryError>,
     ) -> Result<T> {
         let Ok(mut guard) = self.store.try_borrow_mut() else {
             return Err(coded_error(
@@ -187,7 +187,7 @@ impl JsMemoryStore {
             ));
         }
         let path = o.path.unwrap_or_else(|| ":memory:".to_string());
-        let store = ChannelStore::open(&path).map_err(|e| storage_error(&env, F, &e))?;
+        let store = MemoryStore::open(&path).map_err(|e| storage_error(&env, F, &e))?;
         Ok(JsMemoryStore {
             store: RefCell::new(Some(store)),
             policy,
