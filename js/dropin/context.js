@@ -118,27 +118,6 @@ module.exports = function dropin(binding) {
     const cuts = binding._threadPlan(lengths, n, budget, plan)
     return { first: plan[0], used: plan[1], budget: plan[2], cuts }
   }
-  // Arrays of what was read, reused from call to call (a fresh array per call cost a
-  // third of applyThreadBudget); `release` empties them so no caller's text is kept.
-  const scratches = [[], []]
-  const held = [0, 0]
-  function scratch(k, n) {
-    const a = scratches[k]
-    if (a.length < n) a.length = n
-    held[k] = Math.max(held[k], n)
-    return a
-  }
-  function release() {
-    for (let k = 0; k < 2; k++) {
-      scratches[k].fill(undefined, 0, held[k])
-      held[k] = 0
-    }
-  }
-  /** The first reply the budget keeps of the first `n` lengths. */
-  function firstOf(n, budget) {
-    binding._threadPlan(lengths, n, budget, plan)
-    return plan[0]
-  }
   function room(n) {
     if (lengths.length < n) {
       lengths = new Uint32Array(Math.max(n, lengths.length * 2))
@@ -176,8 +155,8 @@ module.exports = function dropin(binding) {
     room(n)
     // Every reply's text and ids are read (once) and checked, as the native export checks
     // them; the other fields only of the replies kept.
-    const texts = scratch(0, n)
-    const ids = scratch(1, 3 * n)
+    const texts = new Array(n)
+    const ids = new Array(3 * n)
     for (let i = 0; i < n; i++) {
       const r = replies[i]
       if (r === null || typeof r !== 'object') return null
@@ -268,7 +247,7 @@ module.exports = function dropin(binding) {
         lengths[i] = text.length
       }
       if (ok) {
-        first = firstOf(n, budget)
+        first = planOf(n, budget).first
         if (first > 0) {
           oldest = replies[0].ts
           newest = first > 1 ? replies[first - 1].ts : oldest
@@ -296,8 +275,6 @@ module.exports = function dropin(binding) {
       return built !== null ? { built } : { copy: copyThread(thread) }
     } catch (err) {
       throw unreadable(name, 'thread', err)
-    } finally {
-      release()
     }
   }
 

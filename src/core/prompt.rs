@@ -314,10 +314,10 @@ fn write_escaped<W: ?Sized + std::io::Write>(
 /// escapes its strings: outside strings JSON has none of the escaped characters, so the
 /// whole text is escaped at once. Lone-surrogate escapes become `\uFFFD`
 /// ([`crate::core::input::repair_lone_surrogate_escapes`]) first. The escaped
-/// characters are all in the Basic Multilingual Plane: one unit each.
-pub fn escape_json_units(units: &mut [u16]) -> Vec<u16> {
+/// characters are all in the Basic Multilingual Plane: one unit each. Appended to `out`.
+pub fn escape_json_units(units: &mut [u16], out: &mut Vec<u16>) {
     crate::core::input::repair_lone_surrogate_escapes(units);
-    let mut out = Vec::with_capacity(units.len() + 16);
+    out.reserve(units.len() + 16);
     for &u in units.iter() {
         if is_escaped_unit(u) {
             const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -331,7 +331,6 @@ pub fn escape_json_units(units: &mut [u16]) -> Vec<u16> {
             out.push(u);
         }
     }
-    out
 }
 
 /// The largest of [`SECTION_ESCAPED`].

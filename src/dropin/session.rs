@@ -51,17 +51,16 @@ pub fn session_section(
     thread_json: Option<&mut [u16]>,
     channel_type: Option<&str>,
 ) -> Vec<u16> {
-    let units = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
-    let mut section = units("### Channel Context\n```json\n");
-    section.extend(escape_json_units(snapshot_json));
-    section.extend(units("\n```\n"));
+    let mut section: Vec<u16> = "### Channel Context\n```json\n".encode_utf16().collect();
+    escape_json_units(snapshot_json, &mut section);
+    section.extend("\n```\n".encode_utf16());
     if let Some(thread) = thread_json {
-        section.extend(units("\n### Thread Context\n```json\n"));
-        section.extend(escape_json_units(thread));
-        section.extend(units("\n```\n"));
+        section.extend("\n### Thread Context\n```json\n".encode_utf16());
+        escape_json_units(thread, &mut section);
+        section.extend("\n```\n".encode_utf16());
     }
-    section.extend(units("\n"));
-    section.extend(units(channel_tools_guidance(channel_type)));
+    section.extend("\n".encode_utf16());
+    section.extend(channel_tools_guidance(channel_type).encode_utf16());
     section
 }
 

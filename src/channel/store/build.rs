@@ -3,7 +3,6 @@
 //! stale data or nothing, with notes, when a fetch failed.
 
 pub use super::activity::{Activity, ThreadStats};
-pub use super::documents::Documents;
 use super::documents::*;
 use super::fetch::Failure;
 use super::render::{render_thread, ThreadLimits};

@@ -135,7 +135,9 @@ fn json_written_elsewhere_is_escaped_as_the_sections_write_theirs() {
             }
             .unwrap_or_default();
             let mut units: Vec<u16> = plain.encode_utf16().collect();
-            let escaped = String::from_utf16(&escape_json_units(&mut units)).unwrap_or_default();
+            let mut out = Vec::new();
+            escape_json_units(&mut units, &mut out);
+            let escaped = String::from_utf16(&out).unwrap_or_default();
             assert_eq!(escaped, section_json(&value, pretty));
         }
     }
@@ -146,6 +148,8 @@ fn a_lone_surrogate_escape_in_json_written_elsewhere_becomes_u_fffd() {
     let mut units: Vec<u16> = r#"{"a":"x\ud800y","b":"\ud83d\ude00","c":"\\ud800"}"#
         .encode_utf16()
         .collect();
-    let out = String::from_utf16(&escape_json_units(&mut units)).unwrap_or_default();
+    let mut escaped = Vec::new();
+    escape_json_units(&mut units, &mut escaped);
+    let out = String::from_utf16(&escaped).unwrap_or_default();
     assert_eq!(out, r#"{"a":"x\uFFFDy","b":"\ud83d\ude00","c":"\\ud800"}"#);
 }
