@@ -1129,6 +1129,13 @@ export interface AssembleInput {
    * chat for `history`. Then `hostMessages[i].message` names a message of the turn.
    */
   turn?: AssembleTurnInput
+  /**
+   * Who writes the conversation's messages, by name (a two-person chat: the user's
+   * name and the agent's), so a question naming one ("What does Ann enjoy doing?")
+   * ranks that speaker's turns first and searches by its other words. Absent: the names
+   * the conversation itself makes clear (a speaker the other greets by name: "Hey Ann!").
+   */
+  speakers?: SpeakersInput
 }
 
 /** A host's turn for `assemble` (see `AssembleInput.turn`). */
@@ -2390,6 +2397,14 @@ export declare function sha256HexAsync(data: string | Uint8Array): Promise<strin
 
 /** Longest adjacent-message snippet in UTF-16 units, `…` included: 150. */
 export declare const SNIPPET_MAX_CHARS: number
+
+/** The names the user and the assistant go by (see `AssembleInput.speakers`). */
+export interface SpeakersInput {
+  /** The names the user's messages are written under (e.g. `["Ann Lee"]`). */
+  user?: Array<string>
+  /** The names the assistant's messages are written under. */
+  assistant?: Array<string>
+}
 
 /** The store's caches. */
 export interface StoreCacheStats {

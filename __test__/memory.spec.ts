@@ -180,6 +180,31 @@ describe('MemoryStore', () => {
     expect(small.text).toBe(small.system + small.turn)
   })
 
+  it('ranks the turns of the speaker a question names first, by the host\'s names or a greeting', () => {
+    // Both speakers wrote of the trip; only the assistant's turn tells how it went, and
+    // the retrieved messages have room for one.
+    const turns = [
+      msg('1', 'Ava says the trip to Lisbon went well, I should ask about the trip.'),
+      msg('2', 'The trip was lovely, sunny every day in Lisbon.', { role: 'assistant' }),
+      ...Array.from({ length: 40 }, (_, i) => msg(String(i + 3), `unrelated note ${i}`, { role: i % 2 ? 'assistant' : 'user' })),
+    ]
+    const ask = (m: MemoryStore, speakers?: { user?: string[]; assistant?: string[] }) =>
+      m.assemble({ sessionId: S, threadKey: 'root:42', userMessage: "How was Ava's trip?", budgetTokens: 1_000, recent: 0, retrievedMaxTokens: 100, retrievedNeighbours: 0, now: T0 + 86_400_000, speakers })
+    const m = new MemoryStore()
+    m.ingest(turns)
+    expect(ask(m).text).toContain('Ava says the trip')
+    expect(ask(m).text).not.toContain('The trip was lovely')
+    const told = ask(m, { user: ['Sam'], assistant: ['Ava Lee'] })
+    expect(told.text).toContain('The trip was lovely')
+    expect(told.text).not.toContain('Ava says the trip')
+    // A greeting tells it as well.
+    const g = new MemoryStore()
+    g.ingest([...turns, msg('99', 'Thanks, Ava!')])
+    expect(ask(g).text).toContain('The trip was lovely')
+    expect(ask(g).text).not.toContain('Ava says the trip')
+    expect(thrown(() => ask(m, { user: 'Sam' as unknown as string[] }))).toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' })
+  })
+
   it("keeps a host's own messages from the newest within the budget and never repeats them", () => {
     const m = new MemoryStore()
     const batch = Array.from({ length: 60 }, (_, i) =>

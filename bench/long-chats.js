@@ -12,7 +12,7 @@
 // `D<session>:<turn>`, both from 1. The pair's first speaker is the `user`, the other the
 // `assistant`; each gets a name from NAMES, for the questions.
 //
-// The questions, two kinds, each with the ids of the turns that hold its answer:
+// The questions, four kinds, each with the ids of the turns that hold its answer:
 // - asked: a turn whose last sentence is a question to the other person ("you" or "your"
 //   in it, at least two words that are not STOP_WORDS), answered by the other person's
 //   next turn in the same session (at least four words, not itself a question). The
@@ -23,7 +23,18 @@
 // - told: a turn where a person says something of themselves by one of DISCLOSURES
 //   ("my favorite movie is Up", "I'm from Ohio", ...); the question is the pattern's
 //   ("What is Ann's favorite movie?"), the evidence that turn, the answer the part told.
-// A question asked twice in one chat (the same words) is dropped: its answer is unclear.
+// - when: a turn where a person tells of something they did and when ("I went camping
+//   last weekend", "we saw Dune on Friday": one of EVENT_VERBS, up to five words, then a
+//   time word of WHEN_WORDS); the question asks when ("When did Ann go camping?"), the
+//   evidence is that turn, the answer the day it was written ("14 March 2023", as a
+//   context that dates its turns would show it).
+// - two-turn: a told question that two or more turns of the chat answer (a person said
+//   "I love hiking" in one session and "I really enjoy baking" in another: "What does Ann
+//   enjoy doing?"); its evidence is every such turn, at most four (the first four), its
+//   answer the first one's. A question needing them all, written in words most of them
+//   do not use.
+// Any other question asked twice in one chat (the same words) is dropped: its answer is
+// unclear.
 
 const { loadDataset } = require('./chat-corpus')
 
@@ -52,6 +63,23 @@ const DISCLOSURES = [
   [/\bi have (\w+) (siblings|brothers|sisters|kids|children|roommates|dogs|cats)\b/, (n, m) => `How many ${m[2]} does ${n} have?`],
   [/\bi (?:really )?(?:love|like|enjoy) ([a-z]+ing(?: [a-z]+)?)/, (n, m) => `What does ${n} enjoy doing?`],
 ]
+
+/** Past-tense verbs a told event opens on, with the form a "When did ... ?" question asks by. */
+const EVENT_VERBS = {
+  went: 'go', got: 'get', saw: 'see', watched: 'watch', visited: 'visit', started: 'start',
+  finished: 'finish', moved: 'move', bought: 'buy', met: 'meet', took: 'take', made: 'make',
+  played: 'play', tried: 'try', ran: 'run', found: 'find', lost: 'lose', won: 'win',
+  joined: 'join', quit: 'quit', left: 'leave', hiked: 'hike', cooked: 'cook', baked: 'bake',
+  read: 'read', wrote: 'write', saw: 'see', drove: 'drive', flew: 'fly', bought: 'buy',
+}
+const WHEN_WORDS = '(?:yesterday|last (?:night|week|weekend|month|year|summer|semester|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|this (?:morning|afternoon|weekend|past weekend)|(?:on )?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))'
+const EVENT = new RegExp(`\\b(?:i|we) (${Object.keys(EVENT_VERBS).join('|')}) ((?:[a-z']+ ){0,4}?[a-z']+) ${WHEN_WORDS}\\b`)
+const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
+/** The UTC day a turn was written, as "14 March 2023". */
+const dayOf = (ts) => {
+  const d = new Date(ts)
+  return `${d.getUTCDate()} ${MONTH_NAMES[d.getUTCMonth()]} ${d.getUTCFullYear()}`
+}
 
 /** The question's last sentence, in the third person: "you" is `other`, "I" is `asker`. */
 function thirdPerson(sentence, asker, other) {
@@ -82,7 +110,7 @@ function words(text) {
 /**
  * The chats and their questions.
  * @param {{ count?: number, minTurns?: number }} [options]
- * @returns {Promise<Array<{ id: string, names: [string, string], sessions: Array<{ start: number, turns: Array<{ id: string, speaker: 0|1, role: 'user'|'assistant', text: string, ts: number }> }>, questions: Array<{ id: string, kind: 'asked'|'told', question: string, evidence: string[], answer: string }> }>>}
+ * @returns {Promise<Array<{ id: string, names: [string, string], sessions: Array<{ start: number, turns: Array<{ id: string, speaker: 0|1, role: 'user'|'assistant', text: string, ts: number }> }>, questions: Array<{ id: string, kind: 'asked'|'told'|'when'|'two-turn', question: string, evidence: string[], answer: string }> }>>}
  */
 async function loadLongChats({ count = 10, minTurns = 300 } = {}) {
   const data = await loadDataset()
@@ -137,8 +165,14 @@ function buildChat(conversations, k) {
           candidates.push({ kind: 'asked', question: thirdPerson(sentence, names[turn.speaker], names[next.speaker]), evidence: [next.id], answer })
         }
       }
-      // told
+      // when
       const lower = turn.text.toLowerCase()
+      const event = lower.match(EVENT)
+      if (event) {
+        const what = event[2].replace(/\bmy\b/g, `${names[turn.speaker]}'s`).replace(/\b(?:me|myself)\b/g, names[turn.speaker])
+        candidates.push({ kind: 'when', question: `When did ${names[turn.speaker]} ${EVENT_VERBS[event[1]]} ${what}?`, evidence: [turn.id], answer: dayOf(turn.ts) })
+      }
+      // told
       for (const [re, ask] of DISCLOSURES) {
         const m = lower.match(re)
         if (m) {
@@ -150,8 +184,17 @@ function buildChat(conversations, k) {
     }
   }
   const times = new Map()
-  for (const q of candidates) times.set(q.question, (times.get(q.question) ?? 0) + 1)
-  const questions = candidates.filter((q) => times.get(q.question) === 1).map((q, i) => ({ id: `c${k + 1}q${i + 1}`, ...q }))
+  for (const q of candidates) times.set(q.question, [...(times.get(q.question) ?? []), q])
+  const kept = []
+  for (const q of candidates) {
+    const same = times.get(q.question)
+    if (same.length === 1) kept.push(q)
+    else if (q.kind === 'told' && same[0] === q) {
+      const evidence = [...new Set(same.flatMap((x) => x.evidence))].slice(0, 4)
+      if (evidence.length >= 2) kept.push({ kind: 'two-turn', question: q.question, evidence, answer: q.answer })
+    }
+  }
+  const questions = kept.map((q, i) => ({ id: `c${k + 1}q${i + 1}`, ...q }))
   return { id: `chat${k + 1}`, names, sessions, questions }
 }
 

@@ -1,14 +1,19 @@
 #!/usr/bin/env node
 // Does the conversation memory bring back what a question needs? Long two-person chats of
 // weeks of sessions, with questions whose answers are known turns (bench/long-chats.js,
-// made from the public chitchat corpus). Every turn of a chat is stored in order, with the
+// made from the public chitchat corpus), of four kinds, each reported: asked (a question
+// in the asker's words, answered by a turn in other words), told (a fact a person told of
+// themselves), when (when something a person did happened: the answer is the day, which
+// only a context that dates its turns holds), two-turn (a question two to four turns
+// answer together). Every turn of a chat is stored in order, with the
 // default compaction after each; then each question is asked once per budget, and the
 // context is checked:
 //   - evidence recall: the share of evidence turns whose text is in the context verbatim;
 //   - answer containment: the share of questions whose answer is in it (any case);
 //   - real tokens by @anthropic-ai/tokenizer: mean, max, and how many contexts were over.
 // Context builders, same turns, same budgets, in one run:
-//   - MemoryStore.assemble with its defaults (userMessage: the question, budgetTokens, now);
+//   - MemoryStore.assemble with its defaults (userMessage: the question, budgetTokens, now),
+//     and the chat's two names as its speakers;
 //   - the OpenClaw engine's assemble (the question as the prompt, tokenBudget), its
 //     systemPromptAddition and messages, with its defaults and with retrieval off
 //     (recallTokens 0: the summary and the kept messages only);
@@ -24,7 +29,7 @@
 // hold the evidence at least as often as BM25's.
 //
 //   node bench/memory-recall.js [--quick] [--json] [--chats N]
-//   (--quick: 3 chats, every 4th question)
+//   (--quick: 3 chats, every 4th "asked" question and all of the other kinds)
 'use strict'
 
 const path = require('node:path')
@@ -98,8 +103,9 @@ async function main() {
   for (const b of builders) for (const budget of BUDGETS) acc.set(`${b}@${budget}`, { evidence: 0, answer: 0, n: 0, tokens: [], over: 0, ms: [], kinds: {} })
   const add = (b, budget, s, tokens, ms, kind) => {
     const a = acc.get(`${b}@${budget}`)
-    const k = (a.kinds[kind] ??= { evidence: 0, n: 0 })
+    const k = (a.kinds[kind] ??= { evidence: 0, answer: 0, n: 0 })
     k.evidence += s.evidence
+    k.answer += s.answer
     k.n++
     a.evidence += s.evidence
     a.answer += s.answer
@@ -118,6 +124,9 @@ async function main() {
     const byId = new Map(turns.map((t) => [t.id, t]))
     const cost = new Map(turns.map((t) => [t.id, referenceTokens(`${t.text}\n`)]))
     const now = turns[turns.length - 1].ts + DAY
+    // Who writes the user's and the assistant's turns, as a host that knows its chat's
+    // two people says it (the questions name them).
+    const speakers = { user: [chat.names[0]], assistant: [chat.names[1]] }
     // The memory store, every turn in order with the default compaction after each.
     const memory = new MemoryStore()
     const sessionId = `bench:${chat.id}`
@@ -143,7 +152,8 @@ async function main() {
     index.addAll(turns.map((t) => ({ id: t.id, text: t.text })))
     const [search] = engines[0].agentTools({ sessionKey, sessionId: `${chat.id}-ask` })
     for (const [qi, q] of chat.questions.entries()) {
-      if (qi % EVERY !== 0) continue
+      // --quick: every 4th question of the plentiful kind, all of the others.
+      if (q.kind === 'asked' && qi % EVERY !== 0) continue
       questions++
       q.evidenceTexts = q.evidence.map((id) => byId.get(id).text)
       const found = JSON.parse((await search.execute(`q${qi}`, { query: q.question, max_results: TOP })).content[0].text)
@@ -154,7 +164,7 @@ async function main() {
       top.n++
       for (const budget of BUDGETS) {
         const t0 = process.hrtime.bigint()
-        const a = memory.assemble({ sessionId, threadKey: lane, userMessage: q.question, budgetTokens: budget, now })
+        const a = memory.assemble({ sessionId, threadKey: lane, userMessage: q.question, budgetTokens: budget, now, speakers })
         const ms = Number(process.hrtime.bigint() - t0) / 1e6
         add('MemoryStore.assemble', budget, score(q, a.text), referenceTokens(a.text), ms, q.kind)
         for (const [i, name] of ['OpenClaw engine', 'OpenClaw engine, recall off'].entries()) {
@@ -184,7 +194,7 @@ async function main() {
         overBudget: a.over,
         p50Ms: a.ms.length ? quantile(a.ms, 0.5) : null,
         p99Ms: a.ms.length ? quantile(a.ms, 0.99) : null,
-        byKind: Object.fromEntries(Object.entries(a.kinds).map(([k, v]) => [k, { evidenceRecall: v.evidence / v.n, questions: v.n }])),
+        byKind: Object.fromEntries(Object.entries(a.kinds).map(([k, v]) => [k, { evidenceRecall: v.evidence / v.n, answerContainment: v.answer / v.n, questions: v.n }])),
       })
     }
   }
@@ -202,11 +212,14 @@ async function main() {
   }
   console.log(`memory recall: ${chats.length} chats, ${turnsTotal} turns, ${questions} questions${QUICK ? ' (quick)' : ''}`)
   const pct = (x) => `${(100 * x).toFixed(1)}%`
-  console.log('builder                     budget  evidence  (asked / told)  answer  real tokens mean/max  over  assemble p50/p99 ms')
+  const KINDS = ['asked', 'told', 'when', 'two-turn']
+  const kindCounts = Object.fromEntries(KINDS.map((k) => [k, rows[0].byKind[k]?.questions ?? 0]))
+  console.log(`questions by kind: ${KINDS.map((k) => `${k} ${kindCounts[k]}`).join(', ')}`)
+  console.log('builder                     budget  evidence  (asked / told / when / two-turn)  answer  real tokens mean/max  over  assemble p50/p99 ms')
   for (const r of rows) {
     const ms = r.p50Ms === null ? '' : `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)}`
     console.log(
-      `${r.builder.padEnd(26)} ${String(r.budget).padStart(7)}  ${pct(r.evidenceRecall).padStart(8)}  ${`${pct(r.byKind.asked?.evidenceRecall ?? 0)} / ${pct(r.byKind.told?.evidenceRecall ?? 0)}`.padStart(14)}  ${pct(r.answerContainment).padStart(6)}  ${`${r.meanTokens.toFixed(0)} / ${r.maxTokens}`.padStart(20)}  ${String(r.overBudget).padStart(4)}  ${ms}`,
+      `${r.builder.padEnd(26)} ${String(r.budget).padStart(7)}  ${pct(r.evidenceRecall).padStart(8)}  ${KINDS.map((k) => pct(r.byKind[k]?.evidenceRecall ?? 0)).join(' / ').padStart(34)}  ${pct(r.answerContainment).padStart(6)}  ${`${r.meanTokens.toFixed(0)} / ${r.maxTokens}`.padStart(20)}  ${String(r.overBudget).padStart(4)}  ${ms}`,
     )
   }
   console.log(

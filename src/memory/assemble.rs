@@ -55,6 +55,7 @@ use fill::Assembly;
 
 use super::db::MemoryError;
 use super::history::HistoryRequest;
+use super::message::Role;
 use super::passages::query_terms;
 use super::store::{MemoryStore, Record, RecordKind};
 use crate::core::tokens::Meter;
@@ -152,6 +153,10 @@ pub struct AssembleRequest<'a> {
     ///
     /// `None`: the caller's messages are kept from the newest as the budget shares it.
     pub verbatim_share: Option<f64>,
+    /// The words of the names the user and the assistant go by, lower-cased, each with
+    /// its role: a question naming one ranks that role's turns first (see
+    /// [`MemoryStore::recall`]). Empty: the names the conversation makes clear.
+    pub speakers: &'a [(String, Role)],
 }
 
 /// A message the caller sends the model itself.

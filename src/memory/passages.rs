@@ -21,12 +21,17 @@
 //! newer message ranks a little higher, and a message by the speaker the question is
 //! about ("what did I say", "what did you suggest") higher still.
 
+pub mod expand;
 mod rank;
+mod recall;
+mod tally;
 pub mod terms;
 
-use crate::core::search::bm25::{idf, length_norm, saturation, MAX_LIFT};
-pub use rank::{speaker_of, Signals, RECENCY_HALF_LIFE_MS, RECENCY_WEIGHT, SPEAKER_WEIGHT};
-use rank::{RankingRow, LENGTH_CHUNK};
+use rank::RankingRow;
+pub use rank::{
+    speaker_of, Signals, RECENCY_HALF_LIFE_MS, RECENCY_WEIGHT, SPEAKER_WEIGHT, WINDOW_WEIGHT,
+};
+pub use recall::Recall;
 use terms::{body_expression, lane_token, session_token};
 pub use terms::{fallback_terms, index_text, is_unsegmented, query_terms, scope_tokens};
 
@@ -77,8 +82,11 @@ pub struct Hit {
     /// How many of the searched terms it holds.
     pub terms: usize,
     /// What the searched terms it holds weigh together: the sum of their idf in the
-    /// scope searched (see [`idf`]), before its length and the chat's signals count.
+    /// scope searched (see [`crate::core::search::bm25::idf`]), before its length and the chat's signals count.
     pub weight: f64,
+    /// The message asks something (it ends in a question mark): the turn after it is its
+    /// answer.
+    pub asks: bool,
 }
 
 impl MemoryStore {
@@ -102,6 +110,15 @@ impl MemoryStore {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT rowid FROM messages_index WHERE messages_index MATCH ?1")?;
+        let rows = stmt.query_map(params![expression], |r| r.get::<_, i64>(0))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// The first `limit` rows of the index that match `expression`, oldest first.
+    fn matching_first(&self, expression: &str, limit: usize) -> Result<Vec<i64>, MemoryError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT rowid FROM messages_index WHERE messages_index MATCH ?1 LIMIT {limit}"
+        ))?;
         let rows = stmt.query_map(params![expression], |r| r.get::<_, i64>(0))?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
@@ -186,84 +203,33 @@ impl MemoryStore {
         limit: usize,
         signals: &Signals,
     ) -> Result<(Vec<Hit>, Vec<f64>), MemoryError> {
+        self.weighted_hits(scope, terms, &[], limit, signals)
+    }
+
+    /// [`MemoryStore::ranked_hits`] with words added to the question's (`added`, each with
+    /// what it weighs against a question's word: see [`expand`]): a message scores each
+    /// added word it holds at the word's idf times its weight. A [`Hit`]'s `terms` and
+    /// `weight` count the question's words only, and the weights returned are theirs.
+    pub fn weighted_hits(
+        &self,
+        scope: &HitScope<'_>,
+        terms: &[String],
+        added: &[(String, f64)],
+        limit: usize,
+        signals: &Signals,
+    ) -> Result<(Vec<Hit>, Vec<f64>), MemoryError> {
         if terms.is_empty() || limit == 0 {
             return Ok((Vec::new(), Vec::new()));
         }
-        let (n, mean, scope_token) = match scope.lane {
-            Some(lane) => {
-                let (n, mean) = self.lane_stats(scope.session, lane)?;
-                (n, mean, lane_token(scope.session, lane))
-            }
-            None => {
-                let (n, mean) = self.session_stats(scope.session)?;
-                (n, mean, session_token(scope.session))
-            }
-        };
-        let below_seq = scope.below_seq;
-        let mut idfs: std::collections::HashMap<i64, (f64, usize)> =
-            std::collections::HashMap::new();
-        let mut weights = Vec::with_capacity(terms.len());
+        let mut m = self.matches_in(scope)?;
         for t in terms {
-            let expression = format!(
-                "scope : \"{scope_token}\" AND {}",
-                body_expression(std::slice::from_ref(t), "OR")
-            );
-            let rows = self.matching(&expression)?;
-            // A term the lane never holds weighs nothing (and says so to the caller).
-            let w = if rows.is_empty() {
-                0.0
-            } else {
-                idf(n.max(rows.len()), rows.len())
-            };
-            weights.push(w);
-            for seq in rows.into_iter().filter(|&s| s < below_seq) {
-                let e = idfs.entry(seq).or_insert((0.0, 0));
-                e.0 += w;
-                e.1 += 1;
-            }
+            self.add_term(&mut m, t, 1.0, true)?;
         }
-        if idfs.is_empty() {
-            return Ok((Vec::new(), weights));
+        for (t, factor) in added {
+            self.add_term(&mut m, t, *factor, false)?;
         }
-        // Best first by terms alone; lengths are read a chunk at a time, and no more once
-        // the next chunk's best could not reach the `limit`-th score even at the shortest
-        // length and with every signal for it (the most they can lift a score).
-        let mut candidates: Vec<(i64, f64, usize)> = idfs
-            .into_iter()
-            .map(|(seq, (sum, terms))| (seq, sum, terms))
-            .collect();
-        candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-        let max_lift = MAX_LIFT * signals.max_factor();
-        let mut hits: Vec<Hit> = Vec::with_capacity(limit + LENGTH_CHUNK);
-        for chunk in candidates.chunks(LENGTH_CHUNK) {
-            if hits.len() >= limit && chunk[0].1 * max_lift < hits[limit - 1].score {
-                break;
-            }
-            let rows = self.ranking_rows(chunk.iter().map(|c| c.0))?;
-            // Each match's row is read once: for the time window and for its score.
-            hits.extend(chunk.iter().filter_map(|&(seq, sum, terms)| {
-                let row = rows.get(&seq).copied().unwrap_or(RankingRow {
-                    chars: 0,
-                    ts_ms: 0,
-                    role: None,
-                });
-                if !scope.holds_time(row.ts_ms) {
-                    return None;
-                }
-                #[allow(clippy::cast_precision_loss)]
-                let dl = row.chars as f64;
-                let norm = length_norm(dl, mean.max(1.0));
-                Some(Hit {
-                    seq,
-                    score: sum * saturation(1.0, norm) * signals.factor(row.ts_ms, row.role),
-                    terms,
-                    weight: sum,
-                })
-            }));
-            hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.seq.cmp(&a.seq)));
-            hits.truncate(limit);
-        }
-        Ok((hits, weights))
+        let hits = self.rank(&m, limit, signals)?;
+        Ok((hits, m.weights))
     }
 
     /// What ranking reads of each stored message of `seqs` (its length in characters, when
@@ -275,7 +241,7 @@ impl MemoryStore {
         let list =
             serde_json::Value::Array(seqs.map(serde_json::Value::from).collect()).to_string();
         let mut stmt = self.conn.prepare_cached(
-            "SELECT m.seq, length(m.text), m.ts_ms, m.role
+            "SELECT m.seq, length(m.text), m.ts_ms, m.role, substr(rtrim(m.text), -1) = '?'
              FROM json_each(?1) j JOIN messages m ON m.seq = j.value",
         )?;
         let rows = stmt.query_map(params![list], |r| {
@@ -286,6 +252,7 @@ impl MemoryStore {
                     chars: usize::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
                     ts_ms: r.get(2)?,
                     role,
+                    asks: r.get::<_, Option<bool>>(4)?.unwrap_or(false),
                 },
             ))
         })?;

@@ -9,7 +9,7 @@
 //! publish; a bad call becomes a JSON error the model can read and correct.
 
 use super::db::MemoryError;
-use super::passages::{query_terms, HitScope, Signals};
+use super::passages::HitScope;
 use super::store::{ChatMessage, MemoryStore, Record};
 use crate::core::time::iso_from_epoch;
 use crate::core::tokens::counted;
@@ -132,9 +132,9 @@ fn search(
         from_ms: input.from_ms,
         until_ms: input.until_ms,
     };
-    let terms = query_terms(&input.query);
-    let signals = Signals::of(&input.query, now_ms);
-    let (hits, _) = store.ranked_hits(&hit_scope, &terms, input.max_results, &signals)?;
+    // The assembly's retrieval: who and when the query is about, and a second round.
+    let recall = store.recall(&scope.session, &input.query, now_ms, &[])?;
+    let (hits, _) = store.recall_hits(&hit_scope, &recall, input.max_results)?;
     let mut results = Vec::with_capacity(hits.len());
     for hit in &hits {
         if let Some(m) = store.message_in(&scope.session, hit.seq)? {

@@ -6,7 +6,10 @@ use crate::bindings::errors::throw;
 use crate::bindings::js::{from_js, to_js};
 use crate::core::input::{self, whole_number, InputError};
 use crate::memory::assemble::{assemble, AssembleRequest, HostMessage, NEIGHBOURS};
-use crate::memory::shapes::{AssembleInput, AssembledContext, HostMessageInput};
+use crate::memory::message::NewMessage;
+use crate::memory::shapes::{
+    AssembleInput, AssembleTurnInput, AssembledContext, HostMessageInput, SpeakersInput,
+};
 use crate::memory::turn::{HostRef, HostTurn};
 use napi::bindgen_prelude::*;
 use napi::Env;
@@ -35,16 +38,7 @@ impl JsMemoryStore {
         let budget = input::budget_tokens(i.budget_tokens, "input.budgetTokens")
             .map_err(|e| throw(env, F, &e))?;
         let turn = i.turn.as_ref();
-        let messages = match turn {
-            Some(t) => t
-                .messages
-                .iter()
-                .enumerate()
-                .map(|(n, m)| m.to_new(|| format!("input.turn.messages[{n}]")))
-                .collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(|e| throw(env, F, &e))?,
-            None => Vec::new(),
-        };
+        let messages = turn_messages(turn).map_err(|e| throw(env, F, &e))?;
         let refs: Option<Vec<HostRef>> = i
             .host_messages
             .as_ref()
@@ -78,6 +72,11 @@ impl JsMemoryStore {
             .map(|h| h.history_request(now, i.thread_status.unwrap_or(true)))
             .transpose()
             .map_err(|e| throw(env, F, &e.under("input.history")))?;
+        let speakers = i
+            .speakers
+            .as_ref()
+            .map(SpeakersInput::words)
+            .unwrap_or_default();
         let req = AssembleRequest {
             session_id: &i.session_id,
             thread_key: &i.thread_key,
@@ -127,6 +126,7 @@ impl JsMemoryStore {
                 .map(|x| input::share(x, "input.verbatimShare"))
                 .transpose()
                 .map_err(|e| throw(env, F, &e))?,
+            speakers: &speakers,
         };
         let Some(t) = turn else {
             let out = self.with(env, F, |s| assemble(s, &req))?;
@@ -148,6 +148,22 @@ impl JsMemoryStore {
         ctx.summary_version = Some(version);
         to_js(env, &ctx)
     }
+}
+
+/// The messages of a host's turn, checked (none without a turn).
+fn turn_messages(
+    turn: Option<&AssembleTurnInput>,
+) -> std::result::Result<Vec<NewMessage<'_>>, InputError> {
+    turn.map_or_else(
+        || Ok(Vec::new()),
+        |t| {
+            t.messages
+                .iter()
+                .enumerate()
+                .map(|(n, m)| m.to_new(|| format!("input.turn.messages[{n}]")))
+                .collect()
+        },
+    )
 }
 
 /// The host messages as the assembly reads them: each one's estimate checked, and with

@@ -4,7 +4,7 @@
 
 use super::{AssembleRequest, HIT_LIMIT, MAX_NEIGHBOURS, NEIGHBOUR_WEIGHT, STRONG_LIMIT};
 use crate::memory::db::MemoryError;
-use crate::memory::passages::{fallback_terms, Hit, Signals};
+use crate::memory::passages::{fallback_terms, Hit, HitScope};
 use crate::memory::store::{ChatMessage, MemoryStore};
 
 /// A match of the query, and its message once read.
@@ -26,19 +26,18 @@ pub(super) fn matches(
     passages_below: i64,
     lane_shown: bool,
 ) -> Result<Vec<Found>, MemoryError> {
-    let signals = Signals::of(query, req.now_ms);
+    // Who and when the question is about, and the words its best matches lend.
+    let recall = store.recall(req.session_id, query, req.now_ms, req.speakers)?;
+    let signals = recall.signals;
     let mut found: Vec<Found> = Vec::new();
     let (mut own, weights) = if lane_shown {
         (Vec::new(), vec![0.0; terms.len()])
     } else {
-        store.ranked_lane_hits(
-            req.session_id,
-            req.thread_key,
-            terms,
-            passages_below,
-            HIT_LIMIT,
-            &signals,
-        )?
+        let scope = HitScope {
+            below_seq: passages_below,
+            ..HitScope::lane(req.session_id, req.thread_key)
+        };
+        store.recall_hits(&scope, &recall, HIT_LIMIT)?
     };
     if !lane_shown && req.passages_min_terms <= 1 && weights.iter().all(|&w| w == 0.0) {
         // None of its words is in the lane: the question's common words are all
@@ -68,12 +67,19 @@ pub(super) fn matches(
                 score: strong,
                 terms: terms.len(),
                 weight: strong,
+                asks: m.text.trim_end().ends_with('?'),
             },
             lane: m.thread_key.clone(),
             message: Some(m),
         });
     }
-    let min_terms = req.passages_min_terms;
+    // Any match, at the default; a caller asking for clear matches gets only those
+    // holding enough of the question's own words (not a word its best matches lent).
+    let min_terms = if req.passages_min_terms <= 1 {
+        0
+    } else {
+        req.passages_min_terms
+    };
     let clears = |h: &Hit| h.terms >= min_terms && h.weight >= req.passages_min_weight;
     own.retain(clears);
     found.extend(own.into_iter().map(|hit| Found {
@@ -83,7 +89,7 @@ pub(super) fn matches(
     }));
     for lane in named {
         let (hits, _) =
-            store.ranked_lane_hits(req.session_id, lane, terms, i64::MAX, HIT_LIMIT, &signals)?;
+            store.recall_hits(&HitScope::lane(req.session_id, lane), &recall, HIT_LIMIT)?;
         found.extend(hits.into_iter().filter(clears).map(|hit| Found {
             hit,
             lane: lane.clone(),
@@ -95,7 +101,9 @@ pub(super) fn matches(
 
 /// What is offered room, in order: `(priority, rank, step)` for each match (step 0) and
 /// each of its `neighbours` turns on either side (step -n / +n), a neighbour weighing
-/// [`NEIGHBOUR_WEIGHT`] of its match per step away.
+/// [`NEIGHBOUR_WEIGHT`] of its match per step away; but the turn after a match that asks
+/// something is its answer, and weighs what the match weighs (the turns past it one
+/// step less).
 pub(super) fn candidates(found: &[Found], neighbours: usize) -> Vec<(f64, usize, i32)> {
     let mut out: Vec<(f64, usize, i32)> =
         Vec::with_capacity(found.len() * (2 * neighbours.min(MAX_NEIGHBOURS) + 1));
@@ -107,7 +115,8 @@ pub(super) fn candidates(found: &[Found], neighbours: usize) -> Vec<(f64, usize,
                 out.push((f.hit.score, rank, 0));
             } else {
                 out.push((f.hit.score * w, rank, -step));
-                out.push((f.hit.score * w, rank, step));
+                let after = if f.hit.asks { w / NEIGHBOUR_WEIGHT } else { w };
+                out.push((f.hit.score * after, rank, step));
             }
             w *= NEIGHBOUR_WEIGHT;
         }

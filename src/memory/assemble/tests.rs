@@ -80,6 +80,7 @@ fn request(budget: u64) -> AssembleRequest<'static> {
         passages_min_terms: 1,
         passages_neighbours: NEIGHBOURS,
         verbatim_share: None,
+        speakers: &[],
         passages_min_weight: 0.0,
         turn_blocks: &[],
         system_blocks: &[],
@@ -801,3 +802,34 @@ fn a_caller_chooses_how_many_turns_come_with_a_match() {
 }
 
 mod shaped;
+
+#[test]
+fn the_answer_to_a_matched_question_comes_with_it_before_a_weaker_match() {
+    use super::retrieve::{candidates, Found};
+    use crate::memory::passages::Hit;
+    let found = |seq: i64, score: f64, asks: bool| Found {
+        hit: Hit {
+            seq,
+            score,
+            terms: 1,
+            weight: score,
+            asks,
+        },
+        lane: "root:42".to_string(),
+        message: None,
+    };
+    // A match that asks: the turn after it (its answer) weighs what it weighs, ahead of
+    // a match weighing 0.8 of it; the turn before it, half.
+    let order = candidates(&[found(10, 1.0, true), found(20, 0.8, false)], 1);
+    assert_eq!(
+        &order[..3].iter().map(|c| (c.1, c.2)).collect::<Vec<_>>(),
+        &[(0, 0), (0, 1), (1, 0)]
+    );
+    // A match that tells: both sides half, after the weaker match.
+    let order = candidates(&[found(10, 1.0, false), found(20, 0.8, false)], 1);
+    assert_eq!(
+        &order[..2].iter().map(|c| (c.1, c.2)).collect::<Vec<_>>(),
+        &[(0, 0), (1, 0)]
+    );
+    assert!((order[2].0 - NEIGHBOUR_WEIGHT).abs() < 1e-12);
+}

@@ -1,6 +1,8 @@
-//! Ranking a match: BM25 ([`crate::core::search::bm25`]) on the lane's own statistics, then a chat's signals (how
-//! recent the message is, and whether its speaker is the one the question is about).
+//! Ranking a match: BM25 ([`crate::core::search::bm25`]) on the lane's own statistics, then
+//! a chat's signals (how recent the message is, whether its speaker is the one the
+//! question is about, whether it was written in the time the question names).
 
+use super::expand::named_window;
 use crate::memory::message::Role;
 
 /// What ranking reads of a matching message besides its words.
@@ -9,6 +11,8 @@ pub(super) struct RankingRow {
     pub(super) chars: usize,
     pub(super) ts_ms: i64,
     pub(super) role: Option<Role>,
+    /// It ends in a question mark.
+    pub(super) asks: bool,
 }
 
 /// Matches whose lengths are read at a time.
@@ -22,8 +26,12 @@ pub const RECENCY_WEIGHT: f64 = 0.1;
 /// How long it takes a message's recency lift to halve: a week.
 pub const RECENCY_HALF_LIFE_MS: f64 = 7.0 * 86_400_000.0;
 /// The factor for a message by the speaker a question is about ("what did I say…": the
-/// user's messages; "what did you recommend…": the assistant's).
+/// user's messages; "what did you recommend…": the assistant's; "what did Ann say…": the
+/// role whose turns Ann's are).
 pub const SPEAKER_WEIGHT: f64 = 1.2;
+/// The factor for a message written within the time a question names ("in May", "last
+/// week"; see [`super::expand::named_window`]).
+pub const WINDOW_WEIGHT: f64 = 1.5;
 
 /// What a chat adds to a match's words when it is ranked: how old the message is, and
 /// whose it is.
@@ -33,6 +41,8 @@ pub struct Signals {
     pub now_ms: Option<i64>,
     /// The role whose messages the question is about, if it says.
     pub speaker: Option<Role>,
+    /// The time the question names, `[from, until]` in ms since 1970, if it names one.
+    pub window: Option<(i64, i64)>,
 }
 
 impl Signals {
@@ -40,13 +50,16 @@ impl Signals {
     pub const NONE: Signals = Signals {
         now_ms: None,
         speaker: None,
+        window: None,
     };
 
-    /// The signals of `question`, asked at `now_ms`.
+    /// The signals of `question`, asked at `now_ms`: whose turns it is about when it
+    /// says "I" or "you" ([`speaker_of`]), and the time it names.
     pub fn of(question: &str, now_ms: i64) -> Signals {
         Signals {
             now_ms: Some(now_ms),
             speaker: speaker_of(question),
+            window: named_window(question, now_ms),
         }
     }
 
@@ -62,7 +75,12 @@ impl Signals {
         } else {
             1.0
         };
-        recency * speaker
+        let window = if self.window.is_some() {
+            WINDOW_WEIGHT
+        } else {
+            1.0
+        };
+        recency * speaker * window
     }
 
     /// What a message written at `ts_ms` by `role` multiplies its score by.
@@ -75,6 +93,12 @@ impl Signals {
         }
         if self.speaker.is_some() && self.speaker == role {
             f *= SPEAKER_WEIGHT;
+        }
+        if self
+            .window
+            .is_some_and(|(from, until)| (from..=until).contains(&ts_ms))
+        {
+            f *= WINDOW_WEIGHT;
         }
         f
     }

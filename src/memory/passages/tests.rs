@@ -1,3 +1,4 @@
+use super::rank::LENGTH_CHUNK;
 use super::*;
 use crate::memory::store::{NewMessage, Role};
 

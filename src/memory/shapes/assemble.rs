@@ -88,6 +88,40 @@ pub struct AssembleInput {
     /// again), and, with `conversation`, recorded as that session's conversation of the
     /// chat for `history`. Then `hostMessages[i].message` names a message of the turn.
     pub turn: Option<AssembleTurnInput>,
+    /// Who writes the conversation's messages, by name (a two-person chat: the user's
+    /// name and the agent's), so a question naming one ("What does Ann enjoy doing?")
+    /// ranks that speaker's turns first and searches by its other words. Absent: the names
+    /// the conversation itself makes clear (a speaker the other greets by name: "Hey Ann!").
+    pub speakers: Option<SpeakersInput>,
+}
+
+/// The names the user and the assistant go by (see `AssembleInput.speakers`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SpeakersInput {
+    /// The names the user's messages are written under (e.g. `["Ann Lee"]`).
+    pub user: Option<Vec<String>>,
+    /// The names the assistant's messages are written under.
+    pub assistant: Option<Vec<String>>,
+}
+
+impl SpeakersInput {
+    /// Each word of each name, lower-cased, with the role it names.
+    pub fn words(&self) -> Vec<(String, Role)> {
+        let mut out = Vec::new();
+        for (names, role) in [(&self.user, Role::User), (&self.assistant, Role::Assistant)] {
+            for name in names.iter().flatten() {
+                for w in name
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                {
+                    out.push((w.to_lowercase(), role));
+                }
+            }
+        }
+        out
+    }
 }
 
 /// A host's turn for `assemble` (see `AssembleInput.turn`).

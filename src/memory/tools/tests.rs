@@ -111,7 +111,8 @@ fn a_search_covers_every_lane_best_first_with_ids_lanes_and_dates() {
     let s = chat();
     let v = call(&s, SEARCH_TOOL, json!({ "query": "Lisbon venue" }));
     let ids = ids_of(&v, "results");
-    // Both words, the shorter message first (BM25), then one word in another lane.
+    // Both words, the shorter message first (BM25), then one word in another lane (the
+    // best match holds every word: no second round).
     assert_eq!(ids, ["a2", "a1", "b1"], "{v}");
     assert!(ids.contains(&"b1".to_string()), "another lane's match: {v}");
     let a1 = &v["results"][1];

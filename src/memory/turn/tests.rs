@@ -35,6 +35,7 @@ fn request(budget: u64) -> AssembleRequest<'static> {
         passages_min_terms: 1,
         passages_neighbours: NEIGHBOURS,
         verbatim_share: None,
+        speakers: &[],
         passages_min_weight: 0.0,
         turn_blocks: &[],
         system_blocks: &[],

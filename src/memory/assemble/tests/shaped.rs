@@ -33,6 +33,7 @@ fn shaped<'a>(host: &'a [HostMessage<'a>], query: &'a str, budget: u64) -> Assem
     AssembleRequest {
         host: Some(host),
         verbatim_share: Some(0.75),
+        speakers: &[],
         passages_min_weight: 3.0,
         ..ask(query, budget)
     }
@@ -59,6 +60,7 @@ fn a_transcript_that_fits_the_share_goes_verbatim_without_the_summary_of_what_it
         &s,
         &AssembleRequest {
             verbatim_share: None,
+            speakers: &[],
             ..shaped(&host, "where is the zebrafish tank?", 180_000)
         },
     )

@@ -1,0 +1,255 @@
+//! A question's search as the memory runs it: whose turns it is about (the "I" and "you"
+//! it says, or a name the conversation tells the owner of), when, and two rounds, the
+//! second with the words the first one's best turns lend ([`super::expand`]).
+
+use super::expand::{
+    asks_when, feedback_terms, name_candidates, FEEDBACK_TURNS, GREETINGS, TIME_TERMS, TIME_WEIGHT,
+};
+use super::terms::{body_expression, query_terms, session_token};
+use super::{Hit, HitScope, Signals};
+use crate::memory::db::MemoryError;
+use crate::memory::message::Role;
+use crate::memory::store::MemoryStore;
+use rusqlite::params;
+
+/// The matches a second round ranks; the first round's other matches follow them.
+pub const SECOND_ROUND_HITS: usize = 20;
+/// The messages naming someone that are read to tell who they are.
+pub const NAME_SAMPLE: usize = 64;
+/// How a question is searched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recall {
+    /// The question's search terms ([`query_terms`]), less the names of a speaker the
+    /// ranking already favours by role (the other speaker's turns are those that write
+    /// the name).
+    pub terms: Vec<String>,
+    /// The names the question is about whose owner the conversation tells.
+    pub names: Vec<String>,
+    /// Words searched besides the terms, with what each weighs against one of them: the
+    /// words that tell a time, for a question asking when.
+    pub added: Vec<(String, f64)>,
+    /// The chat's signals: recency, the speaker it is about, the time it names.
+    pub signals: Signals,
+}
+
+impl MemoryStore {
+    /// How `question` is searched in `session`, asked at `now_ms`.
+    ///
+    /// Whose turns it is about: the role its "I" or "you" names ([`super::speaker_of`]),
+    /// else the owner of the names it mentions: the role `speakers` gives a word of the
+    /// name, or the one the conversation tells (see [`MemoryStore::name_owner`]).
+    pub fn recall(
+        &self,
+        session: &str,
+        question: &str,
+        now_ms: i64,
+        speakers: &[(String, Role)],
+    ) -> Result<Recall, MemoryError> {
+        let mut terms = query_terms(question);
+        let mut signals = Signals::of(question, now_ms);
+        let mut names = Vec::new();
+        if signals.speaker.is_none() {
+            let mut owner: Option<Role> = None;
+            for name in name_candidates(question) {
+                let told = speakers.iter().find(|(n, _)| *n == name).map(|s| s.1);
+                let whose = match told {
+                    Some(r) => Some(r),
+                    None => self.name_owner(session, &name)?,
+                };
+                match (whose, owner) {
+                    (None, _) => {}
+                    (Some(r), None) => {
+                        owner = Some(r);
+                        names.push(name);
+                    }
+                    (Some(r), Some(o)) if r == o => names.push(name),
+                    // Two names of two speakers: the question is about both.
+                    (Some(_), Some(_)) => {
+                        owner = None;
+                        names.clear();
+                        break;
+                    }
+                }
+            }
+            signals.speaker = owner;
+            if terms.iter().any(|t| !names.contains(t)) {
+                terms.retain(|t| !names.contains(t));
+            }
+        }
+        let added = if asks_when(question) {
+            TIME_TERMS
+                .iter()
+                .filter(|t| !terms.iter().any(|q| q == *t))
+                .map(|t| ((*t).to_string(), TIME_WEIGHT))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(Recall {
+            terms,
+            names,
+            added,
+            signals,
+        })
+    }
+
+    /// The matches of `recall` in `scope`, best first, at most `limit`, and the weights
+    /// of its terms: a first round by its terms and added words, then, when its best
+    /// match lacks some of the question's words (the question may say what it wants in
+    /// other words than the turn that has it), a second with the words its
+    /// best turns lend ([`feedback_terms`]), those turns keeping their first score.
+    pub fn recall_hits(
+        &self,
+        scope: &HitScope<'_>,
+        recall: &Recall,
+        limit: usize,
+    ) -> Result<(Vec<Hit>, Vec<f64>), MemoryError> {
+        if recall.terms.is_empty() || limit == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let mut m = self.matches_in(scope)?;
+        for t in &recall.terms {
+            self.add_term(&mut m, t, 1.0, true)?;
+        }
+        for (t, factor) in &recall.added {
+            self.add_term(&mut m, t, *factor, false)?;
+        }
+        let first = self.rank(&m, limit.max(FEEDBACK_TURNS), &recall.signals)?;
+        // A first round whose best match holds every one of the question's words has found
+        // what the question says: a second would only drift from it.
+        if first
+            .first()
+            .is_none_or(|best| best.terms >= recall.terms.len())
+        {
+            let mut first = first;
+            first.truncate(limit);
+            return Ok((first, m.weights));
+        }
+        let mut texts: Vec<(String, f64)> = Vec::with_capacity(FEEDBACK_TURNS);
+        for h in first.iter().take(FEEDBACK_TURNS) {
+            if let Some(msg) = self.message_in(scope.session, h.seq)? {
+                texts.push((msg.text, h.score));
+            }
+        }
+        let turns: Vec<(&str, f64)> = texts.iter().map(|(t, s)| (t.as_str(), *s)).collect();
+        let known: Vec<String> = recall.terms.iter().chain(&recall.names).cloned().collect();
+        let lent = feedback_terms(&known, &turns);
+        if lent.is_empty() {
+            let mut first = first;
+            first.truncate(limit);
+            return Ok((first, m.weights));
+        }
+        // Only the words lent are searched: the first round's tally stands.
+        for (t, w) in &lent {
+            self.add_term(&mut m, t, *w, false)?;
+        }
+        // The second round ranks its best few; the first round's other matches follow.
+        let mut second = self.rank(
+            &m,
+            SECOND_ROUND_HITS.min(limit) + turns.len(),
+            &recall.signals,
+        )?;
+        // The turns that lent their words keep their first score: the words find others
+        // like them, and do not lift them over the rest by their own words.
+        for h in &mut second {
+            if let Some(f) = first.iter().take(turns.len()).find(|f| f.seq == h.seq) {
+                *h = *f;
+            }
+        }
+        second.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.seq.cmp(&a.seq)));
+        second.truncate(SECOND_ROUND_HITS.min(limit));
+        let rest: Vec<Hit> = first
+            .into_iter()
+            .filter(|f| second.iter().all(|h| h.seq != f.seq))
+            .collect();
+        second.extend(rest);
+        second.truncate(limit);
+        Ok((second, m.weights))
+    }
+
+    /// Whose turns `name` (lower-cased) is in `session`, when the conversation tells it:
+    /// the speaker the other one addresses by it ("Hey Ann!", "Thanks, Ann.", "Ann, look")
+    /// in the first [`NAME_SAMPLE`] messages naming it, when every such greeting is by the
+    /// same one. A name only talked about (a friend, a city) is nobody's.
+    pub fn name_owner(&self, session: &str, name: &str) -> Result<Option<Role>, MemoryError> {
+        let expression = format!(
+            "scope : \"{}\" AND {}",
+            session_token(session),
+            body_expression(&[name.to_string()], "OR")
+        );
+        // The first ones: FTS5 reads a doclist forward a page at a time.
+        let rows = self.matching_first(&expression, NAME_SAMPLE)?;
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let list =
+            serde_json::Value::Array(rows.iter().map(|&s| serde_json::Value::from(s)).collect())
+                .to_string();
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT m.role, m.text FROM json_each(?1) j JOIN messages m ON m.seq = j.value
+             WHERE m.session_id = ?2",
+        )?;
+        let mut by = [0usize; 2];
+        let rows = stmt.query_map(params![list, session], |r| {
+            Ok((
+                Role::parse(r.get_ref(0)?.as_str().unwrap_or("")),
+                r.get::<_, String>(1)?,
+            ))
+        })?;
+        for row in rows {
+            let (role, text) = row?;
+            if addresses(&text, name) {
+                by[usize::from(role == Role::Assistant)] += 1;
+            }
+        }
+        Ok(match by {
+            [0, 0] => None,
+            [_, 0] => Some(Role::Assistant),
+            [0, _] => Some(Role::User),
+            _ => None,
+        })
+    }
+}
+
+/// Whether `text` addresses someone as `name` (lower-cased): the name after a greeting
+/// word ("hey ann"), or standing apart at the start or after a comma and followed by a
+/// comma, a stop or the end ("Ann, look", "thanks, Ann!").
+pub fn addresses(text: &str, name: &str) -> bool {
+    let lower = text.to_lowercase();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find(name).map(|i| i + from) {
+        from = at + name.len();
+        let before = &lower[..at];
+        let after = &lower[from..];
+        if before
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric)
+            || after.chars().next().is_some_and(char::is_alphanumeric)
+        {
+            continue; // inside another word
+        }
+        let prev_word = before
+            .trim_end_matches(|c: char| !c.is_alphanumeric())
+            .rsplit(|c: char| !c.is_alphanumeric())
+            .next()
+            .unwrap_or("");
+        let gap = before[before
+            .trim_end_matches(|c: char| !c.is_alphanumeric())
+            .len()..]
+            .trim();
+        if GREETINGS.contains(&prev_word) && !gap.contains(['.', '!', '?']) {
+            return true;
+        }
+        let apart_before =
+            before.trim_end().is_empty() || before.trim_end().ends_with([',', '.', '!', '?']);
+        let apart_after = after.trim_start().is_empty() || after.starts_with([',', '!', '?', '.']);
+        if apart_before && apart_after {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,215 @@
+use super::*;
+use crate::memory::store::NewMessage;
+
+const S: &str = "telegram:chat:7";
+const LANE: &str = "root:7";
+const DAY: i64 = 86_400_000;
+
+/// A store of `turns` (user first, then by turns), one a day from day 0.
+fn chat(turns: &[&str]) -> MemoryStore {
+    let mut s = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
+    for (i, text) in turns.iter().enumerate() {
+        let id = i.to_string();
+        s.ingest(&NewMessage {
+            session_id: S,
+            chat_id: "7",
+            message_id: &id,
+            role: if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            text,
+            ts_ms: i64::try_from(i).unwrap_or(0) * DAY,
+            topic_id: None,
+            reply_to: None,
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+    s
+}
+
+fn first_id(s: &MemoryStore, question: &str, now_ms: i64) -> String {
+    let recall = s
+        .recall(S, question, now_ms, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (hits, _) = s
+        .recall_hits(&HitScope::lane(S, LANE), &recall, 5)
+        .unwrap_or_else(|e| panic!("{e}"));
+    hits.first()
+        .and_then(|h| s.message_in(S, h.seq).ok().flatten())
+        .map_or_else(String::new, |m| m.message_id)
+}
+
+#[test]
+fn a_second_round_finds_a_turn_that_shares_no_word_with_the_question() {
+    let s = chat(&[
+        "Are you coming to the party on Saturday?",
+        "Yes! I'm bringing my grandmother's lasagna to the party.",
+        "The weather was awful all week.",
+        "That lasagna recipe takes four hours, grandmother never measured anything.",
+        "Did the car get fixed?",
+        "Still waiting on the mechanic.",
+    ]);
+    let recall = s
+        .recall(S, "What food was brought to the party?", 10 * DAY, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (first, _) = s
+        .weighted_hits(
+            &HitScope::lane(S, LANE),
+            &recall.terms,
+            &recall.added,
+            5,
+            &recall.signals,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (second, _) = s
+        .recall_hits(&HitScope::lane(S, LANE), &recall, 5)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ids = |hits: &[Hit]| -> Vec<String> {
+        hits.iter()
+            .filter_map(|h| s.message_in(S, h.seq).ok().flatten())
+            .map(|m| m.message_id)
+            .collect()
+    };
+    // The first round finds only the turns saying "party"; the second also the recipe,
+    // through the words the best of them lend ("lasagna", "grandmother").
+    assert!(!ids(&first).contains(&"3".to_string()), "{:?}", ids(&first));
+    assert!(
+        ids(&second).contains(&"3".to_string()),
+        "{:?}",
+        ids(&second)
+    );
+    // A hit the question's words did not find holds none of them.
+    let recipe = second.iter().find(|h| {
+        s.message_in(S, h.seq)
+            .ok()
+            .flatten()
+            .is_some_and(|m| m.message_id == "3")
+    });
+    assert_eq!(recipe.map(|h| (h.terms, h.weight)), Some((0, 0.0)));
+}
+
+#[test]
+fn a_question_asking_when_prefers_the_turn_that_tells_a_time() {
+    let s = chat(&[
+        "I finally signed up for a pottery class last week, something just for me!",
+        "A pottery class sounds relaxing.",
+        "Bowls mostly.",
+    ]);
+    // On the question's words alone the shorter, newer turn wins; a question asking when
+    // prefers the one that says when.
+    assert_eq!(
+        first_id(&s, "Tell me about the pottery class", 10 * DAY),
+        "1"
+    );
+    assert_eq!(
+        first_id(&s, "When did the pottery class start?", 10 * DAY),
+        "0"
+    );
+    let plain = s
+        .recall(S, "Tell me about the pottery class", 10 * DAY, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(plain.added.is_empty());
+}
+
+#[test]
+fn a_question_naming_a_time_prefers_the_turns_written_then() {
+    // Two trips, one written in January 1970 (day 1), the other in February (day 40).
+    let mut turns = vec!["We went hiking in the mountains."; 2];
+    turns.extend(std::iter::repeat_n("ok", 38));
+    turns.push("We went hiking in the mountains.");
+    let s = chat(&turns);
+    let now = 60 * DAY;
+    let recall = s
+        .recall(S, "Where did we go hiking in January?", now, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(recall.signals.window.is_some());
+    // Without the window, the newer turn wins (recency); with it, January's.
+    assert_eq!(first_id(&s, "Where did we go hiking?", now), "40");
+    assert_eq!(first_id(&s, "Where did we go hiking in January?", now), "1");
+}
+
+#[test]
+fn a_name_the_other_speaker_greets_tells_whose_turns_a_question_is_about() {
+    let s = chat(&[
+        "Hey Ann! How was the trip?",                   // user greets Ann
+        "The trip was great, Lisbon was sunny.",        // Ann (assistant)
+        "Thanks, Ann. My trip to Porto got cancelled.", // user
+        "Sorry to hear that.",
+        "I told Zoe about the trip too.", // user, Zoe only talked about
+        "Nice.",
+    ]);
+    assert_eq!(
+        s.name_owner(S, "ann").unwrap_or_else(|e| panic!("{e}")),
+        Some(Role::Assistant)
+    );
+    assert_eq!(
+        s.name_owner(S, "zoe").unwrap_or_else(|e| panic!("{e}")),
+        None
+    );
+    assert_eq!(
+        s.name_owner(S, "nobody").unwrap_or_else(|e| panic!("{e}")),
+        None
+    );
+    let recall = s
+        .recall(S, "How was Ann's trip?", 10 * DAY, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(recall.signals.speaker, Some(Role::Assistant));
+    assert_eq!(recall.terms, ["trip"]);
+    // Ann's own turn, not the user's turns that greet her.
+    assert_eq!(first_id(&s, "How was Ann's trip?", 10 * DAY), "1");
+    // A question saying "I" or "you" goes by that.
+    let mine = s
+        .recall(S, "How was my trip, Ann?", 10 * DAY, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(mine.signals.speaker, Some(Role::User));
+    assert!(mine.names.is_empty());
+}
+
+#[test]
+fn addressing_is_a_greeting_or_a_name_standing_apart() {
+    assert!(addresses("Hey Ann! How are you?", "ann"));
+    assert!(addresses("hi, ann", "ann"));
+    assert!(addresses("Thanks so much, Ann.", "ann"));
+    assert!(addresses("Ann, look at this", "ann"));
+    assert!(!addresses("I went with Ann to the park", "ann"));
+    assert!(!addresses("Annie came too", "ann"));
+    assert!(!addresses("Said hey. Ann came later", "ann"));
+}
+
+#[test]
+fn a_name_the_host_gives_a_speaker_tells_whose_turns_a_question_is_about() {
+    // Nobody is greeted: the conversation does not tell who Ann is.
+    let s = chat(&[
+        "Ann loves the trip stories, ask her about the trip.", // user, names Ann
+        "The trip was great, Lisbon was sunny.",               // the assistant
+    ]);
+    let unknown = s
+        .recall(S, "How was Ann's trip?", 10 * DAY, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(unknown.signals.speaker, None);
+    assert_eq!(first_id_with(&s, "How was Ann's trip?", &[]), "0");
+    let told = [
+        ("ann".to_string(), Role::Assistant),
+        ("lee".to_string(), Role::Assistant),
+    ];
+    let recall = s
+        .recall(S, "How was Ann's trip?", 10 * DAY, &told)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(recall.signals.speaker, Some(Role::Assistant));
+    assert_eq!(recall.terms, ["trip"]);
+    assert_eq!(first_id_with(&s, "How was Ann's trip?", &told), "1");
+}
+
+fn first_id_with(s: &MemoryStore, question: &str, speakers: &[(String, Role)]) -> String {
+    let recall = s
+        .recall(S, question, 10 * DAY, speakers)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (hits, _) = s
+        .recall_hits(&HitScope::lane(S, LANE), &recall, 5)
+        .unwrap_or_else(|e| panic!("{e}"));
+    hits.first()
+        .and_then(|h| s.message_in(S, h.seq).ok().flatten())
+        .map_or_else(String::new, |m| m.message_id)
+}
