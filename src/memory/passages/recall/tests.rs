@@ -30,15 +30,7 @@ fn chat(turns: &[&str]) -> MemoryStore {
 }
 
 fn first_id(s: &MemoryStore, question: &str, now_ms: i64) -> String {
-    let recall = s
-        .recall(S, question, now_ms, &[])
-        .unwrap_or_else(|e| panic!("{e}"));
-    let (hits, _) = s
-        .recall_hits(&HitScope::lane(S, LANE), &recall, 5)
-        .unwrap_or_else(|e| panic!("{e}"));
-    hits.first()
-        .and_then(|h| s.message_in(S, h.seq).ok().flatten())
-        .map_or_else(String::new, |m| m.message_id)
+    first_id_at(s, question, now_ms, &[])
 }
 
 #[test]
@@ -203,8 +195,18 @@ fn a_name_the_host_gives_a_speaker_tells_whose_turns_a_question_is_about() {
 }
 
 fn first_id_with(s: &MemoryStore, question: &str, speakers: &[(String, Role)]) -> String {
+    first_id_at(s, question, 10 * DAY, speakers)
+}
+
+/// The id of the best match of `question`, asked at `now_ms` with `speakers`.
+fn first_id_at(
+    s: &MemoryStore,
+    question: &str,
+    now_ms: i64,
+    speakers: &[(String, Role)],
+) -> String {
     let recall = s
-        .recall(S, question, 10 * DAY, speakers)
+        .recall(S, question, now_ms, speakers)
         .unwrap_or_else(|e| panic!("{e}"));
     let (hits, _) = s
         .recall_hits(&HitScope::lane(S, LANE), &recall, 5)
