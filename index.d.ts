@@ -746,6 +746,27 @@ export declare class MemoryStore {
    * ```
    */
   tools(scope: MemoryToolsScope): MemoryTools
+  /**
+   * The messages of a session that have no vector yet, oldest first, at most `limit`
+   * (default 256): what a host's embedder is given next. Give their vectors to
+   * `setVectors`; then `assemble` with a `queryVector` finds them by meaning too.
+   *
+   * ```ts
+   * const pending = memory.messagesToEmbed(sessionId)
+   * const vectors = await embed(pending.map((m) => m.text))
+   * memory.setVectors(sessionId, pending.map((m, i) => ({ messageId: m.messageId, vector: vectors[i] })))
+   * ```
+   */
+  messagesToEmbed(sessionId: string, limit?: number): MessageToEmbed[]
+  /**
+   * Keeps a vector per message of a session (by the id `ingest` stored it under),
+   * replacing one kept before, all in one transaction: all kept, or, when one is not a
+   * vector (empty, over 4,096 numbers, a number not finite), none, with a `RangeError`
+   * naming it. Vectors are compared by cosine similarity, so any embedder's do, one
+   * model per session (a vector of another length than the question's is passed
+   * over). Returns the ids of the entries no message of the session has.
+   */
+  setVectors(sessionId: string, entries: Array<{ messageId: string, vector: Float32Array | number[] }>): string[]
 }
 export type JsMemoryStore = MemoryStore
 
@@ -764,9 +785,12 @@ export declare class MemoryTools {
    * store is local). A bad call (unknown tool, wrong type, unknown field, a time that
    * is not one, an id not in this chat) returns `{"error":{"code","tool","field",
    * "message"}}`; a storage fault returns `{"error":{"code":"internal",...}}`. It never
-   * throws.
+   * throws on the model's input. With `queryVector` (the search query's vector by the
+   * host's embedder, the model that gave the messages theirs through `setVectors`), a
+   * search also finds the messages nearest it, fused with its words' matches; a
+   * `queryVector` that is not a vector throws, as `assemble`'s does.
    */
-  execute(name: string, input: unknown): string
+  execute(name: string, input: unknown, queryVector?: Float32Array | number[] | null): string
 }
 
 /**
@@ -1136,6 +1160,23 @@ export interface AssembleInput {
    * the conversation itself makes clear (a speaker the other greets by name: "Hey Ann!").
    */
   speakers?: SpeakersInput
+  /**
+   * The question's vector by the host's embedder (the model that gave the messages
+   * theirs through `setVectors`): the lane's messages nearest it by cosine similarity
+   * are retrieved with those its words find, the two rankings fused by reciprocal
+   * rank, so a turn that says what the question asks in other words is found. With a
+   * bar (`retrievedMinTerms` over 1 or `retrievedMinWeight`), only the 8 nearest
+   * join. Absent: the words alone.
+   */
+  queryVector?: Float32Array | number[] | null
+  /**
+   * With `queryVector`: what the nearest messages weigh against the matches of the
+   * words in the fusion (at least 0; default 1, equal, for a sentence-embedding model).
+   * At 0 the words' matches keep their order and the nearest fill the room they
+   * leave: for a weak model (word-vector averages), whose nearest are often not
+   * what the question asks (see docs/benchmarks.md).
+   */
+  nearestWeight?: number
 }
 
 /** A host's turn for `assemble` (see `AssembleInput.turn`). */
@@ -2047,6 +2088,13 @@ export interface MessageInput {
 export interface MessageRange {
   from: string
   to: string
+}
+
+/** A stored message without a vector (see `MemoryStore.messagesToEmbed`). */
+export interface MessageToEmbed {
+  /** The id the message is stored under (what `setVectors` takes). */
+  messageId: string
+  text: string
 }
 
 /** A model's calibration. */

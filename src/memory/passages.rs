@@ -20,12 +20,16 @@
 //! Ranking: BM25 on the lane's own statistics, then a chat's signals ([`Signals`]): a
 //! newer message ranks a little higher, and a message by the speaker the question is
 //! about ("what did I say", "what did you suggest") higher still.
+//!
+//! Meaning, when the host has an embedding model ([`vectors`]): the messages nearest the
+//! question's vector join the words' matches by reciprocal rank fusion.
 
 pub mod expand;
 mod rank;
 mod recall;
 mod tally;
 pub mod terms;
+pub mod vectors;
 
 use rank::RankingRow;
 pub use rank::{
@@ -34,6 +38,7 @@ pub use rank::{
 pub use recall::Recall;
 use terms::{body_expression, lane_token, session_token};
 pub use terms::{fallback_terms, index_text, is_unsegmented, query_terms, scope_tokens};
+pub use vectors::{fuse, then_nearest, Near, VectorError, VectorsError};
 
 use super::db::MemoryError;
 use super::message::{chat_row, ChatMessage, Role};

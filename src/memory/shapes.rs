@@ -217,6 +217,16 @@ pub struct CommittedTurn {
     pub messages: Vec<IngestedMessage>,
 }
 
+/// A stored message without a vector (see `MemoryStore.messagesToEmbed`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageToEmbed {
+    /// The id the message is stored under (what `setVectors` takes).
+    pub message_id: String,
+    pub text: String,
+}
+
 /// A stored chat message.
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -9,7 +9,7 @@
 //! publish; a bad call becomes a JSON error the model can read and correct.
 
 use super::db::MemoryError;
-use super::passages::HitScope;
+use super::passages::{fuse, HitScope};
 use super::store::{ChatMessage, MemoryStore, Record};
 use crate::core::time::iso_from_epoch;
 use crate::core::tokens::counted;
@@ -62,9 +62,24 @@ pub fn run(
     input: &Value,
     now_ms: i64,
 ) -> Result<String, MemoryError> {
+    run_with(store, scope, name, input, now_ms, None)
+}
+
+/// [`run`], with the search query's vector by the host's embedder (the model that gave
+/// the messages theirs): a search then also finds the messages nearest it, fused with
+/// its words' matches as the assembly fuses them
+/// ([`fuse`](crate::memory::passages::fuse), weight 1).
+pub fn run_with(
+    store: &MemoryStore,
+    scope: &Scope,
+    name: &str,
+    input: &Value,
+    now_ms: i64,
+    query_vector: Option<&[f32]>,
+) -> Result<String, MemoryError> {
     match name {
         SEARCH_TOOL => match search_input(input, now_ms) {
-            Ok(i) => Ok(search(store, scope, &i, now_ms)?.to_string()),
+            Ok(i) => Ok(search(store, scope, &i, now_ms, query_vector)?.to_string()),
             Err(e) => Ok(e.to_json(name)),
         },
         EXPAND_TOOL => match expand_input(input) {
@@ -120,6 +135,7 @@ fn search(
     scope: &Scope,
     input: &SearchInput,
     now_ms: i64,
+    query_vector: Option<&[f32]>,
 ) -> Result<Value, MemoryError> {
     let lane = match input.lane.as_deref() {
         Some(CURRENT_LANE) => scope.lane.as_deref(),
@@ -134,7 +150,11 @@ fn search(
     };
     // The assembly's retrieval: who and when the query is about, and a second round.
     let recall = store.recall(&scope.session, &input.query, now_ms, &[])?;
-    let (hits, _) = store.recall_hits(&hit_scope, &recall, input.max_results)?;
+    let (mut hits, _) = store.recall_hits(&hit_scope, &recall, input.max_results)?;
+    if let Some(v) = query_vector {
+        let near = store.nearest(&hit_scope, v, input.max_results)?;
+        hits = fuse(&hits, &near, 1.0, input.max_results);
+    }
     let mut results = Vec::with_capacity(hits.len());
     for hit in &hits {
         if let Some(m) = store.message_in(&scope.session, hit.seq)? {

@@ -1,9 +1,10 @@
 //! `MemoryStore.assemble`: the layered context for one message, its input read and
 //! checked here, the layers chosen by `crate::memory::assemble`.
 
+use super::vectors::query_vector;
 use super::{count_or, ingested_js, now_or, JsMemoryStore};
 use crate::bindings::errors::throw;
-use crate::bindings::js::{from_js, to_js};
+use crate::bindings::js::{describe, from_js, is_nullish, shallow_copy_except, to_js};
 use crate::core::input::{self, whole_number, InputError};
 use crate::memory::assemble::{assemble, AssembleRequest, HostMessage, NEIGHBOURS};
 use crate::memory::message::NewMessage;
@@ -34,6 +35,7 @@ impl JsMemoryStore {
     )]
     pub fn assemble<'e>(&self, env: &'e Env, input: Unknown<'e>) -> Result<Unknown<'e>> {
         const F: &str = "MemoryStore.assemble";
+        let (input, query_vector) = split_query_vector(env, F, input)?;
         let i: AssembleInput = from_js(env, F, "input", input)?;
         let budget = input::budget_tokens(i.budget_tokens, "input.budgetTokens")
             .map_err(|e| throw(env, F, &e))?;
@@ -100,12 +102,13 @@ impl JsMemoryStore {
                 i.retrieved_min_terms,
                 1,
             )?,
-            passages_min_weight: i
-                .retrieved_min_weight
-                .map(|w| input::non_negative(w, "input.retrievedMinWeight"))
-                .transpose()
-                .map_err(|e| throw(env, F, &e))?
-                .unwrap_or(0.0),
+            passages_min_weight: weight_or(
+                env,
+                F,
+                "input.retrievedMinWeight",
+                i.retrieved_min_weight,
+                0.0,
+            )?,
             passages_neighbours: count_or(
                 env,
                 F,
@@ -127,6 +130,8 @@ impl JsMemoryStore {
                 .transpose()
                 .map_err(|e| throw(env, F, &e))?,
             speakers: &speakers,
+            query_vector: query_vector.as_deref(),
+            nearest_weight: weight_or(env, F, "input.nearestWeight", i.nearest_weight, 1.0)?,
         };
         let Some(t) = turn else {
             let out = self.with(env, F, |s| assemble(s, &req))?;
@@ -148,6 +153,36 @@ impl JsMemoryStore {
         ctx.summary_version = Some(version);
         to_js(env, &ctx)
     }
+}
+
+/// A weight of the input (finite, at least 0), or `default` when absent.
+fn weight_or(env: &Env, func: &str, path: &str, v: Option<f64>, default: f64) -> Result<f64> {
+    v.map_or(Ok(default), |w| {
+        input::non_negative(w, path).map_err(|e| throw(env, func, &e))
+    })
+}
+
+/// The input without its `queryVector`, and that vector read (it crosses as numbers, not
+/// as JSON): `None` when absent or null.
+fn split_query_vector<'e>(
+    env: &'e Env,
+    func: &str,
+    input: Unknown<'e>,
+) -> Result<(Unknown<'e>, Option<Vec<f32>>)> {
+    if describe(&input) != "object" {
+        return Ok((input, None));
+    }
+    // SAFETY: checked to be an object above.
+    let obj: Object = unsafe { input.cast()? };
+    if !obj.has_own_property("queryVector")? {
+        return Ok((input, None));
+    }
+    let (copy, v) = shallow_copy_except(env, &obj, Some("queryVector"))?;
+    let vector = match v.filter(|v| !is_nullish(v)) {
+        Some(v) => Some(query_vector(env, func, "input.queryVector", &v)?),
+        None => None,
+    };
+    Ok((copy.to_unknown(), vector))
 }
 
 /// The messages of a host's turn, checked (none without a turn).

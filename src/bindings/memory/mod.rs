@@ -483,3 +483,4 @@ mod assemble;
 mod compaction;
 mod history;
 mod tools;
+mod vectors;

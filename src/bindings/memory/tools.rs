@@ -1,15 +1,16 @@
 //! `memory.tools(scope)`: the model's tools over one chat's memory as a JS object. What
 //! they do is in `crate::memory::tools`; this module only translates.
 
+use super::vectors::query_vector;
 use super::JsMemoryStore;
 use crate::bindings::core::tool::read_input;
 use crate::bindings::errors::throw;
 use crate::bindings::js::now_ms;
-use crate::bindings::js::{from_js, to_js};
+use crate::bindings::js::{from_js, is_nullish, to_js};
 use crate::channel::tools::ToolError;
 use crate::core::input::InputError;
 use crate::memory::shapes::MemoryToolsScope;
-use crate::memory::tools::{definitions, run, unknown_tool, Scope};
+use crate::memory::tools::{definitions, run_with, unknown_tool, Scope};
 use napi::bindgen_prelude::*;
 use napi::{Env, ValueType};
 use napi_derive::napi;
@@ -98,9 +99,26 @@ impl MemoryTools {
     /// store is local). A bad call (unknown tool, wrong type, unknown field, a time that
     /// is not one, an id not in this chat) returns `{"error":{"code","tool","field",
     /// "message"}}`; a storage fault returns `{"error":{"code":"internal",...}}`. It never
-    /// throws.
-    #[napi(catch_unwind, ts_args_type = "name: string, input: unknown")]
-    pub fn execute(&self, env: Env, name: Unknown, input: Unknown) -> Result<String> {
+    /// throws on the model's input. With `queryVector` (the search query's vector by the
+    /// host's embedder, the model that gave the messages theirs through `setVectors`), a
+    /// search also finds the messages nearest it, fused with its words' matches; a
+    /// `queryVector` that is not a vector throws, as `assemble`'s does.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "name: string, input: unknown, queryVector?: Float32Array | number[] | null"
+    )]
+    pub fn execute(
+        &self,
+        env: Env,
+        name: Unknown,
+        input: Unknown,
+        vector: Option<Unknown>,
+    ) -> Result<String> {
+        const F: &str = "MemoryTools.execute";
+        let read = match vector.filter(|v| !is_nullish(v)) {
+            Some(v) => Some(query_vector(&env, F, "queryVector", &v)?),
+            None => None,
+        };
         let name = match name.get_type()? {
             ValueType::String => name.coerce_to_string()?.into_utf8()?.into_owned()?,
             _ => return Ok(unknown_tool("(not a string)")),
@@ -112,8 +130,8 @@ impl MemoryTools {
         #[allow(clippy::cast_possible_truncation)] // ms since 1970 fit an i64
         let now = self.now.unwrap_or_else(|| now_ms() as i64);
         let store: &JsMemoryStore = &self.store;
-        let out = store.with(&env, "MemoryTools.execute", |s| {
-            run(s, &self.scope, &name, &value, now)
+        let out = store.with(&env, F, |s| {
+            run_with(s, &self.scope, &name, &value, now, read.as_deref())
         });
         Ok(out.unwrap_or_else(|e| {
             crate::bindings::errors::clear_exception(&env);

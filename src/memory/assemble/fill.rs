@@ -314,7 +314,8 @@ impl<'s, 'r> Assembly<'s, 'r> {
         // A caller that asked for clear matches gets none for a question of fewer words
         // than that ("hello", "thanks"): any message holding them would do.
         let clear_enough = req.passages_min_terms <= 1 || terms.len() >= req.passages_min_terms;
-        let mut found = if !terms.is_empty() && clear_enough {
+        let searched = !terms.is_empty() || req.query_vector.is_some();
+        let mut found = if searched && clear_enough {
             // When the recent messages hold the whole lane, nothing older is left to match.
             let lane_shown = self.plan.host.is_none() && self.tail.exhausted();
             retrieve::matches(store, req, query, terms, named, below, lane_shown)?

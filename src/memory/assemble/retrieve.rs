@@ -1,10 +1,12 @@
 //! The retrieved messages' candidates: the lane's older messages that match the
 //! question, strong matches in other lanes, matches in the lanes it names, and the
-//! turns around each, in the order they are offered the room left.
+//! turns around each, in the order they are offered the room left. With the question's
+//! vector, the lane's messages nearest it join its own matches, by reciprocal rank.
 
 use super::{AssembleRequest, HIT_LIMIT, MAX_NEIGHBOURS, NEIGHBOUR_WEIGHT, STRONG_LIMIT};
 use crate::memory::db::MemoryError;
-use crate::memory::passages::{fallback_terms, Hit, HitScope};
+use crate::memory::passages::vectors::CLEAR_NEAREST;
+use crate::memory::passages::{fallback_terms, fuse, Hit, HitScope};
 use crate::memory::store::{ChatMessage, MemoryStore};
 
 /// A match of the query, and its message once read.
@@ -82,6 +84,18 @@ pub(super) fn matches(
     };
     let clears = |h: &Hit| h.terms >= min_terms && h.weight >= req.passages_min_weight;
     own.retain(clears);
+    if let (Some(query), false) = (req.query_vector, lane_shown) {
+        // The messages nearest the question's meaning, fused with those its words find;
+        // a caller asking for clear matches gets only the nearest few.
+        let scope = HitScope {
+            below_seq: passages_below,
+            ..HitScope::lane(req.session_id, req.thread_key)
+        };
+        let clear_only = req.passages_min_terms > 1 || req.passages_min_weight > 0.0;
+        let take = if clear_only { CLEAR_NEAREST } else { HIT_LIMIT };
+        let near = store.nearest(&scope, query, take)?;
+        own = fuse(&own, &near, req.nearest_weight, HIT_LIMIT);
+    }
     found.extend(own.into_iter().map(|hit| Found {
         hit,
         lane: req.thread_key.to_string(),

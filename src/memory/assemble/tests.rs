@@ -81,6 +81,8 @@ fn request(budget: u64) -> AssembleRequest<'static> {
         passages_neighbours: NEIGHBOURS,
         verbatim_share: None,
         speakers: &[],
+        query_vector: None,
+        nearest_weight: 1.0,
         passages_min_weight: 0.0,
         turn_blocks: &[],
         system_blocks: &[],

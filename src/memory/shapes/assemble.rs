@@ -93,6 +93,21 @@ pub struct AssembleInput {
     /// ranks that speaker's turns first and searches by its other words. Absent: the names
     /// the conversation itself makes clear (a speaker the other greets by name: "Hey Ann!").
     pub speakers: Option<SpeakersInput>,
+    /// The question's vector by the host's embedder (the model that gave the messages
+    /// theirs through `setVectors`): the lane's messages nearest it by cosine similarity
+    /// are retrieved with those its words find, the two rankings fused by reciprocal
+    /// rank, so a turn that says what the question asks in other words is found. With a
+    /// bar (`retrievedMinTerms` over 1 or `retrievedMinWeight`), only the 8 nearest
+    /// join. Absent: the words alone.
+    #[napi(ts_type = "Float32Array | number[] | null")]
+    #[serde(skip)]
+    pub query_vector: Option<Vec<f64>>,
+    /// With `queryVector`: what the nearest messages weigh against the matches of the
+    /// words in the fusion (at least 0; default 1, equal, for a sentence-embedding model).
+    /// At 0 the words' matches keep their order and the nearest fill the room they
+    /// leave: for a weak model (word-vector averages), whose nearest are often not
+    /// what the question asks (see docs/benchmarks.md).
+    pub nearest_weight: Option<f64>,
 }
 
 /// The names the user and the assistant go by (see `AssembleInput.speakers`).

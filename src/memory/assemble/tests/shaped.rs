@@ -34,6 +34,8 @@ fn shaped<'a>(host: &'a [HostMessage<'a>], query: &'a str, budget: u64) -> Assem
         host: Some(host),
         verbatim_share: Some(0.75),
         speakers: &[],
+        query_vector: None,
+        nearest_weight: 1.0,
         passages_min_weight: 3.0,
         ..ask(query, budget)
     }
@@ -61,6 +63,8 @@ fn a_transcript_that_fits_the_share_goes_verbatim_without_the_summary_of_what_it
         &AssembleRequest {
             verbatim_share: None,
             speakers: &[],
+            query_vector: None,
+            nearest_weight: 1.0,
             ..shaped(&host, "where is the zebrafish tank?", 180_000)
         },
     )

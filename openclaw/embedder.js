@@ -1,0 +1,94 @@
+'use strict'
+
+// A host's embedding model, for the engine's memory: OpenClaw's embedding provider shape
+// (`{ embedBatch(texts), embedQuery?(text) }`, number arrays) or a plain function
+// `embed(texts) -> vectors`. The engine gives it the stored messages that have no vector
+// yet after each turn, and the question before each assembly, so retrieval finds a turn
+// by what it means as well as by its words. The engine never embeds by itself and makes
+// no network call of its own: the host's model does. Every call has a time limit; a fault
+// or a late answer is a diagnostic, and the words alone are searched.
+
+/** How long one call of the host's model may take (ms). */
+const EMBED_TIMEOUT_MS = 5_000
+/** Messages given to the model in one call. */
+const EMBED_BATCH = 64
+/** Calls per catch-up after a turn (a long history is embedded over several turns). */
+const EMBED_CALLS_PER_TURN = 4
+
+class Embedder {
+  /**
+   * @param {Function | { embedBatch: Function, embedQuery?: Function }} model
+   * @param {(method: string, err: unknown) => void} note
+   */
+  constructor(model, note) {
+    this.model = model
+    this.note = note
+  }
+
+  /** The host's `embedder` as an Embedder; null (with a note) when it is not one. */
+  static of(model, note) {
+    if (model === undefined || model === null) return null
+    if (typeof model === 'function' || typeof model?.embedBatch === 'function') return new Embedder(model, note)
+    note('embedder', new TypeError('host.embedder: expected a function embed(texts) or an object with embedBatch(texts); embedding off'))
+    return null
+  }
+
+  /** The model's vectors of `texts`, within the time limit. */
+  async vectors(texts) {
+    const out = await withinLimit(typeof this.model === 'function' ? this.model(texts) : this.model.embedBatch(texts))
+    if (!Array.isArray(out) || out.length !== texts.length) {
+      throw new TypeError(`the embedder returned ${Array.isArray(out) ? `${out.length} vectors` : typeof out} for ${texts.length} texts`)
+    }
+    return out
+  }
+
+  /** The question's vector (a provider's `embedQuery` when it has one); null when the
+   * model failed (noted). */
+  async query(text) {
+    if (typeof text !== 'string' || text.trim() === '') return null
+    try {
+      if (typeof this.model !== 'function' && typeof this.model.embedQuery === 'function') return await withinLimit(this.model.embedQuery(text))
+      const [v] = await this.vectors([text])
+      return v
+    } catch (err) {
+      this.note('embedder', err)
+      return null
+    }
+  }
+
+  /**
+   * Gives the session's stored messages without a vector theirs, a batch per call, at
+   * most EMBED_CALLS_PER_TURN calls; returns how many were given one.
+   * @param {import('../index').MemoryStore} store
+   */
+  async catchUp(store, sessionId) {
+    let done = 0
+    try {
+      for (let call = 0; call < EMBED_CALLS_PER_TURN; call++) {
+        const pending = store.messagesToEmbed(sessionId, EMBED_BATCH)
+        if (pending.length === 0) break
+        const vectors = await this.vectors(pending.map((m) => m.text))
+        store.setVectors(sessionId, pending.map((m, i) => ({ messageId: m.messageId, vector: vectors[i] })))
+        done += pending.length
+      }
+    } catch (err) {
+      this.note('embedder', err)
+    }
+    return done
+  }
+}
+
+/** `promise`'s value, or a rejection once EMBED_TIMEOUT_MS have passed. */
+async function withinLimit(promise) {
+  let timer
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the embedder took over ${EMBED_TIMEOUT_MS} ms`)), EMBED_TIMEOUT_MS)
+  })
+  try {
+    return await Promise.race([Promise.resolve(promise), late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+module.exports = { Embedder, EMBED_TIMEOUT_MS, EMBED_BATCH, EMBED_CALLS_PER_TURN }

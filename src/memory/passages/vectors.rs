@@ -1,0 +1,324 @@
+//! Vectors a host's embedder gives the messages, and the search by them: one vector per
+//! stored message (`message_vectors`, little-endian `f32`, scaled to length 1), the
+//! messages of a scope nearest a question's vector by cosine similarity, and the fusion of
+//! that list with the words' ranking by reciprocal rank ([`fuse`]).
+//!
+//! Nothing here embeds: the host's model does, when the host has one. A message without a
+//! vector is found by its words only; vectors of another length than the question's
+//! (another model's) are passed over.
+
+use super::{Hit, HitScope};
+use crate::memory::db::MemoryError;
+use crate::memory::store::MemoryStore;
+use rusqlite::params;
+
+/// The longest vector kept (a larger model's are 3,072 numbers long).
+pub const MAX_VECTOR_DIMS: usize = 4_096;
+
+/// Reciprocal rank fusion's constant: a message at rank `r` (from 1) of a list scores
+/// `1 / (RRF_K + r)` from it (60, the value of Cormack, Clarke and Büttcher's paper).
+pub const RRF_K: f64 = 60.0;
+
+/// The nearest messages a caller asking for clear matches gets (a message's words clear
+/// a bar; its vector's nearness is only a rank).
+pub const CLEAR_NEAREST: usize = 8;
+
+/// Why a vector cannot be kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VectorError {
+    Empty,
+    TooLong(usize),
+    NotFinite(usize),
+}
+
+impl std::fmt::Display for VectorError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VectorError::Empty => write!(f, "must hold at least one number"),
+            VectorError::TooLong(n) => {
+                write!(f, "must hold at most {MAX_VECTOR_DIMS} numbers, got {n}")
+            }
+            VectorError::NotFinite(i) => write!(f, "[{i}] is not a finite number"),
+        }
+    }
+}
+
+/// `v` scaled to length 1 (a vector of zeros stays zeros: near nothing).
+pub fn unit(v: &[f32]) -> Result<Vec<f32>, VectorError> {
+    if v.is_empty() {
+        return Err(VectorError::Empty);
+    }
+    if v.len() > MAX_VECTOR_DIMS {
+        return Err(VectorError::TooLong(v.len()));
+    }
+    if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+        return Err(VectorError::NotFinite(i));
+    }
+    let norm = v
+        .iter()
+        .map(|&x| f64::from(x) * f64::from(x))
+        .sum::<f64>()
+        .sqrt();
+    if norm == 0.0 || !norm.is_finite() {
+        return Ok(vec![0.0; v.len()]);
+    }
+    #[allow(clippy::cast_possible_truncation)] // back to the vector's own precision
+    Ok(v.iter().map(|&x| (f64::from(x) / norm) as f32).collect())
+}
+
+fn to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The dot product of `query` and the vector stored as `blob` (`None` for another length).
+fn dot(query: &[f32], blob: &[u8]) -> Option<f64> {
+    if blob.len() != query.len() * 4 {
+        return None;
+    }
+    let mut sum = 0.0f32;
+    for (q, c) in query.iter().zip(blob.chunks_exact(4)) {
+        sum += q * f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+    }
+    Some(f64::from(sum))
+}
+
+/// A message near a question's vector.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Near {
+    pub seq: i64,
+    /// Cosine similarity, -1 to 1.
+    pub similarity: f64,
+    /// The message asks something (see [`Hit::asks`]).
+    pub asks: bool,
+}
+
+impl MemoryStore {
+    /// Keeps `vector` (any length up to [`MAX_VECTOR_DIMS`], scaled to length 1) for each
+    /// message of `session` named by its id, replacing one kept before, in one
+    /// transaction. Returns the ids no message of the session has (nothing is kept for
+    /// them).
+    pub fn set_vectors(
+        &mut self,
+        session: &str,
+        entries: &[(&str, &[f32])],
+    ) -> Result<Vec<String>, VectorsError> {
+        let units = entries
+            .iter()
+            .enumerate()
+            .map(|(i, (_, v))| unit(v).map_err(|e| VectorsError::Invalid(i, e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(MemoryError::from)?;
+        let mut unknown = Vec::new();
+        {
+            let mut find = self
+                .conn
+                .prepare_cached(
+                    "SELECT seq FROM messages WHERE session_id = ?1 AND message_id = ?2",
+                )
+                .map_err(MemoryError::from)?;
+            let mut put = self
+                .conn
+                .prepare_cached("INSERT OR REPLACE INTO message_vectors (seq, vec) VALUES (?1, ?2)")
+                .map_err(MemoryError::from)?;
+            for ((id, _), v) in entries.iter().zip(&units) {
+                let seq: Option<i64> = find
+                    .query_row(params![session, id], |r| r.get(0))
+                    .map(Some)
+                    .or_else(|e| match e {
+                        rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                        e => Err(e),
+                    })
+                    .map_err(MemoryError::from)?;
+                match seq {
+                    Some(seq) => {
+                        put.execute(params![seq, to_blob(v)])
+                            .map_err(MemoryError::from)?;
+                    }
+                    None => unknown.push((*id).to_string()),
+                }
+            }
+        }
+        tx.commit().map_err(MemoryError::from)?;
+        Ok(unknown)
+    }
+
+    /// Up to `limit` messages of `session` without a vector, oldest first: `(id, text)`,
+    /// what a host's embedder is given next.
+    pub fn unembedded(
+        &self,
+        session: &str,
+        limit: usize,
+    ) -> Result<Vec<(String, String)>, MemoryError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT m.message_id, m.text FROM messages m
+             WHERE m.session_id = ?1
+               AND NOT EXISTS (SELECT 1 FROM message_vectors v WHERE v.seq = m.seq)
+             ORDER BY m.seq LIMIT ?2",
+        )?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = stmt.query_map(params![session, limit], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// The `limit` messages of `scope` whose vectors are nearest `query` (of its length,
+    /// and at a positive cosine similarity), nearest first (ties: the newer first).
+    pub fn nearest(
+        &self,
+        scope: &HitScope<'_>,
+        query: &[f32],
+        limit: usize,
+    ) -> Result<Vec<Near>, MemoryError> {
+        let Ok(query) = unit(query) else {
+            return Ok(Vec::new());
+        };
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        // The session's lanes when no lane is named (`?3` is then bound to nothing used).
+        let lane_clause = if scope.lane.is_some() {
+            "AND m.thread_key = ?3"
+        } else {
+            "AND ?3 IS NOT NULL"
+        };
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT v.seq, v.vec, m.ts_ms, substr(rtrim(m.text), -1) = '?'
+             FROM messages m JOIN message_vectors v ON v.seq = m.seq
+             WHERE m.session_id = ?1 AND m.seq < ?2 {lane_clause}"
+        ))?;
+        let mut rows = stmt.query(params![
+            scope.session,
+            scope.below_seq,
+            scope.lane.unwrap_or_default()
+        ])?;
+        let mut near: Vec<Near> = Vec::new();
+        while let Some(r) = rows.next()? {
+            let ts: i64 = r.get(2)?;
+            if !scope.holds_time(ts) {
+                continue;
+            }
+            let blob = r.get_ref(1)?.as_blob().unwrap_or_default();
+            // A message at a right angle or more to the question shares nothing with it.
+            if let Some(similarity) = dot(&query, blob).filter(|&s| s > 0.0) {
+                near.push(Near {
+                    seq: r.get(0)?,
+                    similarity,
+                    asks: r.get::<_, Option<bool>>(3)?.unwrap_or(false),
+                });
+            }
+        }
+        near.sort_by(|a, b| {
+            b.similarity
+                .total_cmp(&a.similarity)
+                .then(b.seq.cmp(&a.seq))
+        });
+        near.truncate(limit);
+        Ok(near)
+    }
+}
+
+/// Why vectors were not kept.
+#[derive(Debug)]
+pub enum VectorsError {
+    /// The entry at this index holds no vector that can be kept.
+    Invalid(usize, VectorError),
+    Storage(MemoryError),
+}
+
+impl From<MemoryError> for VectorsError {
+    fn from(e: MemoryError) -> Self {
+        VectorsError::Storage(e)
+    }
+}
+
+impl Near {
+    /// As a match that holds none of the question's words.
+    fn hit(&self, score: f64) -> Hit {
+        Hit {
+            seq: self.seq,
+            score,
+            terms: 0,
+            weight: 0.0,
+            asks: self.asks,
+        }
+    }
+}
+
+/// The words' matches and the vectors' nearest as one ranking, by reciprocal rank fusion:
+/// each message scores `1 / (RRF_K + r)` from the words' list and `weight / (RRF_K + r)`
+/// from the nearest when it is at rank `r` (from 1) of them, scaled so a message first in
+/// both at weight 1 scores what the words' best match scores (1 without one), and keeps
+/// what the words' match says of it (its terms and their weight; none for a message only
+/// near). Best first (ties: the newer first), at most `limit`. At weight 0 (or below, or
+/// not a number), the words' matches keep their order and scores and the nearest follow
+/// ([`then_nearest`]).
+pub fn fuse(words: &[Hit], near: &[Near], weight: f64, limit: usize) -> Vec<Hit> {
+    if weight.is_nan() || weight <= 0.0 {
+        return then_nearest(words, near, limit);
+    }
+    let top = words.iter().map(|h| h.score).fold(0.0f64, f64::max);
+    let scale = if top > 0.0 { top } else { 1.0 } / (2.0 / (RRF_K + 1.0));
+    #[allow(clippy::cast_precision_loss)] // ranks are small
+    let rrf = |rank: usize| scale / (RRF_K + (rank + 1) as f64);
+    let mut out: Vec<Hit> = words
+        .iter()
+        .enumerate()
+        .map(|(rank, h)| Hit {
+            score: rrf(rank),
+            ..*h
+        })
+        .collect();
+    let mut at: std::collections::HashMap<i64, usize> =
+        out.iter().enumerate().map(|(i, h)| (h.seq, i)).collect();
+    for (rank, n) in near.iter().enumerate() {
+        let score = weight * rrf(rank);
+        match at.get(&n.seq) {
+            Some(&i) => out[i].score += score,
+            None => {
+                at.insert(n.seq, out.len());
+                out.push(n.hit(score));
+            }
+        }
+    }
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.seq.cmp(&a.seq)));
+    out.truncate(limit);
+    out
+}
+
+/// `first` in its order, then the nearest it does not hold, in theirs (see [`followed`]).
+pub fn then_nearest(first: &[Hit], near: &[Near], limit: usize) -> Vec<Hit> {
+    followed(
+        first.to_vec(),
+        near.iter().map(|n| n.hit(n.similarity)),
+        limit,
+    )
+}
+
+/// `first` in its order, then the hits of `rest` it does not hold, in theirs, each
+/// scoring below the last of `first` (below 1 without any), so they are offered the room
+/// `first` leaves. At most `limit`.
+fn followed(first: Vec<Hit>, rest: impl Iterator<Item = Hit>, limit: usize) -> Vec<Hit> {
+    let floor = first
+        .iter()
+        .map(|h| h.score)
+        .fold(f64::INFINITY, f64::min)
+        .min(1.0);
+    let held: std::collections::HashSet<i64> = first.iter().map(|h| h.seq).collect();
+    let mut out = first;
+    #[allow(clippy::cast_precision_loss)] // ranks are small
+    out.extend(
+        rest.filter(|h| !held.contains(&h.seq))
+            .enumerate()
+            .map(|(rank, h)| Hit {
+                score: floor * RRF_K / (RRF_K + (rank + 1) as f64),
+                ..h
+            }),
+    );
+    out.truncate(limit);
+    out
+}
+
+#[cfg(test)]
+mod tests;
