@@ -16,6 +16,9 @@ use rusqlite::params;
 pub const SECOND_ROUND_HITS: usize = 20;
 /// The messages naming someone that are read to tell who they are.
 pub const NAME_SAMPLE: usize = 64;
+/// The fewest letters of a short form of a name ("Mel" for "Melanie", "Jon" for
+/// "Jonathan").
+pub const NICKNAME_MIN_CHARS: usize = 3;
 /// How a question is searched.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recall {
@@ -54,7 +57,7 @@ impl MemoryStore {
                 let told = speakers.iter().find(|(n, _)| *n == name).map(|s| s.1);
                 let whose = match told {
                     Some(r) => Some(r),
-                    None => self.name_owner(session, &name)?,
+                    None => self.owner_by_any_name(session, &name)?,
                 };
                 match (whose, owner) {
                     (None, _) => {}
@@ -165,6 +168,31 @@ impl MemoryStore {
         second.extend(rest);
         second.truncate(limit);
         Ok((second, m.weights))
+    }
+
+    /// Whose turns `name` (lower-cased) is in `session`: by the name itself
+    /// ([`MemoryStore::name_owner`]), else by a short form of it the conversation uses
+    /// ("Mel" for "Melanie": a start of the name of at least [`NICKNAME_MIN_CHARS`]
+    /// letters, the longest that tells an owner).
+    pub fn owner_by_any_name(
+        &self,
+        session: &str,
+        name: &str,
+    ) -> Result<Option<Role>, MemoryError> {
+        if let Some(role) = self.name_owner(session, name)? {
+            return Ok(Some(role));
+        }
+        let starts: Vec<usize> = name
+            .char_indices()
+            .map(|(i, _)| i)
+            .skip(NICKNAME_MIN_CHARS)
+            .collect();
+        for &end in starts.iter().rev() {
+            if let Some(role) = self.name_owner(session, &name[..end])? {
+                return Ok(Some(role));
+            }
+        }
+        Ok(None)
     }
 
     /// Whose turns `name` (lower-cased) is in `session`, when the conversation tells it:

@@ -160,6 +160,32 @@ fn a_name_the_other_speaker_greets_tells_whose_turns_a_question_is_about() {
 }
 
 #[test]
+fn a_short_form_of_the_name_the_conversation_greets_by_tells_the_speaker_too() {
+    let s = chat(&[
+        "Hey Mel! How was the trip?",                   // user greets Mel
+        "The trip was great, Lisbon was sunny.",        // Mel (assistant)
+        "Thanks, Mel. My trip to Porto got cancelled.", // user
+        "Sorry to hear that.",
+    ]);
+    assert_eq!(NICKNAME_MIN_CHARS, 3);
+    let owner = |name: &str| {
+        s.owner_by_any_name(S, name)
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    assert_eq!(owner("melanie"), Some(Role::Assistant));
+    assert_eq!(owner("mel"), Some(Role::Assistant));
+    // Shorter than three letters, or not a start of the name: nobody.
+    assert_eq!(owner("me"), None);
+    assert_eq!(owner("pamela"), None);
+    assert_eq!(
+        s.name_owner(S, "melanie").unwrap_or_else(|e| panic!("{e}")),
+        None
+    );
+    // Melanie's own turn, not the user's that greet her.
+    assert_eq!(first_id(&s, "How was Melanie's trip?", 10 * DAY), "1");
+}
+
+#[test]
 fn addressing_is_a_greeting_or_a_name_standing_apart() {
     assert!(addresses("Hey Ann! How are you?", "ann"));
     assert!(addresses("hi, ann", "ann"));
