@@ -177,14 +177,18 @@ impl MemoryStore {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        // The session's lanes when no lane is named (`?3` is then bound to nothing used).
+        // Only the lane index is read for the messages (its rows hold the seq), unless a
+        // time window needs their times; the session's lanes when no lane is named (`?3`
+        // is then bound to nothing used).
         let lane_clause = if scope.lane.is_some() {
             "AND m.thread_key = ?3"
         } else {
             "AND ?3 IS NOT NULL"
         };
+        let windowed = scope.from_ms.is_some() || scope.until_ms.is_some();
+        let time = if windowed { "m.ts_ms" } else { "0" };
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT v.seq, v.vec, m.ts_ms, substr(rtrim(m.text), -1) = '?'
+            "SELECT v.seq, v.vec, {time}
              FROM messages m JOIN message_vectors v ON v.seq = m.seq
              WHERE m.session_id = ?1 AND m.seq < ?2 {lane_clause}"
         ))?;
@@ -195,8 +199,7 @@ impl MemoryStore {
         ])?;
         let mut near: Vec<Near> = Vec::new();
         while let Some(r) = rows.next()? {
-            let ts: i64 = r.get(2)?;
-            if !scope.holds_time(ts) {
+            if windowed && !scope.holds_time(r.get(2)?) {
                 continue;
             }
             let blob = r.get_ref(1)?.as_blob().unwrap_or_default();
@@ -205,16 +208,28 @@ impl MemoryStore {
                 near.push(Near {
                     seq: r.get(0)?,
                     similarity,
-                    asks: r.get::<_, Option<bool>>(3)?.unwrap_or(false),
+                    asks: false,
                 });
             }
         }
-        near.sort_by(|a, b| {
+        let order = |a: &Near, b: &Near| {
             b.similarity
                 .total_cmp(&a.similarity)
                 .then(b.seq.cmp(&a.seq))
-        });
-        near.truncate(limit);
+        };
+        // The best `limit` first, then only they are sorted.
+        if near.len() > limit {
+            near.select_nth_unstable_by(limit - 1, order);
+            near.truncate(limit);
+        }
+        near.sort_by(order);
+        // Whether each asks something, read for the few kept.
+        let mut asks = self
+            .conn
+            .prepare_cached("SELECT substr(rtrim(text), -1) = '?' FROM messages WHERE seq = ?1")?;
+        for n in &mut near {
+            n.asks = asks.query_row([n.seq], |r| r.get::<_, Option<bool>>(0))?.unwrap_or(false);
+        }
         Ok(near)
     }
 }
