@@ -49,7 +49,7 @@ describe('MemoryStore vectors (a host embedder)', () => {
   it('finds the turn that answers in other words only with the question vector', () => {
     const m = new MemoryStore()
     const [{ threadKey }] = m.ingest(chat())
-    expect(m.messagesToEmbed(S).map((p) => p.messageId).slice(0, 2)).toEqual(['m0', 'm1'])
+    expect(m.messagesToEmbed(S).map((p) => p.messageId).slice(0, 2)).toEqual(['m24', 'm23'])
     expect(embedAll(m)).toBe(25)
     expect(m.messagesToEmbed(S)).toEqual([])
     const input = { sessionId: S, threadKey, userMessage: QUESTION, budgetTokens: 400, recent: 2, now: T0 + 86_400_000 }
@@ -70,11 +70,11 @@ describe('MemoryStore vectors (a host embedder)', () => {
     const m = new MemoryStore()
     m.ingest(chat())
     expect(m.setVectors(S, [{ messageId: 'm0', vector: [1, 0, 0, 0] }, { messageId: 'nope', vector: [1, 0, 0, 0] }])).toEqual(['nope'])
-    expect(m.messagesToEmbed(S, 1)).toEqual([{ messageId: 'm1', text: FILLER[0] }])
+    expect(m.messagesToEmbed(S, 1)).toEqual([{ messageId: 'm24', text: FILLER[3] }])
     const nan = thrown(() => m.setVectors(S, [{ messageId: 'm1', vector: [1] }, { messageId: 'm2', vector: [Number.NaN] }]))
     expect(nan).toBeInstanceOf(RangeError)
     expect(nan.message).toBe('MemoryStore.setVectors: entries[1].vector: [0] is not a finite number')
-    expect(m.messagesToEmbed(S, 1)[0].messageId).toBe('m1')
+    expect(m.messagesToEmbed(S, 1)[0].messageId).toBe('m24')
     expect(thrown(() => m.setVectors(S, [{ messageId: 'm1', vector: [] }])).message).toBe(
       'MemoryStore.setVectors: entries[0].vector: must hold at least one number',
     )

@@ -206,12 +206,17 @@ INSERT INTO messages_index (messages_index, rank) VALUES ('automerge', 2);
 ALTER TABLE channel_threads ADD COLUMN rootless INTEGER NOT NULL DEFAULT 0;
 ",
     // The vector a host's embedder gave a message (`crate::memory::passages::vectors`),
-    // by the message's row: little-endian f32, scaled to length 1.
+    // by the message's row: little-endian f32, scaled to length 1; and how many messages
+    // of each session have one (so a session with none left to embed is told at once).
     r"
 CREATE TABLE message_vectors (
     seq INTEGER PRIMARY KEY,
     vec BLOB NOT NULL
 );
+CREATE TABLE vector_counts (
+    session_id TEXT PRIMARY KEY,
+    vectors    INTEGER NOT NULL
+) WITHOUT ROWID;
 ",
 ];
 

@@ -83,8 +83,9 @@ pub(super) fn query_vector(env: &Env, func: &str, path: &str, v: &Unknown) -> Re
 
 #[napi]
 impl JsMemoryStore {
-    /// The messages of a session that have no vector yet, oldest first, at most `limit`
-    /// (default 256): what a host's embedder is given next. Give their vectors to
+    /// The messages of a session that have no vector yet, the newest first, at most
+    /// `limit` (default 256): what a host's embedder is given next (nothing is read when
+    /// every message has one). Give their vectors to
     /// `setVectors`; then `assemble` with a `queryVector` finds them by meaning too.
     ///
     /// ```ts

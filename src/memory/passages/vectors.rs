@@ -10,7 +10,7 @@
 use super::{Hit, HitScope};
 use crate::memory::db::MemoryError;
 use crate::memory::store::MemoryStore;
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 
 /// The longest vector kept (a larger model's are 3,072 numbers long).
 pub const MAX_VECTOR_DIMS: usize = 4_096;
@@ -111,54 +111,83 @@ impl MemoryStore {
             .conn
             .unchecked_transaction()
             .map_err(MemoryError::from)?;
-        let mut unknown = Vec::new();
-        {
-            let mut find = self
-                .conn
-                .prepare_cached(
-                    "SELECT seq FROM messages WHERE session_id = ?1 AND message_id = ?2",
-                )
-                .map_err(MemoryError::from)?;
-            let mut put = self
-                .conn
-                .prepare_cached("INSERT OR REPLACE INTO message_vectors (seq, vec) VALUES (?1, ?2)")
-                .map_err(MemoryError::from)?;
-            for ((id, _), v) in entries.iter().zip(&units) {
-                let seq: Option<i64> = find
-                    .query_row(params![session, id], |r| r.get(0))
-                    .map(Some)
-                    .or_else(|e| match e {
-                        rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                        e => Err(e),
-                    })
-                    .map_err(MemoryError::from)?;
-                match seq {
-                    Some(seq) => {
-                        put.execute(params![seq, to_blob(v)])
-                            .map_err(MemoryError::from)?;
-                    }
-                    None => unknown.push((*id).to_string()),
-                }
-            }
-        }
+        let unknown = self.put_vectors(session, entries, &units)?;
         tx.commit().map_err(MemoryError::from)?;
         Ok(unknown)
     }
 
-    /// Up to `limit` messages of `session` without a vector, oldest first: `(id, text)`,
-    /// what a host's embedder is given next.
+    /// [`MemoryStore::set_vectors`]' writes, and the session's count of messages with a
+    /// vector.
+    fn put_vectors(
+        &self,
+        session: &str,
+        entries: &[(&str, &[f32])],
+        units: &[Vec<f32>],
+    ) -> Result<Vec<String>, MemoryError> {
+        let mut find = self
+            .conn
+            .prepare_cached("SELECT seq FROM messages WHERE session_id = ?1 AND message_id = ?2")?;
+        let mut had = self
+            .conn
+            .prepare_cached("SELECT 1 FROM message_vectors WHERE seq = ?1")?;
+        let mut put = self
+            .conn
+            .prepare_cached("INSERT OR REPLACE INTO message_vectors (seq, vec) VALUES (?1, ?2)")?;
+        let mut unknown = Vec::new();
+        let mut added: i64 = 0;
+        for ((id, _), v) in entries.iter().zip(units) {
+            let seq: Option<i64> = find
+                .query_row(params![session, id], |r| r.get(0))
+                .optional()?;
+            let Some(seq) = seq else {
+                unknown.push((*id).to_string());
+                continue;
+            };
+            if !had.exists([seq])? {
+                added += 1;
+            }
+            put.execute(params![seq, to_blob(v)])?;
+        }
+        if added > 0 {
+            self.conn
+                .prepare_cached(
+                    "INSERT INTO vector_counts (session_id, vectors) VALUES (?1, ?2)
+                     ON CONFLICT (session_id) DO UPDATE SET vectors = vectors + excluded.vectors",
+                )?
+                .execute(params![session, added])?;
+        }
+        Ok(unknown)
+    }
+
+    /// Up to `limit` messages of `session` without a vector, the newest first: `(id,
+    /// text)`, what a host's embedder is given next. When every message has one (the
+    /// session's count of vectors is its count of messages), nothing is read.
     pub fn unembedded(
         &self,
         session: &str,
         limit: usize,
     ) -> Result<Vec<(String, String)>, MemoryError> {
+        let (messages, vectors): (i64, i64) = self
+            .conn
+            .prepare_cached(
+                "SELECT (SELECT coalesce(sum(messages), 0) FROM lane_stats WHERE session_id = ?1),
+                        (SELECT coalesce(max(vectors), 0) FROM vector_counts WHERE session_id = ?1)",
+            )?
+            .query_row([session], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let pending = messages - vectors;
+        if pending <= 0 || limit == 0 {
+            return Ok(Vec::new());
+        }
+        // From the newest row back, stopping at the last one left: those left are the
+        // newest of the session as a rule (stored since the host's last batch), and the
+        // lane index would have every message of the session checked and sorted first.
         let mut stmt = self.conn.prepare_cached(
-            "SELECT m.message_id, m.text FROM messages m
+            "SELECT m.message_id, m.text FROM messages m NOT INDEXED
              WHERE m.session_id = ?1
                AND NOT EXISTS (SELECT 1 FROM message_vectors v WHERE v.seq = m.seq)
-             ORDER BY m.seq LIMIT ?2",
+             ORDER BY m.seq DESC LIMIT ?2",
         )?;
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX).min(pending);
         let rows = stmt.query_map(params![session, limit], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
@@ -228,7 +257,9 @@ impl MemoryStore {
             .conn
             .prepare_cached("SELECT substr(rtrim(text), -1) = '?' FROM messages WHERE seq = ?1")?;
         for n in &mut near {
-            n.asks = asks.query_row([n.seq], |r| r.get::<_, Option<bool>>(0))?.unwrap_or(false);
+            n.asks = asks
+                .query_row([n.seq], |r| r.get::<_, Option<bool>>(0))?
+                .unwrap_or(false);
         }
         Ok(near)
     }

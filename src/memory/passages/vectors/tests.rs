@@ -109,29 +109,62 @@ fn a_vector_is_kept_at_length_one_and_refused_when_it_is_not_one() {
 }
 
 #[test]
-fn the_messages_left_to_embed_are_those_without_a_vector_oldest_first() {
+fn the_messages_left_to_embed_are_those_without_a_vector_newest_first() {
     let mut s = chat(&["one", "two", "three"]);
     let all = s.unembedded(S, 10).unwrap_or_default();
     assert_eq!(
         all,
         vec![
-            ("0".to_string(), "one".to_string()),
-            ("1".to_string(), "two".to_string()),
             ("2".to_string(), "three".to_string()),
+            ("1".to_string(), "two".to_string()),
+            ("0".to_string(), "one".to_string()),
         ]
     );
     assert_eq!(s.unembedded(S, 1).unwrap_or_default().len(), 1);
+    assert!(s.unembedded(S, 0).unwrap_or_default().is_empty());
     let unknown = s
-        .set_vectors(S, &[("1", &[1.0, 0.0]), ("nope", &[1.0, 0.0])])
+        .set_vectors(
+            S,
+            &[
+                ("1", &[1.0, 0.0]),
+                ("nope", &[1.0, 0.0]),
+                ("1", &[0.0, 1.0]),
+            ],
+        )
         .unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(unknown, vec!["nope".to_string()]);
-    let left: Vec<String> = s
-        .unembedded(S, 10)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect();
-    assert_eq!(left, vec!["0".to_string(), "2".to_string()]);
+    let left = |s: &MemoryStore| -> Vec<String> {
+        s.unembedded(S, 10)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect()
+    };
+    assert_eq!(left(&s), vec!["2".to_string(), "0".to_string()]);
+    // A vector given again replaces the one before and counts once.
+    let unknown = s
+        .set_vectors(S, &[("1", &[1.0]), ("0", &[1.0])])
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(unknown.is_empty());
+    assert_eq!(left(&s), vec!["2".to_string()]);
+    let unknown = s
+        .set_vectors(S, &[("2", &[1.0])])
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(unknown.is_empty());
+    assert!(left(&s).is_empty());
+    // A message stored after: the only one left.
+    s.ingest(&NewMessage {
+        session_id: S,
+        chat_id: "7",
+        message_id: "3",
+        role: Role::User,
+        text: "four",
+        ts_ms: 3 * DAY,
+        topic_id: None,
+        reply_to: None,
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(left(&s), vec!["3".to_string()]);
     assert!(s
         .unembedded("another session", 10)
         .unwrap_or_default()
