@@ -195,6 +195,12 @@ describe('the OpenClaw engine with a host embedder', () => {
     const short = await replay(async () => [])
     expect(short.e.diagnostics.map((d) => d.message)).toContain('the embedder returned 0 vectors for 2 texts')
     await short.e.dispose()
+    const nan = await replay(async (texts: string[]) => (texts[0] === QUESTION ? [[Number.NaN, 1]] : embed(texts)))
+    expect(nan.text).toContain('<conversation_memory>') // assembled, not passed through
+    expect(nan.e.diagnostics.map((d) => d.message)).toEqual([
+      "the embedder's vector for the question is not one (Array of 2); words only",
+    ])
+    await nan.e.dispose()
     const wrong = await replay({ embed: () => [] })
     expect(wrong.e.diagnostics.map((d) => d.message)).toContain(
       'host.embedder: expected a function embed(texts) or an object with embedBatch(texts); embedding off',

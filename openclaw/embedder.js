@@ -47,8 +47,10 @@ class Embedder {
   async query(text) {
     if (typeof text !== 'string' || text.trim() === '') return null
     try {
-      if (typeof this.model !== 'function' && typeof this.model.embedQuery === 'function') return await withinLimit(this.model.embedQuery(text))
-      const [v] = await this.vectors([text])
+      const provider = typeof this.model !== 'function' && typeof this.model.embedQuery === 'function'
+      const v = provider ? await withinLimit(this.model.embedQuery(text)) : (await this.vectors([text]))[0]
+      // A vector the store would refuse fails the question's search, not the turn.
+      if (!isVector(v)) throw new TypeError(`the embedder's vector for the question is not one (${describe(v)}); words only`)
       return v
     } catch (err) {
       this.note('embedder', err)
@@ -76,6 +78,22 @@ class Embedder {
     }
     return done
   }
+}
+
+/** The most numbers a vector the store keeps may hold. */
+const MAX_DIMS = 4_096
+
+/** Whether `v` is what the store takes as a vector: 1 to MAX_DIMS finite numbers. */
+function isVector(v) {
+  if (!(Array.isArray(v) || v instanceof Float32Array)) return false
+  if (v.length === 0 || v.length > MAX_DIMS) return false
+  for (let i = 0; i < v.length; i++) if (typeof v[i] !== 'number' || !Number.isFinite(v[i])) return false
+  return true
+}
+
+function describe(v) {
+  if (Array.isArray(v) || ArrayBuffer.isView(v)) return `${v.constructor.name} of ${v.length}`
+  return v === null ? 'null' : typeof v
 }
 
 /** `promise`'s value, or a rejection once EMBED_TIMEOUT_MS have passed. */

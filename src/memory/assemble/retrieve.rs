@@ -32,13 +32,14 @@ pub(super) fn matches(
     let recall = store.recall(req.session_id, query, req.now_ms, req.speakers)?;
     let signals = recall.signals;
     let mut found: Vec<Found> = Vec::new();
+    // The lane's messages older than the recent ones.
+    let scope = HitScope {
+        below_seq: passages_below,
+        ..HitScope::lane(req.session_id, req.thread_key)
+    };
     let (mut own, weights) = if lane_shown {
         (Vec::new(), vec![0.0; terms.len()])
     } else {
-        let scope = HitScope {
-            below_seq: passages_below,
-            ..HitScope::lane(req.session_id, req.thread_key)
-        };
         store.recall_hits(&scope, &recall, HIT_LIMIT)?
     };
     if !lane_shown && req.passages_min_terms <= 1 && weights.iter().all(|&w| w == 0.0) {
@@ -87,10 +88,6 @@ pub(super) fn matches(
     if let (Some(query), false) = (req.query_vector, lane_shown) {
         // The messages nearest the question's meaning, fused with those its words find;
         // a caller asking for clear matches gets only the nearest few.
-        let scope = HitScope {
-            below_seq: passages_below,
-            ..HitScope::lane(req.session_id, req.thread_key)
-        };
         let clear_only = req.passages_min_terms > 1 || req.passages_min_weight > 0.0;
         let take = if clear_only { CLEAR_NEAREST } else { HIT_LIMIT };
         let near = store.nearest(&scope, query, take)?;
