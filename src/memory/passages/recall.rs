@@ -5,7 +5,7 @@
 use super::expand::{
     asks_when, feedback_terms, name_candidates, FEEDBACK_TURNS, GREETINGS, TIME_TERMS, TIME_WEIGHT,
 };
-use super::terms::{body_expression, query_terms, session_token};
+use super::terms::{body_expression, fallback_terms, query_terms, session_token};
 use super::{Hit, HitScope, Signals};
 use crate::memory::db::MemoryError;
 use crate::memory::message::Role;
@@ -77,6 +77,14 @@ impl MemoryStore {
             signals.speaker = owner;
             if terms.iter().any(|t| !names.contains(t)) {
                 terms.retain(|t| !names.contains(t));
+            } else if !names.is_empty() {
+                // Only the name: the speaker's own turns seldom hold it (the other one
+                // greets them by it), so the question's common words are what is left to
+                // search by ("Where is Sam from?").
+                let common = fallback_terms(question);
+                if !common.is_empty() {
+                    terms = common;
+                }
             }
         }
         let added = if asks_when(question) {

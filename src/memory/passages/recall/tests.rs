@@ -186,6 +186,26 @@ fn a_short_form_of_the_name_the_conversation_greets_by_tells_the_speaker_too() {
 }
 
 #[test]
+fn a_question_of_a_name_alone_searches_by_its_common_words() {
+    let s = chat(&[
+        "Hey Ann! Where have you been?", // user greets Ann
+        "I am from Lisbon.",
+        "Thanks, Ann. I missed you.",
+        "What did you do last summer?",
+        "Ann, look at this photo of the trip.",
+        "Nice one.",
+    ]);
+    let recall = s
+        .recall(S, "Where is Ann from?", 10 * DAY, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(recall.signals.speaker, Some(Role::Assistant));
+    assert_eq!(recall.names, ["ann"]);
+    assert_eq!(recall.terms, ["where", "is", "from"]);
+    // Ann's turn that says where she is from, not the user's turns that name her.
+    assert_eq!(first_id(&s, "Where is Ann from?", 10 * DAY), "1");
+}
+
+#[test]
 fn addressing_is_a_greeting_or_a_name_standing_apart() {
     assert!(addresses("Hey Ann! How are you?", "ann"));
     assert!(addresses("hi, ann", "ann"));
