@@ -215,3 +215,42 @@ describe('the OpenClaw engine with a host embedder', () => {
     await e.dispose()
   }, 15_000)
 })
+
+describe('the OpenClaw engine with the speakers config', () => {
+  const key = 'agent:main:telegram:direct:7'
+  const FILL = ['The weather was awful all week.', 'My car is at the mechanic again.', 'Work is busy with deadlines.', 'The tyres need changing soon.']
+  // The agent (Ava) recommended the blue tent; the user's turn names Ava and the red tent.
+  const texts = [
+    'Which tent should I take to the lake?',
+    'I recommend the blue tent, it is light and dry.',
+    "My sister recommended the red tent to Ava and me, it's roomy.",
+    'Both are fine then.',
+    ...Array.from({ length: 40 }, (_, i) => FILL[i % FILL.length]),
+  ]
+  const turns = texts.map((text, i) => ({ id: `t${i}`, role: i % 2 ? 'assistant' : 'user', content: text, timestamp: T0 + i * 60_000 }))
+
+  async function ask(config: Record<string, unknown>) {
+    const e = createContextEngine({ path: ':memory:', history: false, threadStatus: false, recallTokens: 100, ...config })
+    for (let i = 0; i < turns.length; i += 2) await e.afterTurn({ sessionId: 's', sessionKey: key, messages: turns.slice(i, i + 2), prePromptMessageCount: 0 })
+    const out = await e.assemble({ sessionId: 's', sessionKey: key, messages: [], prompt: 'Which tent did Ava recommend?', tokenBudget: 400 })
+    await e.dispose()
+    return [out.systemPromptAddition ?? '', ...out.messages.map((m) => JSON.stringify(m.content))].join('\n')
+  }
+
+  it("ranks the named speaker's turns first", async () => {
+    const named = await ask({ speakers: { assistant: ['Ava'] } })
+    expect(named).toContain('I recommend the blue tent')
+    expect(named).not.toContain('My sister recommended')
+    const unnamed = await ask({})
+    expect(unnamed).toContain('My sister recommended')
+  })
+
+  it('reads the names as the manifest says, and sets a bad value aside', () => {
+    const e = createContextEngine({ path: ':memory:', speakers: { user: ['Ann Lee'], assistant: [] } })
+    expect(e.diagnostics).toEqual([])
+    const bad = createContextEngine({ path: ':memory:', speakers: { user: 'Ann' } as never })
+    expect(bad.diagnostics.map((d) => d.message)).toEqual(['config.speakers: unusable value {"user":"Ann"} (default kept)'])
+    const empty = createContextEngine({ path: ':memory:', speakers: { assistant: [''] } })
+    expect(empty.diagnostics).toHaveLength(1)
+  })
+})

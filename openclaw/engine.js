@@ -380,6 +380,7 @@ class MemoryContextEngine {
       retrievedMinWeight: RECALL_MIN_WEIGHT,
       retrievedNeighbours: RECALL_NEIGHBOURS,
       queryVector,
+      speakers: this.options.speakers ?? undefined,
       turnBlocks: thread,
       history: history?.context,
       threadStatus: this.options.threadStatus,

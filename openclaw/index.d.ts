@@ -88,6 +88,13 @@ export interface ContextEngineOptions {
    * and 5-minute thread cache. `apiUrl` defaults to `https://slack.com/api`.
    */
   slack?: { botToken: string; apiUrl?: string; rateLimit?: 'default' | 'slack-non-marketplace' }
+  /**
+   * Who writes the chat's turns, by name (at most 16 names each): a question naming one
+   * ("What did Ann say about the trip?") ranks that speaker's turns first and searches by
+   * its other words. Without it, the names the conversation makes clear (a speaker the
+   * other greets by name, "Hey Ann!").
+   */
+  speakers?: { user?: string[]; assistant?: string[] }
   /** Compaction thresholds: 30 messages, 2,500 tokens, 24 hours; keep 10 (the defaults). */
   compaction?: {
     maxRecentMessages?: number

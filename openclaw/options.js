@@ -35,6 +35,11 @@ function admits(schema, value) {
     case 'boolean':
       if (typeof value !== 'boolean') return false
       break
+    case 'array':
+      if (!Array.isArray(value)) return false
+      if (schema.maxItems !== undefined && value.length > schema.maxItems) return false
+      if (schema.items !== undefined && !value.every((item) => admits(schema.items, item))) return false
+      break
     case 'object': {
       if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
       const props = schema.properties ?? {}
