@@ -83,6 +83,46 @@ fn a_second_round_finds_a_turn_that_shares_no_word_with_the_question() {
 }
 
 #[test]
+fn a_question_of_one_word_gathers_the_turns_its_best_matches_are_about() {
+    let s = chat(&[
+        "What do you do on weekends?",
+        "I enjoy climbing, every weekend if I can.",
+        "That sounds fun.",
+        "Climbing at the gym yesterday was brutal, my arms still hurt.",
+        "The weather was awful all week.",
+        "Still raining here too.",
+    ]);
+    assert_eq!(SPARSE_TERMS, 1);
+    let speakers = [("ann".to_string(), Role::Assistant)];
+    let recall = s
+        .recall(S, "What does Ann enjoy?", 10 * DAY, &speakers)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(recall.terms, ["enjoy"]);
+    let scope = HitScope::lane(S, LANE);
+    let ids = |hits: &[Hit]| -> Vec<String> {
+        hits.iter()
+            .filter_map(|h| s.message_in(S, h.seq).ok().flatten())
+            .map(|m| m.message_id)
+            .collect()
+    };
+    let (first, _) = s
+        .weighted_hits(&scope, &recall.terms, &recall.added, 5, &recall.signals)
+        .unwrap_or_else(|e| panic!("{e}"));
+    // The best match holds the question's one word: complete, yet only one of Ann's turns
+    // about what she enjoys.
+    assert_eq!(ids(&first), ["1"]);
+    let (second, _) = s
+        .recall_hits(&scope, &recall, 5)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ids(&second)[0], "1");
+    assert!(
+        ids(&second).contains(&"3".to_string()),
+        "{:?}",
+        ids(&second)
+    );
+}
+
+#[test]
 fn a_question_asking_when_prefers_the_turn_that_tells_a_time() {
     let s = chat(&[
         "I finally signed up for a pottery class last week, something just for me!",
