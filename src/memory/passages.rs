@@ -373,4 +373,6 @@ pub(super) fn neighbours_sql(after: bool, n: usize) -> String {
 }
 
 #[cfg(test)]
+mod fixture;
+#[cfg(test)]
 mod tests;

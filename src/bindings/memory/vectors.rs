@@ -2,9 +2,9 @@
 //! the `queryVector` of `assemble`, read here; kept and searched by
 //! `crate::memory::passages::vectors`.
 
-use super::{count_or, storage_error, JsMemoryStore};
+use super::{storage_error, JsMemoryStore};
 use crate::bindings::errors::throw;
-use crate::bindings::js::{describe, expect_array, id_arg, is_nullish, to_js};
+use crate::bindings::js::{budget_arg, describe, expect_array, id_arg, to_js};
 use crate::core::input::InputError;
 use crate::memory::passages::vectors::{unit, MAX_VECTOR_DIMS};
 use crate::memory::passages::VectorsError;
@@ -106,23 +106,8 @@ impl JsMemoryStore {
     ) -> Result<Unknown<'e>> {
         const F: &str = "MemoryStore.messagesToEmbed";
         let session = id_arg(env, F, "sessionId", &session_id)?;
-        let limit = match limit.filter(|v| !is_nullish(v)) {
-            None => 256,
-            Some(v) => {
-                if v.get_type()? != ValueType::Number {
-                    return Err(throw(
-                        env,
-                        F,
-                        &InputError::type_error(
-                            "limit",
-                            format!("expected a number, got {}", describe(&v)),
-                        ),
-                    ));
-                }
-                let n = v.coerce_to_number()?.get_double()?;
-                count_or(env, F, "limit", Some(n), 256)?
-            }
-        };
+        let limit = usize::try_from(budget_arg(env, F, "limit", limit.as_ref(), 256)?)
+            .unwrap_or(usize::MAX);
         let rows = self.with(env, F, |s| s.unembedded(&session, limit))?;
         let out: Vec<MessageToEmbed> = rows
             .into_iter()

@@ -1,33 +1,5 @@
 use super::*;
-use crate::memory::store::NewMessage;
-
-const S: &str = "telegram:chat:7";
-const LANE: &str = "root:7";
-const DAY: i64 = 86_400_000;
-
-/// A store of `turns` (user first, then by turns), one a day from day 0.
-fn chat(turns: &[&str]) -> MemoryStore {
-    let mut s = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
-    for (i, text) in turns.iter().enumerate() {
-        let id = i.to_string();
-        s.ingest(&NewMessage {
-            session_id: S,
-            chat_id: "7",
-            message_id: &id,
-            role: if i % 2 == 0 {
-                Role::User
-            } else {
-                Role::Assistant
-            },
-            text,
-            ts_ms: i64::try_from(i).unwrap_or(0) * DAY,
-            topic_id: None,
-            reply_to: None,
-        })
-        .unwrap_or_else(|e| panic!("{e}"));
-    }
-    s
-}
+use crate::memory::passages::fixture::{chat, DAY, LANE, S};
 
 fn first_id(s: &MemoryStore, question: &str, now_ms: i64) -> String {
     first_id_at(s, question, now_ms, &[])

@@ -1,11 +1,8 @@
 use super::*;
 use crate::memory::assemble::{assemble, AssembleRequest};
+use crate::memory::passages::fixture::{chat, DAY, LANE, S};
 use crate::memory::store::{NewMessage, Role};
 use proptest::prelude::*;
-
-const S: &str = "telegram:chat:7";
-const LANE: &str = "root:7";
-const DAY: i64 = 86_400_000;
 
 /// Topics a toy embedder knows, one dimension each: a text's vector counts the words of
 /// each topic it holds (what a real model does by meaning, here by a list).
@@ -31,30 +28,6 @@ fn embed(text: &str) -> Vec<f32> {
             f32::from(u8::try_from(n).unwrap_or(u8::MAX))
         })
         .collect()
-}
-
-/// A store of `turns` (user first, then by turns), one a day from day 0, with no vectors.
-fn chat(turns: &[&str]) -> MemoryStore {
-    let mut s = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
-    for (i, text) in turns.iter().enumerate() {
-        let id = i.to_string();
-        s.ingest(&NewMessage {
-            session_id: S,
-            chat_id: "7",
-            message_id: &id,
-            role: if i % 2 == 0 {
-                Role::User
-            } else {
-                Role::Assistant
-            },
-            text,
-            ts_ms: i64::try_from(i).unwrap_or(0) * DAY,
-            topic_id: None,
-            reply_to: None,
-        })
-        .unwrap_or_else(|e| panic!("{e}"));
-    }
-    s
 }
 
 /// Gives every message without a vector the toy embedder's.
