@@ -136,7 +136,15 @@ fn a_search_keeps_to_a_lane_when_asked() {
         SEARCH_TOOL,
         json!({ "query": "Lisbon", "lane": "current" }),
     );
-    assert_eq!(ids_of(&current, "results"), ["a2", "a1"], "{current}");
+    // The two that say it, then (a one-word query gets the second round) a turn of the
+    // same lane about what they are about; none of another lane.
+    assert_eq!(ids_of(&current, "results"), ["a2", "a1", "a5"], "{current}");
+    assert!(
+        current["results"]
+            .as_array()
+            .is_some_and(|r| r.iter().all(|m| m["lane"] == "root:42")),
+        "{current}"
+    );
     let topic = call(
         &s,
         SEARCH_TOOL,
