@@ -25,8 +25,10 @@
 //! question's vector join the words' matches by reciprocal rank fusion.
 
 pub mod expand;
+mod fuse;
 mod rank;
 mod recall;
+mod stated;
 mod tally;
 pub mod terms;
 pub mod vectors;
@@ -36,6 +38,7 @@ pub use rank::{
     speaker_of, Signals, RECENCY_HALF_LIFE_MS, RECENCY_WEIGHT, SPEAKER_WEIGHT, WINDOW_WEIGHT,
 };
 pub use recall::Recall;
+pub use stated::STATED_WEIGHT;
 use terms::{body_expression, lane_token, session_token};
 pub use terms::{fallback_terms, index_text, is_unsegmented, query_terms, scope_tokens};
 pub use vectors::{fuse, then_nearest, Near, VectorError, VectorsError};

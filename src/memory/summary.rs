@@ -432,6 +432,7 @@ impl Summary {
 mod sentences;
 use sentences::{clip, pieces, sentences};
 mod cues;
+pub use cues::LIKING;
 mod statements;
 pub use statements::{statement_of, statements, Statement};
 

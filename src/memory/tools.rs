@@ -150,7 +150,8 @@ fn search(
     };
     // The assembly's retrieval: who and when the query is about, and a second round.
     let recall = store.recall(&scope.session, &input.query, now_ms, &[])?;
-    let (mut hits, _) = store.recall_hits(&hit_scope, &recall, input.max_results)?;
+    let (hits, _) = store.recall_hits(&hit_scope, &recall, input.max_results)?;
+    let mut hits = store.with_stated(&hit_scope, &recall, hits, input.max_results)?;
     if let Some(v) = query_vector {
         let near = store.nearest(&hit_scope, v, input.max_results)?;
         hits = fuse(&hits, &near, 1.0, input.max_results);

@@ -93,6 +93,11 @@ pub(super) fn matches(
         let near = store.nearest(&scope, query, take)?;
         own = fuse(&own, &near, req.nearest_weight, HIT_LIMIT);
     }
+    if !lane_shown {
+        // A question about what someone likes: what they said they like, whatever the
+        // words; both lists whole, as room allows.
+        own = store.with_stated(&scope, &recall, own, 2 * HIT_LIMIT)?;
+    }
     found.extend(own.into_iter().map(|hit| Found {
         hit,
         lane: req.thread_key.to_string(),

@@ -13,11 +13,15 @@
 //!   that says when ranks first; a question naming a time ("in May", "last week", "in
 //!   2023") ranks the turns written then higher ([`named_window`], see
 //!   [`super::Signals`]).
+//! - Preferences ([`asks_preference`]): a question about what someone likes also finds
+//!   the turns where that person said what they like ([`super::stated`]), whatever the
+//!   words ("What does Ann enjoy doing?" and "I love climbing").
 //! - Names ([`name_candidates`]): the people a question names, for
 //!   [`crate::memory::store::MemoryStore::recall`] to tell whose turns they are.
 
 use crate::core::search::tokenize::is_question_stop_word;
 use crate::core::time::{civil_from_days, days_from_civil};
+use crate::memory::summary::LIKING;
 
 /// The best turns of the first round that lend their words to the second.
 pub const FEEDBACK_TURNS: usize = 5;
@@ -186,6 +190,51 @@ pub fn asks_when(question: &str) -> bool {
             ))
             || (p[0] == "long" && p[1] == "ago")
     }) || lower.iter().skip(1).any(|w| w == "when")
+}
+
+/// Words before a bare "like" that make it the verb of liking ("does Ann like", "don't
+/// you like"), split as [`words`] splits "doesn't". Not "would": "would like" is a wish
+/// ("Where would Ann like to go?"), not a liking.
+const LIKE_AUXILIARIES: &[&str] = &["do", "does", "did", "don", "doesn", "didn"];
+/// Words right before "like" that make it likeness ("look like", "what is it like").
+const LIKENESS: &[&str] = &[
+    "look", "looks", "looked", "sound", "sounds", "feel", "feels", "seem", "seems", "taste",
+    "smell", "is", "was", "are", "were", "be", "it", "that", "this",
+];
+
+/// Whether `question` asks what someone likes or dislikes: one of its words is a verb of
+/// liking ([`LIKING`], the verbs the summary reads preferences by), as is or with "s",
+/// "d" or "ed" ("enjoys", "loved"), but not after "would" (a wish: "Where would Ann
+/// like to go?") nor "in love"; a bare "like" only after a "do" and not as likeness
+/// ("What does Ann like?", not "What is Lisbon like?").
+pub fn asks_preference(question: &str) -> bool {
+    let lower: Vec<String> = words(question)
+        .into_iter()
+        .map(|(w, _)| w.to_lowercase())
+        .collect();
+    lower.iter().enumerate().any(|(i, w)| {
+        let before = i.checked_sub(1).map(|j| lower[j].as_str());
+        let verb = LIKING.iter().find(|v| {
+            w == *v
+                || w.strip_prefix(*v)
+                    .is_some_and(|end| matches!(end, "s" | "d" | "ed"))
+        });
+        let wish = lower[..i]
+            .iter()
+            .any(|x| matches!(x.as_str(), "would" | "wouldn" | "d"));
+        match verb {
+            None => false,
+            _ if wish => false,
+            Some(&"love") if before == Some("in") => false,
+            Some(&"like") if w == "like" => {
+                lower[..i]
+                    .iter()
+                    .any(|x| LIKE_AUXILIARIES.contains(&x.as_str()))
+                    && !before.is_some_and(|b| LIKENESS.contains(&b))
+            }
+            Some(_) => true,
+        }
+    })
 }
 
 /// The names a question mentions: its words capitalised inside a sentence (not the

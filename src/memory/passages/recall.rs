@@ -3,7 +3,8 @@
 //! second with the words the first one's best turns lend ([`super::expand`]).
 
 use super::expand::{
-    asks_when, feedback_terms, name_candidates, FEEDBACK_TURNS, GREETINGS, TIME_TERMS, TIME_WEIGHT,
+    asks_preference, asks_when, feedback_terms, name_candidates, FEEDBACK_TURNS, GREETINGS,
+    TIME_TERMS, TIME_WEIGHT,
 };
 use super::terms::{body_expression, fallback_terms, query_terms, session_token};
 use super::{Hit, HitScope, Signals};
@@ -36,6 +37,9 @@ pub struct Recall {
     pub added: Vec<(String, f64)>,
     /// The chat's signals: recency, the speaker it is about, the time it names.
     pub signals: Signals,
+    /// It asks what someone likes ([`asks_preference`]): what they said they like joins
+    /// its matches ([`MemoryStore::with_stated`]).
+    pub preference: bool,
 }
 
 impl MemoryStore {
@@ -104,6 +108,7 @@ impl MemoryStore {
             names,
             added,
             signals,
+            preference: asks_preference(question),
         })
     }
 

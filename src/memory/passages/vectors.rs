@@ -7,6 +7,7 @@
 //! vector is found by its words only; vectors of another length than the question's
 //! (another model's) are passed over.
 
+use super::fuse::{followed, rank_fusion};
 use super::{Hit, HitScope};
 use crate::memory::db::MemoryError;
 use crate::memory::store::MemoryStore;
@@ -15,9 +16,7 @@ use rusqlite::{params, OptionalExtension};
 /// The longest vector kept (a larger model's are 3,072 numbers long).
 pub const MAX_VECTOR_DIMS: usize = 4_096;
 
-/// Reciprocal rank fusion's constant: a message at rank `r` (from 1) of a list scores
-/// `1 / (RRF_K + r)` from it (60, the value of Cormack, Clarke and Büttcher's paper).
-pub const RRF_K: f64 = 60.0;
+pub use super::fuse::RRF_K;
 
 /// The nearest messages a caller asking for clear matches gets (a message's words clear
 /// a bar; its vector's nearness is only a rank).
@@ -304,33 +303,7 @@ pub fn fuse(words: &[Hit], near: &[Near], weight: f64, limit: usize) -> Vec<Hit>
     if weight.is_nan() || weight <= 0.0 {
         return then_nearest(words, near, limit);
     }
-    let top = words.iter().map(|h| h.score).fold(0.0f64, f64::max);
-    let scale = if top > 0.0 { top } else { 1.0 } / (2.0 / (RRF_K + 1.0));
-    #[allow(clippy::cast_precision_loss)] // ranks are small
-    let rrf = |rank: usize| scale / (RRF_K + (rank + 1) as f64);
-    let mut out: Vec<Hit> = words
-        .iter()
-        .enumerate()
-        .map(|(rank, h)| Hit {
-            score: rrf(rank),
-            ..*h
-        })
-        .collect();
-    let mut at: std::collections::HashMap<i64, usize> =
-        out.iter().enumerate().map(|(i, h)| (h.seq, i)).collect();
-    for (rank, n) in near.iter().enumerate() {
-        let score = weight * rrf(rank);
-        match at.get(&n.seq) {
-            Some(&i) => out[i].score += score,
-            None => {
-                at.insert(n.seq, out.len());
-                out.push(n.hit(score));
-            }
-        }
-    }
-    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.seq.cmp(&a.seq)));
-    out.truncate(limit);
-    out
+    rank_fusion(words, near.iter().map(|n| n.hit(0.0)), weight, limit)
 }
 
 /// `first` in its order, then the nearest it does not hold, in theirs (see [`followed`]).
@@ -340,30 +313,6 @@ pub fn then_nearest(first: &[Hit], near: &[Near], limit: usize) -> Vec<Hit> {
         near.iter().map(|n| n.hit(n.similarity)),
         limit,
     )
-}
-
-/// `first` in its order, then the hits of `rest` it does not hold, in theirs, each
-/// scoring below the last of `first` (below 1 without any), so they are offered the room
-/// `first` leaves. At most `limit`.
-fn followed(first: Vec<Hit>, rest: impl Iterator<Item = Hit>, limit: usize) -> Vec<Hit> {
-    let floor = first
-        .iter()
-        .map(|h| h.score)
-        .fold(f64::INFINITY, f64::min)
-        .min(1.0);
-    let held: std::collections::HashSet<i64> = first.iter().map(|h| h.seq).collect();
-    let mut out = first;
-    #[allow(clippy::cast_precision_loss)] // ranks are small
-    out.extend(
-        rest.filter(|h| !held.contains(&h.seq))
-            .enumerate()
-            .map(|(rank, h)| Hit {
-                score: floor * RRF_K / (RRF_K + (rank + 1) as f64),
-                ..h
-            }),
-    );
-    out.truncate(limit);
-    out
 }
 
 #[cfg(test)]

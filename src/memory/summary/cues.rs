@@ -161,7 +161,7 @@ pub(super) const DECISION: &[&str] = &[
 ];
 
 /// Verbs of liking and disliking: a preference when "I" says them of itself.
-pub(super) const LIKING: &[&str] = &[
+pub const LIKING: &[&str] = &[
     "like", "love", "hate", "dislike", "prefer", "enjoy", "avoid", "adore", "detest",
 ];
 

@@ -413,3 +413,36 @@ fn ages_read_as_people_say_them() {
     assert_eq!(age_of(NOW + DAY, NOW), "later");
     assert_eq!(date_of(T0), "2026-04-10 00:00 UTC");
 }
+
+#[test]
+fn a_search_about_what_someone_likes_finds_what_they_said_they_like() {
+    let mut s = store_with(&[
+        ("p1", None, "I love climbing at the old quarry.", 0),
+        ("p2", None, "Did you enjoy the concert?", 1),
+        ("p3", None, "It was loud, three hours of it.", 1),
+        ("p4", None, "I really like hiking when the leaves turn.", 2),
+        ("p5", None, "Work starts early tomorrow.", 3),
+        ("p6", None, "Same here.", 3),
+    ]);
+    let policy = crate::memory::summary::CompactionPolicy {
+        keep_recent: 1,
+        ..crate::memory::summary::CompactionPolicy::default()
+    };
+    s.compact(S, "root:42", &policy, NOW, true)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let v = call(
+        &s,
+        SEARCH_TOOL,
+        json!({ "query": "what do they enjoy doing" }),
+    );
+    let found = ids_of(&v, "results");
+    // The turn with the word, and the two preferences stated in other words.
+    for id in ["p2", "p1", "p4"] {
+        assert!(found.contains(&id.to_string()), "{id}: {v}");
+    }
+    let plain = call(&s, SEARCH_TOOL, json!({ "query": "concert" }));
+    assert!(
+        !ids_of(&plain, "results").contains(&"p1".to_string()),
+        "{plain}"
+    );
+}

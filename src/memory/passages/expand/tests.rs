@@ -71,6 +71,36 @@ fn asks_when_knows_its_questions() {
 }
 
 #[test]
+fn asks_preference_knows_questions_about_liking() {
+    assert!(LIKING.contains(&"enjoy") && LIKING.contains(&"love") && LIKING.contains(&"like"));
+    for q in [
+        "What does Ann enjoy doing?",
+        "What does Sam love?",
+        "Does Bo like jazz?",
+        "What kind of music doesn't Ann like?",
+        "Which one does Ann prefer?",
+        "What does Bo hate about winter?",
+        "Who enjoys hiking?",
+        "What food has Ann loved since she was a kid?",
+        "What has Bo enjoyed most this year?",
+    ] {
+        assert!(asks_preference(q), "{q}");
+    }
+    for q in [
+        "What did Sam bring to the party?",
+        "What is Lisbon like?",
+        "What did the new house look like?",
+        "Where would Ann like to go next year?",
+        "What would Bo love to try?",
+        "Did they fall in love in Paris?",
+        "Where is Ann from?",
+        "What is Ann's favorite movie?",
+    ] {
+        assert!(!asks_preference(q), "{q}");
+    }
+}
+
+#[test]
 fn time_terms_are_words_a_search_can_find() {
     assert!(!TIME_TERMS.contains(&"may"));
     assert!(TIME_TERMS

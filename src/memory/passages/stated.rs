@@ -1,0 +1,92 @@
+//! What someone said they like, for a question about it: "What does Ann enjoy doing?"
+//! shares at most a word with "I love climbing" and "I really like hiking", and nothing
+//! with the hundreds of other turns that say "love" or "like" in passing. The compaction
+//! keeps each preference a folded message states as a record with its message
+//! ([`crate::memory::summary::statements`]); a question asking what someone likes
+//! ([`super::expand::asks_preference`]) gets those messages, the person's own when it
+//! says whose, fused with its word matches by reciprocal rank.
+
+use super::fuse::rank_fusion;
+use super::{Hit, HitScope, Recall};
+use crate::memory::db::MemoryError;
+use crate::memory::message::Role;
+use crate::memory::store::MemoryStore;
+use rusqlite::params;
+use std::collections::HashSet;
+
+/// What the stated preferences weigh against the word matches in the fusion: as much.
+pub const STATED_WEIGHT: f64 = 1.0;
+
+impl MemoryStore {
+    /// The messages of `scope` that state a preference (the compaction's preference
+    /// records, by the message each came from), of `speaker` when given, newest first,
+    /// at most `limit`. Read from the newest record back, so the cost is the few records
+    /// read, not the session's.
+    pub fn stated_preferences(
+        &self,
+        scope: &HitScope<'_>,
+        speaker: Option<Role>,
+        limit: usize,
+    ) -> Result<Vec<Hit>, MemoryError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT m.seq, m.thread_key, m.role, m.ts_ms FROM records r
+             JOIN messages m ON m.session_id = r.session_id AND m.message_id = r.range_from
+             WHERE r.session_id = ?1 AND r.kind = 'preference' AND m.seq < ?2
+             ORDER BY r.id DESC",
+        )?;
+        let mut rows = stmt.query(params![scope.session, scope.below_seq])?;
+        let mut seen: HashSet<i64> = HashSet::new();
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            let seq: i64 = row.get(0)?;
+            let lane = row.get_ref(1)?.as_str().unwrap_or("");
+            let role = Role::parse(row.get_ref(2)?.as_str().unwrap_or(""));
+            let ts: i64 = row.get(3)?;
+            if scope.lane.is_some_and(|l| l != lane)
+                || speaker.is_some_and(|s| s != role)
+                || !scope.holds_time(ts)
+                || !seen.insert(seq)
+            {
+                continue;
+            }
+            out.push(Hit {
+                seq,
+                score: 0.0,
+                terms: 0,
+                weight: 0.0,
+                asks: false,
+            });
+            if out.len() >= limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// `hits` (the matches of `recall` in `scope`) and, when it asks what someone likes
+    /// ([`Recall::preference`]), the messages of `scope` stating a preference of the
+    /// speaker it is about ([`MemoryStore::stated_preferences`]), fused by reciprocal rank
+    /// at [`STATED_WEIGHT`]. At most `limit`.
+    pub fn with_stated(
+        &self,
+        scope: &HitScope<'_>,
+        recall: &Recall,
+        hits: Vec<Hit>,
+        limit: usize,
+    ) -> Result<Vec<Hit>, MemoryError> {
+        if !recall.preference {
+            return Ok(hits);
+        }
+        let stated = self.stated_preferences(scope, recall.signals.speaker, limit)?;
+        if stated.is_empty() {
+            return Ok(hits);
+        }
+        Ok(rank_fusion(&hits, stated, STATED_WEIGHT, limit))
+    }
+}
+
+#[cfg(test)]
+mod tests;
