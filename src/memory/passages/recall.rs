@@ -15,8 +15,9 @@ use rusqlite::params;
 
 /// The matches a second round ranks; the first round's other matches follow them.
 pub const SECOND_ROUND_HITS: usize = 20;
-/// A question of this many search words or fewer always gets a second round: its best
-/// matches tell what it is about better than its one word does.
+/// A question of this many search words or fewer always gets a second round (unless it
+/// asks what someone likes): its best matches tell what it is about better than its one
+/// word does.
 pub const SPARSE_TERMS: usize = 1;
 /// The messages naming someone that are read to tell who they are.
 pub const NAME_SAMPLE: usize = 64;
@@ -116,8 +117,9 @@ impl MemoryStore {
     /// of its terms: a first round by its terms and added words, then, when its best
     /// match lacks some of the question's words (the question may say what it wants in
     /// other words than the turn that has it) or the question has a single search word
-    /// ([`SPARSE_TERMS`]), a second with the words its best turns lend
-    /// ([`feedback_terms`]), those turns keeping their first score.
+    /// ([`SPARSE_TERMS`]) and does not ask what someone likes (what they said they like
+    /// is its second round: [`MemoryStore::with_stated`]), a second with the words its
+    /// best turns lend ([`feedback_terms`]), those turns keeping their first score.
     pub fn recall_hits(
         &self,
         scope: &HitScope<'_>,
@@ -137,9 +139,10 @@ impl MemoryStore {
         let first = self.rank(&m, limit.max(FEEDBACK_TURNS), &recall.signals)?;
         // A first round whose best match holds every one of the question's words has found
         // what the question says: a second would only drift from it. Unless the question
-        // says little (one word: "What does Ann enjoy?"), when what it asks may be in
-        // several turns, gathered by the words its best matches share ("climbing").
-        let sparse = recall.terms.len() <= SPARSE_TERMS;
+        // says little (one word: "What does Ann do on weekends?"), when what it asks may be
+        // in several turns, gathered by the words its best matches share ("climbing"); but
+        // for a question about what someone likes, what they said they like gathers them.
+        let sparse = recall.terms.len() <= SPARSE_TERMS && !recall.preference;
         if first
             .first()
             .is_none_or(|best| best.terms >= recall.terms.len() && !sparse)

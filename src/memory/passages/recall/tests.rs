@@ -57,19 +57,20 @@ fn a_second_round_finds_a_turn_that_shares_no_word_with_the_question() {
 #[test]
 fn a_question_of_one_word_gathers_the_turns_its_best_matches_are_about() {
     let s = chat(&[
-        "What do you do on weekends?",
-        "I enjoy climbing, every weekend if I can.",
+        "What do you do when you are free?",
+        "Bouldering at the quarry, every weekend if I can.",
         "That sounds fun.",
-        "Climbing at the gym yesterday was brutal, my arms still hurt.",
+        "Bouldering at the gym yesterday was brutal, my arms still hurt.",
         "The weather was awful all week.",
         "Still raining here too.",
     ]);
     assert_eq!(SPARSE_TERMS, 1);
     let speakers = [("ann".to_string(), Role::Assistant)];
     let recall = s
-        .recall(S, "What does Ann enjoy?", 10 * DAY, &speakers)
+        .recall(S, "What does Ann do on weekends?", 10 * DAY, &speakers)
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(recall.terms, ["enjoy"]);
+    assert_eq!(recall.terms, ["weekends"]);
+    assert!(!recall.preference);
     let scope = HitScope::lane(S, LANE);
     let ids = |hits: &[Hit]| -> Vec<String> {
         hits.iter()
@@ -81,7 +82,7 @@ fn a_question_of_one_word_gathers_the_turns_its_best_matches_are_about() {
         .weighted_hits(&scope, &recall.terms, &recall.added, 5, &recall.signals)
         .unwrap_or_else(|e| panic!("{e}"));
     // The best match holds the question's one word: complete, yet only one of Ann's turns
-    // about what she enjoys.
+    // about what she does.
     assert_eq!(ids(&first), ["1"]);
     let (second, _) = s
         .recall_hits(&scope, &recall, 5)
@@ -92,6 +93,33 @@ fn a_question_of_one_word_gathers_the_turns_its_best_matches_are_about() {
         "{:?}",
         ids(&second)
     );
+}
+
+#[test]
+fn a_question_about_what_someone_likes_gets_no_second_round_for_its_one_word() {
+    // Its second round is what they said they like (`super::stated`), not the words the
+    // turns with its verb lend.
+    let s = chat(&[
+        "What do you do on weekends?",
+        "I enjoy the quarry, every weekend if I can.",
+        "That sounds fun.",
+        "The quarry gym yesterday was brutal, my arms still hurt.",
+    ]);
+    let speakers = [("ann".to_string(), Role::Assistant)];
+    let recall = s
+        .recall(S, "What does Ann enjoy?", 10 * DAY, &speakers)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(recall.terms, ["enjoy"]);
+    assert!(recall.preference);
+    let (hits, _) = s
+        .recall_hits(&HitScope::lane(S, LANE), &recall, 5)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let found: Vec<String> = hits
+        .iter()
+        .filter_map(|h| s.message_in(S, h.seq).ok().flatten())
+        .map(|m| m.message_id)
+        .collect();
+    assert_eq!(found, ["1"]);
 }
 
 #[test]
