@@ -22,7 +22,7 @@ pub const STATEMENT_CACHE: usize = 64;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The schema, one step per version: step `i` takes the file from version `i` to `i + 1`.
-pub const MIGRATIONS: [&str; 9] = [
+pub const MIGRATIONS: [&str; 10] = [
     r"
 CREATE TABLE messages (
     seq        INTEGER PRIMARY KEY,
@@ -217,6 +217,15 @@ CREATE TABLE vector_counts (
     session_id TEXT PRIMARY KEY,
     vectors    INTEGER NOT NULL
 ) WITHOUT ROWID;
+",
+    // The message index writes pages of about 1,000 bytes (FTS5's default is 4,050): a
+    // search for a lane's or a session's rows jumps through a common word's postings page
+    // by page and reads each page from its start, so a smaller page reads less per row (at
+    // 1,000,000 messages whose words are each in half of them, `assemble` p50 about 2.0 to
+    // 1.65 ms; 500 bytes read no less, the file grows 1%). Pages written before keep their
+    // size until a merge rewrites them.
+    r"
+INSERT INTO messages_index (messages_index, rank) VALUES ('pgsz', 1000);
 ",
 ];
 

@@ -366,6 +366,15 @@ fn a_file_from_before_the_index(channel_first: bool) {
         )
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(automerge, 2);
+    // And writes pages of about 1,000 bytes.
+    let page: i64 = conn
+        .query_row(
+            "SELECT v FROM messages_index_config WHERE k = 'pgsz'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(page, 1_000);
     drop(conn);
     let _ = std::fs::remove_dir_all(&dir);
 }
