@@ -1,5 +1,6 @@
 //! A small two-person chat for the retrieval tests: one session, one lane, a turn a day.
 
+use crate::memory::assemble::AssembleRequest;
 use crate::memory::store::{MemoryStore, NewMessage, Role};
 
 pub const S: &str = "telegram:chat:7";
@@ -28,4 +29,34 @@ pub fn chat(turns: &[&str]) -> MemoryStore {
         .unwrap_or_else(|e| panic!("{e}"));
     }
     s
+}
+
+/// An assembly of the chat's lane for `question` at 300 tokens on day 30: the newest
+/// message, no memories, no neighbours, any match.
+pub fn request(question: &str) -> AssembleRequest<'_> {
+    AssembleRequest {
+        session_id: S,
+        thread_key: LANE,
+        policy: "",
+        personality: "",
+        user_message: question,
+        quoted_reply: None,
+        query: None,
+        recent: Some(1),
+        memories: 0,
+        budget_tokens: 300,
+        now_ms: 30 * DAY,
+        host: None,
+        passages_max_tokens: None,
+        passages_min_terms: 1,
+        passages_neighbours: 0,
+        verbatim_share: None,
+        speakers: &[],
+        query_vector: None,
+        nearest_weight: 1.0,
+        passages_min_weight: 0.0,
+        turn_blocks: &[],
+        system_blocks: &[],
+        history: None,
+    }
 }

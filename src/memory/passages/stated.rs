@@ -20,8 +20,8 @@ pub const STATED_WEIGHT: f64 = 1.0;
 impl MemoryStore {
     /// The messages of `scope` that state a preference (the compaction's preference
     /// records, by the message each came from), of `speaker` when given, newest first,
-    /// at most `limit`. Read from the newest record back, so the cost is the few records
-    /// read, not the session's.
+    /// at most `limit`. Read from the newest record back, stopping at `limit`: the whole
+    /// session's preferences are read only when fewer than that are in scope.
     pub fn stated_preferences(
         &self,
         scope: &HitScope<'_>,

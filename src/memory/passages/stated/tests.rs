@@ -1,6 +1,6 @@
 use super::*;
 use crate::memory::assemble::{assemble, AssembleRequest};
-use crate::memory::passages::fixture::{chat, DAY, LANE, S};
+use crate::memory::passages::fixture::{chat, request, DAY, LANE, S};
 use crate::memory::summary::CompactionPolicy;
 
 /// Ann (the user) says what she likes twice, Bo (the assistant) once, in words the
@@ -79,29 +79,9 @@ fn the_assembled_context_holds_what_the_person_said_they_like() {
     let s = likes();
     let speakers = speakers();
     let req = AssembleRequest {
-        session_id: S,
-        thread_key: LANE,
-        policy: "",
-        personality: "",
-        user_message: ANN,
-        quoted_reply: None,
-        query: None,
-        recent: Some(1),
-        memories: 0,
         budget_tokens: 400,
-        now_ms: 30 * DAY,
-        host: None,
-        passages_max_tokens: None,
-        passages_min_terms: 1,
-        passages_neighbours: 0,
-        verbatim_share: None,
         speakers: &speakers,
-        query_vector: None,
-        nearest_weight: 1.0,
-        passages_min_weight: 0.0,
-        turn_blocks: &[],
-        system_blocks: &[],
-        history: None,
+        ..request(ANN)
     };
     let a = assemble(&s, &req).unwrap_or_else(|e| panic!("{e}"));
     assert!(a.text.contains("I love climbing"), "{}", a.text);

@@ -1,6 +1,6 @@
 use super::*;
 use crate::memory::assemble::{assemble, AssembleRequest};
-use crate::memory::passages::fixture::{chat, DAY, LANE, S};
+use crate::memory::passages::fixture::{self, chat, DAY, LANE, S};
 use crate::memory::store::{NewMessage, Role};
 use proptest::prelude::*;
 
@@ -287,29 +287,8 @@ proptest! {
 
 fn request<'a>(question: &'a str, vector: Option<&'a [f32]>) -> AssembleRequest<'a> {
     AssembleRequest {
-        session_id: S,
-        thread_key: LANE,
-        policy: "",
-        personality: "",
-        user_message: question,
-        quoted_reply: None,
-        query: None,
-        recent: Some(1),
-        memories: 0,
-        budget_tokens: 300,
-        now_ms: 30 * DAY,
-        host: None,
-        passages_max_tokens: None,
-        passages_min_terms: 1,
-        passages_neighbours: 0,
-        verbatim_share: None,
-        speakers: &[],
         query_vector: vector,
-        nearest_weight: 1.0,
-        passages_min_weight: 0.0,
-        turn_blocks: &[],
-        system_blocks: &[],
-        history: None,
+        ..fixture::request(question)
     }
 }
 
