@@ -141,7 +141,7 @@ describe('the OpenClaw engine with a host embedder', () => {
     for (let i = 0; i < turns.length; i += 2) {
       await e.afterTurn({ sessionId: 's', sessionKey: key, messages: turns.slice(i, i + 2), prePromptMessageCount: 0 })
     }
-    const out = await e.assemble({ sessionId: 's', sessionKey: key, messages: [], prompt: QUESTION, tokenBudget: 300 })
+    const out = await e.assemble({ sessionId: 's', sessionKey: key, messages: [], prompt: QUESTION, tokenBudget: 400 })
     const text = [out.systemPromptAddition ?? '', ...out.messages.map((m) => JSON.stringify(m.content))].join('\n')
     return { e, text }
   }
@@ -232,7 +232,7 @@ describe('the OpenClaw engine with the speakers config', () => {
   async function ask(config: Record<string, unknown>) {
     const e = createContextEngine({ path: ':memory:', history: false, threadStatus: false, recallTokens: 100, ...config })
     for (let i = 0; i < turns.length; i += 2) await e.afterTurn({ sessionId: 's', sessionKey: key, messages: turns.slice(i, i + 2), prePromptMessageCount: 0 })
-    const out = await e.assemble({ sessionId: 's', sessionKey: key, messages: [], prompt: 'Which tent did Ava recommend?', tokenBudget: 400 })
+    const out = await e.assemble({ sessionId: 's', sessionKey: key, messages: [], prompt: 'Which tent did Ava recommend?', tokenBudget: 540 })
     await e.dispose()
     return [out.systemPromptAddition ?? '', ...out.messages.map((m) => JSON.stringify(m.content))].join('\n')
   }

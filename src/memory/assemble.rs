@@ -85,6 +85,12 @@ pub const FOLD_AT_SHARE: f64 = 0.5;
 /// A fold leaves this part of the fold mark verbatim: the newest whole turns within half
 /// of it, so the window grows append-only for many turns before the next fold.
 pub const FOLD_KEEPS: f64 = 0.5;
+/// A fold takes at least this many user turns into the lane's summary: the summary, in the
+/// cached system part, is rewritten in large, rare steps. Where the budget holds fewer
+/// turns than that (long turns, a small window), the kept window slides past its fold mark,
+/// what it no longer holds is retrieved when a question needs it, and the summary catches
+/// up once this many turns wait outside it.
+pub const FOLD_MIN_TURNS: usize = 10;
 
 /// What to assemble for.
 #[derive(Debug, Clone, PartialEq)]
@@ -248,7 +254,7 @@ pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assemb
     a.recent()?;
     a.retrieved(query, &terms, &named)?;
     a.reach_back()?;
-    Ok(a.finish())
+    a.finish()
 }
 
 /// The caller's blocks that are not empty, each ending in one line break.

@@ -235,28 +235,87 @@ impl MemoryStore {
         Ok(out)
     }
 
+    /// The seq of the last message a lane's summary covers (`None`: no summary yet).
+    fn covered_seq(&self, session: &str, lane: &str) -> Result<Option<i64>, MemoryError> {
+        Ok(
+            match self.record(session, RecordKind::ThreadSummary, lane)? {
+                Some(Record {
+                    message_range: Some((_, to)),
+                    ..
+                }) => self
+                    .conn
+                    .query_row(
+                        "SELECT seq FROM messages WHERE session_id = ?1 AND message_id = ?2",
+                        params![session, to],
+                        |r| r.get(0),
+                    )
+                    .optional()?,
+                _ => None,
+            },
+        )
+    }
+
     /// The messages of a lane that its summary does not cover yet, oldest first.
     pub fn unsummarized(&self, session: &str, lane: &str) -> Result<Vec<ChatMessage>, MemoryError> {
-        let covered_to: Option<i64> = match self.record(session, RecordKind::ThreadSummary, lane)? {
-            Some(Record {
-                message_range: Some((_, to)),
-                ..
-            }) => self
-                .conn
-                .query_row(
-                    "SELECT seq FROM messages WHERE session_id = ?1 AND message_id = ?2",
-                    params![session, to],
-                    |r| r.get(0),
-                )
-                .optional()?,
-            _ => None,
-        };
+        let covered_to = self.covered_seq(session, lane)?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
              WHERE session_id = ?1 AND thread_key = ?2 AND seq > ?3 ORDER BY seq",
         )?;
         let rows = stmt.query_map(params![session, lane, covered_to.unwrap_or(0)], chat_row)?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// Whether the lane holds a message its summary does not stand for that is older than
+    /// every stored message of `ids` (any such message when none of `ids` is stored): what
+    /// a host's transcript of the lane left out (an earlier assembly's window, a reset).
+    pub fn unsummarized_before(
+        &self,
+        session: &str,
+        lane: &str,
+        ids: &[&str],
+    ) -> Result<bool, MemoryError> {
+        let covered_to = self.covered_seq(session, lane)?.unwrap_or(0);
+        let oldest = self.oldest_seq_of(session, ids)?.unwrap_or(i64::MAX);
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM messages
+             WHERE session_id = ?1 AND thread_key = ?2 AND seq > ?3 AND seq < ?4)",
+            )?
+            .query_row(params![session, lane, covered_to, oldest], |r| r.get(0))?)
+    }
+
+    /// The user messages of a lane its summary does not cover yet, up to and including the
+    /// one stored as `through` (`None` when `through` is not an unsummarized message of
+    /// the lane): the turns a fold through it would take into the summary.
+    pub fn unsummarized_turns_through(
+        &self,
+        session: &str,
+        lane: &str,
+        through: &str,
+    ) -> Result<Option<usize>, MemoryError> {
+        let covered_to = self.covered_seq(session, lane)?.unwrap_or(0);
+        let Some(to): Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT seq FROM messages WHERE session_id = ?1 AND message_id = ?2
+                 AND thread_key = ?3 AND seq > ?4",
+                params![session, through, lane, covered_to],
+                |r| r.get(0),
+            )
+            .optional()?
+        else {
+            return Ok(None);
+        };
+        let n: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT count(*) FROM messages WHERE session_id = ?1 AND thread_key = ?2
+             AND seq > ?3 AND seq <= ?4 AND role = 'user'",
+            )?
+            .query_row(params![session, lane, covered_to, to], |r| r.get(0))?;
+        Ok(Some(usize::try_from(n).unwrap_or(0)))
     }
 
     /// The other lanes of `session` with a summary that `text` names, in key order. A

@@ -7,7 +7,7 @@ use super::plan::{fit_summary, Item, Plan};
 use super::render::{data_section, section, Block};
 use super::{
     allowance, blocks, retrieve, shows_as_memory, AssembleRequest, Assembled, FOLD_AT_SHARE,
-    FOLD_KEEPS, MEMORIES_SHARE, RECENT_SHARE, SUMMARY_SHARE, TAIL_CHUNK,
+    FOLD_KEEPS, FOLD_MIN_TURNS, MEMORIES_SHARE, RECENT_SHARE, SUMMARY_SHARE, TAIL_CHUNK,
 };
 use crate::core::text::escape::{data_text, escape};
 use crate::core::tokens::estimate;
@@ -162,10 +162,28 @@ impl<'s, 'r> Assembly<'s, 'r> {
             plan.personality = None;
         }
         let shaped = req.verbatim_share.is_some() && plan.host.is_some();
-        // Every message and the fixed layers within the share: all of them, as sent.
+        // Every message and the fixed layers within the share, and the host's messages
+        // holding the whole lane (what its summary stands for among them, and all it does
+        // not): all of them, as sent. A transcript that lacks some of the lane (a host that
+        // sends back what an earlier assembly kept, a new session of the lane) is past the
+        // share however short.
         let verbatim = match (req.verbatim_share, plan.host.as_ref()) {
-            (Some(share), Some(host)) => fixed(&plan) - host.est + host.all_est() <= share * cap,
+            (Some(share), Some(host)) => {
+                fixed(&plan) - host.est + host.all_est() <= share * cap
+                    && (summary.is_none() || host.summary_in_view)
+                    && !store.unsummarized_before(
+                        req.session_id,
+                        req.thread_key,
+                        &host.all_ids(),
+                    )?
+            }
             _ => false,
+        };
+        // Past the share, the whole context stays within it: what the host adds around it
+        // (its system prompt, tools, the reply) has the rest of the budget.
+        let limit = match req.verbatim_share {
+            Some(share) if shaped && !verbatim => share * cap,
+            _ => cap,
         };
         let mut summary = summary.map(|r| r.body);
         if let Some(host) = plan.host.as_mut().filter(|_| verbatim) {
@@ -175,7 +193,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
                 summary = None;
             }
         }
-        let rest = (cap - fixed(&plan)).max(0.0);
+        let rest = (limit - fixed(&plan)).max(0.0);
         plan.summary_body = summary;
         Ok(Assembly {
             store,
@@ -434,24 +452,42 @@ impl<'s, 'r> Assembly<'s, 'r> {
 
     /// The rendered context, within the budget on the text itself: what gives way goes
     /// in the plan's order until it fits or nothing more can.
-    pub(super) fn finish(mut self) -> Assembled {
+    pub(super) fn finish(mut self) -> Result<Assembled, MemoryError> {
         let budget = self.req.budget_tokens;
+        // Past the verbatim share, the text itself stays within that share of the budget.
+        let hard = match self.req.verbatim_share {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            // a share of a u64 budget, at most the budget
+            Some(share) if self.shaped && !self.verbatim => (share * budget as f64).floor() as u64,
+            _ => budget,
+        };
         let (mut system, mut turn, mut tokens) = self.plan.render();
-        while tokens.total > budget && self.plan.give_way(self.frame_est) {
+        while tokens.total > hard && self.plan.give_way(self.frame_est) {
             (system, turn, tokens) = self.plan.render();
         }
         let plan = &self.plan;
         let fold_through = match (&plan.host, self.req.verbatim_share) {
             (Some(host), Some(share)) if !self.verbatim => {
                 let mark = FOLD_AT_SHARE.min(share) * self.cap;
-                (host.window_est() > mark || host.from > host.floor)
+                match (host.window_est() > mark || host.from > host.floor)
                     .then(|| host.fold_through(mark * FOLD_KEEPS))
                     .flatten()
-                    .map(str::to_string)
+                {
+                    Some(through) => self
+                        .store
+                        .unsummarized_turns_through(
+                            self.req.session_id,
+                            self.req.thread_key,
+                            through,
+                        )?
+                        .filter(|&turns| turns >= FOLD_MIN_TURNS)
+                        .map(|_| through.to_string()),
+                    None => None,
+                }
             }
             _ => None,
         };
-        Assembled {
+        Ok(Assembled {
             verbatim: self.verbatim,
             fold_through,
             over_budget: tokens.total > budget,
@@ -466,6 +502,6 @@ impl<'s, 'r> Assembly<'s, 'r> {
             memories_included: plan.memories_kept,
             passages_included: plan.passages.lines.len(),
             recent_included: plan.recent.lines.len(),
-        }
+        })
     }
 }

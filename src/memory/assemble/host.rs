@@ -134,6 +134,15 @@ impl<'a> HostWindow<'a> {
         true
     }
 
+    /// The stored ids of all the messages, kept or not.
+    pub(super) fn all_ids(&self) -> Vec<&'a str> {
+        self.messages
+            .iter()
+            .filter(|m| !m.id.is_empty())
+            .map(|m| m.id)
+            .collect()
+    }
+
     /// The stored ids of the kept messages.
     pub(super) fn ids(&self) -> HashSet<&'a str> {
         self.messages[self.from..]

@@ -76,18 +76,75 @@ fn a_transcript_that_fits_the_share_goes_verbatim_without_the_summary_of_what_it
         plain.keep_from
     );
     assert!(plain.text.contains("<thread_summary>"));
-    // A summary of messages the host no longer sends stays: it says what is not in view.
+    // A summary of messages the host no longer sends stays: it says what is not in view,
+    // and the transcript is not the whole lane (what a host sends back after an assembly
+    // past the share kept the messages after the summary): past the share, as that was.
+    let after: Vec<HostMessage<'_>> = host[30..].to_vec();
+    let a = assemble(&s, &shaped(&after, "where is the zebrafish tank?", 180_000))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !a.verbatim && a.text.contains("<thread_summary>"),
+        "{}",
+        a.text
+    );
+    assert_eq!(a.keep_from, 0);
+}
+
+#[test]
+fn a_transcript_that_lacks_unsummarized_messages_of_the_lane_is_past_the_share() {
+    // What a host sends back after an assembly kept only the newest: m30 and m31 are
+    // neither in the summary nor in view, so the transcript is not the lane, however
+    // short: the context stays within the share, the summary shows and the left-out
+    // messages can be retrieved.
+    let s = summarized_lane(40, 30);
+    let ids: Vec<String> = (0..40).map(|i| format!("m{i}")).collect();
+    let host = host_of(40, &ids);
     let newest: Vec<HostMessage<'_>> = host[32..].to_vec();
     let a = assemble(
         &s,
         &shaped(&newest, "where is the zebrafish tank?", 180_000),
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        a.verbatim && a.text.contains("<thread_summary>"),
-        "{}",
-        a.text
-    );
+    assert!(!a.verbatim);
+    assert!(a.text.contains("<thread_summary>"), "{}", a.text);
+    assert_eq!(a.keep_from, 0, "all it sends still fits: {}", a.keep_from);
+    // The whole lane goes verbatim.
+    let b = assemble(&s, &shaped(&host, "where is the zebrafish tank?", 180_000))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(b.verbatim);
+    // Without a summary too: the newest messages of a lane whose older ones are not sent.
+    let unsummarized = summarized_lane(40, 0);
+    let c = assemble(
+        &unsummarized,
+        &shaped(&newest, "where is the zebrafish tank?", 180_000),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!c.verbatim);
+    let d = assemble(
+        &unsummarized,
+        &shaped(&host, "where is the zebrafish tank?", 180_000),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(d.verbatim);
+}
+
+#[test]
+fn past_the_share_the_context_stays_within_the_share_of_the_budget() {
+    let s = summarized_lane(300, 10);
+    let ids: Vec<String> = (0..300).map(|i| format!("m{i}")).collect();
+    let host = host_of(300, &ids);
+    for budget in [1_500, 4_000, 9_000] {
+        let a = assemble(&s, &shaped(&host, "where is the zebrafish tank?", budget))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!a.verbatim);
+        #[allow(clippy::cast_precision_loss)] // small budgets
+        let share = 0.75 * budget as f64;
+        #[allow(clippy::cast_precision_loss)]
+        let total = a.tokens.total as f64;
+        assert!(total <= share, "{budget}: {total}");
+        // And uses it: what is left out is less than a message's worth of the share.
+        assert!(total > share - 60.0, "{budget}: {total}");
+    }
 }
 
 #[test]
@@ -160,4 +217,44 @@ fn a_fold_point_that_is_not_an_unsummarized_message_plans_nothing() {
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or_else(|| panic!("m20 is unsummarized"));
     assert_eq!((plan.fold.len(), plan.kept.len()), (11, 19));
+}
+
+#[test]
+fn a_fold_waits_until_it_takes_enough_turns_and_the_window_slides_meanwhile() {
+    // Long turns (400 tokens each) at a budget that holds a few of them: past the fold
+    // mark after each turn, but a fold would take fewer than FOLD_MIN_TURNS turns into
+    // the summary, so none is named and the window keeps the newest turns that fit.
+    let s = summarized_lane(300, 0);
+    let ids: Vec<String> = (0..300).map(|i| format!("m{i}")).collect();
+    let long = |n: usize| -> Vec<HostMessage<'_>> {
+        (0..n)
+            .map(|i| HostMessage {
+                id: &ids[i],
+                user: i % 2 == 0,
+                est: 400.0,
+            })
+            .collect()
+    };
+    let few = long(2 * (FOLD_MIN_TURNS - 2));
+    let a = assemble(&s, &shaped(&few, "and the build queue?", 4_000))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!a.verbatim && a.keep_from > 0, "{}", a.keep_from);
+    assert_eq!(
+        a.fold_through, None,
+        "a fold of fewer turns than the minimum"
+    );
+    assert!(a.tokens.total <= 3_000, "{:?}", a.tokens);
+    // Enough turns outside the window: the fold is named, and takes at least the minimum.
+    let many = long(2 * (FOLD_MIN_TURNS + 6));
+    let b = assemble(&s, &shaped(&many, "and the build queue?", 4_000))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let through = b
+        .fold_through
+        .clone()
+        .unwrap_or_else(|| panic!("a fold is due"));
+    let turns = s
+        .unsummarized_turns_through(S, "root:42", &through)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or(0);
+    assert!(turns >= FOLD_MIN_TURNS, "{turns}");
 }
