@@ -355,12 +355,82 @@ describe('the OpenClaw plugin', () => {
     expect(await e.compact({ sessionId: 's', sessionKey: SLACK_THREAD })).toEqual({
       ok: true,
       compacted: false,
-      reason: 'nothing to compact',
+      reason: 'below threshold: no fold is due in this thread',
     })
+    // Forced (OpenClaw's recovery, /compact): everything before the current turn folds.
     const forced = await e.compact({ sessionId: 's', sessionKey: SLACK_THREAD, force: true })
-    expect(forced).toMatchObject({ ok: true, compacted: true, result: { details: { trigger: 'forced', folded: 18 } } })
+    expect(forced).toMatchObject({ ok: true, compacted: true, result: { details: { trigger: 'through', folded: 26 } } })
+    expect(forced.reason).toBe('thread summary v1: 26 messages before the current turn folded')
     expect(forced.result!.tokensAfter).toBeLessThan(forced.result!.tokensBefore)
     expect(forced.result!.summary).toContain('Decisions made:')
+    // Nothing before the current turn is left, and no context was assembled to shrink.
+    expect(await e.compact({ sessionId: 's', sessionKey: SLACK_THREAD, force: true })).toEqual({
+      ok: true,
+      compacted: false,
+      reason: 'nothing to fold or drop: the thread holds only what its current turn must',
+    })
+    await e.dispose()
+  })
+
+  it('after an overflow, a forced compact shrinks the next contexts by what the request was over', async () => {
+    const e = engine('overflow.sqlite', { history: false, threadStatus: false })
+    const messages = conversation(40).map((m) =>
+      m.role === 'user' ? { ...m, content: `${m.content} ${'with all the details of the plan '.repeat(6)}` } : m,
+    )
+    const ask = () => e.assemble({ sessionId: 's', sessionKey: SLACK_THREAD, messages, tokenBudget: 3_000 })
+    const first = await ask()
+    // The host's request was 900 tokens over its 16,000 window: OpenClaw asks to compact.
+    const overflow = { force: true, runtimeContext: { trigger: 'overflow' } }
+    const over = await e.compact({ sessionId: 's', sessionKey: SLACK_THREAD, ...overflow, tokenBudget: 16_000, currentTokenCount: 16_900 })
+    expect(over.compacted).toBe(true)
+    expect(over.reason).toMatch(/messages before the current turn folded; the thread's next contexts within \d+ tokens \(the last took \d+\)/)
+    const after = await ask()
+    expect(after.estimatedTokens).toBeLessThanOrEqual(first.estimatedTokens - 900)
+    expect(over.result!.tokensBefore - over.result!.tokensAfter).toBeGreaterThanOrEqual(900)
+    // The retry of the same turn is a new assembly, within the cap.
+    expect(after.messages.length).toBeLessThan(first.messages.length)
+    // Each further overflow halves what is left, until what the context must hold (the
+    // policy, the current turn) is all it holds: then there is nothing to drop.
+    let last = after.estimatedTokens
+    for (;;) {
+      const again = await e.compact({ sessionId: 's', sessionKey: SLACK_THREAD, ...overflow })
+      if (!again.compacted) {
+        expect(again.reason).toBe('nothing to fold or drop: the thread holds only what its current turn must')
+        break
+      }
+      const next = await ask()
+      expect(next.estimatedTokens).toBeLessThan(last)
+      last = next.estimatedTokens
+    }
+    // The current turn (the question, its tool call and result, the answer) is all it keeps.
+    const minimal = await ask()
+    expect(keptOf(minimal)).toEqual(messages.slice(-4))
+    expect(e.diagnostics).toEqual([])
+    await e.dispose()
+  })
+
+  it("answers OpenClaw's preflight with a no-op it accepts, shrinking the next contexts by what its projection is over", async () => {
+    const e = engine('preflight.sqlite', { history: false, threadStatus: false })
+    const messages = conversation(40).map((m) =>
+      m.role === 'user' ? { ...m, content: `${m.content} ${'with all the details of the plan '.repeat(6)}` } : m,
+    )
+    // The first assembly of a turn names the reserve OpenClaw keeps for the reply.
+    const ask = () =>
+      e.assemble({ sessionId: 's', sessionKey: SLACK_THREAD, messages, prompt: 'and the flags?', tokenBudget: 3_000, runtimeSettings: { limits: { promptTokenBudget: 3_000, maxOutputTokens: 4_000 } } })
+    const first = await ask()
+    const preflight = { force: true, compactionTarget: 'budget', runtimeContext: { trigger: 'budget', forceReason: 'preflight_required' } }
+    // Projected 12,400 against 16,000 less the 4,000 reserve: 400 over.
+    const out = await e.compact({ sessionId: 's', sessionKey: SLACK_THREAD, ...preflight, tokenBudget: 16_000, currentTokenCount: 12_400 })
+    expect(out.compacted).toBe(false)
+    // OpenClaw takes "already under target" as an intentional no-op, never a failed turn.
+    expect(out.reason).toMatch(/^already under target: the engine assembles this thread within the budget; the thread's next contexts within \d+ tokens/)
+    const next = await e.assemble({ sessionId: 's', sessionKey: SLACK_THREAD, messages, prompt: 'and the rollout?', tokenBudget: 3_000 })
+    expect(next.estimatedTokens).toBeLessThanOrEqual(first.estimatedTokens - 400)
+    // The summary is not rewritten for it.
+    expect(e.memory().record(placeSession(SLACK_THREAD, 's').sessionId, 'thread_summary', laneOf(placeSession(SLACK_THREAD, 's')))).toBeNull()
+    // Under the threshold: nothing to shrink.
+    const under = await e.compact({ sessionId: 's', sessionKey: SLACK_THREAD, ...preflight, tokenBudget: 16_000, currentTokenCount: 11_000 })
+    expect(under).toEqual({ ok: true, compacted: false, reason: 'already under target: the engine assembles this thread within the budget; nothing to shrink' })
     await e.dispose()
   })
 

@@ -12,25 +12,24 @@ const { placeSession, laneOf } = require('./session-key.js')
 const { ReplyTargets } = require('./reply-target.js')
 const { turnMessage, isTurnMessage, isTurnText, hostMessages, recoveryPreamble } = require('./turn.js')
 const { textOf, imagesOf, messageId, tsOf, estimateMessages, centralEstimate, tokensOfText } = require('./messages.js')
-const { MemoryStore } = require('../index.js')
+const { MemoryStore, tokenBound, tokenEstimate } = require('../index.js')
 const { readOptions } = require('./options.js')
 const { SlackThreadSource } = require('./slack-thread.js')
 const { agentTools, RECALL_GUIDANCE, TOOL_NAMES } = require('./tools.js')
 const { Embedder } = require('./embedder.js')
+const { LaneStates } = require('./lane-state.js')
 
 const { ENGINE_ID, ENGINE_NAME } = require('./ids.js')
 const { version: VERSION } = require('../package.json')
 /** Diagnostics kept on the engine (the newest). */
 const MAX_DIAGNOSTICS = 100
-/** Lanes whose last assembly the engine remembers (the newest). */
-const MAX_WINDOWS = 10_000
 /** After the store failed to open, how long before trying again (ms). */
 const REOPEN_AFTER_MS = 30_000
 
 class MemoryContextEngine {
   /**
    * @param {object} [options] the plugin's config (see `openclaw.plugin.json`)
-   * @param {{ agentDir?: string, logger?: { warn?: Function, info?: Function }, channelStore?: object }} [host]
+   * @param {{ agentDir?: string, logger?: { warn?: Function, info?: Function }, channelStore?: object, embedder?: unknown, config?: object }} [host]
    *   `channelStore`: the gateway's `ChannelStore`, fed by its platform events, for the
    *   thread block of Slack thread sessions (else the config's `slack.botToken` gives the
    *   engine its own) and the message a Discord or Telegram turn replies to when OpenClaw
@@ -39,6 +38,9 @@ class MemoryContextEngine {
    *   `embed(texts) -> vectors`): the stored messages get their vectors after each turn,
    *   the question its vector before each assembly, and retrieval finds turns by meaning
    *   as well as by words (off without one).
+   *   `config`: the host's own config (OpenClaw's, as its plugin API and engine factory
+   *   give it): the `contextWindow` and `maxTokens` of the model a call names, so every
+   *   context leaves the model room for the reply and the host's own part of the request.
    */
   constructor(options, host = {}) {
     this.logger = host.logger ?? null
@@ -52,11 +54,13 @@ class MemoryContextEngine {
     /** Summary versions whose media was re-attached, by session and lane. */
     this.recovered = new Map()
     /**
-     * What the last assembly of each session's lane said of its kept window: whether the
-     * host's messages went verbatim, and where the next fold should end (`foldThrough`).
-     * `maintain` and `afterTurn` act on it.
+     * What the engine knows of each lane between calls (`./lane-state.js`): what its last
+     * assembly decided of the kept window (`maintain` and `afterTurn` act on it), the host's
+     * limits and overhead, the first assembly of the current turn.
      */
-    this.windows = new Map()
+    this.lanes = new LaneStates(() => this.memory())
+    /** The host's config (OpenClaw's), where its models' windows and reply sizes are. */
+    this.hostConfig = host.config ?? null
     this.embedder = Embedder.of(host.embedder, (method, err) => this.note(method, err))
     this.replyTargets = host.channelStore ? new ReplyTargets(host.channelStore) : null
     this.slackThreads =
@@ -230,18 +234,106 @@ class MemoryContextEngine {
       const place = placeSession(params?.sessionKey, params?.sessionId)
       const messages = Array.isArray(params?.messages) ? params.messages : []
       const { lane } = this.store_(place, messages)
-      await this.afterAssembly(place, lane, params?.runtimeContext)
+      // OpenClaw also calls afterTurn from its loop, before each model call of a turn
+      // (the prompt or tool results newest): the turn's assemblies share one state, so
+      // its fold waits for the turn's answer.
+      if (answered(messages)) await this.afterAssembly(place, lane, params?.runtimeContext)
       await this.embedder?.catchUp(this.memory(), place.sessionId)
     } catch (err) {
       this.note('afterTurn', err)
     }
   }
 
-  /** Keeps what a lane's assembly said of its window (the newest MAX_WINDOWS lanes). */
-  remember(key, window) {
-    this.windows.delete(key)
-    this.windows.set(key, window)
-    if (this.windows.size > MAX_WINDOWS) this.windows.delete(this.windows.keys().next().value)
+  /**
+   * The budget of this assembly, and whether it is the first of its turn. OpenClaw
+   * assembles twice a model call: first with what the model's window leaves after its
+   * reserve, its system prompt and the prompt (sent apart: `pending`), then, from its
+   * loop, on what the first returned plus the prompt, with the window minus nothing of
+   * those. The request carries the second's messages with the first's system prompt, so
+   * the second keeps the first's budget (the prompt now among the messages, counted in
+   * it). Whatever a call passes, the context stays within what the model's window leaves
+   * after the reply and the host's own part of the request (`hostLimit`), and within the
+   * lane's cap after the host said a request was or would be past its limit.
+   */
+  turnBudget(state, params, pending, lastUser) {
+    const passed = positive(params.tokenBudget) ?? positive(params.runtimeContext?.tokenBudget) ?? MAX_BUDGET
+    let budget = Math.min(MAX_BUDGET, pending === null ? passed : passed + Math.ceil(pending.tokens))
+    const prompt = pending?.text ?? (lastUser === null ? '' : (textOf(lastUser) ?? ''))
+    // The prompt's own tokens: the host's message (its timestamp included) once it is one.
+    const promptTokens = pending?.tokens ?? (lastUser === null ? 0 : centralEstimate(lastUser))
+    const turn = state.turn
+    const same =
+      turn !== undefined &&
+      turn.prompt !== '' &&
+      Date.now() - turn.at < TURN_MS &&
+      (pending !== null ? pending.text === turn.prompt : prompt.includes(turn.prompt))
+    // The first's budget, for the prompt as this call counts it: the rest is the same.
+    if (same) budget = Math.min(budget, turn.budget - Math.ceil(turn.promptTokens) + Math.ceil(promptTokens))
+    const limit = this.hostLimit(state, params)
+    if (limit !== null) budget = Math.min(budget, tokenBound(limit))
+    if (typeof state.cap === 'number') budget = Math.min(budget, state.cap)
+    return { budget: Math.max(1, Math.floor(budget)), first: !same, prompt, promptTokens }
+  }
+
+  /**
+   * What the host says of this call's limits, kept on the lane: the model's context window
+   * (its config's `contextWindow`, else the `promptTokenBudget` of a call that names no
+   * reply reserve: OpenClaw's loop passes the window there), the reply's tokens (the
+   * model's `maxTokens` in the config, else the reserve) and the reserve the first
+   * assembly names as `maxOutputTokens` (OpenClaw's threshold keeps it).
+   */
+  learnLimits(state, params) {
+    const model = this.modelOf(params)
+    const limits = params.runtimeSettings?.limits
+    const reserve = positive(limits?.maxOutputTokens)
+    const window = model.window ?? (reserve === undefined ? positive(limits?.promptTokenBudget) : undefined)
+    if (window !== undefined) state.window = window
+    if (reserve !== undefined) state.reserve = reserve
+    const output = model.maxTokens ?? reserve
+    if (output !== undefined) state.output = Math.max(output, model.maxTokens === undefined ? (state.output ?? 0) : 0)
+  }
+
+  /**
+   * The model's window and reply size from the host's config (`models.providers`), for
+   * the model and provider a call names; what is not there is undefined.
+   */
+  modelOf(params) {
+    const id = typeof params.model === 'string' ? params.model : params.runtimeSettings?.model?.resolved
+    const provider = params.runtimeSettings?.model?.provider
+    const providers = this.hostConfig?.models?.providers
+    if (typeof id !== 'string' || typeof provider !== 'string' || providers === null || typeof providers !== 'object') return {}
+    const models = providers[provider]?.models
+    const m = Array.isArray(models) ? models.find((x) => x?.id === id) : undefined
+    return { window: positive(m?.contextWindow), maxTokens: positive(m?.maxTokens) }
+  }
+
+  /**
+   * The most the engine's context may take in tokens the model counts, or null while the
+   * lane's window, reply size and the host's own part are not all known: the window, less
+   * the reply, less what the host's requests hold besides the context (learnt from the
+   * model's usage: `learnOverhead`).
+   */
+  hostLimit(state, params) {
+    this.learnLimits(state, params)
+    const { window, output, overhead } = state
+    if (window === undefined || output === undefined || typeof overhead !== 'number') return null
+    return Math.max(1, window - output - overhead)
+  }
+
+  /**
+   * What the host's request held besides the engine's last context: the newest answer's
+   * usage (input, cache reads and writes: every input token of the request that produced
+   * it) less the engine's estimate of the context it had sent. Learnt once per answer.
+   */
+  learnOverhead(state, messages) {
+    const at = lastIndex(messages, (m) => m?.role === 'assistant' && m.usage !== null && typeof m.usage === 'object')
+    if (at < 0 || typeof state.sent !== 'number') return
+    const usage = messages[at].usage
+    const input = [usage.input, usage.cacheRead, usage.cacheWrite].reduce((n, x) => n + (Number.isFinite(x) && x > 0 ? x : 0), 0)
+    const id = identity(messages[at])
+    if (input <= 0 || state.usageOf === id) return
+    state.usageOf = id
+    state.overhead = Math.max(0, Math.round(input - state.sent))
   }
 
   /**
@@ -252,12 +344,12 @@ class MemoryContextEngine {
    * prompt cache keeps the prefix between steps. Resolves to the compaction or null.
    */
   async afterAssembly(place, lane, runtimeContext) {
-    const key = `${place.sessionId}\u0000${lane}`
-    const window = this.windows.get(key)
-    if (window === undefined || window.verbatim) return this.compactLane(place, lane, { force: false }, runtimeContext)
-    if (window.foldThrough === null || !this.options.compactWhenTrimming) return null
-    const through = window.foldThrough
-    window.foldThrough = null
+    const state = this.lanes.get(place, lane)
+    if (state.tokens === undefined || state.verbatim) return this.compactLane(place, lane, { force: false }, runtimeContext)
+    if (typeof state.foldThrough !== 'string' || !this.options.compactWhenTrimming) return null
+    const through = state.foldThrough
+    state.foldThrough = null
+    this.lanes.save(place, lane)
     return this.compactLane(place, lane, { through }, runtimeContext)
   }
 
@@ -343,11 +435,21 @@ class MemoryContextEngine {
   async assembleWithin(params, messages) {
     const place = placeSession(params.sessionKey, params.sessionId)
     const lane = laneOf(place)
+    const state = this.lanes.get(place, lane)
     // Each host message's index in the batch stored with this turn (-1: not stored).
     const at = []
     const batch = this.toMemory(place, messages, null, at)
-    const budget = positive(params.tokenBudget) ?? positive(params.runtimeContext?.tokenBudget) ?? MAX_BUDGET
     const lastUser = lastIndex(messages, (m) => m?.role === 'user')
+    // The turn's prompt when the host sends it apart from the messages (OpenClaw's first
+    // assembly of a run): the current turn, counted with the kept messages.
+    const pending = pendingPrompt(params.prompt, messages)
+    this.learnOverhead(state, messages)
+    const turn = this.turnBudget(state, params, pending, lastUser >= 0 ? messages[lastUser] : null)
+    if (!turn.first) {
+      const same = this.sameContext(place, lane, state, messages, pending === null ? lastUser : messages.length, pending, turn.budget)
+      if (same !== null) return same
+    }
+    const budget = turn.budget
     const memory = this.memory()
     // The thread block and the history each get at most a quarter of the budget; the
     // assembly budgets them with the rest and leaves out one that does not fit.
@@ -359,6 +461,7 @@ class MemoryContextEngine {
     const queryVector = (await this.embedder?.query(query)) ?? undefined
     const now = Date.now()
     const host = messages.map((m, i) => ({ message: at[i] >= 0 ? at[i] : undefined, user: m?.role === 'user', tokens: centralEstimate(m) }))
+    if (pending !== null) host.push({ user: true, tokens: pending.tokens })
     // One call: the turn stored (what the store has not seen of the host's transcript)
     // and recorded as this session's conversation, then the layers assembled.
     const out = memory.assemble({
@@ -393,15 +496,59 @@ class MemoryContextEngine {
     if (out.systemBlocksLeftOut > 0) {
       this.note('history', `${out.systemBlocksLeftOut} of the history blocks did not fit the budget (${budget}); left out`)
     }
-    const from = out.keepFrom
-    this.remember(`${place.sessionId}\u0000${lane}`, { verbatim: out.verbatim, foldThrough: out.foldThrough ?? null })
+    const from = Math.min(out.keepFrom, messages.length)
+    // What the context must hold whatever the budget: the policy and the current turn.
+    const current = lastIndex(host, (h) => h.user)
+    const floor = out.tokens.policy + tokenBound(host.slice(Math.max(0, current)).reduce((n, h) => n + h.tokens, 0))
     let kept = messages.slice(from)
     kept = this.reattach(place, lane, out.summaryVersion ?? null, messages.slice(0, from), kept)
     // The host's message objects are never changed; this turn's part is a message of its
     // own, which OpenClaw sends once and does not write to its transcript.
-    if (out.turn !== '') kept = [...kept, turnMessage(out.turn, now)]
+    const turnPart = out.turn === '' ? null : turnMessage(out.turn, now)
+    if (turnPart !== null) kept = [...kept, turnPart]
     const result = { messages: kept, estimatedTokens: out.tokens.total }
     if (out.system !== '') result.systemPromptAddition = `<conversation_memory>\n${out.system}</conversation_memory>`
+    // The first assembly of a turn saw the host's whole transcript; a later one of the
+    // same turn (OpenClaw's loop, on what the first returned) gives the same context.
+    const replay = { first: from < messages.length ? identity(messages[from]) : null, turnPart, system: result.systemPromptAddition }
+    Object.assign(state, { tokens: out.tokens.total, floor, sent: sentEstimate(result, pending) })
+    if (turn.first) {
+      Object.assign(state, { verbatim: out.verbatim, foldThrough: out.foldThrough ?? null })
+      state.turn = { prompt: turn.prompt, promptTokens: turn.promptTokens, at: now, budget, replay }
+    } else if (state.turn !== undefined) {
+      Object.assign(state.turn, { budget: Math.min(state.turn.budget, budget), replay })
+    }
+    this.lanes.save(place, lane)
+    return result
+  }
+
+  /**
+   * A later assembly of the turn whose first one the engine remembers, as OpenClaw's loop
+   * makes it (on what the first returned, the prompt now among the messages at `current`
+   * or still apart as `pending`, then the loop's tool calls and results): the first's
+   * context, the same kept messages from the
+   * same one on and the same turn message, while what the loop added fits its budget;
+   * else null (a new assembly, within that budget, decides). The messages are stored as
+   * an assembly stores them.
+   */
+  sameContext(place, lane, state, messages, current, pending, budget) {
+    const window = state.turn
+    const replay = window?.replay
+    if (replay === undefined || current < 0) return null
+    const from = replay.first === null ? current : messages.findIndex((m) => identity(m) === replay.first)
+    if (from < 0 || from > current) return null
+    // The prompt as the host now sends it (among the messages, with its timestamp, or
+    // apart again), and what the loop added after it.
+    const prompt = pending === null ? centralEstimate(messages[current]) : pending.tokens
+    const grown = prompt - window.promptTokens + messages.slice(current + 1).reduce((n, m) => n + centralEstimate(m), 0)
+    const tokens = state.tokens + (grown > 0 ? tokenBound(grown) : 0)
+    if (tokens > budget) return null
+    this.store_(place, messages)
+    const kept = messages.slice(from)
+    const result = { messages: replay.turnPart === null ? kept : [...kept, replay.turnPart], estimatedTokens: tokens }
+    if (replay.system !== undefined) result.systemPromptAddition = replay.system
+    state.sent = sentEstimate(result, pending)
+    this.lanes.save(place, lane)
     return result
   }
 
@@ -492,27 +639,110 @@ class MemoryContextEngine {
     return out
   }
 
+  /**
+   * Compacts the session's thread, as the host's reason for asking calls for. The engine
+   * never rewrites the host's transcript; what it sends is its assembly, so:
+   * - after an overflow (`runtimeContext.trigger` "overflow" or "timeout_recovery": the
+   *   request was refused), everything before the current turn folds into the summary
+   *   and the thread's next contexts stay within what the refused request left room for
+   *   (`currentTokenCount` over `tokenBudget`; else half the last context), so the retry
+   *   is smaller;
+   * - asked by the user (`/compact`: `forceReason` "manual", `compactionTarget`
+   *   "threshold", or forced with no reason), everything before the current turn folds;
+   * - before a turn, when the host projects its next request past its threshold (OpenClaw's
+   *   preflight: `tokenBudget` less the reserve its first assembly named as
+   *   `maxOutputTokens`), the thread's next contexts shrink by that much; the summary
+   *   stays (it changes in rare steps), and the answer is a no-op the host accepts;
+   * - unforced, when the store's triggers say a fold is due.
+   * Says what it freed; `compacted: false` with "nothing to fold or drop" only when the
+   * context holds nothing but what it must.
+   */
   async compact(params) {
     try {
       const place = placeSession(params?.sessionKey, params?.sessionId)
       const lane = laneOf(place)
-      const done = await this.compactLane(place, lane, { force: params?.force === true }, params?.runtimeContext)
-      if (done === null) return { ok: true, compacted: false, reason: 'nothing to compact' }
-      const summary = this.memory().record(place.sessionId, 'thread_summary', lane)
-      return {
-        ok: true,
-        compacted: true,
-        result: {
-          summary: summary?.body,
-          tokensBefore: done.tokensBefore,
-          tokensAfter: done.tokensAfter,
-          details: done,
-        },
+      const rc = params?.runtimeContext ?? {}
+      if (params?.force !== true) {
+        const done = await this.compactLane(place, lane, { force: false }, rc)
+        if (done === null) return { ok: true, compacted: false, reason: 'below threshold: no fold is due in this thread' }
+        return this.compacted(place, lane, done, done.tokensBefore, done.tokensAfter, `thread summary v${done.summaryVersion}: ${done.folded} messages folded`)
       }
+      const overflow = rc.trigger === 'overflow' || rc.trigger === 'timeout_recovery'
+      const manual = !overflow && (rc.forceReason === 'manual' || rc.trigger === 'manual' || params?.compactionTarget === 'threshold' || rc.trigger === undefined)
+      const state = this.lanes.get(place, lane)
+      if (!overflow && !manual) return this.preflight(place, lane, state, params)
+      const through = this.beforeCurrentTurn(place, lane)
+      const done = through === null ? null : await this.compactLane(place, lane, { through }, rc)
+      // The host retries the turn: its next assembly decides anew.
+      this.lanes.newTurn(place, lane)
+      let cap = null
+      if (overflow) {
+        const current = positive(params?.currentTokenCount)
+        const budget = positive(params?.tokenBudget)
+        cap = this.squeeze(place, lane, state, current !== undefined && budget !== undefined && current > budget ? current - budget : null)
+      }
+      if (done === null && cap === null) {
+        return { ok: true, compacted: false, reason: 'nothing to fold or drop: the thread holds only what its current turn must' }
+      }
+      const parts = []
+      if (done !== null) parts.push(`thread summary v${done.summaryVersion}: ${done.folded} messages before the current turn folded`)
+      if (cap !== null) parts.push(`the thread's next contexts within ${cap} tokens (the last took ${state.tokens})`)
+      const tokensBefore = state.tokens ?? done.tokensBefore
+      const tokensAfter = Math.min(tokensBefore, cap ?? done.tokensAfter)
+      return this.compacted(place, lane, done, tokensBefore, tokensAfter, parts.join('; '))
     } catch (err) {
       this.note('compact', err)
       return { ok: false, compacted: false, reason: err instanceof Error ? err.message : String(err) }
     }
+  }
+
+  /**
+   * OpenClaw's preflight: its projection of the next request (`currentTokenCount`) against
+   * its threshold (`tokenBudget` less the reserve). The thread's next contexts shrink by
+   * what the projection is over; the answer is one the host takes as nothing to do.
+   */
+  preflight(place, lane, state, params) {
+    const current = positive(params?.currentTokenCount)
+    const budget = positive(params?.tokenBudget)
+    // OpenClaw's threshold keeps its reserve for the reply (what its first assembly names).
+    const reserve = positive(state.reserve) ?? 0
+    const threshold = budget === undefined ? undefined : budget - reserve
+    const over = current !== undefined && threshold !== undefined && current > threshold ? current - threshold : null
+    const cap = over === null ? null : this.squeeze(place, lane, state, over)
+    const said = cap === null ? 'nothing to shrink' : `the thread's next contexts within ${cap} tokens (the last took ${state.tokens})`
+    return { ok: true, compacted: false, reason: `already under target: the engine assembles this thread within the budget; ${said}` }
+  }
+
+  /**
+   * Caps the lane's next contexts: by `over` (tokens the host's request was past its
+   * limit) and a tenth of the last context besides, or by half the last context when the
+   * host did not say. Null when the last context held only what it must (the policy, the
+   * current turn) or no context of the lane is known.
+   */
+  squeeze(place, lane, state, over) {
+    const last = state.tokens
+    if (typeof last !== 'number' || last <= 1) return null
+    if ((typeof state.cap === 'number' && last > state.cap) || last <= state.floor * FLOOR_SLACK) return null
+    const cap = Math.max(1, Math.floor(over === null ? last / 2 : last - over * OVER_RATIO - last / 10))
+    state.cap = cap
+    this.lanes.save(place, lane)
+    return cap
+  }
+
+  /** A compaction's result as OpenClaw reads it. */
+  compacted(place, lane, done, tokensBefore, tokensAfter, reason) {
+    const summary = this.memory().record(place.sessionId, 'thread_summary', lane)
+    return { ok: true, compacted: true, reason, result: { summary: summary?.body, tokensBefore, tokensAfter, details: done ?? undefined } }
+  }
+
+  /**
+   * The stored id of the lane's newest message before its current turn (the newest user
+   * message and what follows it), or null when the lane holds nothing before it.
+   */
+  beforeCurrentTurn(place, lane) {
+    const recent = this.memory().recent(place.sessionId, lane, CURRENT_TURN_SCAN)
+    const user = lastIndex(recent, (m) => m.role === 'user')
+    return user > 0 ? recent[user - 1].messageId : null
   }
 
   async dispose() {
@@ -541,6 +771,51 @@ const RECALL_NEIGHBOURS = 1
 
 /** The most a budget can be (the store's limit); an unbounded host gets this. */
 const MAX_BUDGET = 4_294_967_295
+/**
+ * The engine's estimate of a context against the tokens the model counts for it (the
+ * budget's bound over the central estimate, about 1.25): a request `over` real tokens past
+ * a limit frees this many estimated tokens per token.
+ */
+const OVER_RATIO = 1.25
+/** A context within this factor of what it must hold has nothing left to drop. */
+const FLOOR_SLACK = 1.1
+/** Messages read back to find a lane's current turn (its newest user message). */
+const CURRENT_TURN_SCAN = 64
+/** How long the first assembly of a turn speaks for later ones of the same turn (ms). */
+const TURN_MS = 30 * 60_000
+
+/**
+ * The prompt a host sends apart from `messages` (`{ text, tokens }`), or null when it
+ * sent none or it is already the newest message.
+ */
+function pendingPrompt(prompt, messages) {
+  if (typeof prompt !== 'string' || prompt.trim() === '') return null
+  const last = messages[messages.length - 1]
+  if (last?.role === 'user' && (textOf(last) ?? '').includes(prompt)) return null
+  return { text: prompt, tokens: centralEstimate({ role: 'user', content: prompt }) }
+}
+
+/**
+ * The central estimate of a context as the host sends it (what the model counts, before
+ * its ratio): the system prompt addition, the messages returned and the prompt sent apart.
+ */
+function sentEstimate(result, pending) {
+  const addition = result.systemPromptAddition === undefined ? 0 : tokenEstimate(result.systemPromptAddition).estimate
+  return Math.round(addition + result.messages.reduce((n, m) => n + centralEstimate(m), 0) + (pending?.tokens ?? 0))
+}
+
+/** What tells a host's message apart from the others of its transcript, as it comes back. */
+function identity(message) {
+  const text = textOf(message)
+  return `${message?.role}\u0000${messageId(message, text ?? JSON.stringify(message?.content ?? null) ?? '')}`
+}
+
+/** Whether a transcript ends with the assistant's answer (not a prompt or a tool result). */
+function answered(messages) {
+  const last = messages[messages.length - 1]
+  if (last?.role !== 'assistant') return false
+  return !(Array.isArray(last.content) && last.content.some((b) => b?.type === 'toolCall' || b?.type === 'tool_use'))
+}
 
 function positive(n) {
   return typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : undefined

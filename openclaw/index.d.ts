@@ -126,6 +126,21 @@ export interface EngineHost {
    * answer is a diagnostic, and the words alone are searched. Absent: words only.
    */
   embedder?: EmbedText | EmbeddingProviderLike
+  /**
+   * The host's own config (OpenClaw's, as its plugin API and engine factory give it):
+   * the `contextWindow` and `maxTokens` of the model a call names
+   * (`models.providers[provider].models[]`), so that every context leaves the model room
+   * for its reply and the host's own part of the request (its system prompt and tools,
+   * learnt from the model's usage). Without it the engine learns the window from the
+   * calls themselves.
+   */
+  config?: HostConfigLike
+}
+
+/** The part of a host's config the engine reads. */
+export interface HostConfigLike {
+  models?: { providers?: Record<string, { models?: Array<{ id: string; contextWindow?: number; maxTokens?: number }> }> }
+  [key: string]: unknown
 }
 
 /** A host's embedding function: one vector per text, in order. */

@@ -81,7 +81,8 @@ const plugin = {
       return
     }
     const config = api.pluginConfig
-    api.registerContextEngine(ENGINE_ID, (ctx) => createContextEngine(config, { agentDir: ctx && ctx.agentDir, logger }))
+    // The host's config tells the engine each model's window and reply size.
+    api.registerContextEngine(ENGINE_ID, (ctx) => createContextEngine(config, { agentDir: ctx && ctx.agentDir, logger, config: (ctx && ctx.config) || api.config }))
     // The model's recall tools, over the same file as the engine (one store per agent
     // directory, opened on first use), scoped per call to the session OpenClaw names.
     if (config && config.recallTools === false) return

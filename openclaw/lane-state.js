@@ -1,0 +1,94 @@
+'use strict'
+
+// What the engine knows of a lane between its calls, kept in memory and, for what must
+// outlive the process (OpenClaw runs `openclaw agent --local` as a process a turn, and a
+// gateway restarts), in the lane's `thread_state` record of the store, beside what the
+// store itself keeps there (a pending question).
+//
+// Kept in the store:
+//   verbatim, foldThrough  what the last first assembly of a turn decided (maintain and
+//                          afterTurn act on it)
+//   window                 the model's context window the host runs the lane with
+//   reserve                what the host keeps for the reply below its threshold
+//                          (OpenClaw's first assembly names it `maxOutputTokens`)
+//   output                 the reply's tokens: the model's `maxTokens`, else the reserve
+//   overhead               what the host's requests hold besides the engine's context
+//                          (its system prompt, tools, runtime notes), learnt from the
+//                          model's usage
+//   sent                   the engine's central estimate of its last context, as sent
+//   usageOf                the message whose usage taught `overhead`
+//   cap                    the most the lane's contexts may take, after the host said a
+//                          request was or would be past its limit
+//   tokens, floor          the last context's tokens, and what it had to hold
+// In memory only: the first assembly of the current turn (its prompt, budget and what it
+// returned), which a later assembly of the same turn gives again.
+
+/** The fields kept in the store. */
+const KEPT = ['verbatim', 'foldThrough', 'window', 'reserve', 'output', 'overhead', 'sent', 'usageOf', 'cap', 'tokens', 'floor']
+/** Lanes held in memory (the newest). */
+const MAX_LANES = 10_000
+
+class LaneStates {
+  /** @param {() => import('../index.js').MemoryStore} memory the open store */
+  constructor(memory) {
+    this.memory = memory
+    this.lanes = new Map()
+  }
+
+  /** The lane's state: held, else read from the store; `{}` for a lane never assembled. */
+  get(place, lane) {
+    const key = `${place.sessionId}\u0000${lane}`
+    let state = this.lanes.get(key)
+    if (state === undefined) {
+      state = this.read(place.sessionId, lane)
+      this.hold(key, state)
+    }
+    return state
+  }
+
+  /** Whether the lane was ever assembled (in this process or one before it). */
+  known(place, lane) {
+    return this.get(place, lane).tokens !== undefined
+  }
+
+  /** Writes the kept fields of the lane's state into its `thread_state` record. */
+  save(place, lane) {
+    const state = this.get(place, lane)
+    const memory = this.memory()
+    const record = memory.record(place.sessionId, 'thread_state', lane)
+    const body = parse(record?.body)
+    body.window = Object.fromEntries(KEPT.filter((k) => state[k] !== undefined).map((k) => [k, state[k]]))
+    memory.putRecord({ sessionId: place.sessionId, kind: 'thread_state', threadKey: lane, body: JSON.stringify(body) })
+  }
+
+  /** Forgets what the first assembly of the lane's current turn returned. */
+  newTurn(place, lane) {
+    const state = this.get(place, lane)
+    state.turn = undefined
+  }
+
+  read(sessionId, lane) {
+    const record = this.memory().record(sessionId, 'thread_state', lane)
+    const kept = parse(record?.body).window
+    if (kept === null || typeof kept !== 'object' || Array.isArray(kept)) return {}
+    return Object.fromEntries(KEPT.filter((k) => k in kept).map((k) => [k, kept[k]]))
+  }
+
+  hold(key, state) {
+    this.lanes.delete(key)
+    this.lanes.set(key, state)
+    if (this.lanes.size > MAX_LANES) this.lanes.delete(this.lanes.keys().next().value)
+  }
+}
+
+function parse(body) {
+  if (typeof body !== 'string') return {}
+  try {
+    const v = JSON.parse(body)
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : {}
+  } catch {
+    return {}
+  }
+}
+
+module.exports = { LaneStates, MAX_LANES }
