@@ -192,3 +192,20 @@ describe('what the host tells the engine', () => {
     await e.dispose()
   })
 })
+
+describe('a question asked again', () => {
+  it('on the whole transcript at a larger budget is assembled anew, with more of the conversation', async () => {
+    const e = createContextEngine({ path: ':memory:' })
+    const transcript: HostMessage[] = []
+    for (let i = 0; i < 30; i++) {
+      const { user, answer } = await openclawTurn(e, transcript, i, 4_000, 32_000)
+      transcript.push(user, answer)
+    }
+    const prompt = 'Who owns workstream 2?'
+    const small = await e.assemble({ sessionId: 's1', sessionKey: KEY, messages: transcript.slice(), prompt, tokenBudget: 2_000 })
+    const large = await e.assemble({ sessionId: 's1', sessionKey: KEY, messages: transcript.slice(), prompt, tokenBudget: 8_000 })
+    expect(large.estimatedTokens).toBeGreaterThan(small.estimatedTokens + 2_000)
+    expect(hostOnly(large.messages).length).toBeGreaterThan(hostOnly(small.messages).length)
+    await e.dispose()
+  })
+})

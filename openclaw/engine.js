@@ -255,18 +255,23 @@ class MemoryContextEngine {
    * after the reply and the host's own part of the request (`hostLimit`), and within the
    * lane's cap after the host said a request was or would be past its limit.
    */
-  turnBudget(state, params, pending, lastUser) {
+  turnBudget(state, params, pending, lastUser, messages, handedBack) {
     const passed = positive(params.tokenBudget) ?? positive(params.runtimeContext?.tokenBudget) ?? MAX_BUDGET
     let budget = Math.min(MAX_BUDGET, pending === null ? passed : passed + Math.ceil(pending.tokens))
     const prompt = pending?.text ?? (lastUser === null ? '' : (textOf(lastUser) ?? ''))
     // The prompt's own tokens: the host's message (its timestamp included) once it is one.
     const promptTokens = pending?.tokens ?? (lastUser === null ? 0 : centralEstimate(lastUser))
     const turn = state.turn
+    // A later assembly of the same turn: its prompt, on what the first returned (from the
+    // same first message, with the same turn message handed back). The same question
+    // asked again on the whole transcript is a first assembly of its own.
     const same =
       turn !== undefined &&
       turn.prompt !== '' &&
       Date.now() - turn.at < TURN_MS &&
-      (pending !== null ? pending.text === turn.prompt : prompt.includes(turn.prompt))
+      (pending !== null ? pending.text === turn.prompt : prompt.includes(turn.prompt)) &&
+      (turn.replay.first === null || (messages.length > 0 && identity(messages[0]) === turn.replay.first)) &&
+      (turn.replay.turnPart === null || handedBack.some((t) => t.includes(textOf(turn.replay.turnPart))))
     // The first's budget, for the prompt as this call counts it: the rest is the same.
     if (same) budget = Math.min(budget, turn.budget - Math.ceil(turn.promptTokens) + Math.ceil(promptTokens))
     const limit = this.hostLimit(state, params)
@@ -415,7 +420,7 @@ class MemoryContextEngine {
     // more than once per run, on the messages the last one returned): never kept twice.
     const messages = hostMessages(params?.messages)
     try {
-      return await this.assembleWithin(params, messages)
+      return await this.assembleWithin(params, messages, turnTexts(params?.messages))
     } catch (err) {
       this.note('assemble', err)
       return { messages, estimatedTokens: estimateMessages(messages) }
@@ -432,7 +437,7 @@ class MemoryContextEngine {
    * for this question, the thread block) is one user message after the kept ones, just
    * before the turn's prompt, so a prompt cache reuses the system prompt and the history.
    */
-  async assembleWithin(params, messages) {
+  async assembleWithin(params, messages, handedBack) {
     const place = placeSession(params.sessionKey, params.sessionId)
     const lane = laneOf(place)
     const state = this.lanes.get(place, lane)
@@ -444,7 +449,7 @@ class MemoryContextEngine {
     // assembly of a run): the current turn, counted with the kept messages.
     const pending = pendingPrompt(params.prompt, messages)
     this.learnOverhead(state, messages)
-    const turn = this.turnBudget(state, params, pending, lastUser >= 0 ? messages[lastUser] : null)
+    const turn = this.turnBudget(state, params, pending, lastUser >= 0 ? messages[lastUser] : null, messages, handedBack)
     if (!turn.first) {
       const same = this.sameContext(place, lane, state, messages, pending === null ? lastUser : messages.length, pending, turn.budget)
       if (same !== null) return same
@@ -802,6 +807,11 @@ function pendingPrompt(prompt, messages) {
 function sentEstimate(result, pending) {
   const addition = result.systemPromptAddition === undefined ? 0 : tokenEstimate(result.systemPromptAddition).estimate
   return Math.round(addition + result.messages.reduce((n, m) => n + centralEstimate(m), 0) + (pending?.tokens ?? 0))
+}
+
+/** The texts of the engine's turn messages among what the host hands back. */
+function turnTexts(messages) {
+  return Array.isArray(messages) ? messages.filter(isTurnMessage).map(textOf) : []
 }
 
 /** What tells a host's message apart from the others of its transcript, as it comes back. */
