@@ -36,9 +36,10 @@ const SLACK = {
 
 /**
  * Runs the openclaw CLI without blocking this process's event loop (the recorder answers
- * the model requests from it); rejects on a non-zero exit.
+ * the model requests from it); rejects on a non-zero exit unless `allowFailure`, then
+ * resolves with the exit `status`.
  */
-function openclaw(env, args) {
+function openclaw(env, args, { allowFailure = false } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [openclawBin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
@@ -48,7 +49,7 @@ function openclaw(env, args) {
     const timer = setTimeout(() => child.kill('SIGKILL'), 240_000)
     child.on('close', (status, signal) => {
       clearTimeout(timer)
-      if (status === 0) resolve({ stdout, stderr })
+      if (status === 0 || (allowFailure && status !== null)) resolve({ stdout, stderr, status })
       else reject(new Error(`openclaw ${args.join(' ')} exited ${status} (${signal ?? 'no signal'})\n${stdout}\n${stderr}`))
     })
   })
@@ -204,10 +205,20 @@ async function withoutAddon(staged) {
   }
 }
 
-/** A throwaway OpenClaw home whose model provider is the recorder. */
-function openclawHome(home, recorder) {
+/**
+ * A throwaway OpenClaw home whose model provider is the recorder, a model of
+ * `contextWindow` tokens (32,000 unless given) answering up to `maxTokens` (4,096).
+ */
+function openclawHome(home, recorder, { contextWindow = 32_000, maxTokens = 4096, setupDone = false } = {}) {
   const state = path.join(home, '.openclaw')
   fs.mkdirSync(state, { recursive: true })
+  if (setupDone) {
+    // A workspace past its first-run setup, as a user's is from the second day on:
+    // OpenClaw's own templates of its files, without the setup script (BOOTSTRAP.md).
+    const templates = path.join(__dirname, 'node_modules', 'openclaw', 'docs', 'reference', 'templates')
+    fs.mkdirSync(path.join(home, 'workspace'), { recursive: true })
+    for (const f of ['AGENTS.md', 'SOUL.md', 'IDENTITY.md', 'USER.md']) fs.copyFileSync(path.join(templates, f), path.join(home, 'workspace', f))
+  }
   const config = {
     agents: { defaults: { model: { primary: 'recorder/echo-1' }, workspace: path.join(home, 'workspace') } },
     models: {
@@ -217,7 +228,7 @@ function openclawHome(home, recorder) {
           baseUrl: recorder.url,
           apiKey: 'test-key-not-secret',
           api: 'anthropic-messages',
-          models: [{ id: 'echo-1', name: 'Echo', reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 32000, maxTokens: 4096 }],
+          models: [{ id: 'echo-1', name: 'Echo', reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow, maxTokens }],
         },
       },
     },
@@ -320,4 +331,4 @@ if (require.main === module) {
   )
 }
 
-module.exports = { main, checkRequests, checkStore, checkTranscripts, stagePackage, withoutAddon }
+module.exports = { main, checkRequests, checkStore, checkTranscripts, stagePackage, withoutAddon, openclaw, openclawHome }

@@ -3,9 +3,57 @@
 // A model provider on 127.0.0.1 that records every request and answers as the Anthropic
 // Messages API does when streaming: the reply names the turn it answers, so a test can
 // tell the turns apart in later requests. A test may have it call a tool instead
-// (`toolUse(body)` returns `{ name, input }`), as a model does.
+// (`toolUse(body)` returns `{ name, input }`), as a model does. Given a context window, it
+// counts each request's input tokens and refuses, with the API's 400 errors, a request
+// whose input, or input plus `max_tokens`, exceeds the window.
 
 const http = require('node:http')
+const { referenceTokens } = require('../../bench/reference-tokens.js')
+
+/** What a message's framing costs beside its content (role, block boundaries), in tokens. */
+const MESSAGE_OVERHEAD = 4
+
+/** The text of a content block list or string, as the model reads it. */
+function contentText(content) {
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return ''
+  return content
+    .map((b) => {
+      if (!b || typeof b !== 'object') return ''
+      if (b.type === 'text') return b.text ?? ''
+      if (b.type === 'thinking') return b.thinking ?? ''
+      if (b.type === 'tool_use') return `${b.name ?? ''} ${JSON.stringify(b.input ?? {})}`
+      if (b.type === 'tool_result') return contentText(b.content)
+      // An image costs about (width x height) / 750 tokens; the tests send none.
+      if (b.type === 'image') return ''
+      return JSON.stringify(b)
+    })
+    .join('\n')
+}
+
+/**
+ * A request's input tokens by the reference tokenizer (`@anthropic-ai/tokenizer`): the
+ * system prompt, each message's content and framing, and the tools' definitions.
+ */
+function inputTokens(body) {
+  const system = typeof body.system === 'string' ? body.system : contentText(body.system)
+  let n = referenceTokens(system)
+  for (const m of Array.isArray(body.messages) ? body.messages : []) n += referenceTokens(contentText(m.content)) + MESSAGE_OVERHEAD
+  if (Array.isArray(body.tools) && body.tools.length > 0) n += referenceTokens(JSON.stringify(body.tools))
+  return n
+}
+
+/**
+ * The API's refusal of a request over the window, or null: input over it, and, with
+ * `withReply`, input plus `max_tokens` over it (what current models refuse).
+ */
+function overWindow(input, maxTokens, window, withReply) {
+  if (input > window) return `prompt is too long: ${input} tokens > ${window} maximum`
+  if (withReply && input + maxTokens > window) {
+    return `input length and \`max_tokens\` exceed context limit: ${input} + ${maxTokens} > ${window}, decrease input length or \`max_tokens\` and try again`
+  }
+  return null
+}
 
 function sse(res, events) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
@@ -52,9 +100,13 @@ function toolUseEvents(id, model, usage, call) {
 
 /**
  * Starts the recorder; resolves to { url, requests, close }. `toolUse(body)`, when given,
- * may answer a request (not one that carries tool results) with a tool call.
+ * may answer a request (not one that carries tool results) with a tool call. With
+ * `contextWindow`, each Messages request is counted (`inputTokens`, `maxTokens` on its
+ * record) and one over the window is answered with the API's 400 (`refused` on its
+ * record): its input alone over it, or (`refuseWithReply`) its input plus `max_tokens`.
+ * `reply(body)`, when given, writes the answer's text.
  */
-function startRecorder({ toolUse } = {}) {
+function startRecorder({ toolUse, contextWindow, refuseWithReply = false, reply: replyText = reply } = {}) {
   const requests = []
   const server = http.createServer((req, res) => {
     const chunks = []
@@ -66,15 +118,29 @@ function startRecorder({ toolUse } = {}) {
       } catch {
         body = null
       }
-      requests.push({ method: req.method, url: req.url, headers: req.headers, body })
+      const record = { method: req.method, url: req.url, headers: req.headers, body }
+      requests.push(record)
       if (req.method !== 'POST' || !/\/messages(\?|$)/.test(req.url)) {
         res.writeHead(404, { 'content-type': 'application/json' })
         res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: req.url } }))
         return
       }
-      const text = reply(body)
+      let input = 10
+      if (contextWindow !== undefined && body && Array.isArray(body.messages)) {
+        input = inputTokens(body)
+        record.inputTokens = input
+        record.maxTokens = Number(body.max_tokens) || 0
+        const refusal = overWindow(input, record.maxTokens, contextWindow, refuseWithReply)
+        if (refusal !== null) {
+          record.refused = refusal
+          res.writeHead(400, { 'content-type': 'application/json', 'request-id': `req_${requests.length}` })
+          res.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: refusal } }))
+          return
+        }
+      }
+      const text = replyText(body)
       const id = `msg_${requests.length}`
-      const usage = { input_tokens: 10, output_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
+      const usage = { input_tokens: input, output_tokens: 12, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
       const call = toolUse && body && !answersTools(body) ? toolUse(body) : null
       if (call && body.stream !== false) {
         sse(res, toolUseEvents(id, body.model ?? 'echo-1', usage, call))
@@ -104,4 +170,4 @@ function startRecorder({ toolUse } = {}) {
   })
 }
 
-module.exports = { startRecorder }
+module.exports = { startRecorder, inputTokens, lastUserText }

@@ -1,14 +1,17 @@
 'use strict'
 
-// The package's OpenClaw plugin against the real host, in three steps (run with Node 24,
+// The package's OpenClaw plugin against the real host, in four steps (run with Node 24,
 // which the host needs): the plugin's typings against the real plugin SDK, the offline
-// plugin inspector with its runtime capture, and the end-to-end turns of e2e.js.
+// plugin inspector with its runtime capture, the end-to-end turns of e2e.js, and a
+// conversation driven past small model windows beside OpenClaw's own engine
+// (small-window.js).
 
 const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { main: e2e, stagePackage } = require('./e2e.js')
+const { smallWindows } = require('./small-window.js')
 
 function step(name, fn) {
   const t0 = Date.now()
@@ -41,6 +44,7 @@ async function run() {
       if (!/registration:registerContextEngine/.test(capture)) throw new Error('the runtime capture did not see registerContextEngine')
     })
     await step('end to end with openclaw agent --local', () => e2e(pack))
+    await step('past small windows (16,000 and 32,000), beside OpenClaw\'s own engine', () => smallWindows(pack))
   } finally {
     fs.rmSync(work, { recursive: true, force: true })
   }
