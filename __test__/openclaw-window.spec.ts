@@ -44,6 +44,17 @@ async function openclawTurn(e: Engine, transcript: HostMessage[], i: number, fir
   return { one, two, user, answer, prompt }
 }
 
+/** A new engine on `turns` OpenClaw turns at `first` / `window`; the engine and the transcript. */
+async function driven(turns: number, first: number, window: number) {
+  const e = createContextEngine({ path: ':memory:' })
+  const transcript: HostMessage[] = []
+  for (let i = 0; i < turns; i++) {
+    const { user, answer } = await openclawTurn(e, transcript, i, first, window)
+    transcript.push(user, answer)
+  }
+  return { e, transcript }
+}
+
 describe('past the window, as OpenClaw assembles', () => {
   it("gives the loop's assembly the first's budget and context, so the request fits what the window leaves", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ce-window-'))
@@ -79,12 +90,7 @@ describe('past the window, as OpenClaw assembles', () => {
   })
 
   it('retrieves what the window no longer holds, within the share, and the loop sends it once, unchanged', async () => {
-    const e = createContextEngine({ path: ':memory:' })
-    const transcript: HostMessage[] = []
-    for (let i = 0; i < 30; i++) {
-      const { user, answer } = await openclawTurn(e, transcript, i, 4_000, 32_000)
-      transcript.push(user, answer)
-    }
+    const { e, transcript } = await driven(30, 4_000, 32_000)
     // A question about turn 2, far out of the window: what answers it comes back.
     const prompt = 'Who owns workstream 2?'
     const one = await e.assemble({ sessionId: 's1', sessionKey: KEY, messages: transcript.slice(), prompt, tokenBudget: 4_000 })
@@ -195,12 +201,7 @@ describe('what the host tells the engine', () => {
 
 describe('a question asked again', () => {
   it('on the whole transcript at a larger budget is assembled anew, with more of the conversation', async () => {
-    const e = createContextEngine({ path: ':memory:' })
-    const transcript: HostMessage[] = []
-    for (let i = 0; i < 30; i++) {
-      const { user, answer } = await openclawTurn(e, transcript, i, 4_000, 32_000)
-      transcript.push(user, answer)
-    }
+    const { e, transcript } = await driven(30, 4_000, 32_000)
     const prompt = 'Who owns workstream 2?'
     const small = await e.assemble({ sessionId: 's1', sessionKey: KEY, messages: transcript.slice(), prompt, tokenBudget: 2_000 })
     const large = await e.assemble({ sessionId: 's1', sessionKey: KEY, messages: transcript.slice(), prompt, tokenBudget: 8_000 })

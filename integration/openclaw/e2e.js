@@ -190,10 +190,7 @@ async function withoutAddon(staged) {
     fs.cpSync(staged, bare, { recursive: true })
     for (const f of fs.readdirSync(bare)) if (/\.node$/.test(f)) fs.rmSync(path.join(bare, f))
     const { env, configPath } = openclawHome(home, recorder)
-    await openclaw(env, ['plugins', 'install', bare, '--force', '--accept-capabilities'])
-    const installed = JSON.parse(fs.readFileSync(configPath, 'utf8'))
-    installed.plugins = { ...installed.plugins, slots: { ...installed.plugins?.slots, contextEngine: 'context-engine' } }
-    fs.writeFileSync(configPath, JSON.stringify(installed, null, 2))
+    await installPlugin(env, configPath, bare)
     const run = await openclaw(env, ['agent', '--local', '--session-key', THREAD_A, '--message', 'Thread A turn 1: hello without the addon', '--json', '--timeout', '120'])
     const asked = recorder.requests.filter((r) => r.body && Array.isArray(r.body.messages))
     assert.ok(asked.length > 0, `no model request without the addon\n${run.stdout}\n${run.stderr}`)
@@ -203,6 +200,25 @@ async function withoutAddon(staged) {
     await recorder.close()
     fs.rmSync(home, { recursive: true, force: true })
   }
+}
+
+/**
+ * Installs the plugin from `source` (an archive or a directory) into the OpenClaw home of
+ * `env`, selects it in the context-engine slot and, with `config`, enables it with that
+ * config, keeping what the install recorded.
+ */
+async function installPlugin(env, configPath, source, config) {
+  await openclaw(env, ['plugins', 'install', source, '--force', '--accept-capabilities'])
+  const installed = JSON.parse(fs.readFileSync(configPath, 'utf8'))
+  installed.plugins = installed.plugins ?? {}
+  installed.plugins.slots = { ...installed.plugins.slots, contextEngine: 'context-engine' }
+  if (config !== undefined) {
+    installed.plugins.entries = {
+      ...installed.plugins.entries,
+      'context-engine': { ...installed.plugins.entries?.['context-engine'], enabled: true, config },
+    }
+  }
+  fs.writeFileSync(configPath, JSON.stringify(installed, null, 2))
 }
 
 /**
@@ -270,24 +286,11 @@ async function main(pack) {
   const state = path.dirname(configPath)
   try {
     // Installed as the README says: the archive `npm run pack:plugin` writes.
-    await openclaw(env, ['plugins', 'install', pack.tarball, '--force', '--accept-capabilities'])
-    // Select the engine and configure it, keeping what the install recorded.
-    const installed = JSON.parse(fs.readFileSync(configPath, 'utf8'))
-    installed.plugins = installed.plugins ?? {}
-    installed.plugins.slots = { ...installed.plugins.slots, contextEngine: 'context-engine' }
-    installed.plugins.entries = {
-      ...installed.plugins.entries,
-      'context-engine': {
-        ...installed.plugins.entries?.['context-engine'],
-        enabled: true,
-        config: {
-          path: dbPath,
-          compaction: { maxRecentMessages: 6, keepRecent: 2 },
-          slack: { botToken: 'xoxb-e2e-not-secret', apiUrl: slack.url },
-        },
-      },
-    }
-    fs.writeFileSync(configPath, JSON.stringify(installed, null, 2))
+    await installPlugin(env, configPath, pack.tarball, {
+      path: dbPath,
+      compaction: { maxRecentMessages: 6, keepRecent: 2 },
+      slack: { botToken: 'xoxb-e2e-not-secret', apiUrl: slack.url },
+    })
     const turns = [
       [THREAD_A, 'Thread A turn 1: plan the v2.4 rollout for the payments service.'],
       [THREAD_B, 'Thread B turn 1: book the offsite venue in Lisbon.'],
@@ -331,4 +334,4 @@ if (require.main === module) {
   )
 }
 
-module.exports = { main, checkRequests, checkStore, checkTranscripts, stagePackage, withoutAddon, openclaw, openclawHome }
+module.exports = { main, checkRequests, checkStore, checkTranscripts, stagePackage, withoutAddon, openclaw, openclawHome, installPlugin }

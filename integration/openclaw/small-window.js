@@ -12,7 +12,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { startRecorder, lastUserText } = require('./recorder.js')
-const { openclaw, openclawHome } = require('./e2e.js')
+const { openclaw, openclawHome, installPlugin } = require('./e2e.js')
 const { longNotes } = require('./long-notes.js')
 
 const SESSION = 'agent:main:slack:channel:C0NOTES:thread:1775835600.000100'
@@ -70,17 +70,7 @@ async function smallWindowRun({ pack, contextWindow, engine, turns, paragraphs, 
   const { env, configPath } = openclawHome(home, recorder, { contextWindow, maxTokens, setupDone: true })
   const perTurn = []
   try {
-    if (engine === 'context-engine') {
-      await openclaw(env, ['plugins', 'install', pack.tarball, '--force', '--accept-capabilities'])
-      const installed = JSON.parse(fs.readFileSync(configPath, 'utf8'))
-      installed.plugins = installed.plugins ?? {}
-      installed.plugins.slots = { ...installed.plugins.slots, contextEngine: 'context-engine' }
-      installed.plugins.entries = {
-        ...installed.plugins.entries,
-        'context-engine': { ...installed.plugins.entries?.['context-engine'], enabled: true, config: { path: dbPath } },
-      }
-      fs.writeFileSync(configPath, JSON.stringify(installed, null, 2))
-    }
+    if (engine === 'context-engine') await installPlugin(env, configPath, pack.tarball, { path: dbPath })
     const memory = engine === 'context-engine' ? () => new (require(pack.staged).MemoryStore)({ path: dbPath }) : null
     for (const [i, turn] of longNotes(turns, { paragraphs }).entries()) {
       const before = recorder.requests.length

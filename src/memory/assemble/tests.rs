@@ -528,11 +528,16 @@ fn a_lanes_own_statements_are_retrieved_as_messages_other_lanes_as_memories() {
 
 /// The lane's messages as a host sends them (each stored under its id, 20 tokens each).
 fn host_of(n: usize, ids: &[String]) -> Vec<HostMessage<'_>> {
+    host_weighing(n, ids, 20.0)
+}
+
+/// The lane's messages as a host sends them, each stored under its id, `est` tokens each.
+fn host_weighing(n: usize, ids: &[String], est: f64) -> Vec<HostMessage<'_>> {
     (0..n)
         .map(|i| HostMessage {
             id: &ids[i],
             user: i % 2 == 0,
-            est: 20.0,
+            est,
         })
         .collect()
 }

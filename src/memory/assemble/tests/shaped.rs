@@ -226,15 +226,7 @@ fn a_fold_waits_until_it_takes_enough_turns_and_the_window_slides_meanwhile() {
     // the summary, so none is named and the window keeps the newest turns that fit.
     let s = summarized_lane(300, 0);
     let ids: Vec<String> = (0..300).map(|i| format!("m{i}")).collect();
-    let long = |n: usize| -> Vec<HostMessage<'_>> {
-        (0..n)
-            .map(|i| HostMessage {
-                id: &ids[i],
-                user: i % 2 == 0,
-                est: 400.0,
-            })
-            .collect()
-    };
+    let long = |n: usize| host_weighing(n, &ids, 400.0);
     let few = long(2 * (FOLD_MIN_TURNS - 2));
     let a = assemble(&s, &shaped(&few, "and the build queue?", 4_000))
         .unwrap_or_else(|e| panic!("{e}"));
