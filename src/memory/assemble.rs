@@ -50,6 +50,7 @@ mod host;
 mod plan;
 mod render;
 mod retrieve;
+mod tail;
 
 use fill::Assembly;
 

@@ -5,9 +5,10 @@
 use super::host::HostWindow;
 use super::plan::{fit_summary, Item, Plan};
 use super::render::{data_section, section, Block};
+use super::tail::Tail;
 use super::{
     allowance, blocks, retrieve, shows_as_memory, AssembleRequest, Assembled, FOLD_AT_SHARE,
-    FOLD_KEEPS, FOLD_MIN_TURNS, MEMORIES_SHARE, RECENT_SHARE, SUMMARY_SHARE, TAIL_CHUNK,
+    FOLD_KEEPS, FOLD_MIN_TURNS, MEMORIES_SHARE, RECENT_SHARE, SUMMARY_SHARE,
 };
 use crate::core::text::escape::{data_text, escape};
 use crate::core::tokens::estimate;
@@ -16,57 +17,6 @@ use crate::memory::history::Zone;
 use crate::memory::store::{ChatMessage, MemoryStore, RecordKind};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-
-/// The lane's messages read from the newest back, a chunk at a time, for the recent
-/// messages.
-struct Tail {
-    /// The oldest seq read so far.
-    from: i64,
-    /// No older message is left to read.
-    done: bool,
-    /// Read and not yet placed, newest last.
-    pending: Vec<ChatMessage>,
-}
-
-impl Tail {
-    fn new() -> Self {
-        Tail {
-            from: i64::MAX,
-            done: false,
-            pending: Vec::new(),
-        }
-    }
-
-    /// The next older message of the lane, reading a chunk when none is pending.
-    fn next(
-        &mut self,
-        store: &MemoryStore,
-        req: &AssembleRequest<'_>,
-    ) -> Result<Option<ChatMessage>, MemoryError> {
-        if !self.done && self.pending.is_empty() {
-            let chunk = store.lane_neighbours(
-                req.session_id,
-                req.thread_key,
-                self.from,
-                false,
-                TAIL_CHUNK,
-            )?;
-            if chunk.len() < TAIL_CHUNK {
-                self.done = true;
-            }
-            if let Some(last) = chunk.last() {
-                self.from = last.seq;
-            }
-            self.pending.extend(chunk.into_iter().rev());
-        }
-        Ok(self.pending.pop())
-    }
-
-    /// Every message of the lane has been placed.
-    fn exhausted(&self) -> bool {
-        self.done && self.pending.is_empty()
-    }
-}
 
 /// One assembly under way: the plan, and how much of the rest of the budget it uses.
 pub(super) struct Assembly<'s, 'r> {
