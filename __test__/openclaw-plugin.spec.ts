@@ -104,6 +104,31 @@ describe('the OpenClaw plugin', () => {
     expect(byAgent.dbPath).toBe(join(dir, 'registered.sqlite'))
   })
 
+  it("hands the engine the host's config, where the models' windows and reply sizes are", async () => {
+    const registered: Array<(ctx: { agentDir?: string; config?: object }) => MemoryContextEngine> = []
+    const hostConfig = { models: { providers: { p: { models: [{ id: 'm', contextWindow: 16_000, maxTokens: 4_096 }] } } } }
+    plugin.register({
+      pluginConfig: { path: ':memory:', history: false, threadStatus: false },
+      config: hostConfig,
+      logger: { warn: () => {} },
+      registerContextEngine: (_id: string, factory: (ctx: { agentDir?: string; config?: object }) => MemoryContextEngine) => registered.push(factory),
+    } as never)
+    // The factory's own config first, else the plugin API's.
+    for (const ctx of [{ agentDir: dir }, { agentDir: dir, config: hostConfig }]) {
+      const e = registered[0](ctx)
+      const messages = conversation(30).map((m) => (m.role === 'user' ? { ...m, content: `${m.content} ${'the details of the plan '.repeat(20)}` } : m))
+      const at = messages.length - 1
+      const settings = { model: { provider: 'p' }, limits: { maxOutputTokens: 4_000 } }
+      // The context it sent, then the host's answer carrying usage: 12,000 input tokens.
+      const first = await e.assemble({ sessionId: 's', sessionKey: SLACK_THREAD, messages: messages.slice(0, at), prompt: 'and the flags?', tokenBudget: 50_000, model: 'm', runtimeSettings: settings })
+      const answered = [...messages.slice(0, at), { role: 'user', content: 'and the flags?', timestamp: 1 }, { ...messages[at], usage: { input: first.estimatedTokens + 11_000 } }]
+      const next = await e.assemble({ sessionId: 's', sessionKey: SLACK_THREAD, messages: answered, prompt: 'and the rollout?', tokenBudget: 50_000, model: 'm', runtimeSettings: settings })
+      // 16,000 less the reply's 4,096 less the host's 11,000 or so leaves under 1,000 tokens.
+      expect(next.estimatedTokens).toBeLessThan(1_300)
+      await e.dispose()
+    }
+  })
+
   it('reads thread keys from OpenClaw session keys: Slack and Discord threads, Telegram topics, channels', () => {
     const cases: Array<[string | undefined, string, string, string]> = [
       [SLACK_THREAD, 's', 'agent:main:slack:channel:C0123', 'reply:C0123:1775835600.000100'],
