@@ -255,7 +255,7 @@ class MemoryContextEngine {
    * after the reply and the host's own part of the request (`hostLimit`), and within the
    * lane's cap after the host said a request was or would be past its limit.
    */
-  turnBudget(state, params, pending, lastUser, messages, handedBack) {
+  turnBudget(state, params, pending, lastUser, messages) {
     const passed = positive(params.tokenBudget) ?? positive(params.runtimeContext?.tokenBudget) ?? MAX_BUDGET
     let budget = Math.min(MAX_BUDGET, pending === null ? passed : passed + Math.ceil(pending.tokens))
     const prompt = pending?.text ?? (lastUser === null ? '' : (textOf(lastUser) ?? ''))
@@ -271,7 +271,7 @@ class MemoryContextEngine {
       Date.now() - turn.at < TURN_MS &&
       (pending !== null ? pending.text === turn.prompt : prompt.includes(turn.prompt)) &&
       (turn.replay.first === null || (messages.length > 0 && identity(messages[0]) === turn.replay.first)) &&
-      (turn.replay.turnPart === null || handedBack.some((t) => t.includes(textOf(turn.replay.turnPart))))
+      (turn.replay.turnPart === null || handedBack(params.messages, textOf(turn.replay.turnPart)))
     // The first's budget, for the prompt as this call counts it: the rest is the same.
     if (same) budget = Math.min(budget, turn.budget - Math.ceil(turn.promptTokens) + Math.ceil(promptTokens))
     const limit = this.hostLimit(state, params)
@@ -294,8 +294,9 @@ class MemoryContextEngine {
     const window = model.window ?? (reserve === undefined ? positive(limits?.promptTokenBudget) : undefined)
     if (window !== undefined) state.window = window
     if (reserve !== undefined) state.reserve = reserve
-    const output = model.maxTokens ?? reserve
-    if (output !== undefined) state.output = Math.max(output, model.maxTokens === undefined ? (state.output ?? 0) : 0)
+    // The model's reply size when the config says it; else the largest reserve named.
+    if (model.maxTokens !== undefined) state.output = model.maxTokens
+    else if (reserve !== undefined) state.output = Math.max(reserve, state.output ?? 0)
   }
 
   /**
@@ -420,7 +421,7 @@ class MemoryContextEngine {
     // more than once per run, on the messages the last one returned): never kept twice.
     const messages = hostMessages(params?.messages)
     try {
-      return await this.assembleWithin(params, messages, turnTexts(params?.messages))
+      return await this.assembleWithin(params, messages)
     } catch (err) {
       this.note('assemble', err)
       return { messages, estimatedTokens: estimateMessages(messages) }
@@ -437,7 +438,7 @@ class MemoryContextEngine {
    * for this question, the thread block) is one user message after the kept ones, just
    * before the turn's prompt, so a prompt cache reuses the system prompt and the history.
    */
-  async assembleWithin(params, messages, handedBack) {
+  async assembleWithin(params, messages) {
     const place = placeSession(params.sessionKey, params.sessionId)
     const lane = laneOf(place)
     const state = this.lanes.get(place, lane)
@@ -449,7 +450,7 @@ class MemoryContextEngine {
     // assembly of a run): the current turn, counted with the kept messages.
     const pending = pendingPrompt(params.prompt, messages)
     this.learnOverhead(state, messages)
-    const turn = this.turnBudget(state, params, pending, lastUser >= 0 ? messages[lastUser] : null, messages, handedBack)
+    const turn = this.turnBudget(state, params, pending, lastUser >= 0 ? messages[lastUser] : null, messages)
     if (!turn.first) {
       const same = this.sameContext(place, lane, state, messages, pending === null ? lastUser : messages.length, pending, turn.budget)
       if (same !== null) return same
@@ -516,12 +517,19 @@ class MemoryContextEngine {
     // The first assembly of a turn saw the host's whole transcript; a later one of the
     // same turn (OpenClaw's loop, on what the first returned) gives the same context.
     const replay = { first: from < messages.length ? identity(messages[from]) : null, turnPart, system: result.systemPromptAddition }
-    Object.assign(state, { tokens: out.tokens.total, floor, sent: sentEstimate(result, pending) })
+    // What the model is sent of it, by the estimates already made (a message re-attached
+    // media to is estimated anew).
+    const sent = Math.round(
+      (out.system === '' ? 0 : tokenEstimate(result.systemPromptAddition).estimate) +
+        kept.reduce((n, m, i) => n + (m === messages[from + i] ? host[from + i].tokens : centralEstimate(m)), 0) +
+        (pending?.tokens ?? 0),
+    )
+    Object.assign(state, { tokens: out.tokens.total, floor, sent })
     if (turn.first) {
       Object.assign(state, { verbatim: out.verbatim, foldThrough: out.foldThrough ?? null })
-      state.turn = { prompt: turn.prompt, promptTokens: turn.promptTokens, at: now, budget, replay }
+      state.turn = { prompt: turn.prompt, promptTokens: turn.promptTokens, at: now, budget, sent, replay }
     } else if (state.turn !== undefined) {
-      Object.assign(state.turn, { budget: Math.min(state.turn.budget, budget), replay })
+      Object.assign(state.turn, { budget: Math.min(state.turn.budget, budget), sent, replay })
     }
     this.lanes.save(place, lane)
     return result
@@ -537,22 +545,22 @@ class MemoryContextEngine {
    * an assembly stores them.
    */
   sameContext(place, lane, state, messages, current, pending, budget) {
-    const window = state.turn
-    const replay = window?.replay
+    const turn = state.turn
+    const replay = turn?.replay
     if (replay === undefined || current < 0) return null
     const from = replay.first === null ? current : messages.findIndex((m) => identity(m) === replay.first)
     if (from < 0 || from > current) return null
     // The prompt as the host now sends it (among the messages, with its timestamp, or
     // apart again), and what the loop added after it.
     const prompt = pending === null ? centralEstimate(messages[current]) : pending.tokens
-    const grown = prompt - window.promptTokens + messages.slice(current + 1).reduce((n, m) => n + centralEstimate(m), 0)
+    const grown = prompt - turn.promptTokens + messages.slice(current + 1).reduce((n, m) => n + centralEstimate(m), 0)
     const tokens = state.tokens + (grown > 0 ? tokenBound(grown) : 0)
     if (tokens > budget) return null
     this.store_(place, messages)
     const kept = messages.slice(from)
     const result = { messages: replay.turnPart === null ? kept : [...kept, replay.turnPart], estimatedTokens: tokens }
     if (replay.system !== undefined) result.systemPromptAddition = replay.system
-    state.sent = sentEstimate(result, pending)
+    state.sent = Math.round(turn.sent + grown)
     this.lanes.save(place, lane)
     return result
   }
@@ -800,18 +808,9 @@ function pendingPrompt(prompt, messages) {
   return { text: prompt, tokens: centralEstimate({ role: 'user', content: prompt }) }
 }
 
-/**
- * The central estimate of a context as the host sends it (what the model counts, before
- * its ratio): the system prompt addition, the messages returned and the prompt sent apart.
- */
-function sentEstimate(result, pending) {
-  const addition = result.systemPromptAddition === undefined ? 0 : tokenEstimate(result.systemPromptAddition).estimate
-  return Math.round(addition + result.messages.reduce((n, m) => n + centralEstimate(m), 0) + (pending?.tokens ?? 0))
-}
-
-/** The texts of the engine's turn messages among what the host hands back. */
-function turnTexts(messages) {
-  return Array.isArray(messages) ? messages.filter(isTurnMessage).map(textOf) : []
+/** Whether the host hands back the engine's turn message of `text` (with a timestamp before it, perhaps). */
+function handedBack(messages, text) {
+  return Array.isArray(messages) && messages.some((m) => isTurnMessage(m) && (textOf(m) ?? '').includes(text))
 }
 
 /** What tells a host's message apart from the others of its transcript, as it comes back. */

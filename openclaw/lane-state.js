@@ -21,7 +21,7 @@
 //                          request was or would be past its limit
 //   tokens, floor          the last context's tokens, and what it had to hold
 // In memory only: the first assembly of the current turn (its prompt, budget and what it
-// returned), which a later assembly of the same turn gives again.
+// returned), which a later assembly of the same turn gives again, and what was last written.
 
 /** The fields kept in the store. */
 const KEPT = ['verbatim', 'foldThrough', 'window', 'reserve', 'output', 'overhead', 'sent', 'usageOf', 'cap', 'tokens', 'floor']
@@ -46,19 +46,20 @@ class LaneStates {
     return state
   }
 
-  /** Whether the lane was ever assembled (in this process or one before it). */
-  known(place, lane) {
-    return this.get(place, lane).tokens !== undefined
-  }
-
-  /** Writes the kept fields of the lane's state into its `thread_state` record. */
+  /**
+   * Writes the kept fields of the lane's state into its `thread_state` record, when they
+   * changed since they were read or last written.
+   */
   save(place, lane) {
     const state = this.get(place, lane)
+    const kept = Object.fromEntries(KEPT.filter((k) => state[k] !== undefined).map((k) => [k, state[k]]))
+    const written = JSON.stringify(kept)
+    if (written === state.written) return
     const memory = this.memory()
-    const record = memory.record(place.sessionId, 'thread_state', lane)
-    const body = parse(record?.body)
-    body.window = Object.fromEntries(KEPT.filter((k) => state[k] !== undefined).map((k) => [k, state[k]]))
+    const body = parse(memory.record(place.sessionId, 'thread_state', lane)?.body)
+    body.window = kept
     memory.putRecord({ sessionId: place.sessionId, kind: 'thread_state', threadKey: lane, body: JSON.stringify(body) })
+    state.written = written
   }
 
   /** Forgets what the first assembly of the lane's current turn returned. */
@@ -71,7 +72,9 @@ class LaneStates {
     const record = this.memory().record(sessionId, 'thread_state', lane)
     const kept = parse(record?.body).window
     if (kept === null || typeof kept !== 'object' || Array.isArray(kept)) return {}
-    return Object.fromEntries(KEPT.filter((k) => k in kept).map((k) => [k, kept[k]]))
+    const state = Object.fromEntries(KEPT.filter((k) => k in kept).map((k) => [k, kept[k]]))
+    state.written = JSON.stringify(state)
+    return state
   }
 
   hold(key, state) {
@@ -91,4 +94,4 @@ function parse(body) {
   }
 }
 
-module.exports = { LaneStates, MAX_LANES }
+module.exports = { LaneStates }

@@ -170,4 +170,4 @@ function startRecorder({ toolUse, contextWindow, refuseWithReply = false, reply:
   })
 }
 
-module.exports = { startRecorder, inputTokens, lastUserText }
+module.exports = { startRecorder, lastUserText }

@@ -129,14 +129,6 @@ function summarize(requests, contextWindow) {
   }
 }
 
-/** Summary rewrites from the turn the session first passed the window on. */
-function rewritesPastWindow(run) {
-  const versions = run.turns.map((t) => t.summaryVersion ?? 0)
-  const first = versions.findIndex((v) => v > 0)
-  if (first < 0) return { rewrites: 0, turns: 0 }
-  return { rewrites: versions[versions.length - 1] - versions[first] + 1, turns: versions.length - first }
-}
-
 /** The runs the CI step makes: a window and the conversation driven well past it. */
 const RUNS = [
   { contextWindow: 16_000, turns: 14, paragraphs: [8, 12] },
@@ -190,7 +182,7 @@ async function smallWindows(pack, log = (line) => process.stdout.write(`${line}\
   if (failures.length > 0) throw new Error(`past the window:\n${failures.join('\n')}`)
 }
 
-module.exports = { smallWindowRun, smallWindows, rewritesPastWindow, rewritesPer10, RUNS, SESSION }
+module.exports = { smallWindowRun, smallWindows, rewritesPer10, RUNS, SESSION }
 
 if (require.main === module) {
   const { stagePackage } = require('./e2e.js')

@@ -266,16 +266,17 @@ impl MemoryStore {
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
-    /// Whether the lane holds a message its summary does not stand for that is older than
-    /// every stored message of `ids` (any such message when none of `ids` is stored): what
-    /// a host's transcript of the lane left out (an earlier assembly's window, a reset).
-    pub fn unsummarized_before(
+    /// Whether the lane holds a message after seq `after` (the last its summary covers: 0
+    /// without one) older than every stored message of `ids` (any such message when none
+    /// of `ids` is stored): what a host's transcript of the lane left out (an earlier
+    /// assembly's window, a reset).
+    pub fn lane_has_between(
         &self,
         session: &str,
         lane: &str,
+        after: i64,
         ids: &[&str],
     ) -> Result<bool, MemoryError> {
-        let covered_to = self.covered_seq(session, lane)?.unwrap_or(0);
         let oldest = self.oldest_seq_of(session, ids)?.unwrap_or(i64::MAX);
         Ok(self
             .conn
@@ -283,7 +284,7 @@ impl MemoryStore {
                 "SELECT EXISTS (SELECT 1 FROM messages
              WHERE session_id = ?1 AND thread_key = ?2 AND seq > ?3 AND seq < ?4)",
             )?
-            .query_row(params![session, lane, covered_to, oldest], |r| r.get(0))?)
+            .query_row(params![session, lane, after, oldest], |r| r.get(0))?)
     }
 
     /// The user messages of a lane its summary does not cover yet, up to and including the
@@ -295,13 +296,25 @@ impl MemoryStore {
         lane: &str,
         through: &str,
     ) -> Result<Option<usize>, MemoryError> {
-        let covered_to = self.covered_seq(session, lane)?.unwrap_or(0);
+        let after = self.covered_seq(session, lane)?.unwrap_or(0);
+        self.user_turns_through(session, lane, after, through)
+    }
+
+    /// The user messages of a lane after seq `after` up to and including the one stored as
+    /// `through` (`None` when `through` is not a message of the lane after `after`).
+    pub fn user_turns_through(
+        &self,
+        session: &str,
+        lane: &str,
+        after: i64,
+        through: &str,
+    ) -> Result<Option<usize>, MemoryError> {
         let Some(to): Option<i64> = self
             .conn
             .query_row(
                 "SELECT seq FROM messages WHERE session_id = ?1 AND message_id = ?2
                  AND thread_key = ?3 AND seq > ?4",
-                params![session, through, lane, covered_to],
+                params![session, through, lane, after],
                 |r| r.get(0),
             )
             .optional()?
@@ -314,7 +327,7 @@ impl MemoryStore {
                 "SELECT count(*) FROM messages WHERE session_id = ?1 AND thread_key = ?2
              AND seq > ?3 AND seq <= ?4 AND role = 'user'",
             )?
-            .query_row(params![session, lane, covered_to, to], |r| r.get(0))?;
+            .query_row(params![session, lane, after, to], |r| r.get(0))?;
         Ok(Some(usize::try_from(n).unwrap_or(0)))
     }
 

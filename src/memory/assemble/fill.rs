@@ -32,6 +32,8 @@ pub(super) struct Assembly<'s, 'r> {
     /// whether they are all kept verbatim.
     shaped: bool,
     verbatim: bool,
+    /// The seq of the last message the lane's summary covers (0: none; read when shaped).
+    covered: i64,
     frame_est: f64,
     tail: Tail,
     /// The caller's blocks given (before any gave way).
@@ -112,6 +114,11 @@ impl<'s, 'r> Assembly<'s, 'r> {
             plan.personality = None;
         }
         let shaped = req.verbatim_share.is_some() && plan.host.is_some();
+        // The seq of the last message the summary covers (0: none), for a shaped context.
+        let covered = match summary.as_ref().and_then(|r| r.message_range.as_ref()) {
+            Some((_, to)) if shaped => store.oldest_seq_of(req.session_id, &[to])?.unwrap_or(0),
+            _ => 0,
+        };
         // Every message and the fixed layers within the share, and the host's messages
         // holding the whole lane (what its summary stands for among them, and all it does
         // not): all of them, as sent. A transcript that lacks some of the lane (a host that
@@ -121,9 +128,10 @@ impl<'s, 'r> Assembly<'s, 'r> {
             (Some(share), Some(host)) => {
                 fixed(&plan) - host.est + host.all_est() <= share * cap
                     && (summary.is_none() || host.summary_in_view)
-                    && !store.unsummarized_before(
+                    && !store.lane_has_between(
                         req.session_id,
                         req.thread_key,
+                        covered,
                         &host.all_ids(),
                     )?
             }
@@ -150,6 +158,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
             req,
             cap,
             shaped,
+            covered,
             verbatim,
             frame_est: estimate("<retrieved_messages>\n</retrieved_messages>\n"),
             plan,
@@ -425,9 +434,10 @@ impl<'s, 'r> Assembly<'s, 'r> {
                 {
                     Some(through) => self
                         .store
-                        .unsummarized_turns_through(
+                        .user_turns_through(
                             self.req.session_id,
                             self.req.thread_key,
+                            self.covered,
                             through,
                         )?
                         .filter(|&turns| turns >= FOLD_MIN_TURNS)
