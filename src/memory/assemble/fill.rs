@@ -226,9 +226,23 @@ impl<'s, 'r> Assembly<'s, 'r> {
     /// is counted with the fixed layers) or the newest of the lane, up to their share
     /// and the cap.
     pub(super) fn recent(&mut self) -> Result<(), MemoryError> {
-        // Shaped for a cache, the window after the summary is kept whole while it fits.
+        // Shaped for a cache, the window after the summary is kept whole while it fits its
+        // fold mark; past the mark (a window that slides until a fold is due) it keeps first
+        // what a fold would leave, the newest turns within half the mark, and what it leaves
+        // goes to retrieval before the window reaches back.
         let room = if self.shaped {
-            self.rest - self.used
+            let keep = match (self.verbatim, self.req.verbatim_share, &self.plan.host) {
+                (false, Some(share), Some(host)) => {
+                    let mark = FOLD_AT_SHARE.min(share) * self.cap;
+                    if host.window_est() > mark {
+                        mark * FOLD_KEEPS - host.est
+                    } else {
+                        f64::INFINITY
+                    }
+                }
+                _ => f64::INFINITY,
+            };
+            (self.rest - self.used).min(keep.max(0.0))
         } else {
             self.rest * RECENT_SHARE
         };
