@@ -95,24 +95,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
             plan.host = Some(HostWindow::new(messages, covered_to));
         }
         let cap = allowance(req.budget_tokens);
-        let fixed = |p: &Plan<'_>| {
-            estimate(&p.policy)
-                + estimate(&p.user)
-                + p.quoted.as_deref().map_or(0.0, estimate)
-                + p.personality.as_deref().map_or(0.0, estimate)
-                + p.turn_blocks.iter().map(|b| estimate(b)).sum::<f64>()
-                + p.system_blocks.iter().map(|b| estimate(b)).sum::<f64>()
-                + p.host.as_ref().map_or(0.0, |h| h.est)
-        };
-        while fixed(&plan) > cap
-            && (plan.turn_blocks.pop().is_some() || plan.system_blocks.pop().is_some())
-        {}
-        if fixed(&plan) > cap {
-            plan.quoted = None;
-        }
-        if fixed(&plan) > cap {
-            plan.personality = None;
-        }
+        plan.give_way_to(cap);
         let shaped = req.verbatim_share.is_some() && plan.host.is_some();
         // The seq of the last message the summary covers (0: none), for a shaped context.
         let covered = match summary.as_ref().and_then(|r| r.message_range.as_ref()) {
@@ -126,7 +109,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
         // share however short.
         let verbatim = match (req.verbatim_share, plan.host.as_ref()) {
             (Some(share), Some(host)) => {
-                fixed(&plan) - host.est + host.all_est() <= share * cap
+                plan.fixed_est() - host.est + host.all_est() <= share * cap
                     && (summary.is_none() || host.summary_in_view)
                     && !store.lane_has_between(
                         req.session_id,
@@ -151,7 +134,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
                 summary = None;
             }
         }
-        let rest = (limit - fixed(&plan)).max(0.0);
+        let rest = (limit - plan.fixed_est()).max(0.0);
         plan.summary_body = summary;
         Ok(Assembly {
             store,

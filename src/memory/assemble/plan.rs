@@ -43,6 +43,32 @@ pub(super) struct Plan<'r> {
 }
 
 impl Plan<'_> {
+    /// The estimate of the fixed layers: the policy, the message, the quoted reply, the
+    /// personality, the caller's blocks and the host's messages in view.
+    pub(super) fn fixed_est(&self) -> f64 {
+        estimate(&self.policy)
+            + estimate(&self.user)
+            + self.quoted.as_deref().map_or(0.0, estimate)
+            + self.personality.as_deref().map_or(0.0, estimate)
+            + self.turn_blocks.iter().map(|b| estimate(b)).sum::<f64>()
+            + self.system_blocks.iter().map(|b| estimate(b)).sum::<f64>()
+            + self.host.as_ref().map_or(0.0, |h| h.est)
+    }
+
+    /// When the fixed layers alone are over `cap`: the caller's blocks give way (the last
+    /// first), then the quoted reply, then the personality.
+    pub(super) fn give_way_to(&mut self, cap: f64) {
+        while self.fixed_est() > cap
+            && (self.turn_blocks.pop().is_some() || self.system_blocks.pop().is_some())
+        {}
+        if self.fixed_est() > cap {
+            self.quoted = None;
+        }
+        if self.fixed_est() > cap {
+            self.personality = None;
+        }
+    }
+
     pub(super) fn line(&self, m: ChatMessage) -> Line {
         let text = message_line(&m, &self.zone);
         let est = estimate(&text);
