@@ -614,7 +614,8 @@ export declare class ChannelTools {
 export declare class MemoryStore {
   /**
    * Opens (or creates) the store: `path` of the SQLite file (default `":memory:"`),
-   * `compaction` thresholds (30 messages, 2,500 tokens, 24 hours; keep 10).
+   * `compaction` thresholds (30 messages, 2,500 tokens, 24 hours; keep at most 10,
+   * within half the token threshold; fold at least 10).
    */
   constructor(options?: MemoryStoreOptions)
   /**
@@ -1595,8 +1596,16 @@ export interface CompactionOptions {
   maxRecentTokens?: number
   /** The summary older than this, in ms (default 86,400,000: 24 hours). */
   maxSummaryAgeMs?: number
-  /** The newest messages a compaction leaves verbatim (default 10). */
+  /**
+   * The most messages a compaction leaves verbatim (default 10): the newest, within half
+   * of `maxRecentTokens`.
+   */
   keepRecent?: number
+  /**
+   * The fewest messages a compaction due by a threshold folds (default 10), so a thread
+   * of long turns compacts in steps, not after every turn.
+   */
+  minFold?: number
 }
 
 /**

@@ -214,24 +214,27 @@ describe('a question asked again', () => {
 describe('long turns past the window', () => {
   it('leave retrieval room: a window that slides keeps what a fold would leave, and older notes come back', async () => {
     // 60 notes of about 1,000 tokens on 12 workstreams, each workstream's notes with facts
-    // of their own: the budget holds a few notes, and a fold waits for 10 turns.
+    // of their own: the budget holds a few notes, and a fold waits for 10 turns. Over the
+    // last ten turns (a whole fold cycle: the window right after a fold, growing, sliding)
+    // one question a turn about an older note, asked before the turn's note.
     const e = createContextEngine({ path: ':memory:' })
     const transcript: HostMessage[] = []
     const text = (i: number) => `Turn ${i}: note on workstream ${i % 12}. Decision: owner Person${i}, vendor Vendor${i * 7}. ${FILLER.repeat(30)}`
+    const asked = [2, 5, 9, 14, 17, 21, 26, 30, 33, 38]
+    let found = 0
     for (let i = 0; i < 60; i++) {
+      const q = asked[i - 50]
+      if (q !== undefined) {
+        const out = await e.assemble({ sessionId: 's1', sessionKey: KEY, messages: transcript.slice(), prompt: `Who owns workstream ${q % 12}, and with which vendor?`, tokenBudget: 16_000 })
+        const all = [out.systemPromptAddition ?? '', ...out.messages.map(textOf)].join('\n')
+        if (all.includes(`owner Person${q}, vendor Vendor${q * 7}`)) found++
+      }
       await e.assemble({ sessionId: 's1', sessionKey: KEY, messages: transcript.slice(), prompt: text(i), tokenBudget: 16_000 })
       const user: HostMessage = { role: 'user', content: text(i), timestamp: T0 + i * 60_000 }
       const answer: HostMessage = { role: 'assistant', content: [{ type: 'text', text: `Noted ${i}.` }], timestamp: T0 + i * 60_000 + 1 }
       transcript.push(user, answer)
       await e.commitTurn({ sessionId: 's1', sessionKey: KEY, messages: [user, answer], advancementKey: `n${i}` })
       await e.maintain({ sessionId: 's1', sessionKey: KEY })
-    }
-    let found = 0
-    const asked = [2, 5, 9, 14, 17, 21, 26, 30, 33, 38]
-    for (const i of asked) {
-      const out = await e.assemble({ sessionId: 's1', sessionKey: KEY, messages: transcript.slice(), prompt: `Who owns workstream ${i % 12}, and with which vendor?`, tokenBudget: 16_000 })
-      const all = [out.systemPromptAddition ?? '', ...out.messages.map(textOf)].join('\n')
-      if (all.includes(`owner Person${i}, vendor Vendor${i * 7}`)) found++
     }
     expect(found).toBeGreaterThanOrEqual(8)
     await e.dispose()

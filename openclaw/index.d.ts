@@ -95,12 +95,16 @@ export interface ContextEngineOptions {
    * other greets by name, "Hey Ann!").
    */
   speakers?: { user?: string[]; assistant?: string[] }
-  /** Compaction thresholds: 30 messages, 2,500 tokens, 24 hours; keep 10 (the defaults). */
+  /**
+   * Compaction thresholds: 30 messages, 2,500 tokens, 24 hours; keep at most 10, within
+   * half the token threshold; fold at least 10 (the defaults).
+   */
   compaction?: {
     maxRecentMessages?: number
     maxRecentTokens?: number
     maxSummaryAgeMs?: number
     keepRecent?: number
+    minFold?: number
   }
 }
 

@@ -288,7 +288,7 @@ async function main(pack) {
     // Installed as the README says: the archive `npm run pack:plugin` writes.
     await installPlugin(env, configPath, pack.tarball, {
       path: dbPath,
-      compaction: { maxRecentMessages: 6, keepRecent: 2 },
+      compaction: { maxRecentMessages: 6, keepRecent: 2, minFold: 1 },
       slack: { botToken: 'xoxb-e2e-not-secret', apiUrl: slack.url },
     })
     const turns = [

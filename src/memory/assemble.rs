@@ -12,9 +12,9 @@
 //!   items first;
 //! - the memories (the summaries of other lanes the message names, then the records
 //!   retrieved for it), up to [`MEMORIES_SHARE`];
-//! - the recent messages, the newest of the lane, up to [`RECENT_SHARE`] (the newest
-//!   one even past it, when it fits the rest), and never more than the caller's `recent`
-//!   cap;
+//! - the recent messages, the newest of the lane, up to [`RECENT_SHARE`] (a newest one
+//!   longer than that waits for what retrieval leaves), and never more than the caller's
+//!   `recent` cap;
 //! - the retrieved messages: everything left, filled with the lane's older messages that
 //!   match the query (see [`super::passages`]), best first, each followed by the turns
 //!   around it as room allows (a neighbour weighs [`NEIGHBOUR_WEIGHT`] of its hit per step
@@ -270,9 +270,10 @@ fn blocks(given: &[impl AsRef<str>]) -> Vec<String> {
 
 /// Whether a record found for the message is one of its memories: not the lane's own
 /// summary (a layer of its own); not what a message of this lane stated (a compaction
-/// writes those: the message itself is retrieved word for word, with its turns); and, for
-/// a caller asking for clear matches (`min_terms` 2 or more), only a record holding that
-/// many of the question's search terms.
+/// writes those: the message itself is retrieved word for word, with its turns); and only
+/// a record the question reaches for: one holding a third of its search terms (one at
+/// least), and at least `min_terms`. A match on a word the search leaves out (a stop word)
+/// brings no record in.
 fn shows_as_memory(r: &Record, lane: &str, terms: &[String], min_terms: usize) -> bool {
     if r.kind == RecordKind::ThreadSummary {
         return false;
@@ -280,11 +281,9 @@ fn shows_as_memory(r: &Record, lane: &str, terms: &[String], min_terms: usize) -
     if r.thread_key == lane && r.message_range.is_some() {
         return false;
     }
-    if min_terms <= 1 {
-        return true;
-    }
+    let needed = min_terms.max(terms.len() / 3).max(1);
     let body = r.body.to_lowercase();
-    terms.iter().filter(|t| body.contains(t.as_str())).count() >= min_terms
+    needed > 0 && terms.iter().filter(|t| body.contains(t.as_str())).count() >= needed
 }
 
 #[cfg(test)]

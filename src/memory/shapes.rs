@@ -34,8 +34,12 @@ pub struct CompactionOptions {
     pub max_recent_tokens: Option<f64>,
     /// The summary older than this, in ms (default 86,400,000: 24 hours).
     pub max_summary_age_ms: Option<f64>,
-    /// The newest messages a compaction leaves verbatim (default 10).
+    /// The most messages a compaction leaves verbatim (default 10): the newest, within half
+    /// of `maxRecentTokens`.
     pub keep_recent: Option<f64>,
+    /// The fewest messages a compaction due by a threshold folds (default 10), so a thread
+    /// of long turns compacts in steps, not after every turn.
+    pub min_fold: Option<f64>,
 }
 
 impl TryFrom<Option<CompactionOptions>> for CompactionPolicy {
@@ -59,6 +63,9 @@ impl TryFrom<Option<CompactionOptions>> for CompactionPolicy {
         }
         if let Some(n) = count(o.keep_recent, "keepRecent")? {
             p.keep_recent = usize::try_from(n).unwrap_or(usize::MAX);
+        }
+        if let Some(n) = count(o.min_fold, "minFold")? {
+            p.min_fold = usize::try_from(n).unwrap_or(usize::MAX);
         }
         Ok(p)
     }

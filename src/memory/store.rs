@@ -9,7 +9,7 @@ use super::passages::terms::{fts_quote, is_unsegmented};
 use super::secrets::redact;
 use super::summary::{statements, CompactionPolicy, Statement, Summary, Trigger};
 use crate::core::keys::{thread_key, Placement};
-use crate::core::tokens::{counted_all, estimate, Meter};
+use crate::core::tokens::{counted, counted_all, estimate, Meter};
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// Where an ingested message went.

@@ -49,8 +49,13 @@ pub struct CompactionPolicy {
     pub max_recent_tokens: u64,
     /// Compact when the summary is older than this (ms) and there is something to fold.
     pub max_summary_age_ms: i64,
-    /// The newest messages left verbatim by a compaction.
+    /// The most messages a compaction leaves verbatim: the newest, within half the token
+    /// trigger (its low-water mark), so a lane of long turns gets back well under it.
     pub keep_recent: usize,
+    /// The fewest messages a compaction due by a threshold folds: until it would fold this
+    /// many, none is due, so a lane of any turn length compacts in steps of at least this
+    /// many messages (a forced one folds whatever is beyond the kept).
+    pub min_fold: usize,
 }
 
 impl Default for CompactionPolicy {
@@ -60,6 +65,7 @@ impl Default for CompactionPolicy {
             max_recent_tokens: 2_500,
             max_summary_age_ms: 24 * 3_600_000,
             keep_recent: 10,
+            min_fold: 10,
         }
     }
 }
@@ -78,6 +84,24 @@ pub enum Trigger {
 }
 
 impl CompactionPolicy {
+    /// How many of a lane's unsummarized messages a compaction leaves verbatim, given
+    /// their token counts newest first: the newest, at most [`keep_recent`](Self::keep_recent)
+    /// of them and within half of [`max_recent_tokens`](Self::max_recent_tokens) (the
+    /// newest one always).
+    pub fn kept(&self, newest_first: impl IntoIterator<Item = u64>) -> usize {
+        let low_water = self.max_recent_tokens / 2;
+        let mut used = 0u64;
+        let mut kept = 0;
+        for tokens in newest_first.into_iter().take(self.keep_recent) {
+            used = used.saturating_add(tokens);
+            if kept > 0 && used > low_water {
+                break;
+            }
+            kept += 1;
+        }
+        kept
+    }
+
     /// Whether a lane with `recent` unsummarized messages of `tokens` estimated tokens,
     /// whose summary was updated `age_ms` ago (`None`: never), is due for compaction.
     /// Nothing is due when there is nothing beyond the messages kept verbatim.
@@ -408,7 +432,11 @@ impl Summary {
                     .iter()
                     .find(|(cues, _)| cues.iter().any(|c| lower.contains(c)))
                     .map(|&(_, section)| section)
-                    .or_else(|| (from_user && sentence.ends_with('?')).then_some(GOALS));
+                    .or_else(|| (from_user && sentence.ends_with('?')).then_some(GOALS))
+                    // The assistant's general prose (advice, caveats: "you must always
+                    // ...") states no fact of the conversation's: of its sentences only a
+                    // decision, an outcome or an action it takes on is what happened.
+                    .filter(|&section| from_user || section != FACTS);
                 match section {
                     Some(DECISIONS) => {
                         for piece in pieces(&sentence) {

@@ -173,7 +173,8 @@ impl JsMemoryStore {
 #[napi]
 impl JsMemoryStore {
     /// Opens (or creates) the store: `path` of the SQLite file (default `":memory:"`),
-    /// `compaction` thresholds (30 messages, 2,500 tokens, 24 hours; keep 10).
+    /// `compaction` thresholds (30 messages, 2,500 tokens, 24 hours; keep at most 10,
+    /// within half the token threshold; fold at least 10).
     #[napi(constructor, catch_unwind, ts_args_type = "options?: MemoryStoreOptions")]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
         const F: &str = "MemoryStore";

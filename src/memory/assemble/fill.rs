@@ -245,8 +245,10 @@ impl<'s, 'r> Assembly<'s, 'r> {
             };
             let line = self.plan.line(m);
             let cost = self.plan.recent.cost(&line, self.frame_est);
-            let first = self.plan.recent.lines.is_empty();
-            if self.plan.recent.est + cost > room && !(first && self.used + cost <= self.rest) {
+            // Within the layer's share, the newest message too: one longer than that
+            // waits for what retrieval leaves (`reach_back`), so a larger budget never
+            // gives retrieval less.
+            if self.plan.recent.est + cost > room {
                 self.tail.pending.push(line.message);
                 break;
             }

@@ -840,3 +840,33 @@ fn the_answer_to_a_matched_question_comes_with_it_before_a_weaker_match() {
     );
     assert!((order[2].0 - NEIGHBOUR_WEIGHT).abs() < 1e-12);
 }
+
+#[test]
+fn another_threads_record_comes_only_where_the_question_reaches_for_it() {
+    let mut s = store();
+    s.put_record(&NewRecord {
+        session_id: S,
+        kind: RecordKind::Fact,
+        thread_key: "reply:42:77",
+        body: "We decided the database migration moves to Postgres on Friday.",
+        summary_version: 1,
+        updated_at_ms: 1,
+        message_range: Some(("77", "77")),
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let ask = |q: &'static str| {
+        let mut r = request(10_000);
+        r.user_message = q;
+        assemble(&s, &r).unwrap_or_else(|e| panic!("{e}"))
+    };
+    // A question about something else: the record's words the question shares are only
+    // those the search leaves out ("the", "to", "on").
+    let other = ask("Is there any oat milk left in the kitchen fridge or do I go to the shop?");
+    assert!(!other.text.contains("Postgres"), "{}", other.text);
+    let reached = ask("When does the database migration move to Postgres?");
+    assert!(
+        reached.text.contains("Postgres on Friday"),
+        "{}",
+        reached.text
+    );
+}

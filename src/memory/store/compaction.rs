@@ -4,6 +4,11 @@
 
 use super::*;
 
+/// The longest turn of the other side (the assistant's role) read as a person's turn,
+/// whose statements are records like the user's: a longer one is an assistant's prose
+/// (explanations, lists, caveats), which states nothing of the user's world.
+pub const PERSON_TURN_MAX_TOKENS: u64 = 80;
+
 /// A compaction plan as a caller hands it back: whose lane, on top of which summary version,
 /// up to which message, and what triggered it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,8 +66,10 @@ pub struct Compaction {
 impl MemoryStore {
     /// Decides whether a lane is due for compaction at `now_ms` under `policy` (or, with
     /// `force`, whenever it has more than the messages kept verbatim) and what would be
-    /// folded: every unsummarized message but the newest `keep_recent`. Nothing is
-    /// written; [`MemoryStore::apply_compaction`] does that. `None` when nothing is due.
+    /// folded: every unsummarized message but the newest the policy keeps (see
+    /// [`CompactionPolicy::kept`]); a threshold makes a compaction due only once it would
+    /// fold [`min_fold`](CompactionPolicy::min_fold) messages. Nothing is written;
+    /// [`MemoryStore::apply_compaction`] does that. `None` when nothing is due.
     pub fn plan_compaction(
         &self,
         session: &str,
@@ -72,15 +79,17 @@ impl MemoryStore {
         force: bool,
     ) -> Result<Option<CompactionPlan>, MemoryError> {
         let mut recent = self.unsummarized(session, lane)?;
+        let tokens: Vec<u64> = recent.iter().map(|m| counted(&m.text)).collect();
+        let keep = policy.kept(tokens.iter().rev().copied());
+        let folds = recent.len() - keep;
         let previous = self.record(session, RecordKind::ThreadSummary, lane)?;
-        let recent_tokens = counted_all(recent.iter().map(|m| m.text.as_str()));
         let age = previous.as_ref().map(|p| now_ms - p.updated_at_ms);
-        let trigger = match policy.due(recent.len(), recent_tokens, age) {
-            Some(t) => t,
-            None if force && recent.len() > policy.keep_recent => Trigger::Forced,
-            None => return Ok(None),
+        let trigger = match policy.due(recent.len(), tokens.iter().sum(), age) {
+            Some(t) if folds >= policy.min_fold.max(1) => t,
+            _ if force && folds > 0 => Trigger::Forced,
+            _ => return Ok(None),
         };
-        let kept = recent.split_off(recent.len() - policy.keep_recent);
+        let kept = recent.split_off(folds);
         Ok(Some(CompactionPlan {
             session_id: session.to_string(),
             thread_key: lane.to_string(),
@@ -289,8 +298,8 @@ impl MemoryStore {
         })
     }
 
-    /// Writes what the folded messages of `plan` state (facts, preferences, outcomes) as
-    /// records of the lane, each with the message it came from; one the session holds
+    /// Writes what the folded messages of `plan` state (the user's facts, preferences and
+    /// outcomes; either side's decisions) as records of the lane, each with the message it came from; one the session holds
     /// already (the same kind and words) is not written again. Returns how many it wrote.
     fn put_statements(
         &mut self,
@@ -300,7 +309,15 @@ impl MemoryStore {
     ) -> Result<usize, MemoryError> {
         let mut written = 0;
         for m in &plan.fold {
+            let prose = counted(&m.text) > PERSON_TURN_MAX_TOKENS;
             for (statement, body) in statements(&m.text) {
+                // What the user states about themselves and their world, and decisions
+                // either side takes: never an assistant's prose (its advice, apologies,
+                // what it says of itself), though a short turn of the other side's is
+                // what a person says.
+                if m.role != Role::User && statement != Statement::Decision && prose {
+                    continue;
+                }
                 let kind = match statement {
                     Statement::Fact | Statement::Decision => RecordKind::Fact,
                     Statement::Preference => RecordKind::Preference,

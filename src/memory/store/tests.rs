@@ -741,3 +741,118 @@ fn a_plan_handed_back_is_fenced_first_then_taken_back_as_the_store_stands() {
         })
     ));
 }
+
+/// A long turn: `words` words of varied prose, numbered by `n` so no two are the same.
+fn long_turn(n: usize, words: usize) -> String {
+    const WORDS: [&str; 12] = [
+        "the", "schedule", "moved", "because", "our", "vendor", "asked", "for", "another",
+        "review", "of", "costs",
+    ];
+    let mut out = format!("Turn {n}:");
+    for i in 0..words {
+        out.push(' ');
+        out.push_str(WORDS[(i * 7 + n) % WORDS.len()]);
+    }
+    out.push('.');
+    out
+}
+
+#[test]
+fn a_lane_of_long_turns_compacts_in_steps_down_to_its_low_water_mark() {
+    // A user and an assistant whose turns run to hundreds of tokens: ten kept messages
+    // hold more than the 2,500-token trigger, which once meant a compaction of one message
+    // after every turn.
+    let mut s = store();
+    let policy = CompactionPolicy::default();
+    let (mut compactions, mut messages) = (0, 0);
+    for n in 0..200 {
+        let (role, words) = if n % 2 == 0 {
+            (Role::User, 120)
+        } else {
+            (Role::Assistant, 260)
+        };
+        let text = long_turn(n, words);
+        let id = n.to_string();
+        s.ingest(&msg(&id, role, &text, None))
+            .unwrap_or_else(|e| panic!("{e}"));
+        messages += 1;
+        let done = s
+            .compact(S, "root:42", &policy, 1_775_835_600_000, false)
+            .unwrap_or_else(|e| panic!("{e}"));
+        if let Some(c) = done {
+            compactions += 1;
+            assert!(c.folded >= policy.min_fold, "folded {}", c.folded);
+            let left = s
+                .unsummarized(S, "root:42")
+                .unwrap_or_else(|e| panic!("{e}"));
+            let tokens = counted_all(left.iter().map(|m| m.text.as_str()));
+            assert!(
+                left.len() == 1 || tokens <= policy.max_recent_tokens / 2,
+                "{} messages of {tokens} tokens left",
+                left.len()
+            );
+        }
+    }
+    assert!(compactions >= 10, "{compactions} compactions");
+    assert!(
+        compactions * 10 <= messages,
+        "{compactions} in {messages} turns"
+    );
+}
+
+#[test]
+fn the_kept_messages_are_the_newest_within_the_count_and_half_the_token_trigger() {
+    let p = CompactionPolicy::default();
+    assert_eq!(p.kept([10; 20]), 10);
+    assert_eq!(p.kept([400, 400, 400, 400]), 3);
+    // The newest always stays, however long.
+    assert_eq!(p.kept([9_000, 10]), 1);
+    assert_eq!(p.kept(std::iter::empty()), 0);
+}
+
+#[test]
+fn an_assistants_prose_is_no_record_and_no_fact_of_the_summary_the_users_statements_are() {
+    let mut s = store();
+    let prose = "I apologize for the confusion in my earlier answer. As an AI language model, \
+                 I must always remind you that backups are important and you should never skip \
+                 them. Here is a longer explanation of how rotating backups work: a daily copy is \
+                 kept for a week, a weekly copy for a month, and a monthly copy for a year, which \
+                 balances what it costs to keep them against how far back you can reach when \
+                 something goes wrong. We always recommend testing a restore now and then.";
+    let texts = [
+        (Role::User, "I moved to Denver last month for the new job."),
+        (Role::Assistant, prose),
+        (Role::User, "My sister Maya prefers the train over flying."),
+        (Role::Assistant, "I love hiking near Boulder."),
+    ];
+    for i in 0..12 {
+        let (role, text) = texts[i % texts.len()];
+        s.ingest(&msg(&format!("m{i}"), role, text, None))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let policy = CompactionPolicy {
+        keep_recent: 2,
+        ..CompactionPolicy::default()
+    };
+    s.compact(S, "root:42", &policy, 1_000, true)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let bodies = |q: &str| -> Vec<String> {
+        s.search(S, q, "root:42", 20, 100_000)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r.kind != RecordKind::ThreadSummary)
+            .map(|r| r.body)
+            .collect()
+    };
+    assert!(bodies("moved Denver").iter().any(|b| b.contains("Denver")));
+    assert!(bodies("Maya train").iter().any(|b| b.contains("Maya")));
+    // A short turn of the other side is a person's: what they like is theirs.
+    assert!(bodies("hiking Boulder")
+        .iter()
+        .any(|b| b.contains("hiking")));
+    let junk = bodies("apologize confusion AI language model backups restore copy");
+    assert!(junk.is_empty(), "{junk:?}");
+    let summary = summary_body(&s);
+    assert!(!summary.contains("AI language model"), "{summary}");
+    assert!(!summary.contains("restore"), "{summary}");
+}
