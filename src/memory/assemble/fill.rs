@@ -4,7 +4,7 @@
 
 use super::host::HostWindow;
 use super::plan::{fit_summary, Item, Plan};
-use super::render::{data_section, section, Block};
+use super::render::{data_section, section, Block, Line};
 use super::tail::Tail;
 use super::{
     allowance, blocks, retrieve, shows_as_memory, AssembleRequest, Assembled, FOLD_AT_SHARE,
@@ -16,7 +16,7 @@ use crate::memory::db::MemoryError;
 use crate::memory::history::Zone;
 use crate::memory::store::{ChatMessage, MemoryStore, RecordKind};
 use std::collections::hash_map::Entry;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One assembly under way: the plan, and how much of the rest of the budget it uses.
 pub(super) struct Assembly<'s, 'r> {
@@ -278,7 +278,8 @@ impl<'s, 'r> Assembly<'s, 'r> {
         })
     }
 
-    /// Retrieved messages: matches and their neighbours, best first, in what is left.
+    /// Retrieved messages: matches and their neighbours, best first, in what is left,
+    /// filled by [`fill_ladder`] so what a smaller room holds a larger one holds too.
     pub(super) fn retrieved(
         &mut self,
         query: &str,
@@ -298,11 +299,20 @@ impl<'s, 'r> Assembly<'s, 'r> {
         } else {
             Vec::new()
         };
-        let cap = req.passages_max_tokens.map_or(f64::INFINITY, allowance);
-        let mut around: HashMap<usize, (Vec<ChatMessage>, Vec<ChatMessage>)> = HashMap::new();
         let min_line = estimate("00:00 user: ok\n");
+        if self.rest - self.used < min_line {
+            return Ok(());
+        }
+        // The candidates' lines, in the order they are offered room, each read once: as
+        // many as could take the room three times over (a fill skips what does not fit).
+        let cap = req.passages_max_tokens.map_or(f64::INFINITY, allowance);
+        let room = (self.rest - self.used).min(cap);
+        let mut offered_est = 0.0;
+        let mut around: HashMap<usize, (Vec<ChatMessage>, Vec<ChatMessage>)> = HashMap::new();
+        let mut lines: Vec<Line> = Vec::new();
+        let mut offered: HashSet<i64> = HashSet::new();
         for (_, rank, step) in retrieve::candidates(&found, req.passages_neighbours) {
-            if self.rest - self.used < min_line {
+            if offered_est > 3.0 * room {
                 break;
             }
             let f = &mut found[rank];
@@ -327,19 +337,26 @@ impl<'s, 'r> Assembly<'s, 'r> {
                     None => continue,
                 }
             };
-            let plan = &mut self.plan;
-            if plan.recent.lines.contains_key(&m.seq) || plan.passages.lines.contains_key(&m.seq) {
+            if self.plan.recent.lines.contains_key(&m.seq) || !offered.insert(m.seq) {
                 continue;
             }
-            let line = plan.line(m);
-            let cost = plan.passages.cost(&line, self.frame_est);
-            if self.used + cost > self.rest || plan.passages.est + cost > cap {
-                continue;
-            }
-            self.used += cost;
-            plan.passage_order.push(line.message.seq);
-            plan.passages.add(line, cost);
+            let line = self.plan.line(m);
+            offered_est += line.est;
+            lines.push(line);
         }
+        let plan = &mut self.plan;
+        let frame_est = self.frame_est;
+        fill_by_ladder(lines.len(), room, min_line, |i, rung| {
+            let line = &lines[i];
+            let cost = plan.passages.cost(line, frame_est);
+            if plan.passages.est + cost > rung {
+                return false;
+            }
+            plan.passage_order.push(line.message.seq);
+            plan.passages.add(line.clone(), cost);
+            true
+        });
+        self.used += plan.passages.est;
         Ok(())
     }
 
@@ -462,5 +479,33 @@ impl<'s, 'r> Assembly<'s, 'r> {
             passages_included: plan.passages.lines.len(),
             recent_included: plan.recent.lines.len(),
         })
+    }
+}
+
+/// Offers `n` candidates, in order, the rooms of a ladder, smallest first: `room` halved
+/// until below `min_line`, each room offering every candidate not yet taken again on top
+/// of what the smaller ones took (`offer(i, room)` takes candidate `i` when it fits that
+/// room and says whether it did). The rooms of twice a room are its rooms and itself, so
+/// what a room holds, twice that holds too: a long candidate that fits only the larger
+/// room comes after what the smaller held, never in its place (as a greedy fill lets it).
+pub(super) fn fill_by_ladder(
+    n: usize,
+    room: f64,
+    min_line: f64,
+    mut offer: impl FnMut(usize, f64) -> bool,
+) {
+    let mut rungs = Vec::new();
+    let mut r = room;
+    while r >= min_line && rungs.len() < 40 {
+        rungs.push(r);
+        r /= 2.0;
+    }
+    let mut taken = vec![false; n];
+    for &rung in rungs.iter().rev() {
+        for (i, t) in taken.iter_mut().enumerate() {
+            if !*t {
+                *t = offer(i, rung);
+            }
+        }
     }
 }
