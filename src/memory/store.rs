@@ -11,6 +11,8 @@ use super::summary::{statements, CompactionPolicy, Statement, Summary, Trigger};
 use crate::core::keys::{thread_key, Placement};
 use crate::core::tokens::{counted, counted_all, estimate, Meter};
 use rusqlite::{params, Connection, OptionalExtension};
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 /// Where an ingested message went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,13 +34,20 @@ type LaneTally = std::collections::HashMap<(String, String), (i64, i64)>;
 #[derive(Debug)]
 pub struct MemoryStore {
     pub(super) conn: Connection,
+    /// Whose name a word is in a session, once the conversation has told it for good
+    /// (see [`MemoryStore::name_owner`]): worked out once, not on every question.
+    pub(super) name_owners: RefCell<HashMap<(String, String), Option<Role>>>,
 }
+
+/// The most names [`MemoryStore::name_owner`] keeps worked out (then it starts over).
+pub(super) const NAME_OWNERS_MAX: usize = 4_096;
 
 impl MemoryStore {
     /// Opens the store at `path` (`:memory:` for a private in-memory one).
     pub fn open(path: &str) -> Result<Self, MemoryError> {
         Ok(MemoryStore {
             conn: super::db::open(path)?,
+            name_owners: RefCell::new(HashMap::new()),
         })
     }
 

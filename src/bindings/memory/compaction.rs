@@ -62,8 +62,9 @@ impl Asked {
 
 #[napi]
 impl JsMemoryStore {
-    /// Decides whether a lane is due for compaction (or, with `force`, has more than
-    /// `keepRecent` messages to fold) and returns the plan, writing nothing: for a
+    /// Decides whether a lane is due for compaction (a threshold passed and at least
+    /// `minFold` messages to fold; or, with `force`, anything beyond the kept messages)
+    /// and returns the plan, writing nothing: for a
     /// caller's own summarizer, which then hands the new summary to `applyCompaction`.
     /// `null` when nothing is due.
     #[napi(
@@ -134,8 +135,9 @@ impl JsMemoryStore {
     }
 
     /// Compacts a lane with the extractive summarizer when it is due (or `force`d): all
-    /// but the newest `keepRecent` unsummarized messages are folded into the thread
-    /// summary, whose version goes up by one; the messages stay stored. `null` when
+    /// but the newest unsummarized messages (at most `keepRecent`, within half of
+    /// `maxRecentTokens`) are folded into the thread summary, in steps of at least
+    /// `minFold` messages, and its version goes up by one; the messages stay stored. `null` when
     /// nothing was due. A lane whose summary was written under a fencing token throws
     /// `ERR_MEMORY_FENCED`: compact it under its lock, with `applyCompaction`.
     #[napi(

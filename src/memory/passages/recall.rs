@@ -221,8 +221,14 @@ impl MemoryStore {
     /// Whose turns `name` (lower-cased) is in `session`, when the conversation tells it:
     /// the speaker the other one addresses by it ("Hey Ann!", "Thanks, Ann.", "Ann, look")
     /// in the first [`NAME_SAMPLE`] messages naming it, when every such greeting is by the
-    /// same one. A name only talked about (a friend, a city) is nobody's.
+    /// same one. A name only talked about (a friend, a city) is nobody's. Once
+    /// [`NAME_SAMPLE`] messages name it, the answer is final (messages are only added after
+    /// them) and kept: it is worked out once.
     pub fn name_owner(&self, session: &str, name: &str) -> Result<Option<Role>, MemoryError> {
+        let key = (session.to_string(), name.to_string());
+        if let Some(known) = self.name_owners.borrow().get(&key) {
+            return Ok(*known);
+        }
         let expression = format!(
             "scope : \"{}\" AND {}",
             session_token(session),
@@ -233,6 +239,7 @@ impl MemoryStore {
         if rows.is_empty() {
             return Ok(None);
         }
+        let sampled = rows.len();
         let list =
             serde_json::Value::Array(rows.iter().map(|&s| serde_json::Value::from(s)).collect())
                 .to_string();
@@ -253,12 +260,20 @@ impl MemoryStore {
                 by[usize::from(role == Role::Assistant)] += 1;
             }
         }
-        Ok(match by {
+        let owner = match by {
             [0, 0] => None,
             [_, 0] => Some(Role::Assistant),
             [0, _] => Some(Role::User),
             _ => None,
-        })
+        };
+        if sampled >= NAME_SAMPLE {
+            let mut known = self.name_owners.borrow_mut();
+            if known.len() >= crate::memory::store::NAME_OWNERS_MAX {
+                known.clear();
+            }
+            known.insert(key, owner);
+        }
+        Ok(owner)
     }
 }
 

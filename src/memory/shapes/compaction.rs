@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CompactOptions {
-    /// Compact even below the thresholds, whenever there is more than `keepRecent` to fold.
+    /// Compact even below the thresholds (and `minFold`), whenever there is more than the
+    /// kept messages to fold.
     pub force: Option<bool>,
     /// Fold the lane's unsummarized messages up to and including the one stored under
     /// this id, whatever the thresholds say (`force` and `keepRecent` do not apply): a

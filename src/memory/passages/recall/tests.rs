@@ -301,3 +301,32 @@ fn first_id_at(
         .and_then(|h| s.message_in(S, h.seq).ok().flatten())
         .map_or_else(String::new, |m| m.message_id)
 }
+
+#[test]
+fn a_name_the_conversation_has_told_for_good_is_worked_out_once() {
+    // The assistant greets the user by name: "Hey Ann" in the assistant's turns.
+    let turns: Vec<String> = (0..2 * NAME_SAMPLE + 4)
+        .map(|i| {
+            if i % 2 == 1 {
+                format!("Hey Ann, step {i} is done.")
+            } else {
+                format!("Thanks! On to step {i}.")
+            }
+        })
+        .collect();
+    let few: Vec<&str> = turns[..6].iter().map(String::as_str).collect();
+    let s = chat(&few);
+    // Fewer greetings than the sample: still open, worked out again each time.
+    assert_eq!(s.name_owner(S, "ann").ok().flatten(), Some(Role::User));
+    assert!(s.name_owners.borrow().is_empty());
+    let all: Vec<&str> = turns.iter().map(String::as_str).collect();
+    let s = chat(&all);
+    assert_eq!(s.name_owner(S, "ann").ok().flatten(), Some(Role::User));
+    assert_eq!(
+        s.name_owners
+            .borrow()
+            .get(&(S.to_string(), "ann".to_string())),
+        Some(&Some(Role::User))
+    );
+    assert_eq!(s.name_owner(S, "ann").ok().flatten(), Some(Role::User));
+}
