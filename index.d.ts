@@ -685,8 +685,9 @@ export declare class MemoryStore {
    */
   assemble(input: AssembleInput): AssembledContext
   /**
-   * Decides whether a lane is due for compaction (or, with `force`, has more than
-   * `keepRecent` messages to fold) and returns the plan, writing nothing: for a
+   * Decides whether a lane is due for compaction (a threshold passed and at least
+   * `minFold` messages to fold; or, with `force`, anything beyond the kept messages)
+   * and returns the plan, writing nothing: for a
    * caller's own summarizer, which then hands the new summary to `applyCompaction`.
    * `null` when nothing is due.
    */
@@ -700,8 +701,9 @@ export declare class MemoryStore {
   applyCompaction(plan: CompactionPlanView, options?: ApplyCompactionOptions): CompactionResult
   /**
    * Compacts a lane with the extractive summarizer when it is due (or `force`d): all
-   * but the newest `keepRecent` unsummarized messages are folded into the thread
-   * summary, whose version goes up by one; the messages stay stored. `null` when
+   * but the newest unsummarized messages (at most `keepRecent`, within half of
+   * `maxRecentTokens`) are folded into the thread summary, in steps of at least
+   * `minFold` messages, and its version goes up by one; the messages stay stored. `null` when
    * nothing was due. A lane whose summary was written under a fencing token throws
    * `ERR_MEMORY_FENCED`: compact it under its lock, with `applyCompaction`.
    */
@@ -1660,7 +1662,10 @@ export interface CompactionResult {
 
 /** `compact` / `planCompaction` options. */
 export interface CompactOptions {
-  /** Compact even below the thresholds, whenever there is more than `keepRecent` to fold. */
+  /**
+   * Compact even below the thresholds (and `minFold`), whenever there is more than the
+   * kept messages to fold.
+   */
   force?: boolean
   /**
    * Fold the lane's unsummarized messages up to and including the one stored under
