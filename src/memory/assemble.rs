@@ -47,6 +47,7 @@
 
 mod fill;
 mod host;
+mod ladder;
 mod plan;
 mod render;
 mod retrieve;

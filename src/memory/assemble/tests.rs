@@ -875,7 +875,7 @@ fn another_threads_record_comes_only_where_the_question_reaches_for_it() {
 /// The candidates a fill by ladder takes of `costs` within `room`, in the order taken.
 fn ladder_pick(costs: &[f64], room: f64) -> Vec<usize> {
     let (mut used, mut out) = (0.0, Vec::new());
-    super::fill::fill_by_ladder(costs.len(), room, 5.0, |i, rung| {
+    super::ladder::fill_by_ladder(costs.len(), room, 5.0, |i, rung| {
         if used + costs[i] > rung {
             return false;
         }
