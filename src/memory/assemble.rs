@@ -284,7 +284,7 @@ fn shows_as_memory(r: &Record, lane: &str, terms: &[String], min_terms: usize) -
     }
     let needed = min_terms.max(terms.len() / 3).max(1);
     let body = r.body.to_lowercase();
-    needed > 0 && terms.iter().filter(|t| body.contains(t.as_str())).count() >= needed
+    terms.iter().filter(|t| body.contains(t.as_str())).count() >= needed
 }
 
 #[cfg(test)]

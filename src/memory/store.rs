@@ -36,7 +36,8 @@ pub struct MemoryStore {
     pub(super) conn: Connection,
     /// Whose name a word is in a session, once the conversation has told it for good
     /// (see [`MemoryStore::name_owner`]): worked out once, not on every question.
-    pub(super) name_owners: RefCell<HashMap<(String, String), Option<Role>>>,
+    /// By session, then name: looked up without a copy of either.
+    pub(super) name_owners: RefCell<HashMap<String, HashMap<String, Option<Role>>>>,
 }
 
 /// The most names [`MemoryStore::name_owner`] keeps worked out (then it starts over).

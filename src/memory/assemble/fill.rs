@@ -280,7 +280,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
     }
 
     /// Retrieved messages: matches and their neighbours, best first, in what is left,
-    /// filled by [`fill_ladder`] so what a smaller room holds a larger one holds too.
+    /// filled by [`fill_by_ladder`] so what a smaller room holds a larger one holds too.
     pub(super) fn retrieved(
         &mut self,
         query: &str,
@@ -310,7 +310,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
         let room = (self.rest - self.used).min(cap);
         let mut offered_est = 0.0;
         let mut around: HashMap<usize, (Vec<ChatMessage>, Vec<ChatMessage>)> = HashMap::new();
-        let mut lines: Vec<Line> = Vec::new();
+        let mut lines: Vec<Option<Line>> = Vec::new();
         let mut offered: HashSet<i64> = HashSet::new();
         for (_, rank, step) in retrieve::candidates(&found, req.passages_neighbours) {
             if offered_est > 3.0 * room {
@@ -343,18 +343,23 @@ impl<'s, 'r> Assembly<'s, 'r> {
             }
             let line = self.plan.line(m);
             offered_est += line.est;
-            lines.push(line);
+            lines.push(Some(line));
         }
         let plan = &mut self.plan;
         let frame_est = self.frame_est;
         fill_by_ladder(lines.len(), room, min_line, |i, rung| {
-            let line = &lines[i];
+            // A line taken is moved out: the ladder offers it no more.
+            let Some(line) = lines[i].as_ref() else {
+                return false;
+            };
             let cost = plan.passages.cost(line, frame_est);
             if plan.passages.est + cost > rung {
                 return false;
             }
             plan.passage_order.push(line.message.seq);
-            plan.passages.add(line.clone(), cost);
+            if let Some(line) = lines[i].take() {
+                plan.passages.add(line, cost);
+            }
             true
         });
         self.used += plan.passages.est;

@@ -10,8 +10,9 @@ use super::terms::{body_expression, fallback_terms, query_terms, session_token};
 use super::{Hit, HitScope, Signals};
 use crate::memory::db::MemoryError;
 use crate::memory::message::Role;
-use crate::memory::store::MemoryStore;
+use crate::memory::store::{MemoryStore, NAME_OWNERS_MAX};
 use rusqlite::params;
+use std::collections::HashMap;
 
 /// The matches a second round ranks; the first round's other matches follow them.
 pub const SECOND_ROUND_HITS: usize = 20;
@@ -225,8 +226,12 @@ impl MemoryStore {
     /// [`NAME_SAMPLE`] messages name it, the answer is final (messages are only added after
     /// them) and kept: it is worked out once.
     pub fn name_owner(&self, session: &str, name: &str) -> Result<Option<Role>, MemoryError> {
-        let key = (session.to_string(), name.to_string());
-        if let Some(known) = self.name_owners.borrow().get(&key) {
+        if let Some(known) = self
+            .name_owners
+            .borrow()
+            .get(session)
+            .and_then(|names| names.get(name))
+        {
             return Ok(*known);
         }
         let expression = format!(
@@ -268,10 +273,13 @@ impl MemoryStore {
         };
         if sampled >= NAME_SAMPLE {
             let mut known = self.name_owners.borrow_mut();
-            if known.len() >= crate::memory::store::NAME_OWNERS_MAX {
+            if known.values().map(HashMap::len).sum::<usize>() >= NAME_OWNERS_MAX {
                 known.clear();
             }
-            known.insert(key, owner);
+            known
+                .entry(session.to_string())
+                .or_default()
+                .insert(name.to_string(), owner);
         }
         Ok(owner)
     }

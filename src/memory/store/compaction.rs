@@ -299,7 +299,8 @@ impl MemoryStore {
     }
 
     /// Writes what the folded messages of `plan` state (the user's facts, preferences and
-    /// outcomes; either side's decisions) as records of the lane, each with the message it came from; one the session holds
+    /// outcomes; either side's decisions) as records of the lane, each with the message it
+    /// came from; one the session holds
     /// already (the same kind and words) is not written again. Returns how many it wrote.
     fn put_statements(
         &mut self,
@@ -309,13 +310,14 @@ impl MemoryStore {
     ) -> Result<usize, MemoryError> {
         let mut written = 0;
         for m in &plan.fold {
-            let prose = counted(&m.text) > PERSON_TURN_MAX_TOKENS;
+            // Counted only for the other side's turns.
+            let prose = m.role != Role::User && counted(&m.text) > PERSON_TURN_MAX_TOKENS;
             for (statement, body) in statements(&m.text) {
                 // What the user states about themselves and their world, and decisions
                 // either side takes: never an assistant's prose (its advice, apologies,
                 // what it says of itself), though a short turn of the other side's is
                 // what a person says.
-                if m.role != Role::User && statement != Statement::Decision && prose {
+                if prose && statement != Statement::Decision {
                     continue;
                 }
                 let kind = match statement {

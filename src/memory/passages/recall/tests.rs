@@ -325,8 +325,10 @@ fn a_name_the_conversation_has_told_for_good_is_worked_out_once() {
     assert_eq!(
         s.name_owners
             .borrow()
-            .get(&(S.to_string(), "ann".to_string())),
-        Some(&Some(Role::User))
+            .get(S)
+            .and_then(|names| names.get("ann"))
+            .copied(),
+        Some(Some(Role::User))
     );
     assert_eq!(s.name_owner(S, "ann").ok().flatten(), Some(Role::User));
 }
