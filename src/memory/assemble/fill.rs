@@ -305,7 +305,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
             return Ok(());
         }
         // The candidates' lines, in the order they are offered room, each read once: as
-        // many as could take the room three times over (a fill skips what does not fit).
+        // many as could take the room one and a half times over (a fill skips what does not fit).
         let cap = req.passages_max_tokens.map_or(f64::INFINITY, allowance);
         let room = (self.rest - self.used).min(cap);
         let mut offered_est = 0.0;
@@ -313,7 +313,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
         let mut lines: Vec<Option<Line>> = Vec::new();
         let mut offered: HashSet<i64> = HashSet::new();
         for (_, rank, step) in retrieve::candidates(&found, req.passages_neighbours) {
-            if offered_est > 3.0 * room {
+            if offered_est > 1.5 * room {
                 break;
             }
             let f = &mut found[rank];
