@@ -304,16 +304,18 @@ impl<'s, 'r> Assembly<'s, 'r> {
         if self.rest - self.used < min_line {
             return Ok(());
         }
-        // The candidates' lines, in the order they are offered room, each read once: as
-        // many as could take the room one and a half times over (a fill skips what does not fit).
+        // The candidates' lines, in the order they are offered room, each read once: one
+        // and a half times the room, and on until a fill that takes each one that fits
+        // what is left would be full (long lines skipped leave room to shorter ones after
+        // them), three times the room at most.
         let cap = req.passages_max_tokens.map_or(f64::INFINITY, allowance);
         let room = (self.rest - self.used).min(cap);
-        let mut offered_est = 0.0;
+        let (mut offered_est, mut greedy) = (0.0, 0.0);
         let mut around: HashMap<usize, (Vec<ChatMessage>, Vec<ChatMessage>)> = HashMap::new();
         let mut lines: Vec<Option<Line>> = Vec::new();
         let mut offered: HashSet<i64> = HashSet::new();
         for (_, rank, step) in retrieve::candidates(&found, req.passages_neighbours) {
-            if offered_est > 1.5 * room {
+            if offered_est > 3.0 * room || offered_est > 1.5 * room && room - greedy < min_line {
                 break;
             }
             let f = &mut found[rank];
@@ -343,6 +345,9 @@ impl<'s, 'r> Assembly<'s, 'r> {
             }
             let line = self.plan.line(m);
             offered_est += line.est;
+            if greedy + line.est <= room {
+                greedy += line.est;
+            }
             lines.push(Some(line));
         }
         let plan = &mut self.plan;
