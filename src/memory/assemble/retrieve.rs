@@ -6,7 +6,7 @@
 use super::{AssembleRequest, HIT_LIMIT, MAX_NEIGHBOURS, NEIGHBOUR_WEIGHT, STRONG_LIMIT};
 use crate::memory::db::MemoryError;
 use crate::memory::passages::vectors::CLEAR_NEAREST;
-use crate::memory::passages::{fallback_terms, fuse, Hit, HitScope};
+use crate::memory::passages::{clear_weight, fallback_terms, fuse, Hit, HitScope};
 use crate::memory::store::{ChatMessage, MemoryStore};
 
 /// A match of the query, and its message once read.
@@ -91,7 +91,13 @@ pub(super) fn matches(
         let clear_only = req.passages_min_terms > 1 || req.passages_min_weight > 0.0;
         let take = if clear_only { CLEAR_NEAREST } else { HIT_LIMIT };
         let near = store.nearest(&scope, query, take)?;
-        own = fuse(&own, &near, req.nearest_weight, HIT_LIMIT);
+        own = fuse(
+            &own,
+            &near,
+            req.nearest_weight,
+            clear_weight(&weights),
+            HIT_LIMIT,
+        );
     }
     if !lane_shown {
         // A question about what someone likes: what they said they like, whatever the

@@ -22,6 +22,11 @@ pub use super::fuse::RRF_K;
 /// a bar; its vector's nearness is only a rank).
 pub const CLEAR_NEAREST: usize = 8;
 
+/// The share of the question's term weight a words' match holds to be clear: such a
+/// match keeps ahead of the messages only near the question ([`fuse`]). Half: a match on
+/// the question's rarer words, not on one common word of it.
+pub const CLEAR_SHARE: f64 = 0.5;
+
 /// Why a vector cannot be kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VectorError {
@@ -296,14 +301,40 @@ impl Near {
 /// from the nearest when it is at rank `r` (from 1) of them, scaled so a message first in
 /// both at weight 1 scores what the words' best match scores (1 without one), and keeps
 /// what the words' match says of it (its terms and their weight; none for a message only
-/// near). Best first (ties: the newer first), at most `limit`. At weight 0 (or below, or
-/// not a number), the words' matches keep their order and scores and the nearest follow
-/// ([`then_nearest`]).
-pub fn fuse(words: &[Hit], near: &[Near], weight: f64, limit: usize) -> Vec<Hit> {
+/// near). Best first (ties: the newer first), at most `limit`; but the words' clear
+/// matches, those whose terms weigh at least `clear_weight` (above 0), come before the
+/// rest in their fused order: meaning adds to a clear match and ranks among the vague
+/// ones, and never pushes a clear match out. At weight 0 (or below, or not a number), the
+/// words' matches keep their order and scores and the nearest follow ([`then_nearest`]).
+pub fn fuse(
+    words: &[Hit],
+    near: &[Near],
+    weight: f64,
+    clear_weight: f64,
+    limit: usize,
+) -> Vec<Hit> {
     if weight.is_nan() || weight <= 0.0 {
         return then_nearest(words, near, limit);
     }
-    rank_fusion(words, near.iter().map(|n| n.hit(0.0)), weight, limit)
+    let mut out = rank_fusion(words, near.iter().map(|n| n.hit(0.0)), weight, usize::MAX);
+    if clear_weight > 0.0 {
+        let clear = |h: &Hit| h.weight >= clear_weight;
+        let top = out.iter().map(|h| h.score).fold(0.0f64, f64::max);
+        // Each clear match ahead of the best of the rest: its score raised by what the
+        // best scores, so the order within each part is the fused one.
+        for h in out.iter_mut().filter(|h| clear(h)) {
+            h.score += top;
+        }
+        out.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.seq.cmp(&a.seq)));
+    }
+    out.truncate(limit);
+    out
+}
+
+/// The weight a match's terms need to be a clear one for [`fuse`]: [`CLEAR_SHARE`] of what
+/// the question's terms weigh in the scope searched (`weights`, one per term).
+pub fn clear_weight(weights: &[f64]) -> f64 {
+    CLEAR_SHARE * weights.iter().sum::<f64>()
 }
 
 /// `first` in its order, then the nearest it does not hold, in theirs (see [`followed`]).

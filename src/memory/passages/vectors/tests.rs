@@ -220,7 +220,7 @@ fn fusion_ranks_what_both_lists_hold_first_and_keeps_what_the_words_say() {
     assert!((RRF_K - 60.0).abs() < f64::EPSILON);
     let words = [hit(10, 8.0), hit(11, 5.0), hit(12, 1.0)];
     let nearest = [near(20, 0.9), near(12, 0.8)];
-    let fused = fuse(&words, &nearest, 1.0, 10);
+    let fused = fuse(&words, &nearest, 1.0, 0.0, 10);
     let seqs: Vec<i64> = fused.iter().map(|h| h.seq).collect();
     // 12 is third by its words and second by its vector: 1/63 + 1/62 beats 1/61, the
     // score of 10 and of 20, each first in one list (the newer first).
@@ -229,10 +229,10 @@ fn fusion_ranks_what_both_lists_hold_first_and_keeps_what_the_words_say() {
     assert_eq!(only_near.map(|h| (h.terms, h.weight)), Some((0, 0.0)));
     assert_eq!(fused[0].terms, 1);
     // First in both: the words' best score.
-    let both = fuse(&[hit(1, 8.0)], &[near(1, 0.5)], 1.0, 10);
+    let both = fuse(&[hit(1, 8.0)], &[near(1, 0.5)], 1.0, 0.0, 10);
     assert!((both[0].score - 8.0).abs() < 1e-9);
     // Without words, a message first in both would score 1.
-    let alone = fuse(&[], &[near(5, 0.5), near(6, 0.4)], 1.0, 1);
+    let alone = fuse(&[], &[near(5, 0.5), near(6, 0.4)], 1.0, 0.0, 1);
     assert_eq!(alone.len(), 1);
     assert!((alone[0].score - 0.5).abs() < 1e-9);
 }
@@ -241,26 +241,52 @@ fn fusion_ranks_what_both_lists_hold_first_and_keeps_what_the_words_say() {
 fn at_weight_zero_the_words_keep_their_order_and_the_nearest_follow() {
     let words = [hit(10, 8.0), hit(11, 5.0), hit(12, 1.5)];
     let nearest = [near(20, 0.9), near(12, 0.8), near(21, 0.7)];
-    let fused = fuse(&words, &nearest, 0.0, 10);
+    let fused = fuse(&words, &nearest, 0.0, 0.0, 10);
     let seqs: Vec<i64> = fused.iter().map(|h| h.seq).collect();
     assert_eq!(seqs, vec![10, 11, 12, 20, 21]);
     assert_eq!(fused[..3], words);
     // Below the last of the words' (and below 1), in the nearest's order.
     assert!(fused[3].score < 1.0 && fused[4].score < fused[3].score);
     assert_eq!((fused[3].terms, fused[3].weight), (0, 0.0));
-    assert_eq!(fuse(&words, &nearest, f64::NAN, 10), fused);
+    assert_eq!(fuse(&words, &nearest, f64::NAN, 0.0, 10), fused);
     assert_eq!(then_nearest(&words, &nearest, 4).len(), 4);
     // At half weight, 20 (the nearest, holding no word) falls behind the words' 11.
-    let full: Vec<i64> = fuse(&words, &nearest, 1.0, 10)
+    let full: Vec<i64> = fuse(&words, &nearest, 1.0, 0.0, 10)
         .iter()
         .map(|h| h.seq)
         .collect();
     assert_eq!(full, vec![12, 20, 10, 11, 21]);
-    let half: Vec<i64> = fuse(&words, &nearest, 0.5, 10)
+    let half: Vec<i64> = fuse(&words, &nearest, 0.5, 0.0, 10)
         .iter()
         .map(|h| h.seq)
         .collect();
     assert_eq!(half, vec![12, 10, 11, 20, 21]);
+}
+
+#[test]
+fn a_clear_match_of_the_words_keeps_ahead_of_what_is_only_near() {
+    // 10 and 11 hold most of the question's weight; 12 one common word of it.
+    let clear = |seq, score, weight| Hit {
+        weight,
+        ..hit(seq, score)
+    };
+    let words = [
+        clear(10, 8.0, 6.0),
+        clear(11, 5.0, 5.0),
+        clear(12, 1.0, 1.0),
+    ];
+    let nearest = [near(20, 0.9), near(21, 0.85), near(11, 0.8)];
+    let weights = [4.0, 3.0, 1.0];
+    assert!((clear_weight(&weights) - 4.0).abs() < 1e-9);
+    let seqs = |v: Vec<Hit>| v.iter().map(|h| h.seq).collect::<Vec<i64>>();
+    // Without the bar, the nearest outrank the words' second clear match.
+    assert_eq!(seqs(fuse(&words, &nearest, 1.0, 0.0, 3)), vec![11, 20, 10]);
+    // With it, the clear ones first, in their fused order (11 is near too), and the
+    // nearest then rank among the vague: 20 and 21 ahead of 12 by their ranks.
+    let fused = fuse(&words, &nearest, 1.0, clear_weight(&weights), 10);
+    assert_eq!(seqs(fused.clone()), vec![11, 10, 20, 21, 12]);
+    assert!(fused.windows(2).all(|w| w[0].score >= w[1].score));
+    assert_eq!(seqs(fuse(&words, &nearest, 1.0, 4.0, 2)), vec![11, 10]);
 }
 
 proptest! {
@@ -275,13 +301,34 @@ proptest! {
         let words: Vec<Hit> = words.into_iter().filter(|s| seen.insert(*s)).map(|s| hit(s, 1.0)).collect();
         let mut seen = std::collections::HashSet::new();
         let nearest: Vec<Near> = nearest.into_iter().filter(|s| seen.insert(*s)).map(|s| near(s, 0.5)).collect();
-        let fused = fuse(&words, &nearest, weight, limit);
+        let fused = fuse(&words, &nearest, weight, 0.0, limit);
         let union: std::collections::HashSet<i64> = words.iter().map(|h| h.seq).chain(nearest.iter().map(|n| n.seq)).collect();
         prop_assert_eq!(fused.len(), union.len().min(limit));
         let ids: std::collections::HashSet<i64> = fused.iter().map(|h| h.seq).collect();
         prop_assert_eq!(ids.len(), fused.len());
         prop_assert!(ids.is_subset(&union));
         prop_assert!(fused.windows(2).all(|w| w[0].score >= w[1].score));
+    }
+
+    #[test]
+    fn a_clear_match_is_never_pushed_out_by_the_nearest(
+        words in proptest::collection::vec((0i64..40, 0.0f64..10.0), 0..30),
+        nearest in proptest::collection::vec(0i64..40, 0..30),
+        limit in 0usize..50,
+        bar in 0.5f64..10.0,
+    ) {
+        let mut seen = std::collections::HashSet::new();
+        let words: Vec<Hit> = words.into_iter().filter(|(s, _)| seen.insert(*s))
+            .map(|(s, w)| Hit { weight: w, ..hit(s, 1.0) }).collect();
+        let mut seen = std::collections::HashSet::new();
+        let nearest: Vec<Near> = nearest.into_iter().filter(|s| seen.insert(*s)).map(|s| near(s, 0.5)).collect();
+        let fused = fuse(&words, &nearest, 1.0, bar, limit);
+        let clear: Vec<i64> = words.iter().filter(|h| h.weight >= bar).map(|h| h.seq).collect();
+        let ids: std::collections::HashSet<i64> = fused.iter().map(|h| h.seq).collect();
+        // As many clear matches as the limit holds, each ahead of every other message.
+        prop_assert_eq!(clear.iter().filter(|s| ids.contains(s)).count(), clear.len().min(limit));
+        let first_vague = fused.iter().position(|h| h.weight < bar).unwrap_or(fused.len());
+        prop_assert!(fused[first_vague..].iter().all(|h| h.weight < bar));
     }
 }
 
