@@ -18,6 +18,8 @@ const { SlackThreadSource } = require('./slack-thread.js')
 const { agentTools, RECALL_GUIDANCE, TOOL_NAMES } = require('./tools.js')
 const { Embedder } = require('./embedder.js')
 const { LaneStates } = require('./lane-state.js')
+const { Senders } = require('./senders.js')
+const { withoutBlocks } = require('./context-blocks.js')
 
 const { ENGINE_ID, ENGINE_NAME } = require('./ids.js')
 const { version: VERSION } = require('../package.json')
@@ -59,6 +61,8 @@ class MemoryContextEngine {
      * limits and overhead, the first assembly of the current turn.
      */
     this.lanes = new LaneStates(() => this.memory())
+    /** Who writes each session's user turns, as OpenClaw's blocks name them. */
+    this.senders = new Senders()
     /** The host's config (OpenClaw's), where its models' windows and reply sizes are. */
     this.hostConfig = host.config ?? null
     this.embedder = Embedder.of(host.embedder, (method, err) => this.note(method, err))
@@ -117,9 +121,13 @@ class MemoryContextEngine {
   toMemory(place, messages, ids = null, at = null) {
     const batch = []
     const now = Date.now()
+    this.senders.learn(place.sessionId, messages, textOf)
     for (const m of messages) {
-      const text = textOf(m)
-      if (text === null || text.trim() === '' || isTurnText(m.role, text)) {
+      const raw = textOf(m)
+      // What the person wrote: OpenClaw's context blocks before it (conversation info,
+      // sender, chat history) are the host's, told again each turn, not the turn's words.
+      const text = raw === null ? null : withoutBlocks(raw)
+      if (text === null || text.trim() === '' || isTurnText(m.role, raw)) {
         ids?.push('')
         at?.push(-1)
         continue
@@ -127,7 +135,7 @@ class MemoryContextEngine {
       batch.push({
         sessionId: place.sessionId,
         chatId: place.chatId,
-        messageId: messageId(m, text),
+        messageId: messageId(m, raw),
         role: m.role,
         text,
         ts: tsOf(m, now),
@@ -462,8 +470,10 @@ class MemoryContextEngine {
     const share = Math.min(this.options.historyTokens, Math.floor(Math.min(budget, MAX_BUDGET) / 4))
     const thread = await this.threadBlock(place)
     const history = this.historyInput(place, params, share)
-    const query = params.prompt ?? (lastUser >= 0 ? textOf(messages[lastUser]) : '') ?? ''
-    const quoted = await this.quotedReply(place, query)
+    const asked = params.prompt ?? (lastUser >= 0 ? textOf(messages[lastUser]) : '') ?? ''
+    // The blocks tell which message this one replies to; the search is by its words.
+    const quoted = await this.quotedReply(place, asked)
+    const query = withoutBlocks(asked)
     const queryVector = (await this.embedder?.query(query)) ?? undefined
     const now = Date.now()
     const host = messages.map((m, i) => ({ message: at[i] >= 0 ? at[i] : undefined, user: m?.role === 'user', tokens: centralEstimate(m) }))
@@ -489,7 +499,7 @@ class MemoryContextEngine {
       retrievedMinWeight: RECALL_MIN_WEIGHT,
       retrievedNeighbours: RECALL_NEIGHBOURS,
       queryVector,
-      speakers: this.options.speakers ?? undefined,
+      speakers: this.senders.speakers(place.sessionId, this.options.speakers),
       turnBlocks: thread,
       history: history?.context,
       threadStatus: this.options.threadStatus,

@@ -91,8 +91,9 @@ export interface ContextEngineOptions {
   /**
    * Who writes the chat's turns, by name (at most 16 names each): a question naming one
    * ("What did Ann say about the trip?") ranks that speaker's turns first and searches by
-   * its other words. Without it, the names the conversation makes clear (a speaker the
-   * other greets by name, "Hey Ann!").
+   * its other words. Also the senders OpenClaw names in its "Conversation info" block
+   * (`sender.name`, `sender.username`) as the user's, and the names the conversation makes
+   * clear (a speaker the other greets by name, "Hey Ann!").
    */
   speakers?: { user?: string[]; assistant?: string[] }
   /**

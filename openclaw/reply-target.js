@@ -1,5 +1,7 @@
 'use strict'
 
+const { CONTEXT_MARKER, contextBlock } = require('./context-blocks.js')
+
 // The quoted reply of a Discord or Telegram turn. OpenClaw tells the current message's
 // id and the id it replies to in the user message's "Conversation info" block, and the
 // body of the message replied to in a "Reply target" block only when the platform's
@@ -8,28 +10,10 @@
 // through its fetcher when it lacks it) and hands it to the assembly as the quoted-reply
 // layer, labelled apart from the user's text.
 
-/** The provenance marker OpenClaw appends to each context header it injects. */
-const CONTEXT_MARKER = '\u27e6openclaw:ctx\u27e7'
 /** Longest wait for the store to find (or fetch) the message replied to. */
 const REPLY_TARGET_TIMEOUT_MS = 5_000
 /** Platforms whose replies quote a message (a Slack thread is the thread block's). */
 const QUOTING_PLATFORMS = new Set(['discord', 'telegram'])
-
-/** The JSON of the context block `label` in `text`, or null. */
-function contextBlock(text, label) {
-  const head = `${label} ${CONTEXT_MARKER}\n\`\`\`json\n`
-  const at = text.indexOf(head)
-  if (at < 0) return null
-  const start = at + head.length
-  const end = text.indexOf('\n```', start)
-  if (end < 0) return null
-  try {
-    const v = JSON.parse(text.slice(start, end))
-    return v !== null && typeof v === 'object' ? v : null
-  } catch {
-    return null
-  }
-}
 
 const id = (v) => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' && Number.isFinite(v) ? String(v) : null)
 
@@ -83,4 +67,4 @@ class ReplyTargets {
   }
 }
 
-module.exports = { ReplyTargets, missingReplyTarget, CONTEXT_MARKER }
+module.exports = { ReplyTargets, missingReplyTarget }
