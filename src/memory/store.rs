@@ -38,6 +38,21 @@ pub struct MemoryStore {
     /// (see [`MemoryStore::name_owner`]): worked out once, not on every question.
     /// By session, then name: looked up without a copy of either.
     pub(super) name_owners: RefCell<HashMap<String, HashMap<String, Option<Role>>>>,
+    /// Whose name a word is by the messages stored so far, while no message is added
+    /// (by this store or another connection to the file): see [`NameGuesses`].
+    pub(super) name_guesses: RefCell<NameGuesses>,
+    /// Messages this store has written: a change tells the guesses to start over.
+    pub(super) writes: std::cell::Cell<u64>,
+}
+
+/// The owners [`MemoryStore::name_owner`] worked out from fewer messages than make an
+/// answer final, good while the messages are those they were worked out from: `stamp` is
+/// the store's own writes and SQLite's `data_version` (which another connection's commit
+/// changes) when they were.
+#[derive(Debug, Default)]
+pub(super) struct NameGuesses {
+    pub(super) stamp: (u64, i64),
+    pub(super) by_session: HashMap<String, HashMap<String, Option<Role>>>,
 }
 
 /// The most names [`MemoryStore::name_owner`] keeps worked out (then it starts over).
@@ -49,6 +64,8 @@ impl MemoryStore {
         Ok(MemoryStore {
             conn: super::db::open(path)?,
             name_owners: RefCell::new(HashMap::new()),
+            name_guesses: RefCell::new(NameGuesses::default()),
+            writes: std::cell::Cell::new(0),
         })
     }
 
@@ -206,6 +223,7 @@ impl MemoryStore {
         if inserted == 0 {
             return Ok(false);
         }
+        self.writes.set(self.writes.get().wrapping_add(1));
         self.index_message(self.conn.last_insert_rowid(), m.session_id, lane, m.text)?;
         let t = tally
             .entry((m.session_id.to_string(), lane.to_string()))

@@ -62,10 +62,15 @@ impl MemoryStore {
         let mut names = Vec::new();
         if signals.speaker.is_none() {
             let mut owner: Option<Role> = None;
+            // A host that names both speakers has told who writes: a name it does not
+            // give is a third person's, with nothing to work out from the conversation.
+            let told_both = [Role::User, Role::Assistant]
+                .iter()
+                .all(|r| speakers.iter().any(|(_, s)| s == r));
             for name in name_candidates(question) {
-                let told = speakers.iter().find(|(n, _)| *n == name).map(|s| s.1);
-                let whose = match told {
+                let whose = match told_owner(speakers, &name) {
                     Some(r) => Some(r),
+                    None if told_both => None,
                     None => self.owner_by_any_name(session, &name)?,
                 };
                 match (whose, owner) {
@@ -234,6 +239,21 @@ impl MemoryStore {
         {
             return Ok(*known);
         }
+        let stamp = (
+            self.writes.get(),
+            self.conn
+                .query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0))?,
+        );
+        {
+            let mut guesses = self.name_guesses.borrow_mut();
+            if guesses.stamp != stamp {
+                guesses.by_session.clear();
+                guesses.stamp = stamp;
+            }
+            if let Some(known) = guesses.by_session.get(session).and_then(|n| n.get(name)) {
+                return Ok(*known);
+            }
+        }
         let expression = format!(
             "scope : \"{}\" AND {}",
             session_token(session),
@@ -242,6 +262,7 @@ impl MemoryStore {
         // The first ones: FTS5 reads a doclist forward a page at a time.
         let rows = self.matching_first(&expression, NAME_SAMPLE)?;
         if rows.is_empty() {
+            self.keep_guess(session, name, None);
             return Ok(None);
         }
         let sampled = rows.len();
@@ -271,7 +292,9 @@ impl MemoryStore {
             [0, _] => Some(Role::User),
             _ => None,
         };
-        if sampled >= NAME_SAMPLE {
+        if sampled < NAME_SAMPLE {
+            self.keep_guess(session, name, owner);
+        } else {
             let mut known = self.name_owners.borrow_mut();
             if known.values().map(HashMap::len).sum::<usize>() >= NAME_OWNERS_MAX {
                 known.clear();
@@ -283,6 +306,31 @@ impl MemoryStore {
         }
         Ok(owner)
     }
+
+    /// Keeps `owner` as what `name` is in `session` by the messages stored so far.
+    fn keep_guess(&self, session: &str, name: &str, owner: Option<Role>) {
+        let mut guesses = self.name_guesses.borrow_mut();
+        if guesses.by_session.values().map(HashMap::len).sum::<usize>() >= NAME_OWNERS_MAX {
+            guesses.by_session.clear();
+        }
+        guesses
+            .by_session
+            .entry(session.to_string())
+            .or_default()
+            .insert(name.to_string(), owner);
+    }
+}
+
+/// The role `speakers` gives `name` (lower-cased): a word of a speaker's name, or its start
+/// of at least [`NICKNAME_MIN_CHARS`] letters ("mel" for "melanie").
+fn told_owner(speakers: &[(String, Role)], name: &str) -> Option<Role> {
+    let exact = speakers.iter().find(|(n, _)| n == name);
+    let short = || {
+        (name.chars().count() >= NICKNAME_MIN_CHARS)
+            .then(|| speakers.iter().find(|(n, _)| n.starts_with(name)))
+            .flatten()
+    };
+    exact.or_else(short).map(|s| s.1)
 }
 
 /// Whether `text` addresses someone as `name` (lower-cased): the name after a greeting

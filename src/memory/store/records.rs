@@ -2,6 +2,7 @@
 //! a chat states; written redacted, read by kind and lane, and searched by their words.
 
 use super::*;
+use crate::core::search::tokenize::is_question_stop_word;
 
 /// The kinds of memory record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,6 +252,11 @@ fn fts_queries(text: &str) -> (Option<String>, Option<String>) {
                 words.push(lower);
             }
         }
+    }
+    // The question's own words ("what", "did", "the" are in nearly every record: each
+    // would have BM25 score every record of the store); all of them when that is all it has.
+    if words.iter().any(|w| !is_question_stop_word(w)) {
+        words.retain(|w| !is_question_stop_word(w));
     }
     let join = |v: Vec<String>| (!v.is_empty()).then(|| v.join(" OR "));
     (

@@ -1,5 +1,6 @@
 use super::*;
 use crate::memory::passages::fixture::{chat, DAY, LANE, S};
+use crate::memory::store::NewMessage;
 
 fn first_id(s: &MemoryStore, question: &str, now_ms: i64) -> String {
     first_id_at(s, question, now_ms, &[])
@@ -316,9 +317,18 @@ fn a_name_the_conversation_has_told_for_good_is_worked_out_once() {
         .collect();
     let few: Vec<&str> = turns[..6].iter().map(String::as_str).collect();
     let s = chat(&few);
-    // Fewer greetings than the sample: still open, worked out again each time.
+    // Fewer greetings than the sample: still open, kept only while no message is added.
     assert_eq!(s.name_owner(S, "ann").ok().flatten(), Some(Role::User));
     assert!(s.name_owners.borrow().is_empty());
+    let guessed = |s: &MemoryStore| {
+        s.name_guesses
+            .borrow()
+            .by_session
+            .get(S)
+            .and_then(|names| names.get("ann"))
+            .copied()
+    };
+    assert_eq!(guessed(&s), Some(Some(Role::User)));
     let all: Vec<&str> = turns.iter().map(String::as_str).collect();
     let s = chat(&all);
     assert_eq!(s.name_owner(S, "ann").ok().flatten(), Some(Role::User));
@@ -331,4 +341,51 @@ fn a_name_the_conversation_has_told_for_good_is_worked_out_once() {
         Some(Some(Role::User))
     );
     assert_eq!(s.name_owner(S, "ann").ok().flatten(), Some(Role::User));
+}
+
+#[test]
+fn a_name_worked_out_from_a_few_messages_is_worked_out_again_once_one_is_added() {
+    // "Ann" greeted by the assistant: the user's name, kept for the next question.
+    let mut s = chat(&["Morning!", "Hey Ann, the report is ready."]);
+    assert_eq!(s.name_owner(S, "ann").ok().flatten(), Some(Role::User));
+    assert_eq!(s.name_owner(S, "bo").ok().flatten(), None);
+    assert_eq!(
+        s.name_guesses.borrow().by_session.get(S).map(HashMap::len),
+        Some(2)
+    );
+    // The user greets Ann too: she is no longer the user's name, and the store says so.
+    s.ingest(&NewMessage {
+        session_id: S,
+        chat_id: "7",
+        message_id: "2",
+        role: Role::User,
+        text: "Thanks, Ann!",
+        ts_ms: 2 * DAY,
+        topic_id: None,
+        reply_to: None,
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.name_owner(S, "ann").ok().flatten(), None);
+}
+
+#[test]
+fn a_name_the_host_gives_for_both_sides_needs_no_working_out() {
+    let s = chat(&["Morning!", "Hey Ann, the report is ready."]);
+    let both = [
+        ("melanie".to_string(), Role::User),
+        ("ava".to_string(), Role::Assistant),
+    ];
+    // A short form of a given name is that speaker's; a name not given is a third
+    // person's, and the conversation is not read for it.
+    let r = s
+        .recall(S, "What did Mel say about Ann?", 30 * DAY, &both)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.signals.speaker, Some(Role::User));
+    assert!(s.name_guesses.borrow().by_session.is_empty());
+    // With one side given, the other's names are still worked out.
+    let r = s
+        .recall(S, "What did Ann say?", 30 * DAY, &both[..1])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.signals.speaker, Some(Role::User));
+    assert!(!s.name_guesses.borrow().by_session.is_empty());
 }
