@@ -42,7 +42,8 @@
 // addon built), for the same figures of another build on the same machine.
 //
 // With --embed=minilm, the embedder is a real sentence-embedding model instead
-// (all-MiniLM-L6-v2 from a PyPI package, bench/minilm.py), the same figures.
+// (all-MiniLM-L6-v2 from a PyPI package, bench/minilm.py), the same figures. With
+// BENCH_EMBED_LOSSES=1, the questions the embedder loses evidence on go to stderr.
 //
 //   node bench/memory-recall.js [--quick] [--json] [--chats N] [--embed|--embed=minilm] [--long-turns]
 //   (--quick: 3 chats, every 4th "asked" question and all of the other kinds;
@@ -163,6 +164,7 @@ async function main() {
   // at a larger budget and what the embedder changes question by question.
   const perQuestion = new Map(builders.map((b) => [b, new Map()]))
   let currentQ = null
+  const asked = new Map()
   const add = (b, budget, s, tokens, ms, kind) => {
     const held = perQuestion.get(b)
     if (!held.has(currentQ)) held.set(currentQ, [])
@@ -231,6 +233,7 @@ async function main() {
       if (q.kind === 'asked' && qi % EVERY !== 0) continue
       questions++
       currentQ = `${chat.id}#${qi}`
+      asked.set(currentQ, `[${q.kind}] ${q.question}`)
       q.evidenceTexts = q.evidence.map((id) => byId.get(id).text)
       const found = JSON.parse((await search.execute(`q${qi}`, { query: q.question, max_results: TOP })).content[0].text)
       const toolIds = new Set((found.results ?? []).map((r) => r.id))
@@ -316,6 +319,14 @@ async function main() {
       }
       return { budget, lost, gained }
     })
+    // BENCH_EMBED_LOSSES=1: the questions the embedder loses evidence on, to stderr.
+    if (process.env.BENCH_EMBED_LOSSES) {
+      for (const [k, e] of words) {
+        const v = withVectors.get(k)
+        const lost = BUDGETS.filter((_, i) => v[i] < e[i] - 1e-9)
+        if (lost.length > 0) console.error(`${k} ${asked.get(k)} lost at ${lost.join(', ')}`)
+      }
+    }
   }
   if (JSON_OUT) {
     console.log(JSON.stringify({ chats: chats.length, turns: turnsTotal, questions, compactions, longTurns: LONG_TURNS, rows, searchTool, losingAtLarger, embedderChanges, targets: TARGETS, met }, null, 2))
