@@ -2073,6 +2073,11 @@ export interface MemoryToolsScope {
    * since 1970 (default: the clock at each call).
    */
   now?: number
+  /**
+   * Who writes the chat's turns, by name, as `assemble` takes them: a search naming
+   * one ranks that speaker's turns first.
+   */
+  speakers?: SpeakersInput
 }
 
 /** One message as channel intake hands it over. */

@@ -46,6 +46,18 @@ describe("the OpenClaw engine and the host's context blocks", () => {
     await e.dispose()
   })
 
+  it("gives the model's search tool the names too: of the same words, hers first", async () => {
+    const e = createContextEngine({ path: ':memory:', history: false, threadStatus: false })
+    // The same words from Ann and from the assistant: the words alone put the newer first.
+    for (const m of [fromAnn(0, 'The lake house is too remote.'), reply(1, 'The lake house is too remote.')]) {
+      await e.afterTurn({ sessionId: 's1', sessionKey: KEY, messages: [m] })
+    }
+    const [search] = e.agentTools({ sessionKey: KEY, sessionId: 's1' })
+    const found = JSON.parse((await search.execute('q1', { query: 'What did Ann say about the lake house?', max_results: 2 })).content[0].text)
+    expect(found.results.map((r: { role: string }) => r.role)).toEqual(['user', 'assistant'])
+    await e.dispose()
+  })
+
   it('keeps and searches what the person wrote, not the blocks before it', async () => {
     const e = createContextEngine({ path: ':memory:', history: false, threadStatus: false })
     for (const m of chat().slice(0, 6)) await e.afterTurn({ sessionId: 's1', sessionKey: KEY, messages: [m] })

@@ -601,7 +601,8 @@ class MemoryContextEngine {
    */
   agentTools(ctx) {
     const place = placeSession(ctx?.sessionKey, ctx?.sessionId)
-    const scope = { sessionId: place.sessionId, threadKey: laneOf(place) }
+    // The speakers known when the model calls a tool (the senders learnt by then).
+    const scope = () => ({ sessionId: place.sessionId, threadKey: laneOf(place), speakers: this.senders.speakers(place.sessionId, this.options.speakers) })
     return agentTools(() => this.memory(), scope, (method, err) => this.note(method, err), this.embedder)
   }
 

@@ -27,7 +27,8 @@ const RECALL_GUIDANCE = [
 /**
  * The tools of one OpenClaw session, as `api.registerTool` factories return them.
  * @param {() => import('../index').MemoryStore} memory the engine's store (opened on use)
- * @param {{ sessionId: string, threadKey: string }} scope
+ * @param {{ sessionId: string, threadKey: string, speakers?: object } | (() => object)} scope
+ *   the tools' scope, or a function giving it at each call (the speakers known by then)
  * @param {(method: string, err: unknown) => void} note reports a fault
  * @param {import('./embedder').Embedder | null} [embedder] the host's model: a search's
  *   query gets its vector, and the messages nearest it join the words' matches
@@ -47,7 +48,9 @@ function agentTools(memory, scope, note, embedder = null) {
       const query = def.name === SEARCH && typeof params?.query === 'string' ? params.query : null
       const vector = embedder !== null && query !== null ? await embedder.query(query) : null
       try {
-        text = memory().tools(scope).execute(def.name, params ?? {}, vector)
+        text = memory()
+          .tools(typeof scope === 'function' ? scope() : scope)
+          .execute(def.name, params ?? {}, vector)
       } catch (err) {
         // The store could not be opened: an answer the model can read, never a throw.
         note('tools', err)

@@ -395,6 +395,9 @@ pub struct MemoryToolsScope {
     /// The moment ages are told from ("3 days ago") and durations count back from, ms
     /// since 1970 (default: the clock at each call).
     pub now: Option<f64>,
+    /// Who writes the chat's turns, by name, as `assemble` takes them: a search naming
+    /// one ranks that speaker's turns first.
+    pub speakers: Option<SpeakersInput>,
 }
 
 /// What the user's new message most likely refers to.

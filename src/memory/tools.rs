@@ -10,7 +10,7 @@
 
 use super::db::MemoryError;
 use super::passages::{clear_weight, fuse, HitScope};
-use super::store::{ChatMessage, MemoryStore, Record};
+use super::store::{ChatMessage, MemoryStore, Record, Role};
 use crate::core::time::iso_from_epoch;
 use crate::core::tokens::counted;
 use crate::core::tool::ToolError;
@@ -51,6 +51,10 @@ pub struct Scope {
     pub session: String,
     /// The conversation's own lane (`lane: "current"`); `None` when the caller has none.
     pub lane: Option<String>,
+    /// Who writes the turns, a word of a name each (see
+    /// [`MemoryStore::recall`](crate::memory::store::MemoryStore::recall)); empty: the
+    /// names the conversation tells.
+    pub speakers: Vec<(String, Role)>,
 }
 
 /// Runs tool `name` on `input` for `scope` at `now_ms`: the result as JSON text, or the
@@ -149,7 +153,7 @@ fn search(
         until_ms: input.until_ms,
     };
     // The assembly's retrieval: who and when the query is about, and a second round.
-    let recall = store.recall(&scope.session, &input.query, now_ms, &[])?;
+    let recall = store.recall(&scope.session, &input.query, now_ms, &scope.speakers)?;
     let (hits, weights) = store.recall_hits(&hit_scope, &recall, input.max_results)?;
     let mut hits = store.with_stated(&hit_scope, &recall, hits, input.max_results)?;
     if let Some(v) = query_vector {

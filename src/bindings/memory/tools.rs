@@ -9,7 +9,7 @@ use crate::bindings::js::now_ms;
 use crate::bindings::js::{from_js, is_nullish, to_js};
 use crate::channel::tools::ToolError;
 use crate::core::input::InputError;
-use crate::memory::shapes::MemoryToolsScope;
+use crate::memory::shapes::{MemoryToolsScope, SpeakersInput};
 use crate::memory::tools::{definitions, run_with, unknown_tool, Scope};
 use napi::bindgen_prelude::*;
 use napi::{Env, ValueType};
@@ -63,6 +63,11 @@ impl JsMemoryStore {
         Ok(MemoryTools {
             store: reference,
             scope: Scope {
+                speakers: s
+                    .speakers
+                    .as_ref()
+                    .map(SpeakersInput::words)
+                    .unwrap_or_default(),
                 session: s.session_id,
                 lane: s.thread_key.filter(|l| !l.is_empty()),
             },

@@ -46,6 +46,7 @@ fn scope() -> Scope {
     Scope {
         session: S.to_string(),
         lane: Some("root:42".to_string()),
+        speakers: Vec::new(),
     }
 }
 
@@ -388,6 +389,7 @@ fn a_tool_set_reaches_nothing_of_another_chat() {
     let other = Scope {
         session: "telegram:chat:99".to_string(),
         lane: None,
+        speakers: Vec::new(),
     };
     let out = run(
         &s,
@@ -445,4 +447,31 @@ fn a_search_about_what_someone_likes_finds_what_they_said_they_like() {
         !ids_of(&plain, "results").contains(&"p1".to_string()),
         "{plain}"
     );
+}
+
+#[test]
+fn a_search_naming_a_speaker_the_scope_gives_ranks_that_speakers_turns_first() {
+    // Ann (the user) and the assistant say the same words: the words alone rank the
+    // newer first, the assistant's.
+    let texts = vec![
+        "The lake house is too remote.".to_string(),
+        "The lake house is too remote.".to_string(),
+    ];
+    let s = numbered("m", &texts);
+    // Where Ann's turn ranks among the results.
+    let rank_of_ann = |speakers: Vec<(String, Role)>| {
+        let scope = Scope {
+            speakers,
+            ..scope()
+        };
+        let input = json!({ "query": "What did Ann say about the lake house?" });
+        let out = run(&s, &scope, SEARCH_TOOL, &input, NOW).unwrap_or_else(|e| panic!("{e}"));
+        let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        v["results"]
+            .as_array()
+            .and_then(|r| r.iter().position(|m| m["id"] == "m0"))
+            .unwrap_or(usize::MAX)
+    };
+    assert_eq!(rank_of_ann(Vec::new()), 1);
+    assert_eq!(rank_of_ann(vec![("ann".to_string(), Role::User)]), 0);
 }
