@@ -126,7 +126,7 @@ class MemoryContextEngine {
       const raw = textOf(m)
       // What the person wrote: OpenClaw's context blocks before it (conversation info,
       // sender, chat history) are the host's, told again each turn, not the turn's words.
-      const text = raw === null ? null : withoutBlocks(raw)
+      const text = raw === null || m.role !== 'user' ? raw : withoutBlocks(raw)
       if (text === null || text.trim() === '' || isTurnText(m.role, raw)) {
         ids?.push('')
         at?.push(-1)

@@ -37,10 +37,17 @@ class Senders {
     this.bySession = new Map()
   }
 
-  /** Learns the senders of `messages`' user turns in `sessionId`. */
+  /**
+   * Learns the senders of `messages`' user turns in `sessionId`: of the newest
+   * MAX_NAMES of them (a host's whole transcript comes with every assembly; the older
+   * turns were learnt when they were new).
+   */
   learn(sessionId, messages, textOf) {
-    for (const m of messages) {
-      if (m?.role !== 'user') continue
+    const users = []
+    for (let i = messages.length - 1; i >= 0 && users.length < MAX_NAMES; i--) {
+      if (messages[i]?.role === 'user') users.push(messages[i])
+    }
+    for (const m of users.reverse()) {
       const names = senderNames(textOf(m))
       if (names.length === 0) continue
       let known = this.bySession.get(sessionId)
