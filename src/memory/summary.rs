@@ -412,13 +412,15 @@ impl Summary {
         }
     }
 
-    /// Folds messages (`(from_user, text)`, oldest first) into this summary by the
-    /// extractive rules of this module.
-    pub fn fold<'a>(&mut self, messages: impl IntoIterator<Item = (bool, &'a str)>) {
+    /// Folds messages (`(from_user, states_facts, text)`, oldest first) into this summary
+    /// by the extractive rules of this module. `states_facts`: its sentences may be facts of
+    /// the conversation (a person's turn, not an assistant's prose; see
+    /// [`crate::memory::store::states_facts`]).
+    pub fn fold<'a>(&mut self, messages: impl IntoIterator<Item = (bool, bool, &'a str)>) {
         // The open questions the other side's next message answers: at first, those the
         // previous summary left open (asked last before this fold).
         let mut unanswered: Vec<String> = self.goals.clone();
-        for (from_user, text) in messages {
+        for (from_user, states_facts, text) in messages {
             if !from_user && !unanswered.is_empty() {
                 self.goals.retain(|g| !unanswered.contains(g));
                 unanswered.clear();
@@ -433,10 +435,10 @@ impl Summary {
                     .find(|(cues, _)| cues.iter().any(|c| lower.contains(c)))
                     .map(|&(_, section)| section)
                     .or_else(|| (from_user && sentence.ends_with('?')).then_some(GOALS))
-                    // The assistant's general prose (advice, caveats: "you must always
+                    // An assistant's general prose (advice, caveats: "you must always
                     // ...") states no fact of the conversation's: of its sentences only a
                     // decision, an outcome or an action it takes on is what happened.
-                    .filter(|&section| from_user || section != FACTS);
+                    .filter(|&section| states_facts || section != FACTS);
                 match section {
                     Some(DECISIONS) => {
                         for piece in pieces(&sentence) {

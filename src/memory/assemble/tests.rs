@@ -301,9 +301,11 @@ fn a_summary_larger_than_its_share_is_cut_oldest_items_first_and_empties_nothing
     for i in 0..40 {
         summary.fold([(
             true,
+            true,
             format!("We decided to ship feature number {i} on Friday.").as_str(),
         )]);
         summary.fold([(
+            true,
             true,
             format!("The deadline for report {i} is Monday.").as_str(),
         )]);

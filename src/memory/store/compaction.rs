@@ -9,6 +9,14 @@ use super::*;
 /// (explanations, lists, caveats), which states nothing of the user's world.
 pub const PERSON_TURN_MAX_TOKENS: u64 = 80;
 
+/// Whether `m`'s sentences may state facts of the conversation: the user's, or a turn of
+/// the other side's as short as a person's ([`PERSON_TURN_MAX_TOKENS`]); an assistant's
+/// prose states none (its decisions still count). The one rule for records and summaries.
+pub fn states_facts(m: &ChatMessage) -> bool {
+    // Counted only for the other side's turns.
+    m.role == Role::User || counted(&m.text) <= PERSON_TURN_MAX_TOKENS
+}
+
 /// A compaction plan as a caller hands it back: whose lane, on top of which summary version,
 /// up to which message, and what triggered it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,7 +259,7 @@ impl MemoryStore {
             summary.fold(
                 plan.fold
                     .iter()
-                    .map(|m| (m.role == Role::User, m.text.as_str())),
+                    .map(|m| (m.role == Role::User, states_facts(m), m.text.as_str())),
             );
             summary.render()
         };
@@ -310,8 +318,7 @@ impl MemoryStore {
     ) -> Result<usize, MemoryError> {
         let mut written = 0;
         for m in &plan.fold {
-            // Counted only for the other side's turns.
-            let prose = m.role != Role::User && counted(&m.text) > PERSON_TURN_MAX_TOKENS;
+            let prose = !states_facts(m);
             for (statement, body) in statements(&m.text) {
                 // What the user states about themselves and their world, and decisions
                 // either side takes: never an assistant's prose (its advice, apologies,

@@ -824,6 +824,7 @@ fn an_assistants_prose_is_no_record_and_no_fact_of_the_summary_the_users_stateme
         (Role::Assistant, prose),
         (Role::User, "My sister Maya prefers the train over flying."),
         (Role::Assistant, "I love hiking near Boulder."),
+        (Role::Assistant, "I never drink coffee after noon."),
     ];
     for i in 0..12 {
         let (role, text) = texts[i % texts.len()];
@@ -855,4 +856,9 @@ fn an_assistants_prose_is_no_record_and_no_fact_of_the_summary_the_users_stateme
     let summary = summary_body(&s);
     assert!(!summary.contains("AI language model"), "{summary}");
     assert!(!summary.contains("restore"), "{summary}");
+    // The same rule as the records: a short turn of the other side states a fact.
+    assert!(
+        summary.contains("I never drink coffee after noon."),
+        "{summary}"
+    );
 }

@@ -28,15 +28,20 @@ fn the_seeds_thresholds_are_the_defaults() {
 fn extractive_rules_sort_sentences_into_the_five_sections() {
     let mut s = Summary::default();
     s.fold([
-        (true, "Can we ship v2.4 on Thursday? Lunch was great."),
-        (false, "We decided to go behind the new_checkout_pool flag."),
+        (true, true, "Can we ship v2.4 on Thursday? Lunch was great."),
         (
+            false,
+            false,
+            "We decided to go behind the new_checkout_pool flag.",
+        ),
+        (
+            true,
             true,
             "I'll write the runbook. The canary failed on eu-west.",
         ),
-        (true, "I prefer rollouts before noon UTC."),
-        (false, "What region first?"),
-        (true, "Which canary size for eu-west?"),
+        (true, true, "I prefer rollouts before noon UTC."),
+        (false, false, "What region first?"),
+        (true, true, "Which canary size for eu-west?"),
     ]);
     // The first question was answered (the other side spoke after it); the last was not.
     assert_eq!(s.goals, ["Which canary size for eu-west?"]);
@@ -52,7 +57,7 @@ fn extractive_rules_sort_sentences_into_the_five_sections() {
 #[test]
 fn a_summary_reads_back_and_grows_incrementally_within_its_bounds() {
     let mut s = Summary::default();
-    s.fold([(false, "Agreed: freeze on Friday.")]);
+    s.fold([(false, false, "Agreed: freeze on Friday.")]);
     let text = s.render();
     assert!(text.starts_with(
         "Current goals / open questions:\n- (none)\nDecisions made:\n- Agreed: freeze on Friday.\n"
@@ -60,9 +65,9 @@ fn a_summary_reads_back_and_grows_incrementally_within_its_bounds() {
     let mut back = Summary::parse(&text).unwrap_or_default();
     assert_eq!(back, s);
     for i in 0..12 {
-        back.fold([(true, format!("Deployed build {i}.").as_str())]);
+        back.fold([(true, true, format!("Deployed build {i}.").as_str())]);
     }
-    back.fold([(true, "Deployed build 11.")]);
+    back.fold([(true, true, "Deployed build 11.")]);
     assert_eq!(back.outcomes.len(), SECTION_MAX);
     assert_eq!(
         back.outcomes.last().map(String::as_str),
@@ -77,7 +82,7 @@ fn a_summary_reads_back_and_grows_incrementally_within_its_bounds() {
     // One word longer than an item is cut.
     let long = format!("We decided on {} flags.", "x".repeat(400));
     let mut c = Summary::default();
-    c.fold([(false, long.as_str())]);
+    c.fold([(false, false, long.as_str())]);
     assert!(c
         .decisions
         .iter()
@@ -92,7 +97,7 @@ fn a_summary_reads_back_and_grows_incrementally_within_its_bounds() {
 fn a_long_decision_is_kept_whole_in_items_of_the_seeds_length() {
     let decision = "We decided the database cutover happens in the Sunday 03:00-05:00 UTC window,                     with the payments team on call, the read replicas promoted first and the old                     primary kept read-only for a week in case we need to roll back.";
     let mut s = Summary::default();
-    s.fold([(false, decision)]);
+    s.fold([(false, false, decision)]);
     assert!(s.decisions.len() > 1, "{:?}", s.decisions);
     assert!(s
         .decisions
@@ -117,20 +122,20 @@ fn a_long_decision_is_kept_whole_in_items_of_the_seeds_length() {
 fn filler_is_never_summarized() {
     let mut s = Summary::default();
     s.fold([
-        (true, "Agreed, Mel!"),
-        (false, "I'll do that."),
-        (true, "You've always been there for me."),
-        (false, "I will build the rest of the plan around it."),
-        (true, "Thanks so much, that sounds great!"),
-        (false, "How are you?"),
-        (true, "Okay, sure."),
+        (true, true, "Agreed, Mel!"),
+        (false, false, "I'll do that."),
+        (true, true, "You've always been there for me."),
+        (false, false, "I will build the rest of the plan around it."),
+        (true, true, "Thanks so much, that sounds great!"),
+        (false, false, "How are you?"),
+        (true, true, "Okay, sure."),
     ]);
     assert_eq!(s, Summary::default(), "{}", s.render());
     // Substance stays: two words of it, or a number.
     s.fold([
-        (false, "I'll write the runbook."),
-        (true, "We agreed on 3 replicas."),
-        (false, "Deployed build 11."),
+        (false, false, "I'll write the runbook."),
+        (true, true, "We agreed on 3 replicas."),
+        (false, false, "Deployed build 11."),
     ]);
     assert_eq!(s.pending, ["I'll write the runbook."]);
     assert_eq!(s.decisions, ["We agreed on 3 replicas."]);
@@ -141,16 +146,16 @@ fn filler_is_never_summarized() {
 fn a_question_leaves_the_open_questions_once_the_other_side_answers() {
     let mut s = Summary::default();
     s.fold([
-        (true, "Which region goes first for the canary?"),
-        (false, "Eu-west, then us-east."),
-        (true, "Who owns the rollback runbook?"),
+        (true, true, "Which region goes first for the canary?"),
+        (false, false, "Eu-west, then us-east."),
+        (true, true, "Who owns the rollback runbook?"),
     ]);
     assert_eq!(s.goals, ["Who owns the rollback runbook?"]);
     // Answered at the start of the next fold.
-    s.fold([(false, "Priya owns it."), (true, "Thanks!")]);
+    s.fold([(false, false, "Priya owns it."), (true, true, "Thanks!")]);
     assert!(s.goals.is_empty(), "{:?}", s.goals);
     // The assistant's own questions are not the user's open questions.
-    s.fold([(false, "Should I page the payments team?")]);
+    s.fold([(false, false, "Should I page the payments team?")]);
     assert!(s.goals.is_empty());
 }
 
@@ -200,13 +205,14 @@ fn validate_takes_the_five_sections_in_order_and_says_what_is_wrong() {
 #[test]
 fn a_full_section_keeps_its_older_specific_items() {
     let mut s = Summary::default();
-    s.fold([(false, "We decided to book the Lisbon venue for May.")]);
+    s.fold([(false, false, "We decided to book the Lisbon venue for May.")]);
     for i in 0..10 {
         let filler = [
             "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
             "juliet",
         ][i];
         s.fold([(
+            false,
             false,
             format!("We decided the {filler} review stays weekly.").as_str(),
         )]);
@@ -225,7 +231,7 @@ fn a_full_section_keeps_its_older_specific_items() {
     // When every item is specific, the oldest goes.
     let mut t = Summary::default();
     for i in 0..10 {
-        t.fold([(true, format!("Deployed build {i}.").as_str())]);
+        t.fold([(true, true, format!("Deployed build {i}.").as_str())]);
     }
     assert_eq!(
         t.outcomes.first().map(String::as_str),
