@@ -70,10 +70,10 @@ class Senders {
    * senders of `sessionId` added while there is room; undefined when there are none.
    */
   speakers(sessionId, configured) {
-    const seen = this.bySession.get(sessionId) ?? []
+    const seen = this.bySession.get(sessionId)
+    if (seen === undefined) return configured ?? undefined
     const user = [...(configured?.user ?? [])]
     for (let i = seen.length - 1; i >= 0 && user.length < MAX_NAMES; i--) if (!user.includes(seen[i])) user.push(seen[i])
-    if (user.length === 0 && (configured?.assistant ?? []).length === 0) return configured ?? undefined
     return { ...configured, user }
   }
 }

@@ -262,7 +262,12 @@ impl MemoryStore {
         // The first ones: FTS5 reads a doclist forward a page at a time.
         let rows = self.matching_first(&expression, NAME_SAMPLE)?;
         if rows.is_empty() {
-            self.keep_guess(session, name, None);
+            keep_name(
+                &mut self.name_guesses.borrow_mut().by_session,
+                session,
+                name,
+                None,
+            );
             return Ok(None);
         }
         let sampled = rows.len();
@@ -293,32 +298,33 @@ impl MemoryStore {
             _ => None,
         };
         if sampled < NAME_SAMPLE {
-            self.keep_guess(session, name, owner);
+            keep_name(
+                &mut self.name_guesses.borrow_mut().by_session,
+                session,
+                name,
+                owner,
+            );
         } else {
-            let mut known = self.name_owners.borrow_mut();
-            if known.values().map(HashMap::len).sum::<usize>() >= NAME_OWNERS_MAX {
-                known.clear();
-            }
-            known
-                .entry(session.to_string())
-                .or_default()
-                .insert(name.to_string(), owner);
+            keep_name(&mut self.name_owners.borrow_mut(), session, name, owner);
         }
         Ok(owner)
     }
+}
 
-    /// Keeps `owner` as what `name` is in `session` by the messages stored so far.
-    fn keep_guess(&self, session: &str, name: &str, owner: Option<Role>) {
-        let mut guesses = self.name_guesses.borrow_mut();
-        if guesses.by_session.values().map(HashMap::len).sum::<usize>() >= NAME_OWNERS_MAX {
-            guesses.by_session.clear();
-        }
-        guesses
-            .by_session
-            .entry(session.to_string())
-            .or_default()
-            .insert(name.to_string(), owner);
+/// Keeps `owner` as what `name` is in `session` in `book` (by session, then name), which
+/// starts over once it holds [`NAME_OWNERS_MAX`] names.
+fn keep_name(
+    book: &mut HashMap<String, HashMap<String, Option<Role>>>,
+    session: &str,
+    name: &str,
+    owner: Option<Role>,
+) {
+    if book.values().map(HashMap::len).sum::<usize>() >= NAME_OWNERS_MAX {
+        book.clear();
     }
+    book.entry(session.to_string())
+        .or_default()
+        .insert(name.to_string(), owner);
 }
 
 /// The role `speakers` gives `name` (lower-cased): a word of a speaker's name, or its start
