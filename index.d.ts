@@ -2014,6 +2014,8 @@ export interface MemoryRecord {
   summaryVersion: number
   updatedAt: number
   messageRange?: MessageRange | null
+  /** The id of the newer record that changes what this one said. */
+  supersededBy?: number | null
 }
 
 /**

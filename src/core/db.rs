@@ -22,7 +22,7 @@ pub const STATEMENT_CACHE: usize = 64;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The schema, one step per version: step `i` takes the file from version `i` to `i + 1`.
-pub const MIGRATIONS: [&str; 10] = [
+pub const MIGRATIONS: [&str; 11] = [
     r"
 CREATE TABLE messages (
     seq        INTEGER PRIMARY KEY,
@@ -226,6 +226,11 @@ CREATE TABLE vector_counts (
     // size until a merge rewrites them.
     r"
 INSERT INTO messages_index (messages_index, rank) VALUES ('pgsz', 1000);
+",
+    // The newer record that changes what a fact or preference said (see
+    // `crate::memory::store::records`): the older one no longer answers when both match.
+    r"
+ALTER TABLE records ADD COLUMN superseded_by INTEGER;
 ",
 ];
 

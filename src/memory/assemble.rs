@@ -59,7 +59,7 @@ use super::db::MemoryError;
 use super::history::HistoryRequest;
 use super::message::Role;
 use super::passages::query_terms;
-use super::store::{MemoryStore, Record, RecordKind};
+use super::store::{MemoryStore, Record};
 use crate::core::tokens::Meter;
 
 /// The thread summary's share of the rest of the budget.
@@ -269,19 +269,11 @@ fn blocks(given: &[impl AsRef<str>]) -> Vec<String> {
         .collect()
 }
 
-/// Whether a record found for the message is one of its memories: not the lane's own
-/// summary (a layer of its own); not what a message of this lane stated (a compaction
-/// writes those: the message itself is retrieved word for word, with its turns); and only
-/// a record the question reaches for: one holding a third of its search terms (one at
-/// least), and at least `min_terms`. A match on a word the search leaves out (a stop word)
-/// brings no record in.
-fn shows_as_memory(r: &Record, lane: &str, terms: &[String], min_terms: usize) -> bool {
-    if r.kind == RecordKind::ThreadSummary {
-        return false;
-    }
-    if r.thread_key == lane && r.message_range.is_some() {
-        return false;
-    }
+/// Whether a record found for the message ([`MemoryStore::search_memories`]) is one of
+/// its memories: only a record the question reaches for, one holding a third of its
+/// search terms (one at least), and at least `min_terms`. A match on a word the search
+/// leaves out (a stop word) brings no record in.
+fn shows_as_memory(r: &Record, terms: &[String], min_terms: usize) -> bool {
     let needed = min_terms.max(terms.len() / 3).max(1);
     let body = r.body.to_lowercase();
     terms.iter().filter(|t| body.contains(t.as_str())).count() >= needed

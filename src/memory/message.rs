@@ -52,6 +52,16 @@ pub struct ChatMessage {
     pub reply_to: Option<String>,
 }
 
+/// What ranking reads of a stored message besides its words.
+#[derive(Debug, Clone, Copy)]
+pub(in crate::memory) struct RankingRow {
+    pub(in crate::memory) chars: usize,
+    pub(in crate::memory) ts_ms: i64,
+    pub(in crate::memory) role: Option<Role>,
+    /// It ends in a question mark.
+    pub(in crate::memory) asks: bool,
+}
+
 /// A message from the columns `seq, message_id, thread_key, role, text, ts_ms, reply_to`.
 pub(super) fn chat_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
     Ok(ChatMessage {

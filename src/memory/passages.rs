@@ -33,7 +33,6 @@ mod tally;
 pub mod terms;
 pub mod vectors;
 
-use rank::RankingRow;
 pub use rank::{
     speaker_of, Signals, RECENCY_HALF_LIFE_MS, RECENCY_WEIGHT, SPEAKER_WEIGHT, WINDOW_WEIGHT,
 };
@@ -44,7 +43,7 @@ pub use terms::{fallback_terms, index_text, is_unsegmented, query_terms, scope_t
 pub use vectors::{clear_weight, fuse, then_nearest, Near, VectorError, VectorsError};
 
 use super::db::MemoryError;
-use super::message::{chat_row, ChatMessage, Role};
+use super::message::{chat_row, ChatMessage, RankingRow, Role};
 use super::store::MemoryStore;
 use rusqlite::{params, OptionalExtension};
 
@@ -241,13 +240,31 @@ impl MemoryStore {
     }
 
     /// What ranking reads of each stored message of `seqs` (its length in characters, when
-    /// and by whom it was written), in one statement.
+    /// and by whom it was written): kept from an earlier read, the rest read in one
+    /// statement and kept.
     fn ranking_rows(
         &self,
         seqs: impl Iterator<Item = i64>,
     ) -> Result<std::collections::HashMap<i64, RankingRow>, MemoryError> {
+        let mut out = std::collections::HashMap::new();
+        let mut unread = Vec::new();
+        {
+            let mut kept = self.ranking_rows.borrow_mut();
+            for seq in seqs {
+                match kept.get(&seq) {
+                    Some(row) => {
+                        out.insert(seq, *row);
+                    }
+                    None => unread.push(seq),
+                }
+            }
+        }
+        if unread.is_empty() {
+            return Ok(out);
+        }
         let list =
-            serde_json::Value::Array(seqs.map(serde_json::Value::from).collect()).to_string();
+            serde_json::Value::Array(unread.into_iter().map(serde_json::Value::from).collect())
+                .to_string();
         let mut stmt = self.conn.prepare_cached(
             "SELECT m.seq, length(m.text), m.ts_ms, m.role, substr(rtrim(m.text), -1) = '?'
              FROM json_each(?1) j JOIN messages m ON m.seq = j.value",
@@ -264,7 +281,13 @@ impl MemoryStore {
                 },
             ))
         })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let mut kept = self.ranking_rows.borrow_mut();
+        for row in rows {
+            let (seq, row) = row?;
+            kept.put(seq, row);
+            out.insert(seq, row);
+        }
+        Ok(out)
     }
 
     /// The messages of the session's other lanes that hold every one of `terms` (two or

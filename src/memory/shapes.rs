@@ -349,6 +349,9 @@ pub struct MemoryRecord {
     pub updated_at: f64,
     #[napi(ts_type = "MessageRange | null")]
     pub message_range: Option<MessageRange>,
+    /// The id of the newer record that changes what this one said.
+    #[napi(ts_type = "number | null")]
+    pub superseded_by: Option<f64>,
 }
 
 impl From<&Record> for MemoryRecord {
@@ -366,6 +369,7 @@ impl From<&Record> for MemoryRecord {
                 from: from.clone(),
                 to: to.clone(),
             }),
+            superseded_by: r.superseded_by.map(|id| id as f64),
         }
     }
 }

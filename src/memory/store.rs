@@ -3,7 +3,7 @@
 
 use super::db::MemoryError;
 use super::history::{Conversation, Turn};
-use super::message::chat_row;
+use super::message::{chat_row, RankingRow};
 pub use super::message::{ChatMessage, NewMessage, Role};
 use super::passages::terms::{fts_quote, is_unsegmented};
 use super::secrets::redact;
@@ -43,7 +43,13 @@ pub struct MemoryStore {
     pub(super) name_guesses: RefCell<NameGuesses>,
     /// Messages this store has written: a change tells the guesses to start over.
     pub(super) writes: std::cell::Cell<u64>,
+    /// What ranking reads of a stored message, by its row. A stored message is never
+    /// changed or removed, so a row read once holds for good, whoever wrote it.
+    pub(super) ranking_rows: RefCell<lru::LruCache<i64, RankingRow>>,
 }
+
+/// The most messages whose ranking rows a store keeps read (about 3 MiB).
+pub(super) const RANKING_ROWS_KEPT: usize = 65_536;
 
 /// The owners [`MemoryStore::name_owner`] worked out from fewer messages than make an
 /// answer final, good while the messages are those they were worked out from: `stamp` is
@@ -66,6 +72,10 @@ impl MemoryStore {
             name_owners: RefCell::new(HashMap::new()),
             name_guesses: RefCell::new(NameGuesses::default()),
             writes: std::cell::Cell::new(0),
+            ranking_rows: RefCell::new(lru::LruCache::new(
+                std::num::NonZeroUsize::new(RANKING_ROWS_KEPT)
+                    .unwrap_or(std::num::NonZeroUsize::MIN),
+            )),
         })
     }
 

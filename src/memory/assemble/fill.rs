@@ -185,7 +185,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
                 self.plan.memories.push(Item { text, est });
             }
         }
-        let records = store.search(
+        let records = store.search_memories(
             req.session_id,
             query,
             req.thread_key,
@@ -194,7 +194,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
         )?;
         for r in records
             .into_iter()
-            .filter(|r| shows_as_memory(r, req.thread_key, terms, req.passages_min_terms))
+            .filter(|r| shows_as_memory(r, terms, req.passages_min_terms))
         {
             // A record's body is what someone wrote: kept to its item, so no line of it
             // poses as a heading.

@@ -2,7 +2,7 @@ use super::*;
 use crate::core::text::escape::escape;
 use crate::core::tokens::counted;
 use crate::memory::history::Zone;
-use crate::memory::store::{NewMessage, NewRecord, Role};
+use crate::memory::store::{NewMessage, NewRecord, RecordKind, Role};
 use crate::memory::summary::Summary;
 
 const S: &str = "telegram:chat:42";

@@ -5,16 +5,6 @@
 use super::expand::named_window;
 use crate::memory::message::Role;
 
-/// What ranking reads of a matching message besides its words.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct RankingRow {
-    pub(super) chars: usize,
-    pub(super) ts_ms: i64,
-    pub(super) role: Option<Role>,
-    /// It ends in a question mark.
-    pub(super) asks: bool,
-}
-
 /// Matches whose lengths are read at a time.
 pub(super) const LENGTH_CHUNK: usize = 256;
 

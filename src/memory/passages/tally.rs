@@ -3,11 +3,12 @@
 //! length and the chat's signals. Terms are added one at a time, so a second round adds
 //! only its new words to the first round's tally.
 
-use super::rank::{RankingRow, LENGTH_CHUNK};
+use super::rank::LENGTH_CHUNK;
 use super::terms::{body_expression, lane_token, session_token};
 use super::{Hit, HitScope, Signals};
 use crate::core::search::bm25::{idf, length_norm, saturation, MAX_LIFT};
 use crate::memory::db::MemoryError;
+use crate::memory::message::RankingRow;
 use crate::memory::store::MemoryStore;
 
 /// The messages of a scope holding the terms searched so far: per message, what its terms

@@ -309,7 +309,8 @@ impl MemoryStore {
     /// Writes what the folded messages of `plan` state (the user's facts, preferences and
     /// outcomes; either side's decisions) as records of the lane, each with the message it
     /// came from; one the session holds
-    /// already (the same kind and words) is not written again. Returns how many it wrote.
+    /// already (the same kind and words) is not written again, and one that changes an
+    /// earlier one supersedes it ([`MemoryStore::supersede`]). Returns how many it wrote.
     fn put_statements(
         &mut self,
         plan: &CompactionPlan,
@@ -345,7 +346,7 @@ impl MemoryStore {
                 if held {
                     continue;
                 }
-                self.put_record(&NewRecord {
+                let id = self.put_record(&NewRecord {
                     session_id: &plan.session_id,
                     kind,
                     thread_key: &plan.thread_key,
@@ -354,6 +355,8 @@ impl MemoryStore {
                     updated_at_ms: now_ms,
                     message_range: Some((&m.message_id, &m.message_id)),
                 })?;
+                // A statement that changes an earlier one (a new value) supersedes it.
+                self.supersede(&plan.session_id, kind, id, &redact(&body))?;
                 written += 1;
             }
         }

@@ -64,6 +64,8 @@ pub struct Record {
     pub updated_at_ms: i64,
     /// The first and last message ids a summary covers.
     pub message_range: Option<(String, String)>,
+    /// The newer record of the session that changes what this one said.
+    pub superseded_by: Option<i64>,
 }
 
 /// A record to write.
@@ -91,11 +93,21 @@ pub(super) fn record_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
         summary_version: r.get(5)?,
         updated_at_ms: r.get(6)?,
         message_range: from.zip(to),
+        superseded_by: r.get(9)?,
     })
 }
 
 pub(super) const RECORD_COLUMNS: &str =
-    "id, session_id, kind, thread_key, body, summary_version, updated_at_ms, range_from, range_to";
+    "id, session_id, kind, thread_key, body, summary_version, updated_at_ms, range_from, range_to, superseded_by";
+
+/// Words two statements must share, besides stop words, for the newer to change the older.
+pub const SUPERSEDE_MIN_SHARED: usize = 2;
+/// The most words of the older statement the newer may lack (the value that changed).
+pub const SUPERSEDE_MAX_CHANGED: usize = 1;
+/// The most words the newer statement may add (the new value, a word saying it changed).
+pub const SUPERSEDE_MAX_ADDED: usize = 2;
+/// Earlier statements of the same kind weighed as what a new one may change.
+const SUPERSEDE_CANDIDATES: usize = 8;
 
 impl MemoryStore {
     /// Writes a record, its body redacted of anything that looks like a credential.
@@ -151,7 +163,8 @@ impl MemoryStore {
         );
         Ok(self
             .conn
-            .query_row(&sql, params![session, kind.as_str(), lane], record_row)
+            .prepare_cached(&sql)?
+            .query_row(params![session, kind.as_str(), lane], record_row)
             .optional()?)
     }
 
@@ -163,6 +176,62 @@ impl MemoryStore {
             .prepare_cached(&sql)?
             .query_row(params![id, session], record_row)
             .optional()?)
+    }
+
+    /// Marks the statements of `session` of `kind` that the new record `id` (its `body`)
+    /// changes: an earlier one on the same subject with another value, "my favourite
+    /// colour is blue" then "my favourite colour is green now". The rule is the words
+    /// alone, in any language: the two share [`SUPERSEDE_MIN_SHARED`] words or more
+    /// besides stop words; the older has one word or more the newer lacks (at most
+    /// [`SUPERSEDE_MAX_CHANGED`]: the old value), and the newer one or more the older
+    /// lacks (at most [`SUPERSEDE_MAX_ADDED`]: the new value). A statement in the same
+    /// words, or with a word added or left out, changes nothing. Returns how many it
+    /// marked.
+    pub(super) fn supersede(
+        &mut self,
+        session: &str,
+        kind: RecordKind,
+        id: i64,
+        body: &str,
+    ) -> Result<usize, MemoryError> {
+        let new = subject_words(body);
+        if new.len() < SUPERSEDE_MIN_SHARED {
+            return Ok(0);
+        }
+        let query = new
+            .iter()
+            .map(|w| fts_quote(w))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let older: Vec<(i64, String)> = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT r.id, r.body FROM records_words JOIN records r ON r.id = records_words.rowid
+                 WHERE records_words MATCH ?1 AND r.session_id = ?2 AND r.kind = ?3
+                   AND r.id < ?4 AND r.superseded_by IS NULL
+                 ORDER BY bm25(records_words) LIMIT {SUPERSEDE_CANDIDATES}"
+            ))?
+            .query_map(params![query, session, kind.as_str(), id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut marked = 0;
+        for (old_id, old_body) in older {
+            let old = subject_words(&old_body);
+            let shared = old.iter().filter(|w| new.contains(w)).count();
+            let changed = old.len() - shared;
+            let added = new.len() - shared;
+            if shared >= SUPERSEDE_MIN_SHARED
+                && (1..=SUPERSEDE_MAX_CHANGED).contains(&changed)
+                && (1..=SUPERSEDE_MAX_ADDED).contains(&added)
+            {
+                self.conn
+                    .prepare_cached("UPDATE records SET superseded_by = ?1 WHERE id = ?2")?
+                    .execute(params![id, old_id])?;
+                marked += 1;
+            }
+        }
+        Ok(marked)
     }
 
     /// The records of `session` that match the words of `query`, best first by BM25, for
@@ -178,15 +247,57 @@ impl MemoryStore {
         k: usize,
         max_tokens: u64,
     ) -> Result<Vec<Record>, MemoryError> {
+        self.search_where(
+            session,
+            query,
+            lane,
+            k,
+            max_tokens,
+            "r.kind IN ('fact', 'preference', 'outcome')
+             OR (r.kind = 'thread_summary' AND r.thread_key = ?3)",
+        )
+    }
+
+    /// [`MemoryStore::search`] for what an assembly for `lane` shows as memories: the
+    /// facts, preferences and outcomes of the session but those its own lane's
+    /// compactions wrote (each has its message, which retrieval finds in the lane).
+    pub fn search_memories(
+        &self,
+        session: &str,
+        query: &str,
+        lane: &str,
+        k: usize,
+        max_tokens: u64,
+    ) -> Result<Vec<Record>, MemoryError> {
+        self.search_where(
+            session,
+            query,
+            lane,
+            k,
+            max_tokens,
+            "r.kind IN ('fact', 'preference', 'outcome')
+             AND (r.thread_key <> ?3 OR r.range_from IS NULL)",
+        )
+    }
+
+    /// The records of `session` matching `query` that `kept` (an SQL condition on the
+    /// record `r`, `?3` the lane) keeps, best first, within `k` and `max_tokens`.
+    fn search_where(
+        &self,
+        session: &str,
+        query: &str,
+        lane: &str,
+        k: usize,
+        max_tokens: u64,
+        kept: &str,
+    ) -> Result<Vec<Record>, MemoryError> {
         let (words, grams) = fts_queries(query);
         let mut hits: Vec<(f64, Record)> = Vec::new();
         for (table, q) in [("records_words", words), ("records_trigrams", grams)] {
             let Some(q) = q else { continue };
             let sql = format!(
                 "SELECT {cols}, bm25({table}) AS score FROM {table} JOIN records r ON r.id = {table}.rowid
-                 WHERE {table} MATCH ?1 AND r.session_id = ?2
-                   AND (r.kind IN ('fact', 'preference', 'outcome')
-                        OR (r.kind = 'thread_summary' AND r.thread_key = ?3))
+                 WHERE {table} MATCH ?1 AND r.session_id = ?2 AND ({kept})
                  ORDER BY score LIMIT {limit}",
                 // Written in, not bound: SQLite plans a bound LIMIT again for every value.
                 limit = i64::try_from(k).unwrap_or(i64::MAX),
@@ -199,7 +310,7 @@ impl MemoryStore {
             let mut stmt = self.conn.prepare_cached(&sql)?;
             // The score comes after the record's columns, so `record_row` reads the rest.
             let rows = stmt.query_map(params![q, session, lane], |r| {
-                Ok((r.get::<_, f64>(9)?, record_row(r)?))
+                Ok((r.get::<_, f64>(10)?, record_row(r)?))
             })?;
             for row in rows {
                 let (score, rec) = row?;
@@ -208,6 +319,9 @@ impl MemoryStore {
                 }
             }
         }
+        // A record changed by a newer one that matches too is not what the session says now.
+        let ids: Vec<i64> = hits.iter().map(|(_, r)| r.id).collect();
+        hits.retain(|(_, r)| r.superseded_by.is_none_or(|by| !ids.contains(&by)));
         // BM25 in FTS5 is negative, lower is better; ties go to the newer record.
         hits.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.id.cmp(&a.1.id)));
         let mut out = Vec::new();
@@ -223,6 +337,19 @@ impl MemoryStore {
         }
         Ok(out)
     }
+}
+
+/// The distinct words of a statement that say what it is about: lower-cased, two
+/// characters or more, stop words left out.
+fn subject_words(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for token in text.split(|c: char| !c.is_alphanumeric()) {
+        let w = token.to_lowercase();
+        if w.chars().count() >= 2 && !is_question_stop_word(&w) && !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
 }
 
 /// FTS5 queries for the words of `text`: word terms (two characters or more) for the

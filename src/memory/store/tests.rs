@@ -862,3 +862,65 @@ fn an_assistants_prose_is_no_record_and_no_fact_of_the_summary_the_users_stateme
         "{summary}"
     );
 }
+
+/// Compacts the lane of `S` after storing `texts` as the user's turns (and two more
+/// kept as recent), and returns the session's records matching `query`.
+fn records_stated(texts: &[&str], query: &str) -> (MemoryStore, Vec<Record>) {
+    let mut s = store();
+    let ids: Vec<String> = (0..texts.len() + 2).map(|i| format!("m{i}")).collect();
+    for (i, id) in ids.iter().enumerate() {
+        let text = texts.get(i).copied().unwrap_or("ok");
+        s.ingest(&msg(id, Role::User, text, None))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let policy = CompactionPolicy {
+        keep_recent: 2,
+        min_fold: 1,
+        ..CompactionPolicy::default()
+    };
+    s.compact(S, "root:42", &policy, 1_000, true)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let found = s
+        .search(S, query, "root:42", 20, 100_000)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .filter(|r| r.kind != RecordKind::ThreadSummary)
+        .collect();
+    (s, found)
+}
+
+#[test]
+fn a_changed_statement_supersedes_the_one_it_changes_and_a_search_finds_the_newest() {
+    let (s, found) = records_stated(
+        &[
+            "My favourite colour is blue.",
+            "I work as a nurse at the city hospital.",
+            "My favourite colour is green now.",
+        ],
+        "favourite colour",
+    );
+    let bodies: Vec<&str> = found.iter().map(|r| r.body.as_str()).collect();
+    assert_eq!(bodies, ["My favourite colour is green now."], "{found:?}");
+    // The older one is kept, marked with the record that changed it.
+    let green = found[0].id;
+    let blue = s
+        .search(S, "blue", "root:42", 20, 100_000)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(blue.len(), 1, "{blue:?}");
+    assert_eq!(blue[0].superseded_by, Some(green));
+}
+
+#[test]
+fn a_statement_on_another_subject_or_in_other_words_supersedes_nothing() {
+    let (_, found) = records_stated(
+        &[
+            "My sister lives in Lisbon with her two cats.",
+            "My brother lives in Porto.",
+            "I really love hiking in the mountains.",
+            "I love hiking in the mountains.",
+        ],
+        "lives hiking mountains",
+    );
+    assert!(found.iter().all(|r| r.superseded_by.is_none()), "{found:?}");
+    assert_eq!(found.len(), 4, "{found:?}");
+}
