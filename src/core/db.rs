@@ -229,8 +229,12 @@ INSERT INTO messages_index (messages_index, rank) VALUES ('pgsz', 1000);
 ",
     // The newer record that changes what a fact or preference said (see
     // `crate::memory::store::records`): the older one no longer answers when both match.
+    // And the statements by lane, with whether a compaction wrote them from a message:
+    // an assembly tells at once whether any is one it shows, before it searches them.
     r"
 ALTER TABLE records ADD COLUMN superseded_by INTEGER;
+CREATE INDEX records_statements ON records (session_id, thread_key, range_from IS NULL)
+    WHERE kind IN ('fact', 'preference', 'outcome');
 ",
 ];
 

@@ -145,6 +145,17 @@ impl MemoryStore {
         Ok((usize::try_from(n).unwrap_or(0), mean))
     }
 
+    /// Whether `session` holds a message in a lane other than `lane`.
+    fn has_other_lanes(&self, session: &str, lane: &str) -> Result<bool, MemoryError> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM lane_stats
+                 WHERE session_id = ?1 AND thread_key <> ?2 AND messages > 0)",
+            )?
+            .query_row(params![session, lane], |r| r.get(0))?)
+    }
+
     /// How many messages `session` holds in all its lanes, and their mean length in
     /// characters.
     pub fn session_stats(&self, session: &str) -> Result<(usize, f64), MemoryError> {
@@ -299,7 +310,7 @@ impl MemoryStore {
         terms: &[String],
         limit: usize,
     ) -> Result<Vec<ChatMessage>, MemoryError> {
-        if terms.len() < 2 || limit == 0 {
+        if terms.len() < 2 || limit == 0 || !self.has_other_lanes(session, lane)? {
             return Ok(Vec::new());
         }
         // The message's own lane is left out by the index, not read and dropped.

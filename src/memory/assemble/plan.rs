@@ -216,44 +216,68 @@ impl Plan<'_> {
 }
 
 /// The number of items of a summary body (its lines, for text of another structure).
-fn summary_items(body: &str) -> usize {
-    Summary::parse(body).map_or_else(|| body.lines().count(), |s| s.items())
+pub(super) fn summary_items(body: &str) -> usize {
+    Parsed::of(body).all
 }
 
-/// The section of a summary body cut to at most `items` items (oldest first out; for
-/// text of another structure, its last lines), with the items it keeps; `None` when
-/// nothing is left.
-fn cut_summary(body: &str, items: usize) -> Option<(String, usize)> {
-    if items == 0 {
-        return None;
+/// A summary body, read once for its cuts.
+struct Parsed<'b> {
+    body: &'b str,
+    /// Its structure (`None`: text of another structure, cut by lines).
+    summary: Option<Summary>,
+    all: usize,
+}
+
+impl<'b> Parsed<'b> {
+    fn of(body: &'b str) -> Self {
+        let summary = Summary::parse(body);
+        let all = summary
+            .as_ref()
+            .map_or_else(|| body.lines().count(), Summary::items);
+        Parsed { body, summary, all }
     }
-    if items >= summary_items(body) {
-        // Whole: the summary as written.
-        return Some((section("thread_summary", body), summary_items(body)));
-    }
-    match Summary::parse(body) {
-        Some(mut s) => {
-            while s.items() > items {
-                s.drop_oldest();
+
+    /// The section cut to at most `items` items (oldest first out; for text of another
+    /// structure, its last lines), with the items it keeps; `None` when nothing is left.
+    fn cut(&self, items: usize) -> Option<(String, usize)> {
+        if items == 0 {
+            return None;
+        }
+        if items >= self.all {
+            // Whole: the summary as written.
+            return Some((section("thread_summary", self.body), self.all));
+        }
+        match &self.summary {
+            Some(s) => {
+                let mut s = s.clone();
+                while s.items() > items {
+                    s.drop_oldest();
+                }
+                let kept = s.items();
+                Some((section("thread_summary", &s.render()), kept))
             }
-            let kept = s.items();
-            Some((section("thread_summary", &s.render()), kept))
-        }
-        None => {
-            let lines: Vec<&str> = body.lines().collect();
-            let from = lines.len().saturating_sub(items);
-            Some((
-                section("thread_summary", &lines[from..].join("\n")),
-                lines.len() - from,
-            ))
+            None => {
+                let lines: Vec<&str> = self.body.lines().collect();
+                let from = lines.len().saturating_sub(items);
+                Some((
+                    section("thread_summary", &lines[from..].join("\n")),
+                    lines.len() - from,
+                ))
+            }
         }
     }
+}
+
+/// The section of a summary body cut to at most `items` items: see [`Parsed::cut`].
+fn cut_summary(body: &str, items: usize) -> Option<(String, usize)> {
+    Parsed::of(body).cut(items)
 }
 
 /// The largest cut of the summary (the most items) within `max_est`.
 pub(super) fn fit_summary(body: &str, max_est: f64) -> Option<(String, usize)> {
-    let all = summary_items(body);
-    if let Some(full) = cut_summary(body, all) {
+    let parsed = Parsed::of(body);
+    let all = parsed.all;
+    if let Some(full) = parsed.cut(all) {
         if estimate(&full.0) <= max_est {
             return Some(full);
         }
@@ -263,7 +287,7 @@ pub(super) fn fit_summary(body: &str, max_est: f64) -> Option<(String, usize)> {
     let mut best = None;
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        match cut_summary(body, mid) {
+        match parsed.cut(mid) {
             Some(s) if estimate(&s.0) <= max_est => {
                 best = Some(s);
                 lo = mid;

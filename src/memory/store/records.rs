@@ -269,6 +269,19 @@ impl MemoryStore {
         k: usize,
         max_tokens: u64,
     ) -> Result<Vec<Record>, MemoryError> {
+        // Told by the index alone, without a search: most lanes have none to show.
+        let any: bool = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT EXISTS ({one} thread_key < ?2) OR EXISTS ({one} thread_key > ?2)
+                     OR EXISTS ({one} thread_key = ?2 AND (range_from IS NULL) = 1)",
+                one = "SELECT 1 FROM records INDEXED BY records_statements
+                       WHERE session_id = ?1 AND kind IN ('fact', 'preference', 'outcome') AND"
+            ))?
+            .query_row(params![session, lane], |r| r.get(0))?;
+        if !any {
+            return Ok(Vec::new());
+        }
         self.search_where(
             session,
             query,
