@@ -4,7 +4,7 @@
 
 use super::host::HostWindow;
 use super::ladder::fill_by_ladder;
-use super::plan::{fit_summary, summary_items, Item, Plan};
+use super::plan::{fit_summary, Item, Plan};
 use super::render::{data_section, section, Block, Line};
 use super::tail::Tail;
 use super::{
@@ -424,24 +424,8 @@ impl<'s, 'r> Assembly<'s, 'r> {
             self.used += cost;
             self.plan.recent.add(line, cost);
         }
-        // The summary grows into the room left, unless it is whole already.
-        let whole = |body: &String| {
-            self.plan
-                .summary
-                .as_ref()
-                .is_some_and(|s| s.1 >= summary_items(body))
-        };
-        if let Some(body) = self
-            .plan
-            .summary_body
-            .clone()
-            .filter(|b| !self.shaped && !whole(b))
-        {
-            let now = self.plan.summary.as_ref().map_or(0.0, |s| estimate(&s.0));
-            if let Some(s) = fit_summary(&body, now + (self.rest - self.used).max(0.0)) {
-                self.used += estimate(&s.0) - now;
-                self.plan.summary = Some(s);
-            }
+        if !self.shaped {
+            self.used += self.plan.grow_summary((self.rest - self.used).max(0.0));
         }
         let room = (self.rest - self.used).max(0.0) + self.plan.memories_taken();
         self.plan.fill_memories(room);

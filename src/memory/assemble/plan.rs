@@ -129,6 +129,27 @@ impl Plan<'_> {
         spent - start
     }
 
+    /// Lets the summary grow into `room` more, unless it is whole already; returns the
+    /// estimate added.
+    pub(super) fn grow_summary(&mut self, room: f64) -> f64 {
+        let Some(body) = self.summary_body.as_deref() else {
+            return 0.0;
+        };
+        let now = self.summary.as_ref();
+        if now.is_some_and(|s| s.1 >= summary_items(body)) {
+            return 0.0;
+        }
+        let now = now.map_or(0.0, |s| estimate(&s.0));
+        match fit_summary(body, now + room) {
+            Some(s) => {
+                let added = estimate(&s.0) - now;
+                self.summary = Some(s);
+                added
+            }
+            None => 0.0,
+        }
+    }
+
     /// The stable part, the turn part, and their tokens (with the caller's messages).
     pub(super) fn render(&self) -> (String, String, LayerTokens) {
         let memories = self.memories_text();
@@ -216,7 +237,7 @@ impl Plan<'_> {
 }
 
 /// The number of items of a summary body (its lines, for text of another structure).
-pub(super) fn summary_items(body: &str) -> usize {
+fn summary_items(body: &str) -> usize {
     Parsed::of(body).all
 }
 
