@@ -206,10 +206,12 @@ impl MemoryStore {
         let older: Vec<(i64, String)> = self
             .conn
             .prepare_cached(&format!(
-                "SELECT r.id, r.body FROM records_words JOIN records r ON r.id = records_words.rowid
+                // The word index leads (CROSS JOIN keeps it first): driven by the session's
+                // records instead, SQLite would run the search once for each of them.
+                "SELECT r.id, r.body FROM records_words CROSS JOIN records r ON r.id = records_words.rowid
                  WHERE records_words MATCH ?1 AND r.session_id = ?2 AND r.kind = ?3
                    AND r.id < ?4 AND r.superseded_by IS NULL
-                 ORDER BY bm25(records_words) LIMIT {SUPERSEDE_CANDIDATES}"
+                 ORDER BY bm25(records_words), r.id DESC LIMIT {SUPERSEDE_CANDIDATES}"
             ))?
             .query_map(params![query, session, kind.as_str(), id], |r| {
                 Ok((r.get(0)?, r.get(1)?))
@@ -309,7 +311,8 @@ impl MemoryStore {
         for (table, q) in [("records_words", words), ("records_trigrams", grams)] {
             let Some(q) = q else { continue };
             let sql = format!(
-                "SELECT {cols}, bm25({table}) AS score FROM {table} JOIN records r ON r.id = {table}.rowid
+                // The index leads (CROSS JOIN keeps it first), as in `supersede`.
+                "SELECT {cols}, bm25({table}) AS score FROM {table} CROSS JOIN records r ON r.id = {table}.rowid
                  WHERE {table} MATCH ?1 AND r.session_id = ?2 AND ({kept})
                  ORDER BY score LIMIT {limit}",
                 // Written in, not bound: SQLite plans a bound LIMIT again for every value.
