@@ -256,14 +256,10 @@ impl MemoryStore {
             near.truncate(limit);
         }
         near.sort_by(order);
-        // Whether each asks something, read for the few kept.
-        let mut asks = self
-            .conn
-            .prepare_cached("SELECT substr(rtrim(text), -1) = '?' FROM messages WHERE seq = ?1")?;
+        // Whether each asks something, read for the few kept (with ranking's rows).
+        let rows = self.ranking_rows(near.iter().map(|n| n.seq))?;
         for n in &mut near {
-            n.asks = asks
-                .query_row([n.seq], |r| r.get::<_, Option<bool>>(0))?
-                .unwrap_or(false);
+            n.asks = rows.get(&n.seq).is_some_and(|r| r.asks);
         }
         Ok(near)
     }

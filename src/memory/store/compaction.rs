@@ -333,16 +333,17 @@ impl MemoryStore {
                     Statement::Preference => RecordKind::Preference,
                     Statement::Outcome => RecordKind::Outcome,
                 };
+                // The body as it is stored (redacted), read once for both checks.
+                let stored = redact(&body);
                 let held: bool = self
                     .conn
                     .prepare_cached(
                         "SELECT EXISTS (SELECT 1 FROM records
                          WHERE session_id = ?1 AND kind = ?2 AND body = ?3)",
                     )?
-                    .query_row(
-                        params![plan.session_id, kind.as_str(), redact(&body)],
-                        |r| r.get(0),
-                    )?;
+                    .query_row(params![plan.session_id, kind.as_str(), stored], |r| {
+                        r.get(0)
+                    })?;
                 if held {
                     continue;
                 }
@@ -356,7 +357,7 @@ impl MemoryStore {
                     message_range: Some((&m.message_id, &m.message_id)),
                 })?;
                 // A statement that changes an earlier one (a new value) supersedes it.
-                self.supersede(&plan.session_id, kind, id, &redact(&body))?;
+                self.supersede(&plan.session_id, kind, id, &stored)?;
                 written += 1;
             }
         }

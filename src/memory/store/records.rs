@@ -100,6 +100,18 @@ pub(super) fn record_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
 pub(super) const RECORD_COLUMNS: &str =
     "id, session_id, kind, thread_key, body, summary_version, updated_at_ms, range_from, range_to, superseded_by";
 
+/// Whether session `?1` holds a statement an assembly for lane `?2` shows: another
+/// lane's, or one of the lane's own not written from a message; three seeks of
+/// `records_statements`, no row read.
+const ANY_SHOWN: &str = concat!(
+    "SELECT EXISTS (SELECT 1 FROM records INDEXED BY records_statements WHERE session_id = ?1 ",
+    "AND kind IN ('fact', 'preference', 'outcome') AND thread_key < ?2) ",
+    "OR EXISTS (SELECT 1 FROM records INDEXED BY records_statements WHERE session_id = ?1 ",
+    "AND kind IN ('fact', 'preference', 'outcome') AND thread_key > ?2) ",
+    "OR EXISTS (SELECT 1 FROM records INDEXED BY records_statements WHERE session_id = ?1 ",
+    "AND kind IN ('fact', 'preference', 'outcome') AND thread_key = ?2 AND (range_from IS NULL) = 1)"
+);
+
 /// Words two statements must share, besides stop words, for the newer to change the older.
 pub const SUPERSEDE_MIN_SHARED: usize = 2;
 /// The most words of the older statement the newer may lack (the value that changed).
@@ -274,12 +286,7 @@ impl MemoryStore {
         // Told by the index alone, without a search: most lanes have none to show.
         let any: bool = self
             .conn
-            .prepare_cached(&format!(
-                "SELECT EXISTS ({one} thread_key < ?2) OR EXISTS ({one} thread_key > ?2)
-                     OR EXISTS ({one} thread_key = ?2 AND (range_from IS NULL) = 1)",
-                one = "SELECT 1 FROM records INDEXED BY records_statements
-                       WHERE session_id = ?1 AND kind IN ('fact', 'preference', 'outcome') AND"
-            ))?
+            .prepare_cached(ANY_SHOWN)?
             .query_row(params![session, lane], |r| r.get(0))?;
         if !any {
             return Ok(Vec::new());
