@@ -4,8 +4,10 @@
 // run on one machine. The chats and questions of bench/long-chats.js (the public chitchat
 // corpus: the questions are the people's own, turned into the third person, and the told
 // / when / two-turn ones), every turn stored in order with the default compaction after
-// each; each question then asked at each budget, the builds taking turns question by
-// question so neither gets a warmer machine. BM25: MiniSearch's search over every turn and
+// each; each question then asked once at each budget, the builds taking turns question by
+// question so neither gets a warmer machine. Each budget has its own store (the same turns
+// stored the same way): a store sees each question once, as it would in a conversation, so
+// what it keeps from one question helps another only where the questions share it. BM25: MiniSearch's search over every turn and
 // the fill of its best turns by estimated tokens (the baseline's whole work per question).
 // With --long-turns, the chats with long assistant turns (bench/long-turns.js).
 //
@@ -51,7 +53,7 @@ async function main() {
     const turns = chat.sessions.flatMap((s) => s.turns)
     const now = turns[turns.length - 1].ts + DAY
     const speakers = { user: [chat.names[0]], assistant: [chat.names[1]] }
-    const stores = builds.map((b) => {
+    const stored = (b) => {
       const memory = new b.MemoryStore()
       let lane = null
       for (const t of turns) {
@@ -59,7 +61,8 @@ async function main() {
         memory.compact('s', lane, { now: t.ts })
       }
       return { memory, lane }
-    })
+    }
+    const stores = builds.map((b) => new Map(BUDGETS.map((budget) => [budget, stored(b)])))
     const index = new MiniSearch({ fields: ['text'], idField: 'id' })
     index.addAll(turns.map((t) => ({ id: t.id, text: t.text })))
     const byId = new Map(turns.map((t) => [t.id, t]))
@@ -68,7 +71,7 @@ async function main() {
       questions++
       for (const budget of BUDGETS) {
         for (const [i, b] of builds.entries()) {
-          const { memory, lane } = stores[i]
+          const { memory, lane } = stores[i].get(budget)
           const t0 = process.hrtime.bigint()
           memory.assemble({ sessionId: 's', threadKey: lane, userMessage: q.question, budgetTokens: budget, now, speakers })
           at(b.name, budget).push(ms(t0))
@@ -86,7 +89,7 @@ async function main() {
         at('BM25 query and fill (MiniSearch)', budget).push(ms(t0))
       }
     }
-    for (const s of stores) s.memory.close()
+    for (const s of stores) for (const { memory } of s.values()) memory.close()
   }
   const rows = []
   for (const name of [...builds.map((b) => b.name), 'BM25 query and fill (MiniSearch)']) {

@@ -96,7 +96,8 @@ impl Zone {
         Some(Zone { spans })
     }
 
-    fn offset_ms(&self, ts: i64) -> i64 {
+    /// The offset from UTC in force at `ts`, in milliseconds.
+    pub fn offset_ms(&self, ts: i64) -> i64 {
         let i = self.spans.partition_point(|&(from, _)| from <= ts);
         let offset = self.spans[i.saturating_sub(1)].1;
         i64::from(offset) * 60_000

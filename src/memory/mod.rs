@@ -5,8 +5,10 @@
 pub mod assemble;
 pub mod db;
 pub mod history;
+pub mod kept;
 pub mod message;
 pub mod passages;
+pub mod postings;
 pub mod secrets;
 pub mod shapes;
 pub mod store;

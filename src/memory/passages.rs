@@ -121,6 +121,16 @@ impl MemoryStore {
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
+    /// The rows of the index after `after` that match `expression`, oldest first.
+    fn matching_after(&self, expression: &str, after: i64) -> Result<Vec<i64>, MemoryError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT rowid FROM messages_index WHERE messages_index MATCH ?1 AND rowid > ?2
+             ORDER BY rowid",
+        )?;
+        let rows = stmt.query_map(params![expression, after], |r| r.get::<_, i64>(0))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
     /// The first `limit` rows of the index that match `expression`, oldest first.
     fn matching_first(&self, expression: &str, limit: usize) -> Result<Vec<i64>, MemoryError> {
         let mut stmt = self.conn.prepare_cached(&format!(
@@ -365,7 +375,58 @@ impl MemoryStore {
 
     /// The stored message of `session` at `seq` (`None` for another session's).
     pub fn message_in(&self, session: &str, seq: i64) -> Result<Option<ChatMessage>, MemoryError> {
-        self.one_message("seq = ?1 AND session_id = ?2", params![seq, session])
+        Ok(self.messages_at(session, &[seq])?.pop())
+    }
+
+    /// The stored messages of `session` at `seqs`, in that order (a row of another session,
+    /// or none, left out): those kept from an earlier read, the rest read in one statement
+    /// and kept.
+    pub(super) fn messages_at(
+        &self,
+        session: &str,
+        seqs: &[i64],
+    ) -> Result<Vec<ChatMessage>, MemoryError> {
+        let unread: Vec<i64> = {
+            let mut kept = self.messages.borrow_mut();
+            seqs.iter()
+                .copied()
+                .filter(|s| kept.get(s).is_none())
+                .collect()
+        };
+        let mut read = std::collections::HashMap::new();
+        if !unread.is_empty() {
+            let list =
+                serde_json::Value::Array(unread.into_iter().map(serde_json::Value::from).collect())
+                    .to_string();
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT m.seq, m.message_id, m.thread_key, m.role, m.text, m.ts_ms, m.reply_to,
+                        m.session_id
+                 FROM json_each(?1) j JOIN messages m ON m.seq = j.value",
+            )?;
+            let rows = stmt.query_map(params![list], |r| Ok((chat_row(r)?, r.get(7)?)))?;
+            for row in rows {
+                let (m, owner): (ChatMessage, String) = row?;
+                read.insert(m.seq, (owner, m));
+            }
+        }
+        let mut kept = self.messages.borrow_mut();
+        let mut out = Vec::with_capacity(seqs.len());
+        for seq in seqs {
+            let found = match read.remove(seq) {
+                Some(entry) => {
+                    let weight = kept_weight(&entry);
+                    let m = (entry.0 == session).then(|| entry.1.clone());
+                    kept.put(*seq, entry, weight);
+                    m
+                }
+                None => kept
+                    .get(seq)
+                    .filter(|(owner, _)| owner == session)
+                    .map(|(_, m)| m.clone()),
+            };
+            out.extend(found);
+        }
+        Ok(out)
     }
 
     /// The stored message that meets `condition` (a unique key), if any.
@@ -394,9 +455,20 @@ impl MemoryStore {
         n: usize,
     ) -> Result<Vec<ChatMessage>, MemoryError> {
         let mut stmt = self.conn.prepare_cached(&neighbours_sql(after, n))?;
-        let rows = stmt.query_map(params![session, lane, seq], chat_row)?;
-        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        let rows = stmt.query_map(params![session, lane, seq], |r| r.get::<_, i64>(0))?;
+        let seqs = rows.collect::<Result<Vec<_>, _>>()?;
+        self.messages_at(session, &seqs)
     }
+}
+
+/// What a kept message weighs: its bytes, and a row's worth for the rest.
+fn kept_weight((session, m): &(String, ChatMessage)) -> usize {
+    session.len()
+        + m.message_id.len()
+        + m.thread_key.len()
+        + m.text.len()
+        + m.reply_to.as_ref().map_or(0, String::len)
+        + 64
 }
 
 /// The statement of [`MemoryStore::lane_neighbours`]. Its LIMIT is written in, not bound:
@@ -404,7 +476,7 @@ impl MemoryStore {
 pub(super) fn neighbours_sql(after: bool, n: usize) -> String {
     let (cmp, order) = if after { (">", "ASC") } else { ("<", "DESC") };
     format!(
-        "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
+        "SELECT seq FROM messages
          WHERE session_id = ?1 AND thread_key = ?2 AND seq {cmp} ?3 ORDER BY seq {order} LIMIT {n}"
     )
 }

@@ -3,9 +3,11 @@
 
 use super::db::MemoryError;
 use super::history::{Conversation, Turn};
+use super::kept::Weighed;
 use super::message::{chat_row, RankingRow};
 pub use super::message::{ChatMessage, NewMessage, Role};
 use super::passages::terms::{fts_quote, is_unsegmented};
+use super::postings::KeptPostings;
 use super::secrets::redact;
 use super::summary::{statements, CompactionPolicy, Statement, Summary, Trigger};
 use crate::core::keys::{thread_key, Placement};
@@ -46,7 +48,24 @@ pub struct MemoryStore {
     /// What ranking reads of a stored message, by its row. A stored message is never
     /// changed or removed, so a row read once holds for good, whoever wrote it.
     pub(super) ranking_rows: RefCell<lru::LruCache<i64, RankingRow>>,
+    /// The rows of a session or lane holding a search term, kept once read (see
+    /// [`KeptPostings`]).
+    pub(super) postings: RefCell<KeptPostings>,
+    /// Stored messages once read, by row, with their session (never changed or removed,
+    /// like the ranking rows), within [`MESSAGES_BYTES_KEPT`] of text.
+    pub(super) messages: RefCell<Weighed<i64, (String, ChatMessage)>>,
+    /// The lines an assembly rendered of stored messages, with their estimates (see
+    /// [`KeptLines`]).
+    pub(super) lines: RefCell<KeptLines>,
 }
+
+/// Lines rendered of stored messages and their estimates, by the message's row and the
+/// UTC offset its time was shown at (a line is its message's time, who wrote it and its
+/// text, so these say all it is), within [`MESSAGES_BYTES_KEPT`].
+pub type KeptLines = Weighed<(i64, i64), (String, f64)>;
+
+/// The most bytes of stored messages a store keeps read.
+pub(super) const MESSAGES_BYTES_KEPT: usize = 16 << 20;
 
 /// The most messages whose ranking rows a store keeps read (about 3 MiB).
 pub(super) const RANKING_ROWS_KEPT: usize = 65_536;
@@ -76,7 +95,15 @@ impl MemoryStore {
                 std::num::NonZeroUsize::new(RANKING_ROWS_KEPT)
                     .unwrap_or(std::num::NonZeroUsize::MIN),
             )),
+            postings: RefCell::new(KeptPostings::default()),
+            messages: RefCell::new(Weighed::new(MESSAGES_BYTES_KEPT)),
+            lines: RefCell::new(Weighed::new(MESSAGES_BYTES_KEPT)),
         })
+    }
+
+    /// The lines assemblies rendered of stored messages, kept across them.
+    pub(in crate::memory) fn kept_lines(&self) -> &RefCell<KeptLines> {
+        &self.lines
     }
 
     /// Stores a message verbatim and returns its thread key. Storing the same message id of

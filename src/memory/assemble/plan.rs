@@ -7,8 +7,10 @@ use super::render::{day_heading, message_line, section, Block, Line};
 use super::{AssembleRequest, LayerTokens};
 use crate::core::tokens::{counted, estimate, Meter};
 use crate::memory::history::Zone;
-use crate::memory::store::ChatMessage;
+use crate::memory::store::{ChatMessage, KeptLines};
 use crate::memory::summary::Summary;
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 /// The frame of the memories section.
 const MEMORIES_FRAME: &str = "<memories>\n</memories>\n";
@@ -40,6 +42,8 @@ pub(super) struct Plan<'r> {
     pub(super) host: Option<HostWindow<'r>>,
     pub(super) turn_blocks: Vec<String>,
     pub(super) system_blocks: Vec<String>,
+    /// What each day's heading (in a lane) takes, once worked out.
+    pub(super) headings: RefCell<HashMap<(i64, Option<String>), f64>>,
 }
 
 impl Plan<'_> {
@@ -69,13 +73,26 @@ impl Plan<'_> {
         }
     }
 
-    pub(super) fn line(&self, m: ChatMessage) -> Line {
-        let text = message_line(&m, &self.zone);
-        let est = estimate(&text);
+    /// `m` rendered, with its estimate and its heading's: the line as an earlier assembly
+    /// rendered it, when `kept` has it.
+    pub(super) fn line(&self, kept: &RefCell<KeptLines>, m: ChatMessage) -> Line {
+        let key = (m.seq, self.zone.offset_ms(m.ts_ms));
+        let found = kept.borrow_mut().get(&key).cloned();
+        let (text, est) = found.unwrap_or_else(|| {
+            let text = message_line(&m, &self.zone);
+            let est = estimate(&text);
+            kept.borrow_mut()
+                .put(key, (text.clone(), est), text.len() + 32);
+            (text, est)
+        });
         let day = self.zone.day(m.ts_ms);
         // As `Block::render` heads it: the lane is named when it is not the request's.
         let lane = (m.thread_key != self.req.thread_key).then_some(m.thread_key.as_str());
-        let heading_est = estimate(&day_heading(day, self.now_day, lane));
+        let heading_est = *self
+            .headings
+            .borrow_mut()
+            .entry((day, lane.map(str::to_string)))
+            .or_insert_with(|| estimate(&day_heading(day, self.now_day, lane)));
         Line {
             message: m,
             text,

@@ -935,3 +935,60 @@ fn what_retrieval_holds_in_a_room_it_holds_in_twice_that_room() {
         "greedy lost {greedy_lost} of {cases}"
     );
 }
+
+/// Stores `n` more messages in `long_lane`'s lane, the first holding `first`.
+fn add_to_lane(s: &mut MemoryStore, from: usize, n: usize, first: &str) {
+    let texts: Vec<String> = (from..from + n)
+        .map(|i| match i == from {
+            true => first.to_string(),
+            false => format!("message {i}: the build queue is long today, checking step {i} again"),
+        })
+        .collect();
+    let ids: Vec<String> = (from..from + n).map(|i| format!("m{i}")).collect();
+    let batch: Vec<NewMessage<'_>> = (0..n)
+        .map(|k| NewMessage {
+            session_id: S,
+            chat_id: "42",
+            message_id: &ids[k],
+            role: Role::User,
+            text: &texts[k],
+            ts_ms: T0 + i64::try_from(from + k).unwrap_or(0) * 60_000,
+            topic_id: None,
+            reply_to: None,
+        })
+        .collect();
+    s.ingest_batch(&batch).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn what_a_store_keeps_from_one_assembly_changes_no_later_one() {
+    // One store answers every question in turn, keeping what it reads (a term's rows, the
+    // messages, their lines); a fresh store answers each alone. Between the rounds, a new
+    // match is stored, old enough by the end to be found only by its words.
+    let needle = (40, "the deploy key rotates on fridays");
+    let mut kept = long_lane(300, Some(needle));
+    let questions = [
+        "when does the deploy key rotate?",
+        "how is the build queue?",
+        "is the deploy key rotated on fridays?",
+    ];
+    for round in 0..2 {
+        if round == 1 {
+            add_to_lane(&mut kept, 300, 60, "the deploy key now rotates on mondays");
+        }
+        for q in questions {
+            for budget in [1_000, 4_000] {
+                let mut fresh = long_lane(300, Some(needle));
+                if round == 1 {
+                    add_to_lane(&mut fresh, 300, 60, "the deploy key now rotates on mondays");
+                }
+                let a = assemble(&kept, &ask(q, budget)).unwrap_or_else(|e| panic!("{e}"));
+                let b = assemble(&fresh, &ask(q, budget)).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(a, b, "round {round}, {q}, {budget}");
+                if round == 1 && q.starts_with("when") {
+                    assert!(a.text.contains("rotates on mondays"), "{}", a.text);
+                }
+            }
+        }
+    }
+}

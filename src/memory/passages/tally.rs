@@ -9,6 +9,7 @@ use super::{Hit, HitScope, Signals};
 use crate::core::search::bm25::{idf, length_norm, saturation, MAX_LIFT};
 use crate::memory::db::MemoryError;
 use crate::memory::message::RankingRow;
+use crate::memory::postings::Kept;
 use crate::memory::store::MemoryStore;
 
 /// The messages of a scope holding the terms searched so far: per message, what its terms
@@ -65,12 +66,7 @@ impl MemoryStore {
             return Ok(());
         }
         m.searched.push(term.to_string());
-        let expression = format!(
-            "scope : \"{}\" AND {}",
-            m.token,
-            body_expression(&[term.to_string()], "OR")
-        );
-        let rows = self.matching(&expression)?;
+        let rows = self.term_rows(&m.token, m.n, term)?;
         // A term the lane never holds weighs nothing (and says so to the caller).
         let w = if rows.is_empty() {
             0.0
@@ -89,6 +85,22 @@ impl MemoryStore {
             }
         }
         Ok(())
+    }
+
+    /// The rows of the scope `token` (holding `count` messages) that hold `term`, oldest
+    /// first: those kept from an earlier read, and only the rows after them read when the
+    /// scope has grown since (see [`crate::memory::postings::KeptPostings`]).
+    fn term_rows(&self, token: &str, count: usize, term: &str) -> Result<Vec<i64>, MemoryError> {
+        let after = match self.postings.borrow_mut().get(token, term, count) {
+            Kept::Current(rows) => return Ok(rows.to_vec()),
+            Kept::After(last) => last,
+        };
+        let expression = format!(
+            "scope : \"{token}\" AND {}",
+            body_expression(&[term.to_string()], "OR")
+        );
+        let read = self.matching_after(&expression, after)?;
+        Ok(self.postings.borrow_mut().extend(token, term, count, &read))
     }
 
     /// The best `limit` messages of a tally, best first: the terms' score saturated by the

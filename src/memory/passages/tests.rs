@@ -464,3 +464,28 @@ proptest::proptest! {
         proptest::prop_assert!(s.factor(now - age - older, role) <= f);
     }
 }
+
+#[test]
+fn a_kept_message_is_given_only_to_its_own_session() {
+    let s = store_with(&[("1", None, "the boat leaves at nine"), ("2", None, "ok")]);
+    let read = s
+        .lane_neighbours(S, "root:42", i64::MAX, false, 2)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        read.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(),
+        ["ok", "the boat leaves at nine"]
+    );
+    // Kept now: read again, the same; asked for by another session, nothing.
+    let seq = read[1].seq;
+    let again = s.message_in(S, seq).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.as_ref(), Some(&read[1]));
+    assert_eq!(
+        s.message_in("another", seq)
+            .unwrap_or_else(|e| panic!("{e}")),
+        None
+    );
+    assert_eq!(
+        s.message_in(S, seq + 100).unwrap_or_else(|e| panic!("{e}")),
+        None
+    );
+}
