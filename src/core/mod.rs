@@ -12,6 +12,7 @@ pub mod input;
 pub mod keys;
 pub mod model;
 pub mod packed_text;
+pub mod pg;
 pub mod prompt;
 pub mod search;
 pub mod sha256;

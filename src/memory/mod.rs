@@ -8,6 +8,7 @@ pub mod history;
 pub mod kept;
 pub mod message;
 pub mod passages;
+pub mod pg;
 pub mod postings;
 pub mod secrets;
 pub mod shapes;

@@ -1,0 +1,299 @@
+//! PostgreSQL, for what several gateway hosts share: a bounded pool of connections made
+//! from a URL, every wait within a timeout, errors coded by their cause, and schemas
+//! versioned in the database itself: each component's steps applied once, by whichever
+//! host gets there first (under a transaction-scoped advisory lock, so two hosts starting
+//! together apply them once), and a schema newer than this build knows refused.
+
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, PoolError, RecyclingMethod};
+use std::time::Duration;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::NoTls;
+
+/// Connections a pool opens at most, unless the caller says otherwise.
+pub const POOL_SIZE: usize = 8;
+/// How long making a connection may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one call (a statement, a transaction, a wait for a pooled connection) may take.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How to reach the server, and the bounds of the pool.
+#[derive(Debug, Clone)]
+pub struct PgOptions {
+    /// `postgres://user:password@host:port/database?...` (or the key=value form).
+    pub url: String,
+    pub pool_size: usize,
+    pub connect_timeout: Duration,
+    pub call_timeout: Duration,
+}
+
+impl PgOptions {
+    /// The defaults for `url`.
+    pub fn new(url: &str) -> Self {
+        PgOptions {
+            url: url.to_string(),
+            pool_size: POOL_SIZE,
+            connect_timeout: CONNECT_TIMEOUT,
+            call_timeout: CALL_TIMEOUT,
+        }
+    }
+}
+
+/// What went wrong, by cause: what a caller can tell apart and act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PgCause {
+    /// The URL is not one PostgreSQL's client reads.
+    BadUrl,
+    /// The server refused the user or the password.
+    Auth,
+    /// The server has no database of that name.
+    NoDatabase,
+    /// The URL asks for TLS, which this build does not speak.
+    Tls,
+    /// No server answered at the address (refused, unreachable, closed on us).
+    Unreachable,
+    /// A call or a connection took longer than its timeout.
+    Timeout,
+    /// The database's schema was written by a newer build of this package.
+    NewerSchema,
+    /// The server answered with another error.
+    Server,
+}
+
+impl PgCause {
+    /// The `code` a JavaScript error of this cause carries.
+    pub fn code(self) -> &'static str {
+        match self {
+            PgCause::BadUrl => "PG_BAD_URL",
+            PgCause::Auth => "PG_AUTH",
+            PgCause::NoDatabase => "PG_NO_DATABASE",
+            PgCause::Tls => "PG_TLS",
+            PgCause::Unreachable => "PG_UNREACHABLE",
+            PgCause::Timeout => "PG_TIMEOUT",
+            PgCause::NewerSchema => "PG_NEWER_SCHEMA",
+            PgCause::Server => "PG_SERVER",
+        }
+    }
+}
+
+/// An error with its cause and a message naming it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgError {
+    pub cause: PgCause,
+    pub message: String,
+}
+
+impl std::fmt::Display for PgError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PostgreSQL ({}): {}", self.cause.code(), self.message)
+    }
+}
+
+impl std::error::Error for PgError {}
+
+impl PgError {
+    fn new(cause: PgCause, message: impl Into<String>) -> Self {
+        PgError {
+            cause,
+            message: message.into(),
+        }
+    }
+
+    /// A timeout of `what` after `after`.
+    pub fn timeout(what: &str, after: Duration) -> Self {
+        PgError::new(
+            PgCause::Timeout,
+            format!("{what} took longer than {} ms", after.as_millis()),
+        )
+    }
+}
+
+impl From<tokio_postgres::Error> for PgError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        let cause = match e.code() {
+            Some(c) if *c == SqlState::INVALID_PASSWORD => PgCause::Auth,
+            Some(c) if *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => PgCause::Auth,
+            Some(c) if *c == SqlState::INVALID_CATALOG_NAME => PgCause::NoDatabase,
+            Some(_) => PgCause::Server,
+            None if e.to_string().contains("TLS") => PgCause::Tls,
+            None => PgCause::Unreachable,
+        };
+        // The server's own words, not the client's "db error" wrapper.
+        let message = match e.as_db_error() {
+            Some(db) => db.message().to_string(),
+            None => match std::error::Error::source(&e) {
+                Some(src) => format!("{e}: {src}"),
+                None => e.to_string(),
+            },
+        };
+        PgError::new(cause, message)
+    }
+}
+
+impl From<PoolError> for PgError {
+    fn from(e: PoolError) -> Self {
+        match e {
+            PoolError::Backend(e) => e.into(),
+            PoolError::Timeout(t) => PgError::new(
+                PgCause::Timeout,
+                format!("no connection from the pool in time ({t:?})"),
+            ),
+            other => PgError::new(PgCause::Unreachable, other.to_string()),
+        }
+    }
+}
+
+/// A pool of connections to one database.
+#[derive(Clone)]
+pub struct Pg {
+    pool: Pool,
+    call_timeout: Duration,
+}
+
+impl std::fmt::Debug for Pg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pg")
+            .field("status", &self.pool.status())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pg {
+    /// A pool for `opts`, with one connection made to say at once whether the server,
+    /// the user and the database are there. Runs on a Tokio runtime with I/O and time.
+    pub async fn connect(opts: &PgOptions) -> Result<Pg, PgError> {
+        let mut config: tokio_postgres::Config = opts
+            .url
+            .parse()
+            .map_err(|e| PgError::new(PgCause::BadUrl, format!("{}: {e}", redacted(&opts.url))))?;
+        if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
+            return Err(PgError::new(
+                PgCause::Tls,
+                "the URL asks for TLS (sslmode=require), which this build does not speak; \
+                 reach the server over a private network or a local socket",
+            ));
+        }
+        config.connect_timeout(opts.connect_timeout);
+        config.application_name("openclaw-context-engine");
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(opts.pool_size.max(1))
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .wait_timeout(Some(opts.call_timeout))
+            .create_timeout(Some(opts.connect_timeout))
+            .recycle_timeout(Some(opts.call_timeout))
+            .build()
+            .map_err(|e| PgError::new(PgCause::BadUrl, e.to_string()))?;
+        let pg = Pg {
+            pool,
+            call_timeout: opts.call_timeout,
+        };
+        drop(pg.client().await?);
+        Ok(pg)
+    }
+
+    /// A connection from the pool (made when none is free, within the pool's bound).
+    pub async fn client(&self) -> Result<Object, PgError> {
+        Ok(self.pool.get().await?)
+    }
+
+    /// `fut` within the call timeout.
+    pub async fn within<T>(
+        &self,
+        what: &str,
+        fut: impl std::future::Future<Output = Result<T, PgError>>,
+    ) -> Result<T, PgError> {
+        match tokio::time::timeout(self.call_timeout, fut).await {
+            Ok(out) => out,
+            Err(_) => Err(PgError::timeout(what, self.call_timeout)),
+        }
+    }
+
+    /// Brings `component`'s schema to `steps.len()`: each step not applied yet, in order,
+    /// in one transaction holding the component's advisory lock (another host migrating
+    /// at the same time waits, then finds the steps applied). Returns the version found
+    /// before; a version above `steps.len()` is refused, changing nothing.
+    pub async fn migrate(&self, component: &str, steps: &[&str]) -> Result<i64, PgError> {
+        self.within("migrating the schema", async {
+            let mut client = self.client().await?;
+            let tx = client.transaction().await?;
+            tx.execute(
+                "SELECT pg_advisory_xact_lock(hashtext('openclaw-context-engine:' || $1))",
+                &[&component],
+            )
+            .await?;
+            tx.batch_execute(
+                "CREATE TABLE IF NOT EXISTS schema_versions (
+                     component TEXT PRIMARY KEY,
+                     version   BIGINT NOT NULL
+                 )",
+            )
+            .await?;
+            let found: i64 = tx
+                .query_opt(
+                    "SELECT version FROM schema_versions WHERE component = $1",
+                    &[&component],
+                )
+                .await?
+                .map_or(0, |r| r.get(0));
+            let supported = i64::try_from(steps.len()).unwrap_or(i64::MAX);
+            if found > supported {
+                return Err(PgError::new(
+                    PgCause::NewerSchema,
+                    format!(
+                        "the {component} schema is at version {found}, written by a newer \
+                         build of @openclaw/context-engine; this one knows up to {supported}: \
+                         upgrade the package on this host"
+                    ),
+                ));
+            }
+            for step in steps.iter().skip(usize::try_from(found).unwrap_or(0)) {
+                tx.batch_execute(step).await?;
+            }
+            tx.execute(
+                "INSERT INTO schema_versions (component, version) VALUES ($1, $2)
+                 ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+                &[&component, &supported],
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(found)
+        })
+        .await
+    }
+
+    /// Closes the pool: calls waiting for a connection fail, and connections go as they
+    /// are given back.
+    pub fn close(&self) {
+        self.pool.close();
+    }
+}
+
+/// `url` with its password left out, for a message.
+pub fn redacted(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            match creds.find(':') {
+                Some(colon) => format!(
+                    "{}{}:***{}",
+                    &url[..scheme + 3],
+                    &creds[..colon],
+                    &url[at..]
+                ),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod server;
+#[cfg(test)]
+mod tests;
