@@ -26,6 +26,7 @@
 
 pub mod expand;
 mod fuse;
+pub mod index_terms;
 mod rank;
 mod recall;
 mod stated;

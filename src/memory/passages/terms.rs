@@ -64,11 +64,11 @@ fn hex64(parts: &[&str]) -> String {
         .collect()
 }
 
-pub(super) fn session_token(session: &str) -> String {
+pub(crate) fn session_token(session: &str) -> String {
     format!("s{}", hex64(&[session]))
 }
 
-pub(super) fn lane_token(session: &str, lane: &str) -> String {
+pub(crate) fn lane_token(session: &str, lane: &str) -> String {
     format!("l{}", hex64(&[session, lane]))
 }
 
@@ -153,7 +153,7 @@ pub(crate) fn fts_quote(term: &str) -> String {
 }
 
 /// An FTS5 expression over the body column: the terms, each quoted, joined by `op`.
-pub(super) fn body_expression(terms: &[String], op: &str) -> String {
+pub(crate) fn body_expression(terms: &[String], op: &str) -> String {
     let quoted: Vec<String> = terms.iter().map(|t| fts_quote(t)).collect();
     format!("body : ({})", quoted.join(&format!(" {op} ")))
 }

@@ -1,0 +1,195 @@
+use super::*;
+use crate::core::pg::server::PgServer;
+use crate::core::pg::{Pg, PgOptions};
+
+#[test]
+fn the_memory_schema_migrates_on_a_real_server_with_its_word_and_trigram_indexes() {
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(pg.migrate(COMPONENT, &MIGRATIONS).await.ok(), Some(0));
+        assert_eq!(pg.migrate(COMPONENT, &MIGRATIONS).await.ok(), Some(1));
+        let client = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
+        let gin: Vec<String> = client
+            .query(
+                "SELECT indexname FROM pg_indexes
+                 WHERE tablename LIKE 'memory_%' AND indexdef LIKE '%USING gin%'
+                 ORDER BY 1",
+                &[],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        assert_eq!(
+            gin,
+            [
+                "memory_messages_words",
+                "memory_records_trigrams",
+                "memory_records_words"
+            ]
+        );
+        // The word index answers a term query from the index, not a scan.
+        client
+            .execute(
+                "INSERT INTO memory_messages
+                 (session_id, message_id, thread_key, role, text, ts_ms, words)
+                 VALUES ('s', '1', 'root:1', 'user', 'the boat leaves at nine', 0,
+                         to_tsvector('simple', 'the boat leaves at nine'))",
+                &[],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        // (With one row, the planner would scan: it is told not to, to show the index.)
+        client
+            .batch_execute("SET enable_seqscan = off")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let plan: Vec<String> = client
+            .query(
+                "EXPLAIN SELECT seq FROM memory_messages
+                 WHERE words @@ to_tsquery('simple', 'boat')",
+                &[],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        assert!(
+            plan.iter().any(|l| l.contains("memory_messages_words")),
+            "{plan:?}"
+        );
+    });
+}
+
+#[test]
+fn a_word_finds_the_same_messages_of_a_lane_on_postgresql_as_in_the_sqlite_index() {
+    use crate::memory::message::{NewMessage, Role};
+    use crate::memory::passages::index_terms::IndexTerms;
+    use crate::memory::passages::terms::{body_expression, lane_token, session_token};
+    use crate::memory::store::MemoryStore;
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let texts = [
+        "We are running the migration on Friday",
+        "The runner's café opened; cafés everywhere",
+        "東京タワーに行きました",
+        "Écoles et collèges: l'école ferme à 17h",
+        "My sister's name is Ana, she moved to Denver",
+        "running runs ran",
+        "don't DON'T Don’t",
+        "Straße strasse STRASSE",
+    ];
+    // Two lanes of one session, and another session with the same words.
+    let placed: Vec<(String, &str, &str)> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let session = if i % 3 == 2 { "other" } else { "s" };
+            (format!("m{i}"), session, *t)
+        })
+        .collect();
+    let mut store = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
+    let batch: Vec<NewMessage<'_>> = placed
+        .iter()
+        .enumerate()
+        .map(|(i, (id, session, text))| NewMessage {
+            session_id: session,
+            chat_id: "42",
+            message_id: id,
+            role: Role::User,
+            text,
+            ts_ms: i64::try_from(i).unwrap_or(0),
+            topic_id: (i % 2 == 1).then_some("7"),
+            reply_to: None,
+        })
+        .collect();
+    let lanes: Vec<String> = store
+        .ingest_batch(&batch)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|i| i.thread_key)
+        .collect();
+    let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        pg.migrate(COMPONENT, &MIGRATIONS)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let client = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
+        let made = terms
+            .of_messages(&texts)
+            .unwrap_or_else(|e| panic!("{e}"));
+        for (((id, session, text), lane), t) in placed.iter().zip(&lanes).zip(&made) {
+            let scope = [session_token(session), lane_token(session, lane)];
+            client
+                .execute(
+                    "INSERT INTO memory_messages
+                     (session_id, message_id, thread_key, role, text, ts_ms, words)
+                     VALUES ($1, $2, $3, 'user', $4, 0, $5::text::tsvector)",
+                    &[session, id, lane, text, &words::tsvector_literal(t, &scope)],
+                )
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let asked = [
+            "run", "running", "Runner", "cafe", "CAFÉS", "école", "ecoles", "東京", "タワ",
+            "sister", "moved", "denver", "don", "t", "straße", "strasse", "friday", "nothing",
+        ];
+        let mut found = 0;
+        for (session, lane) in placed.iter().map(|p| p.1).zip(&lanes) {
+            for word in asked {
+                let token = lane_token(session, lane);
+                let sqlite: Vec<String> = {
+                    let expr = format!("scope : \"{token}\" AND {}", body_expression(&[word.to_string()], "OR"));
+                    let mut st = store
+                        .conn
+                        .prepare(
+                            "SELECT m.message_id FROM messages_index i JOIN messages m ON m.seq = i.rowid
+                             WHERE messages_index MATCH ?1 ORDER BY m.seq",
+                        )
+                        .unwrap_or_else(|e| panic!("{e}"));
+                    st.query_map([expr], |r| r.get(0))
+                        .and_then(|rows| rows.collect())
+                        .unwrap_or_else(|e| panic!("{e}"))
+                };
+                let tokens = terms.of_query_term(word).unwrap_or_else(|e| panic!("{e}"));
+                let postgres: Vec<String> = match words::tsquery_literal(&token, &tokens) {
+                    None => Vec::new(),
+                    Some(q) => client
+                        .query(
+                            "SELECT message_id FROM memory_messages
+                             WHERE words @@ $1::text::tsquery ORDER BY seq",
+                            &[&q],
+                        )
+                        .await
+                        .unwrap_or_else(|e| panic!("{e}"))
+                        .iter()
+                        .map(|r| r.get(0))
+                        .collect(),
+                };
+                assert_eq!(postgres, sqlite, "{word:?} in {session} {lane}");
+                found += postgres.len();
+            }
+        }
+        // Not an agreement on nothing: most words are found, in their lanes only.
+        assert!(found >= 40, "{found}");
+    });
+}
