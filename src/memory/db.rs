@@ -19,12 +19,15 @@ pub enum MemoryError {
     /// summary was last written under, or without a token (`None`) over a summary that
     /// was written under one.
     Fenced { fence: Option<i64>, found: i64 },
+    /// PostgreSQL failed, or could not be reached in time.
+    Pg(crate::core::pg::PgError),
 }
 
 impl std::fmt::Display for MemoryError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             MemoryError::Sqlite(e) => write!(f, "SQLite: {e}"),
+            MemoryError::Pg(e) => e.fmt(f),
             MemoryError::NewerSchema { found, supported } => DbError::NewerSchema {
                 found: *found,
                 supported: *supported,
@@ -54,6 +57,12 @@ impl std::error::Error for MemoryError {}
 impl From<rusqlite::Error> for MemoryError {
     fn from(e: rusqlite::Error) -> Self {
         MemoryError::Sqlite(e)
+    }
+}
+
+impl From<crate::core::pg::PgError> for MemoryError {
+    fn from(e: crate::core::pg::PgError) -> Self {
+        MemoryError::Pg(e)
     }
 }
 

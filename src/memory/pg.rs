@@ -87,6 +87,7 @@ CREATE TABLE memory_vector_counts (
 );
 "];
 
+pub mod messages;
 pub mod words;
 
 #[cfg(test)]

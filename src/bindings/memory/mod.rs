@@ -50,6 +50,7 @@ pub(super) fn storage_error(env: &Env, func: &str, e: &MemoryError) -> Error {
         MemoryError::NewerSchema { .. } => "ERR_MEMORY_SCHEMA",
         MemoryError::Stale { .. } => "ERR_MEMORY_STALE",
         MemoryError::Fenced { .. } => "ERR_MEMORY_FENCED",
+        MemoryError::Pg(e) => e.cause.code(),
     };
     coded_error(env, func, code, &e.to_string())
 }

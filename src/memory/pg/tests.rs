@@ -193,3 +193,111 @@ fn a_word_finds_the_same_messages_of_a_lane_on_postgresql_as_in_the_sqlite_index
         assert!(found >= 40, "{found}");
     });
 }
+
+#[test]
+fn a_batch_is_placed_and_stored_once_as_the_sqlite_store_does() {
+    use crate::memory::message::{NewMessage, Role};
+    use crate::memory::passages::index_terms::IndexTerms;
+    use crate::memory::store::MemoryStore;
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let m = |session: &'static str,
+             id: &'static str,
+             text: &'static str,
+             topic: Option<&'static str>,
+             reply: Option<&'static str>| NewMessage {
+        session_id: session,
+        chat_id: "42",
+        message_id: id,
+        role: if id.ends_with(['1', '3', '5', '7', '9']) {
+            Role::Assistant
+        } else {
+            Role::User
+        },
+        text,
+        ts_ms: 1_000,
+        topic_id: topic,
+        reply_to: reply,
+    };
+    let batches = [
+        vec![
+            m("s", "1", "the release is on friday", None, None),
+            m("s", "2", "which region first?", None, Some("1")),
+            m("s", "3", "eu-west, then us-east", None, Some("2")),
+            m("s", "4", "topic opener", Some("7"), None),
+            m("s", "5", "a reply in the topic", None, Some("4")),
+            m("s", "1", "the release is on friday", None, None),
+            m("t", "1", "another session, same id", None, None),
+        ],
+        vec![
+            // Id 2 again in another lane with other words: stored qualified; the same
+            // again is a repeat of the qualified one.
+            m("s", "2", "a provider reused this id", Some("9"), None),
+            m("s", "2", "a provider reused this id", Some("9"), None),
+            m("s", "6", "and the canary?", None, Some("3")),
+            m("s", "3", "eu-west, then us-east", None, Some("2")),
+            m("s", "7", "nul \0 inside", None, None),
+        ],
+        vec![],
+    ];
+    let mut sqlite = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
+    let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        pg.migrate(COMPONENT, &MIGRATIONS)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        for batch in &batches {
+            let want = sqlite.ingest_batch(batch).unwrap_or_else(|e| panic!("{e}"));
+            let got = messages::ingest_batch(&pg, &terms, batch)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(got, want);
+        }
+        let client = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
+        let lanes = client
+            .query(
+                "SELECT session_id, thread_key, messages, chars FROM memory_lane_stats ORDER BY 1, 2",
+                &[],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(lanes.len(), 5, "root, reply:42:1 and two topics of s; root of t");
+        for r in &lanes {
+            let (session, lane): (String, String) = (r.get(0), r.get(1));
+            let want: (i64, i64) = sqlite
+                .conn
+                .query_row(
+                    "SELECT messages, chars FROM lane_stats WHERE session_id = ?1 AND thread_key = ?2",
+                    [&session, &lane],
+                    |q| Ok((q.get(0)?, q.get(1)?)),
+                )
+                .unwrap_or_else(|e| panic!("{session} {lane}: {e}"));
+            assert_eq!((r.get::<_, i64>(2), r.get::<_, i64>(3)), want, "{session} {lane}");
+        }
+        // The same rows, in the same order, in each lane.
+        let rows: Vec<(String, String, String)> = client
+            .query("SELECT session_id, message_id, thread_key FROM memory_messages ORDER BY seq", &[])
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
+        let mut st = sqlite
+            .conn
+            .prepare("SELECT session_id, message_id, thread_key FROM messages ORDER BY seq")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let want: Vec<(String, String, String)> = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .and_then(|rows| rows.collect())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(rows, want);
+    });
+}

@@ -1,0 +1,261 @@
+//! Storing messages on PostgreSQL with the SQLite store's rules (`MemoryStore::ingest_batch`):
+//! each message's lane from its topic or the lane of the message it replies to (an earlier
+//! one of the same batch included), a message id stored once per session (the same id
+//! again is a repeat; the id of another lane's message with other words is stored as
+//! `<id>@<lane>`), each lane's counts, and the word index; all of a batch or none, in one
+//! transaction and three round trips: what is stored of the batch's ids is read at once,
+//! the batch is placed in order here, and its new rows are written in one statement.
+//!
+//! The transaction first takes each of its sessions' advisory locks (in order, so two
+//! batches never wait on each other in a circle): the rows of a session are numbered in
+//! the order they are committed, which a reader that keeps what it read relies on (a row
+//! never appears below one it has seen).
+
+use super::words::tsvector_literal;
+use crate::core::keys::{thread_key, Placement};
+use crate::core::pg::Pg;
+use crate::memory::db::MemoryError;
+use crate::memory::message::NewMessage;
+use crate::memory::passages::index_terms::IndexTerms;
+use crate::memory::passages::terms::{lane_token, session_token};
+use crate::memory::store::Ingested;
+use std::collections::{BTreeMap, HashMap};
+
+/// What is stored under a (session, id): its lane, role and text.
+type Stored = HashMap<(String, String), (String, String, String)>;
+
+/// A row to write.
+struct Row<'a> {
+    m: &'a NewMessage<'a>,
+    id: String,
+    lane: String,
+    at: usize,
+}
+
+/// Stores `batch` (see the module docs); where each message went, as `ingest_batch` says.
+pub async fn ingest_batch(
+    pg: &Pg,
+    terms: &IndexTerms,
+    batch: &[NewMessage<'_>],
+) -> Result<Vec<Ingested>, MemoryError> {
+    if batch.is_empty() {
+        return Ok(Vec::new());
+    }
+    let texts: Vec<&str> = batch.iter().map(|m| m.text).collect();
+    let made = terms.of_messages(&texts)?;
+    Ok(pg
+        .within("storing messages", async {
+            let mut client = pg.client().await?;
+            let tx = client.transaction().await?;
+            let mut sessions: Vec<&str> = batch.iter().map(|m| m.session_id).collect();
+            sessions.sort_unstable();
+            sessions.dedup();
+            for s in &sessions {
+                tx.execute(
+                "SELECT pg_advisory_xact_lock(hashtext('openclaw-context-engine:memory:' || $1))",
+                &[s],
+            )
+            .await?;
+            }
+            let ids: Vec<(&str, String)> = batch
+                .iter()
+                .flat_map(|m| {
+                    std::iter::once(m.message_id)
+                        .chain(m.reply_to)
+                        .map(|id| (m.session_id, id.to_string()))
+                })
+                .collect();
+            let read = read_stored(&tx, &ids).await?;
+            let (_, first) = place(batch, &mut read.clone());
+            // An id taken in another lane is stored qualified (`<id>@<lane>`): whether that is
+            // stored too is read, and the batch placed again knowing it.
+            let qualified: Vec<(&str, String)> = batch
+                .iter()
+                .zip(&first)
+                .filter_map(|(m, i)| Some((m.session_id, i.stored_as.clone()?)))
+                .collect();
+            let mut stored = read;
+            stored.extend(read_stored(&tx, &qualified).await?);
+            let (rows, mut out) = place(batch, &mut stored);
+            let written = write_rows(&tx, &rows, &made).await?;
+            let mut tally: BTreeMap<(&str, &str), (i64, i64)> = BTreeMap::new();
+            for r in &rows {
+                if written.contains(&r.at) {
+                    let t = tally
+                        .entry((r.m.session_id, r.lane.as_str()))
+                        .or_insert((0, 0));
+                    t.0 += 1;
+                    t.1 += i64::try_from(r.m.text.chars().count()).unwrap_or(i64::MAX);
+                } else {
+                    // Written by another host since it was read: a repeat, as it would
+                    // have been read.
+                    out[r.at].ingested = false;
+                }
+            }
+            for ((session, lane), (n, chars)) in tally {
+                tx.execute(
+                    "INSERT INTO memory_lane_stats (session_id, thread_key, messages, chars)
+                 VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (session_id, thread_key) DO UPDATE SET
+                     messages = memory_lane_stats.messages + excluded.messages,
+                     chars = memory_lane_stats.chars + excluded.chars",
+                    &[&session, &lane, &n, &chars],
+                )
+                .await?;
+            }
+            tx.commit().await?;
+            Ok(out)
+        })
+        .await?)
+}
+
+/// What is stored under each (session, id) of `ids`, read through the sessions' unique
+/// index.
+async fn read_stored(
+    tx: &deadpool_postgres::Transaction<'_>,
+    ids: &[(&str, String)],
+) -> Result<Stored, crate::core::pg::PgError> {
+    if ids.is_empty() {
+        return Ok(Stored::new());
+    }
+    let sessions: Vec<&str> = ids.iter().map(|(s, _)| *s).collect();
+    let wanted: Vec<&str> = ids.iter().map(|(_, i)| i.as_str()).collect();
+    let rows = tx
+        .query(
+            "SELECT m.session_id, m.message_id, m.thread_key, m.role, m.text
+             FROM unnest($1::text[], $2::text[]) AS q (session_id, message_id)
+             JOIN memory_messages m
+               ON m.session_id = q.session_id AND m.message_id = q.message_id",
+            &[&sessions, &wanted],
+        )
+        .await?;
+    Ok(rows
+        .iter()
+        .map(|r| ((r.get(0), r.get(1)), (r.get(2), r.get(3), r.get(4))))
+        .collect())
+}
+
+/// Places the batch in order against what is stored (and what it adds): the rows to write,
+/// and where each message went.
+fn place<'a>(batch: &'a [NewMessage<'a>], stored: &mut Stored) -> (Vec<Row<'a>>, Vec<Ingested>) {
+    let mut rows = Vec::new();
+    let mut out = Vec::with_capacity(batch.len());
+    for (at, m) in batch.iter().enumerate() {
+        let placement = Placement {
+            chat_id: m.chat_id,
+            topic_id: m.topic_id,
+            reply_to: m.reply_to,
+        };
+        let key = thread_key(&placement, |id| {
+            stored
+                .get(&(m.session_id.to_string(), id.to_string()))
+                .map(|s| s.0.clone())
+        });
+        let mut add = |id: &str, stored: &mut Stored| -> bool {
+            let k = (m.session_id.to_string(), id.to_string());
+            if stored.contains_key(&k) {
+                return false;
+            }
+            stored.insert(
+                k,
+                (key.clone(), m.role.as_str().to_string(), m.text.to_string()),
+            );
+            rows.push(Row {
+                m,
+                id: id.to_string(),
+                lane: key.clone(),
+                at,
+            });
+            true
+        };
+        if add(m.message_id, stored) {
+            out.push(Ingested {
+                thread_key: key.clone(),
+                ingested: true,
+                stored_as: None,
+            });
+            continue;
+        }
+        let before = stored
+            .get(&(m.session_id.to_string(), m.message_id.to_string()))
+            .map(|(lane, role, text)| (lane.clone(), role == m.role.as_str() && text == m.text));
+        match before {
+            Some((lane, false)) if lane != key => {
+                let qualified = format!("{}@{key}", m.message_id);
+                let ingested = add(&qualified, stored);
+                out.push(Ingested {
+                    thread_key: key.clone(),
+                    ingested,
+                    stored_as: Some(qualified),
+                });
+            }
+            before => out.push(Ingested {
+                thread_key: before.map_or(key.clone(), |(lane, _)| lane),
+                ingested: false,
+                stored_as: None,
+            }),
+        }
+    }
+    (rows, out)
+}
+
+/// Writes `rows` in one statement, numbered in their order; the batch positions of those
+/// written (another host may have written one since it was read).
+async fn write_rows(
+    tx: &deadpool_postgres::Transaction<'_>,
+    rows: &[Row<'_>],
+    made: &[crate::memory::passages::index_terms::Terms],
+) -> Result<std::collections::HashSet<usize>, crate::core::pg::PgError> {
+    if rows.is_empty() {
+        return Ok(std::collections::HashSet::new());
+    }
+    let mut cols: [Vec<Option<String>>; 7] = Default::default();
+    let mut ts: Vec<i64> = Vec::with_capacity(rows.len());
+    let mut at: Vec<i64> = Vec::with_capacity(rows.len());
+    for r in rows {
+        let scope = [
+            session_token(r.m.session_id),
+            lane_token(r.m.session_id, &r.lane),
+        ];
+        let words = made
+            .get(r.at)
+            .map_or_else(String::new, |t| tsvector_literal(t, &scope));
+        let values = [
+            Some(r.m.session_id.to_string()),
+            Some(r.id.clone()),
+            Some(r.lane.clone()),
+            Some(r.m.role.as_str().to_string()),
+            Some(r.m.text.replace('\0', "\u{FFFD}")),
+            r.m.reply_to.map(str::to_string),
+            Some(words),
+        ];
+        for (col, v) in cols.iter_mut().zip(values) {
+            col.push(v);
+        }
+        ts.push(r.m.ts_ms);
+        at.push(i64::try_from(r.at).unwrap_or(i64::MAX));
+    }
+    let written = tx
+        .query(
+            "INSERT INTO memory_messages
+                 (session_id, message_id, thread_key, role, text, reply_to, words, ts_ms)
+             SELECT s, i, l, r, t, p, w::tsvector, ts
+             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+                         $6::text[], $7::text[], $8::bigint[], $9::bigint[])
+                  AS u (s, i, l, r, t, p, w, ts, at)
+             ORDER BY at
+             ON CONFLICT (session_id, message_id) DO NOTHING
+             RETURNING message_id, session_id",
+            &[
+                &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6], &ts, &at,
+            ],
+        )
+        .await?;
+    let done: std::collections::HashSet<(String, String)> =
+        written.iter().map(|r| (r.get(1), r.get(0))).collect();
+    Ok(rows
+        .iter()
+        .filter(|r| done.contains(&(r.m.session_id.to_string(), r.id.clone())))
+        .map(|r| r.at)
+        .collect())
+}
