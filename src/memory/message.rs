@@ -53,13 +53,14 @@ pub struct ChatMessage {
 }
 
 /// What ranking reads of a stored message besides its words.
-#[derive(Debug, Clone, Copy)]
-pub(in crate::memory) struct RankingRow {
-    pub(in crate::memory) chars: usize,
-    pub(in crate::memory) ts_ms: i64,
-    pub(in crate::memory) role: Option<Role>,
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RankingRow {
+    /// Its length in characters.
+    pub chars: usize,
+    pub ts_ms: i64,
+    pub role: Option<Role>,
     /// It ends in a question mark.
-    pub(in crate::memory) asks: bool,
+    pub asks: bool,
 }
 
 /// A message from the columns `seq, message_id, thread_key, role, text, ts_ms, reply_to`.

@@ -264,7 +264,7 @@ impl MemoryStore {
     /// What ranking reads of each stored message of `seqs` (its length in characters, when
     /// and by whom it was written): kept from an earlier read, the rest read in one
     /// statement and kept.
-    fn ranking_rows(
+    pub(in crate::memory) fn ranking_rows(
         &self,
         seqs: impl Iterator<Item = i64>,
     ) -> Result<std::collections::HashMap<i64, RankingRow>, MemoryError> {
@@ -382,7 +382,7 @@ impl MemoryStore {
     /// The stored messages of `session` at `seqs`, in that order (a row of another session,
     /// or none, left out): those kept from an earlier read, the rest read in one statement
     /// and kept.
-    pub(super) fn messages_at(
+    pub(in crate::memory) fn messages_at(
         &self,
         session: &str,
         seqs: &[i64],

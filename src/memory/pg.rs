@@ -88,6 +88,7 @@ CREATE TABLE memory_vector_counts (
 "];
 
 pub mod messages;
+pub mod reads;
 pub mod words;
 
 #[cfg(test)]

@@ -301,3 +301,127 @@ fn a_batch_is_placed_and_stored_once_as_the_sqlite_store_does() {
         assert_eq!(rows, want);
     });
 }
+
+#[test]
+fn what_a_search_reads_is_what_the_sqlite_store_reads() {
+    use crate::memory::message::{NewMessage, Role};
+    use crate::memory::passages::index_terms::IndexTerms;
+    use crate::memory::passages::terms::{body_expression, lane_token, session_token};
+    use crate::memory::store::MemoryStore;
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let words = [
+        "release", "canary", "région", "deploy", "keys", "rotating", "東京", "Friday", "why",
+    ];
+    let ids: Vec<String> = (0..240).map(|i| format!("m{i}")).collect();
+    let texts: Vec<String> = (0..240)
+        .map(|i| {
+            let w = |k: usize| words[(i * 7 + k * 3) % words.len()];
+            let end = if i % 5 == 0 { "?  " } else { "." };
+            format!("{} {} the {} step {i}{end}", w(0), w(1), w(2))
+        })
+        .collect();
+    let batch: Vec<NewMessage<'_>> = (0..240)
+        .map(|i| NewMessage {
+            session_id: if i % 4 == 3 { "t" } else { "s" },
+            chat_id: "42",
+            message_id: &ids[i],
+            role: if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            text: &texts[i],
+            ts_ms: 1_000 * i64::try_from(i).unwrap_or(0),
+            topic_id: (i % 3 == 0).then_some("7"),
+            reply_to: None,
+        })
+        .collect();
+    let mut sqlite = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
+    let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        pg.migrate(COMPONENT, &MIGRATIONS)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        for chunk in batch.chunks(50) {
+            sqlite.ingest_batch(chunk).unwrap_or_else(|e| panic!("{e}"));
+            messages::ingest_batch(&pg, &terms, chunk)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let ok = |e: crate::core::pg::PgError| -> ! { panic!("{e}") };
+        let mut found = 0;
+        for (session, lane) in [("s", "root:42"), ("s", "topic:42:7"), ("t", "root:42"), ("t", "topic:42:7"), ("u", "root:42")] {
+            assert_eq!(
+                reads::lane_stats(&pg, session, lane).await.unwrap_or_else(|e| ok(e)),
+                sqlite.lane_stats(session, lane).unwrap_or_else(|e| panic!("{e}"))
+            );
+            assert_eq!(
+                reads::session_stats(&pg, session).await.unwrap_or_else(|e| ok(e)),
+                sqlite.session_stats(session).unwrap_or_else(|e| panic!("{e}"))
+            );
+            for token in [lane_token(session, lane), session_token(session)] {
+                for word in words.iter().chain(&["Régions", "rotate", "nothing"]) {
+                    for after in [0, 100] {
+                        let expr = format!(
+                            "scope : \"{token}\" AND {}",
+                            body_expression(&[word.to_string()], "OR")
+                        );
+                        let want: Vec<i64> = sqlite
+                            .conn
+                            .prepare("SELECT rowid FROM messages_index WHERE messages_index MATCH ?1 AND rowid > ?2 ORDER BY rowid")
+                            .and_then(|mut st| st.query_map(rusqlite::params![expr, after], |r| r.get(0))?.collect())
+                            .unwrap_or_else(|e| panic!("{e}"));
+                        let tokens = terms.of_query_term(word).unwrap_or_else(|e| panic!("{e}"));
+                        let got = reads::term_rows_after(&pg, &token, &tokens, after)
+                            .await
+                            .unwrap_or_else(|e| ok(e));
+                        assert_eq!(got, want, "{word} in {token} after {after}");
+                        found += got.len();
+                    }
+                }
+            }
+            let seqs = reads::lane_seqs(&pg, session, lane, 120, false, 5)
+                .await
+                .unwrap_or_else(|e| ok(e));
+            let want: Vec<i64> = sqlite
+                .lane_neighbours(session, lane, 120, false, 5)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .iter()
+                .map(|m| m.seq)
+                .collect();
+            assert_eq!(seqs, want);
+            let after = reads::lane_seqs(&pg, session, lane, 120, true, 5)
+                .await
+                .unwrap_or_else(|e| ok(e));
+            let want_after: Vec<i64> = sqlite
+                .lane_neighbours(session, lane, 120, true, 5)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .iter()
+                .map(|m| m.seq)
+                .collect();
+            assert_eq!(after, want_after);
+        }
+        assert!(found > 500, "{found}");
+        let seqs: Vec<i64> = (1..=240).collect();
+        let ranked = reads::ranking_rows(&pg, &seqs).await.unwrap_or_else(|e| ok(e));
+        let want = sqlite
+            .ranking_rows(seqs.iter().copied())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ranked, want);
+        assert_eq!(ranked.values().filter(|r| r.asks).count(), 48);
+        let mut read = reads::messages_at(&pg, &seqs).await.unwrap_or_else(|e| ok(e));
+        read.retain(|(session, _)| session == "s");
+        read.sort_by_key(|(_, m)| m.seq);
+        let read: Vec<_> = read.into_iter().map(|(_, m)| m).collect();
+        assert_eq!(read, sqlite.messages_at("s", &seqs).unwrap_or_else(|e| panic!("{e}")));
+    });
+}
