@@ -1,8 +1,9 @@
 //! The conversation memory's schema on PostgreSQL, for gateway hosts that share one
 //! database: the same tables as the SQLite file (`crate::core::db`), the word indexes as
-//! `tsvector` columns under GIN indexes (written from the terms the memory indexes, so
-//! both stores find the same candidates), trigram indexes (`pg_trgm`) where words are not
-//! separated by spaces, and each lane's counts for ranking. Versioned under the component
+//! `tsvector` columns under GIN indexes, written from the terms SQLite's own tokenizers
+//! make (the message index's, the record words' and the record trigrams', for text whose
+//! words are not separated by spaces), so both stores find the same candidates and rank
+//! them by the same BM25; each lane's counts and each record index's totals for ranking. Versioned under the component
 //! name [`COMPONENT`] by [`crate::core::pg::Pg::migrate`].
 
 /// The name the memory's schema version is kept under.
@@ -10,8 +11,6 @@ pub const COMPONENT: &str = "memory";
 
 /// The schema, one step per version.
 pub const MIGRATIONS: [&str; 1] = [r"
-CREATE EXTENSION IF NOT EXISTS pg_trgm;
-
 CREATE TABLE memory_messages (
     seq        BIGSERIAL PRIMARY KEY,
     session_id TEXT NOT NULL,
@@ -49,7 +48,8 @@ CREATE TABLE memory_records (
     range_to        TEXT,
     fence           BIGINT NOT NULL DEFAULT 0,
     superseded_by   BIGINT,
-    words           TSVECTOR NOT NULL
+    words           TSVECTOR NOT NULL,
+    grams           TSVECTOR NOT NULL
 );
 CREATE UNIQUE INDEX memory_records_one_per_lane ON memory_records (session_id, kind, thread_key)
     WHERE kind IN ('thread_summary', 'session_summary', 'thread_state');
@@ -57,7 +57,14 @@ CREATE INDEX memory_records_by_session ON memory_records (session_id, kind);
 CREATE INDEX memory_records_statements ON memory_records (session_id, thread_key, (range_from IS NULL))
     WHERE kind IN ('fact', 'preference', 'outcome');
 CREATE INDEX memory_records_words ON memory_records USING GIN (words);
-CREATE INDEX memory_records_trigrams ON memory_records USING GIN (body gin_trgm_ops);
+CREATE INDEX memory_records_grams ON memory_records USING GIN (grams);
+-- What BM25 reads of each record index as a whole: its rows and tokens.
+CREATE TABLE memory_record_totals (
+    index_name TEXT PRIMARY KEY,
+    rows       BIGINT NOT NULL,
+    tokens     BIGINT NOT NULL
+);
+INSERT INTO memory_record_totals VALUES ('words', 0, 0), ('grams', 0, 0);
 
 CREATE TABLE memory_turns (
     advancement_key TEXT PRIMARY KEY,
@@ -87,6 +94,7 @@ CREATE TABLE memory_vector_counts (
 );
 "];
 
+pub mod bm25;
 pub mod messages;
 pub mod reads;
 pub mod words;

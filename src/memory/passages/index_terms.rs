@@ -11,6 +11,10 @@ use rusqlite::Connection;
 
 /// The message index's tokenizer, as its schema step names it (`crate::core::db`).
 pub const INDEX_TOKENIZER: &str = "porter unicode61 remove_diacritics 2";
+/// The record word index's tokenizer (`records_words`).
+pub const RECORD_WORDS_TOKENIZER: &str = "unicode61 remove_diacritics 2";
+/// The record trigram index's tokenizer (`records_trigrams`).
+pub const RECORD_TRIGRAMS_TOKENIZER: &str = "trigram";
 
 /// A text's terms with the positions FTS5 gives them (0 for the first token).
 pub type Terms = Vec<(String, u32)>;
@@ -22,14 +26,25 @@ pub struct IndexTerms {
 }
 
 impl IndexTerms {
+    /// The message index's terms.
     pub fn new() -> Result<Self, MemoryError> {
+        Self::with(INDEX_TOKENIZER)
+    }
+
+    /// The terms FTS5's `tokenizer` (as a schema names it) makes.
+    pub fn with(tokenizer: &str) -> Result<Self, MemoryError> {
         let conn = Connection::open_in_memory()?;
         conn.execute_batch(&format!(
             "CREATE VIRTUAL TABLE scratch USING fts5 (
-                 body, content = '', contentless_delete = 1, tokenize = '{INDEX_TOKENIZER}');
+                 body, content = '', contentless_delete = 1, tokenize = '{tokenizer}');
              CREATE VIRTUAL TABLE scratch_terms USING fts5vocab (scratch, 'instance');"
         ))?;
         Ok(IndexTerms { conn })
+    }
+
+    /// The terms of each of `texts` as they are (no [`index_text`]), in token order.
+    pub fn of_texts(&self, texts: &[&str]) -> Result<Vec<Terms>, MemoryError> {
+        self.tokenize(texts)
     }
 
     /// The terms of each of `texts`, as indexed (after [`index_text`]), in token order.
@@ -116,11 +131,20 @@ mod tests {
     }
 
     #[test]
-    fn the_message_index_is_made_with_this_tokenizer() {
-        assert!(crate::core::db::MIGRATIONS
-            .iter()
-            .any(|m| m.contains("CREATE VIRTUAL TABLE messages_index")
-                && m.contains(&format!("tokenize = '{INDEX_TOKENIZER}'"))));
+    fn the_indexes_are_made_with_these_tokenizers() {
+        let made = |table: &str, tokenizer: &str| {
+            crate::core::db::MIGRATIONS.iter().any(|m| {
+                m.split("CREATE VIRTUAL TABLE ").any(|t| {
+                    t.starts_with(&format!("{table} USING fts5"))
+                        && t.split(';')
+                            .next()
+                            .is_some_and(|d| d.contains(&format!("tokenize = '{tokenizer}'")))
+                })
+            })
+        };
+        assert!(made("messages_index", INDEX_TOKENIZER));
+        assert!(made("records_words", RECORD_WORDS_TOKENIZER));
+        assert!(made("records_trigrams", RECORD_TRIGRAMS_TOKENIZER));
     }
 
     #[test]

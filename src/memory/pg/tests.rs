@@ -3,7 +3,7 @@ use crate::core::pg::server::PgServer;
 use crate::core::pg::{Pg, PgOptions};
 
 #[test]
-fn the_memory_schema_migrates_on_a_real_server_with_its_word_and_trigram_indexes() {
+fn the_memory_schema_migrates_on_a_real_server_with_its_word_indexes() {
     let Some(server) = PgServer::start() else {
         return;
     };
@@ -34,7 +34,7 @@ fn the_memory_schema_migrates_on_a_real_server_with_its_word_and_trigram_indexes
             gin,
             [
                 "memory_messages_words",
-                "memory_records_trigrams",
+                "memory_records_grams",
                 "memory_records_words"
             ]
         );

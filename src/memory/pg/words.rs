@@ -10,6 +10,9 @@ use crate::memory::passages::index_terms::Terms;
 
 /// The highest position a `tsvector` holds; later tokens are kept at it.
 pub const MAX_POSITION: u32 = 16_383;
+/// The most positions a lexeme of a `tsvector` keeps; its later ones are left out (a
+/// phrase search past them finds nothing there).
+pub const MAX_POSITIONS: usize = 256;
 /// The longest lexeme a `tsvector` holds, in bytes: a longer token (a run of thousands of
 /// letters) is left out, and a search for it finds nothing.
 pub const MAX_LEXEME_BYTES: usize = 2_046;
@@ -26,7 +29,7 @@ pub fn tsvector_literal(terms: &Terms, scope: &[String]) -> String {
     for (term, offset) in terms.iter().filter(|(t, _)| t.len() <= MAX_LEXEME_BYTES) {
         let at = offset.saturating_add(1).min(MAX_POSITION);
         let positions = by_term.entry(term.as_str()).or_default();
-        if positions.last() != Some(&at) {
+        if positions.last() != Some(&at) && positions.len() < MAX_POSITIONS {
             positions.push(at);
         }
     }
