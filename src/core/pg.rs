@@ -57,6 +57,8 @@ pub enum PgCause {
     NewerSchema,
     /// The server answered with another error.
     Server,
+    /// This package asked wrongly (a statement and its values disagree): a bug to report.
+    Internal,
 }
 
 impl PgCause {
@@ -71,6 +73,7 @@ impl PgCause {
             PgCause::Timeout => "PG_TIMEOUT",
             PgCause::NewerSchema => "PG_NEWER_SCHEMA",
             PgCause::Server => "PG_SERVER",
+            PgCause::Internal => "PG_INTERNAL",
         }
     }
 }
@@ -115,7 +118,9 @@ impl From<tokio_postgres::Error> for PgError {
             Some(c) if *c == SqlState::INVALID_CATALOG_NAME => PgCause::NoDatabase,
             Some(_) => PgCause::Server,
             None if e.to_string().contains("TLS") => PgCause::Tls,
-            None => PgCause::Unreachable,
+            None if e.is_closed() || io_source(&e) => PgCause::Unreachable,
+            None if e.to_string().contains("connect") => PgCause::Unreachable,
+            None => PgCause::Internal,
         };
         // The server's own words, not the client's "db error" wrapper.
         let message = match e.as_db_error() {
@@ -140,6 +145,18 @@ impl From<PoolError> for PgError {
             other => PgError::new(PgCause::Unreachable, other.to_string()),
         }
     }
+}
+
+/// Whether an I/O error is behind `e` (refused, reset, unreachable).
+fn io_source(e: &tokio_postgres::Error) -> bool {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if s.is::<std::io::Error>() {
+            return true;
+        }
+        source = s.source();
+    }
+    false
 }
 
 /// A pool of connections to one database.
@@ -200,6 +217,11 @@ impl Pg {
     /// A connection from the pool (made when none is free, within the pool's bound).
     pub async fn client(&self) -> Result<Object, PgError> {
         Ok(self.pool.get().await?)
+    }
+
+    /// How long one call may take.
+    pub fn call_timeout(&self) -> Duration {
+        self.call_timeout
     }
 
     /// `fut` within the call timeout.

@@ -66,6 +66,12 @@ impl From<crate::core::pg::PgError> for MemoryError {
     }
 }
 
+impl From<tokio_postgres::Error> for MemoryError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        MemoryError::Pg(e.into())
+    }
+}
+
 impl From<DbError> for MemoryError {
     fn from(e: DbError) -> Self {
         match e {

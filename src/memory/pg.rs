@@ -94,9 +94,23 @@ CREATE TABLE memory_vector_counts (
 );
 "];
 
+/// `fut` within `pg`'s call timeout (`what` names the call in a timeout's message), for a
+/// call whose work is the memory's as well as PostgreSQL's.
+pub async fn within<T>(
+    pg: &crate::core::pg::Pg,
+    what: &str,
+    fut: impl std::future::Future<Output = Result<T, crate::memory::db::MemoryError>>,
+) -> Result<T, crate::memory::db::MemoryError> {
+    match tokio::time::timeout(pg.call_timeout(), fut).await {
+        Ok(out) => out,
+        Err(_) => Err(crate::core::pg::PgError::timeout(what, pg.call_timeout()).into()),
+    }
+}
+
 pub mod bm25;
 pub mod messages;
 pub mod reads;
+pub mod records;
 pub mod words;
 
 #[cfg(test)]

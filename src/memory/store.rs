@@ -440,6 +440,10 @@ mod conversations;
 mod focus;
 pub use focus::{Focus, PendingSlot, SlotType};
 mod records;
+pub(in crate::memory) use records::{
+    best_within, changes, query_words, subject_words, RECORD_COLUMNS, SUPERSEDE_CANDIDATES,
+    SUPERSEDE_MIN_SHARED,
+};
 pub use records::{NewRecord, Record, RecordKind};
 
 mod compaction;

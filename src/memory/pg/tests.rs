@@ -425,3 +425,244 @@ fn what_a_search_reads_is_what_the_sqlite_store_reads() {
         assert_eq!(read, sqlite.messages_at("s", &seqs).unwrap_or_else(|e| panic!("{e}")));
     });
 }
+
+#[test]
+fn records_are_written_superseded_and_found_as_the_sqlite_store_does() {
+    use crate::memory::store::{MemoryStore, NewRecord, RecordKind};
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let rec = |session: &'static str,
+               kind: RecordKind,
+               lane: &'static str,
+               body: &'static str,
+               range: Option<(&'static str, &'static str)>| NewRecord {
+        session_id: session,
+        kind,
+        thread_key: lane,
+        body,
+        summary_version: 1,
+        updated_at_ms: 5,
+        message_range: range,
+    };
+    use RecordKind::{Fact, Outcome, Preference, SessionSummary, ThreadSummary};
+    let writes = [
+        rec(
+            "s",
+            Fact,
+            "root:42",
+            "My favourite colour is blue.",
+            Some(("1", "1")),
+        ),
+        rec(
+            "s",
+            Fact,
+            "root:42",
+            "I live in Boston and work at Acme.",
+            None,
+        ),
+        rec(
+            "s",
+            Fact,
+            "topic:42:7",
+            "The deploy key rotates on Fridays.",
+            Some(("3", "3")),
+        ),
+        rec(
+            "s",
+            Preference,
+            "root:42",
+            "I prefer hotels with a rooftop pool.",
+            None,
+        ),
+        rec(
+            "s",
+            Outcome,
+            "topic:42:7",
+            "We chose PostgreSQL for the memory store.",
+            None,
+        ),
+        rec(
+            "s",
+            Fact,
+            "topic:42:7",
+            "東京タワーに行きました、とても高い",
+            None,
+        ),
+        rec(
+            "s",
+            ThreadSummary,
+            "root:42",
+            "- Talked about colours and Boston.",
+            Some(("1", "2")),
+        ),
+        rec(
+            "s",
+            ThreadSummary,
+            "root:42",
+            "- Talked about colours, Boston and hotels with a pool.",
+            Some(("1", "4")),
+        ),
+        rec(
+            "s",
+            SessionSummary,
+            "root:42",
+            "- A session about moving and deploys.",
+            None,
+        ),
+        rec(
+            "t",
+            Fact,
+            "root:42",
+            "My favourite colour is blue, said another session.",
+            None,
+        ),
+        rec(
+            "t",
+            Preference,
+            "root:42",
+            "I prefer quiet hotels and my token is sk-ant-api03-abcdefghijklmnop",
+            None,
+        ),
+        rec(
+            "s",
+            Fact,
+            "root:42",
+            "My favourite colour is green now.",
+            None,
+        ),
+    ];
+    let mut sqlite = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
+    let terms = records::RecordTerms::new().unwrap_or_else(|e| panic!("{e}"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        pg.migrate(COMPONENT, &MIGRATIONS)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut marked = 0;
+        for w in &writes {
+            let a = sqlite.put_record(w).unwrap_or_else(|e| panic!("{e}"));
+            let b = records::put_record(&pg, &terms, w)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(a, b, "{}", w.body);
+            if matches!(w.kind, Fact | Preference | Outcome) {
+                let x = sqlite
+                    .supersede(w.session_id, w.kind, a, w.body)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let y = records::supersede(&pg, &terms, w.session_id, w.kind, b, w.body)
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(x, y, "{}", w.body);
+                marked += y;
+            }
+        }
+        assert_eq!(marked, 1, "green supersedes blue in s (not t's)");
+        for (session, kind, lane) in [
+            ("s", ThreadSummary, "root:42"),
+            ("s", SessionSummary, "anything"),
+            ("s", ThreadSummary, "topic:42:7"),
+        ] {
+            assert_eq!(
+                records::record(&pg, session, kind, lane).await.ok(),
+                sqlite.record(session, kind, lane).ok()
+            );
+        }
+        for id in 1..=12 {
+            assert_eq!(
+                records::record_by_id(&pg, "s", id).await.ok(),
+                sqlite.record_by_id("s", id).ok()
+            );
+        }
+        let mut found = 0;
+        for query in [
+            "What is my favourite colour?",
+            "Where does the user live?",
+            "when does the deploy key rotate",
+            "Can you suggest a hotel for my trip? rooftop",
+            "東京タワー",
+            "which database did we choose for memory",
+            "colours Boston hotels",
+            "what",
+        ] {
+            for session in ["s", "t"] {
+                for lane in ["root:42", "topic:42:7"] {
+                    for (k, max) in [(5, 1_000), (2, 1_000), (5, 12)] {
+                        let want = sqlite
+                            .search(session, query, lane, k, max)
+                            .unwrap_or_else(|e| panic!("{e}"));
+                        let got = records::search(&pg, &terms, session, query, lane, k, max)
+                            .await
+                            .unwrap_or_else(|e| panic!("{e}"));
+                        assert_eq!(got, want, "{query} {session} {lane} {k} {max}");
+                        found += got.len();
+                        let want = sqlite
+                            .search_memories(session, query, lane, k, max)
+                            .unwrap_or_else(|e| panic!("{e}"));
+                        let got =
+                            records::search_memories(&pg, &terms, session, query, lane, k, max)
+                                .await
+                                .unwrap_or_else(|e| panic!("{e}"));
+                        assert_eq!(got, want, "memories: {query} {session} {lane} {k} {max}");
+                    }
+                }
+            }
+        }
+        assert!(found > 40, "{found}");
+        // The scores themselves are SQLite's bm25(), to the bit, for both indexes.
+        for (index, table, query) in [
+            (
+                records::Index::Words,
+                "records_words",
+                vec!["colour", "boston", "hotels", "pool"],
+            ),
+            (
+                records::Index::Grams,
+                "records_trigrams",
+                vec!["東京タ", "タワー", "高い"],
+            ),
+        ] {
+            let terms_of: Vec<String> = query.iter().map(ToString::to_string).collect();
+            let mut got = records::ranked(
+                &pg,
+                &terms,
+                index,
+                &terms_of,
+                "s",
+                "$3::text IS NOT NULL",
+                &"",
+                100,
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .into_iter()
+            .map(|(score, r)| (r.id, score))
+            .collect::<Vec<_>>();
+            got.sort_by_key(|g| g.0);
+            let expr = query
+                .iter()
+                .map(|q| format!("\"{q}\""))
+                .collect::<Vec<_>>()
+                .join(" OR ");
+            let want: Vec<(i64, f64)> = sqlite
+                .conn
+                .prepare(&format!(
+                    "SELECT r.id, bm25({table}) FROM {table} JOIN records r ON r.id = {table}.rowid
+                     WHERE {table} MATCH ?1 AND r.session_id = 's' ORDER BY r.id"
+                ))
+                .and_then(|mut st| {
+                    st.query_map([&expr], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        .collect()
+                })
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(!want.is_empty());
+            assert_eq!(got, want, "{table}");
+        }
+    });
+}

@@ -97,7 +97,7 @@ pub(super) fn record_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
     })
 }
 
-pub(super) const RECORD_COLUMNS: &str =
+pub(in crate::memory) const RECORD_COLUMNS: &str =
     "id, session_id, kind, thread_key, body, summary_version, updated_at_ms, range_from, range_to, superseded_by";
 
 /// Whether session `?1` holds a statement an assembly for lane `?2` shows: another
@@ -119,7 +119,7 @@ pub const SUPERSEDE_MAX_CHANGED: usize = 1;
 /// The most words the newer statement may add (the new value, a word saying it changed).
 pub const SUPERSEDE_MAX_ADDED: usize = 2;
 /// Earlier statements of the same kind weighed as what a new one may change.
-const SUPERSEDE_CANDIDATES: usize = 8;
+pub const SUPERSEDE_CANDIDATES: usize = 8;
 
 impl MemoryStore {
     /// Writes a record, its body redacted of anything that looks like a credential.
@@ -199,7 +199,7 @@ impl MemoryStore {
     /// lacks (at most [`SUPERSEDE_MAX_ADDED`]: the new value). A statement in the same
     /// words, or with a word added or left out, changes nothing. Returns how many it
     /// marked.
-    pub(super) fn supersede(
+    pub(in crate::memory) fn supersede(
         &mut self,
         session: &str,
         kind: RecordKind,
@@ -231,14 +231,7 @@ impl MemoryStore {
             .collect::<Result<_, _>>()?;
         let mut marked = 0;
         for (old_id, old_body) in older {
-            let old = subject_words(&old_body);
-            let shared = old.iter().filter(|w| new.contains(w)).count();
-            let changed = old.len() - shared;
-            let added = new.len() - shared;
-            if shared >= SUPERSEDE_MIN_SHARED
-                && (1..=SUPERSEDE_MAX_CHANGED).contains(&changed)
-                && (1..=SUPERSEDE_MAX_ADDED).contains(&added)
-            {
+            if changes(&new, &subject_words(&old_body)) {
                 self.conn
                     .prepare_cached("UPDATE records SET superseded_by = ?1 WHERE id = ?2")?
                     .execute(params![id, old_id])?;
@@ -342,29 +335,49 @@ impl MemoryStore {
                 }
             }
         }
-        // A record changed by a newer one that matches too is not what the session says now.
-        let ids: Vec<i64> = hits.iter().map(|(_, r)| r.id).collect();
-        hits.retain(|(_, r)| r.superseded_by.is_none_or(|by| !ids.contains(&by)));
-        // BM25 in FTS5 is negative, lower is better; ties go to the newer record.
-        hits.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.id.cmp(&a.1.id)));
-        let mut out = Vec::new();
-        let meter = Meter::of_model(None);
-        let mut used = 0.0;
-        for (_, rec) in hits.into_iter().take(k) {
-            let next = used + estimate(&rec.body);
-            if !meter.fits(next, max_tokens) {
-                break;
-            }
-            used = next;
-            out.push(rec);
-        }
-        Ok(out)
+        Ok(best_within(hits, k, max_tokens))
     }
+}
+
+/// What a search gives of its scored `hits` (FTS5's BM25: lower is better): a record a
+/// newer hit changes is not what the session says now and is left out; best first, ties
+/// to the newer; at most `k`, within `max_tokens` of bodies.
+pub(in crate::memory) fn best_within(
+    mut hits: Vec<(f64, Record)>,
+    k: usize,
+    max_tokens: u64,
+) -> Vec<Record> {
+    let ids: Vec<i64> = hits.iter().map(|(_, r)| r.id).collect();
+    hits.retain(|(_, r)| r.superseded_by.is_none_or(|by| !ids.contains(&by)));
+    hits.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.id.cmp(&a.1.id)));
+    let mut out = Vec::new();
+    let meter = Meter::of_model(None);
+    let mut used = 0.0;
+    for (_, rec) in hits.into_iter().take(k) {
+        let next = used + estimate(&rec.body);
+        if !meter.fits(next, max_tokens) {
+            break;
+        }
+        used = next;
+        out.push(rec);
+    }
+    out
+}
+
+/// Whether a statement of the subject words `new` changes one of `old` (see
+/// [`MemoryStore::supersede`]).
+pub(in crate::memory) fn changes(new: &[String], old: &[String]) -> bool {
+    let shared = old.iter().filter(|w| new.contains(w)).count();
+    let changed = old.len() - shared;
+    let added = new.len() - shared;
+    shared >= SUPERSEDE_MIN_SHARED
+        && (1..=SUPERSEDE_MAX_CHANGED).contains(&changed)
+        && (1..=SUPERSEDE_MAX_ADDED).contains(&added)
 }
 
 /// The distinct words of a statement that say what it is about: lower-cased, two
 /// characters or more, stop words left out.
-fn subject_words(text: &str) -> Vec<String> {
+pub(in crate::memory) fn subject_words(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for token in text.split(|c: char| !c.is_alphanumeric()) {
         let w = token.to_lowercase();
@@ -375,10 +388,25 @@ fn subject_words(text: &str) -> Vec<String> {
     out
 }
 
-/// FTS5 queries for the words of `text`: word terms (two characters or more) for the
-/// word index, and the three-character windows of runs of unsegmented scripts for the
-/// trigram index, each term quoted so no query syntax gets through.
+/// FTS5 queries for the words of `text` (see [`query_words`]), each term quoted so no
+/// query syntax gets through, joined by OR.
 fn fts_queries(text: &str) -> (Option<String>, Option<String>) {
+    let (words, grams) = query_words(text);
+    let join = |v: Vec<String>| {
+        (!v.is_empty()).then(|| {
+            v.iter()
+                .map(|w| fts_quote(w))
+                .collect::<Vec<_>>()
+                .join(" OR ")
+        })
+    };
+    (join(words), join(grams))
+}
+
+/// What a record search looks for in `text`: word terms (two characters or more) for the
+/// word index, and the three-character windows of runs of unsegmented scripts for the
+/// trigram index.
+pub(in crate::memory) fn query_words(text: &str) -> (Vec<String>, Vec<String>) {
     let mut words: Vec<String> = Vec::new();
     let mut grams: Vec<String> = Vec::new();
     for token in text.split(|c: char| !c.is_alphanumeric()) {
@@ -391,7 +419,7 @@ fn fts_queries(text: &str) -> (Option<String>, Option<String>) {
             // BM25 ranks the records that share the most of them first.
             let chars: Vec<char> = token.chars().collect();
             for w in chars.windows(3) {
-                let gram = fts_quote(&w.iter().collect::<String>());
+                let gram: String = w.iter().collect();
                 if !grams.contains(&gram) {
                     grams.push(gram);
                 }
@@ -408,9 +436,5 @@ fn fts_queries(text: &str) -> (Option<String>, Option<String>) {
     if words.iter().any(|w| !is_question_stop_word(w)) {
         words.retain(|w| !is_question_stop_word(w));
     }
-    let join = |v: Vec<String>| (!v.is_empty()).then(|| v.join(" OR "));
-    (
-        join(words.iter().map(|w| fts_quote(w)).collect()),
-        join(grams),
-    )
+    (words, grams)
 }
