@@ -5,7 +5,7 @@
 //! A message's text reads as stored: a NUL character, which PostgreSQL's text cannot hold,
 //! was stored as U+FFFD.
 
-use super::words::tsquery_literal;
+use super::words::{lexeme, tsquery_literal};
 use crate::core::pg::{Pg, PgError};
 use crate::memory::message::{ChatMessage, RankingRow, Role};
 use std::collections::HashMap;
@@ -89,33 +89,233 @@ pub async fn ranking_rows(pg: &Pg, seqs: &[i64]) -> Result<HashMap<i64, RankingR
         .collect())
 }
 
+/// The columns [`chat_message`] reads, in its order.
+const MESSAGE_COLUMNS: &str = "seq, message_id, thread_key, role, text, ts_ms, reply_to";
+
+/// A message from a row of [`MESSAGE_COLUMNS`].
+fn chat_message(r: &tokio_postgres::Row) -> ChatMessage {
+    ChatMessage {
+        seq: r.get(0),
+        message_id: r.get(1),
+        thread_key: r.get(2),
+        role: Role::parse(r.get::<_, &str>(3)),
+        text: r.get(4),
+        ts_ms: r.get(5),
+        reply_to: r.get(6),
+    }
+}
+
 /// The stored messages at `seqs`, each with its session, in no order.
 pub async fn messages_at(pg: &Pg, seqs: &[i64]) -> Result<Vec<(String, ChatMessage)>, PgError> {
     let rows = pg
         .query(
             "reading messages",
-            "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to, session_id
-             FROM memory_messages WHERE seq = ANY($1)",
+            &format!(
+                "SELECT {MESSAGE_COLUMNS}, session_id FROM memory_messages WHERE seq = ANY($1)"
+            ),
             &[&seqs],
         )
         .await?;
+    Ok(rows.iter().map(|r| (r.get(7), chat_message(r))).collect())
+}
+
+/// The stored message of `session` whose id is `message_id`.
+pub async fn message_by_id(
+    pg: &Pg,
+    session: &str,
+    message_id: &str,
+) -> Result<Option<ChatMessage>, PgError> {
+    let rows = pg
+        .query(
+            "reading a message",
+            &format!(
+                "SELECT {MESSAGE_COLUMNS} FROM memory_messages WHERE session_id = $1 AND message_id = $2"
+            ),
+            &[&session, &message_id],
+        )
+        .await?;
+    Ok(rows.first().map(chat_message))
+}
+
+/// The newest `n` messages of a lane, oldest first.
+pub async fn recent(
+    pg: &Pg,
+    session: &str,
+    lane: &str,
+    n: usize,
+) -> Result<Vec<ChatMessage>, PgError> {
+    let limit = i64::try_from(n).unwrap_or(i64::MAX);
+    let rows = pg
+        .query(
+            "reading a lane",
+            &format!(
+                "SELECT {MESSAGE_COLUMNS} FROM memory_messages WHERE session_id = $1 AND thread_key = $2
+                 ORDER BY seq DESC LIMIT $3"
+            ),
+            &[&session, &lane, &limit],
+        )
+        .await?;
+    Ok(rows.iter().rev().map(chat_message).collect())
+}
+
+/// The messages of a lane after seq `after`, oldest first.
+pub async fn lane_after(
+    pg: &Pg,
+    session: &str,
+    lane: &str,
+    after: i64,
+) -> Result<Vec<ChatMessage>, PgError> {
+    let rows = pg
+        .query(
+            "reading a lane",
+            &format!(
+                "SELECT {MESSAGE_COLUMNS} FROM memory_messages WHERE session_id = $1 AND thread_key = $2
+                 AND seq > $3 ORDER BY seq"
+            ),
+            &[&session, &lane, &after],
+        )
+        .await?;
+    Ok(rows.iter().map(chat_message).collect())
+}
+
+/// The seq of the message of `session` stored as `message_id`, if it is in `lane` (any
+/// lane: `None`) after seq `after`.
+pub async fn seq_of(
+    pg: &Pg,
+    session: &str,
+    message_id: &str,
+    lane: Option<&str>,
+    after: i64,
+) -> Result<Option<i64>, PgError> {
+    let rows = pg
+        .query(
+            "reading a message",
+            "SELECT seq FROM memory_messages WHERE session_id = $1 AND message_id = $2
+             AND ($3::text IS NULL OR thread_key = $3) AND seq > $4",
+            &[&session, &message_id, &lane, &after],
+        )
+        .await?;
+    Ok(rows.first().map(|r| r.get(0)))
+}
+
+/// The oldest stored message of `session` among `ids`: its seq.
+pub async fn oldest_seq_of(pg: &Pg, session: &str, ids: &[&str]) -> Result<Option<i64>, PgError> {
+    if ids.is_empty() {
+        return Ok(None);
+    }
+    let rows = pg
+        .query(
+            "reading messages",
+            "SELECT min(seq) FROM memory_messages WHERE session_id = $1 AND message_id = ANY($2)",
+            &[&session, &ids],
+        )
+        .await?;
+    Ok(rows.first().and_then(|r| r.get(0)))
+}
+
+/// Whether `lane` holds a message with a seq strictly between `after` and `before`.
+pub async fn lane_has_between(
+    pg: &Pg,
+    session: &str,
+    lane: &str,
+    after: i64,
+    before: i64,
+) -> Result<bool, PgError> {
+    let rows = pg
+        .query(
+            "reading a lane",
+            "SELECT EXISTS (SELECT 1 FROM memory_messages
+             WHERE session_id = $1 AND thread_key = $2 AND seq > $3 AND seq < $4)",
+            &[&session, &lane, &after, &before],
+        )
+        .await?;
+    Ok(rows.first().is_some_and(|r| r.get(0)))
+}
+
+/// How many user messages `lane` holds after seq `after` up to and including seq `to`.
+pub async fn user_turns_between(
+    pg: &Pg,
+    session: &str,
+    lane: &str,
+    after: i64,
+    to: i64,
+) -> Result<usize, PgError> {
+    let rows = pg
+        .query(
+            "counting turns",
+            "SELECT count(*) FROM memory_messages WHERE session_id = $1 AND thread_key = $2
+             AND seq > $3 AND seq <= $4 AND role = 'user'",
+            &[&session, &lane, &after, &to],
+        )
+        .await?;
     Ok(rows
+        .first()
+        .map_or(0, |r| usize::try_from(r.get::<_, i64>(0)).unwrap_or(0)))
+}
+
+/// Whether `session` holds a message in a lane other than `lane`.
+pub async fn has_other_lanes(pg: &Pg, session: &str, lane: &str) -> Result<bool, PgError> {
+    let rows = pg
+        .query(
+            "reading lanes",
+            "SELECT EXISTS (SELECT 1 FROM memory_lane_stats
+             WHERE session_id = $1 AND thread_key <> $2 AND messages > 0)",
+            &[&session, &lane],
+        )
+        .await?;
+    Ok(rows.first().is_some_and(|r| r.get(0)))
+}
+
+/// The rows of the session `session_token` outside the lane `lane_token` holding every
+/// word of `phrases` (each a word's index terms), oldest first.
+pub async fn rows_with_all_elsewhere(
+    pg: &Pg,
+    session_token: &str,
+    lane_token: &str,
+    phrases: &[Vec<String>],
+) -> Result<Vec<i64>, PgError> {
+    if phrases.iter().any(Vec::is_empty) {
+        return Ok(Vec::new());
+    }
+    let words: Vec<String> = phrases
         .iter()
-        .map(|r| {
-            (
-                r.get(7),
-                ChatMessage {
-                    seq: r.get(0),
-                    message_id: r.get(1),
-                    thread_key: r.get(2),
-                    role: Role::parse(r.get::<_, &str>(3)),
-                    text: r.get(4),
-                    ts_ms: r.get(5),
-                    reply_to: r.get(6),
-                },
+        .map(|p| {
+            format!(
+                "({})",
+                p.iter()
+                    .map(|t| lexeme(t))
+                    .collect::<Vec<_>>()
+                    .join(" <-> ")
             )
         })
-        .collect())
+        .collect();
+    let query = format!(
+        "{}:A & {} & !{}:A",
+        lexeme(session_token),
+        words.join(" & "),
+        lexeme(lane_token)
+    );
+    let rows = pg
+        .query(
+            "searching other lanes",
+            "SELECT seq FROM memory_messages WHERE words @@ $1::text::tsquery ORDER BY seq",
+            &[&query],
+        )
+        .await?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+/// The lanes of `session` other than `own` with a summary, in key order.
+pub async fn summarized_lanes(pg: &Pg, session: &str, own: &str) -> Result<Vec<String>, PgError> {
+    let rows = pg
+        .query(
+            "reading lanes",
+            "SELECT thread_key FROM memory_records WHERE session_id = $1 AND kind = 'thread_summary'
+             AND thread_key <> $2 ORDER BY thread_key COLLATE \"C\"",
+            &[&session, &own],
+        )
+        .await?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
 /// Up to `n` rows of `lane` of `session` just before `seq` (newest first) or just after

@@ -7,7 +7,7 @@
 //! FTS5 keeps its own, in the transaction that writes the record.
 
 use super::bm25;
-use super::words::tsvector_literal;
+use super::words::{lexeme, tsvector_literal};
 use crate::core::pg::{Pg, PgError};
 use crate::memory::db::MemoryError;
 use crate::memory::passages::index_terms::{
@@ -303,10 +303,6 @@ pub(super) async fn ranked(
     scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.id.cmp(&b.1.id)));
     scored.truncate(limit);
     Ok(scored)
-}
-
-fn lexeme(term: &str) -> String {
-    format!("'{}'", term.replace('\\', "\\\\").replace('\'', "''"))
 }
 
 /// Marks what the new statement `id` (`body`) changes (see `MemoryStore::supersede`).

@@ -666,3 +666,172 @@ fn records_are_written_superseded_and_found_as_the_sqlite_store_does() {
         }
     });
 }
+
+#[test]
+fn what_a_lane_and_a_compaction_read_is_what_the_sqlite_store_reads() {
+    use crate::memory::message::{NewMessage, Role};
+    use crate::memory::passages::index_terms::IndexTerms;
+    use crate::memory::passages::terms::{lane_token, session_token};
+    use crate::memory::store::{MemoryStore, NewRecord, RecordKind};
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let ids: Vec<String> = (0..120).map(|i| format!("m{i}")).collect();
+    let texts: Vec<String> = (0..120)
+        .map(|i| {
+            format!(
+                "step {i}: the canary {} in region {}",
+                ["passed", "failed"][i % 2],
+                i % 3
+            )
+        })
+        .collect();
+    let batch: Vec<NewMessage<'_>> = (0..120)
+        .map(|i| NewMessage {
+            session_id: if i % 5 == 4 { "t" } else { "s" },
+            chat_id: "42",
+            message_id: &ids[i],
+            role: if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            text: &texts[i],
+            ts_ms: 1_000 * i64::try_from(i).unwrap_or(0),
+            topic_id: (i % 7 == 0).then_some("7"),
+            reply_to: (i % 11 == 5).then(|| ids[i - 3].as_str()),
+        })
+        .collect();
+    let mut sqlite = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
+    let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
+    let record_terms = records::RecordTerms::new().unwrap_or_else(|e| panic!("{e}"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        pg.migrate(COMPONENT, &MIGRATIONS)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut lanes = std::collections::BTreeSet::new();
+        for chunk in batch.chunks(40) {
+            for i in sqlite.ingest_batch(chunk).unwrap_or_else(|e| panic!("{e}")) {
+                lanes.insert(i.thread_key);
+            }
+            messages::ingest_batch(&pg, &terms, chunk)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        assert!(lanes.len() >= 4, "{lanes:?}");
+        for lane in &lanes {
+            let summary = NewRecord {
+                session_id: "s",
+                kind: RecordKind::ThreadSummary,
+                thread_key: lane,
+                body: "- a summary",
+                summary_version: 1,
+                updated_at_ms: 1,
+                message_range: Some(("m0", "m1")),
+            };
+            sqlite.put_record(&summary).unwrap_or_else(|e| panic!("{e}"));
+            records::put_record(&pg, &record_terms, &summary)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let e = |e: crate::core::pg::PgError| -> ! { panic!("{e}") };
+        for session in ["s", "t"] {
+            for id in ["m0", "m8", "m16", "m27", "m119", "none"] {
+                let want = sqlite.message_by_id(session, id).unwrap_or_else(|x| panic!("{x}"));
+                let got = reads::message_by_id(&pg, session, id).await.unwrap_or_else(|x| e(x));
+                assert_eq!(got, want, "{session} {id}");
+                assert_eq!(
+                    got.map(|m| m.thread_key),
+                    sqlite.lane_of(session, id).unwrap_or_else(|x| panic!("{x}"))
+                );
+            }
+            let some = ["m40", "m9", "m3", "none"];
+            let oldest = reads::oldest_seq_of(&pg, session, &some).await.unwrap_or_else(|x| e(x));
+            assert_eq!(oldest, sqlite.oldest_seq_of(session, &some).unwrap_or_else(|x| panic!("{x}")));
+            for lane in &lanes {
+                assert_eq!(
+                    reads::recent(&pg, session, lane, 7).await.unwrap_or_else(|x| e(x)),
+                    sqlite.recent(session, lane, 7).unwrap_or_else(|x| panic!("{x}"))
+                );
+                // The summaries of s cover through m1; t has none.
+                let covered = match session {
+                    "s" => reads::seq_of(&pg, session, "m1", None, 0)
+                        .await
+                        .unwrap_or_else(|x| e(x))
+                        .unwrap_or(0),
+                    _ => 0,
+                };
+                assert_eq!(
+                    reads::lane_after(&pg, session, lane, covered).await.unwrap_or_else(|x| e(x)),
+                    sqlite.unsummarized(session, lane).unwrap_or_else(|x| panic!("{x}"))
+                );
+                for after in [0, 30] {
+                    let want = sqlite
+                        .lane_has_between(session, lane, after, &some)
+                        .unwrap_or_else(|x| panic!("{x}"));
+                    let got = reads::lane_has_between(&pg, session, lane, after, oldest.unwrap_or(i64::MAX))
+                        .await
+                        .unwrap_or_else(|x| e(x));
+                    assert_eq!(got, want, "{session} {lane} {after}");
+                    for through in ["m60", "m61", "m118", "none"] {
+                        let want = sqlite
+                            .user_turns_through(session, lane, after, through)
+                            .unwrap_or_else(|x| panic!("{x}"));
+                        let got = match reads::seq_of(&pg, session, through, Some(lane), after)
+                            .await
+                            .unwrap_or_else(|x| e(x))
+                        {
+                            Some(to) => Some(
+                                reads::user_turns_between(&pg, session, lane, after, to)
+                                    .await
+                                    .unwrap_or_else(|x| e(x)),
+                            ),
+                            None => None,
+                        };
+                        assert_eq!(got, want, "{session} {lane} {after} {through}");
+                    }
+                }
+                for words in [vec!["canary", "failed"], vec!["region", "passed", "step"], vec!["canary", "nothing"]] {
+                    let words: Vec<String> = words.iter().map(ToString::to_string).collect();
+                    let want: Vec<i64> = sqlite
+                        .strong_hits_elsewhere(session, lane, &words, 4)
+                        .unwrap_or_else(|x| panic!("{x}"))
+                        .iter()
+                        .map(|m| m.seq)
+                        .collect();
+                    let phrases: Vec<Vec<String>> = words
+                        .iter()
+                        .map(|w| terms.of_query_term(w).unwrap_or_else(|x| panic!("{x}")))
+                        .collect();
+                    let other = reads::has_other_lanes(&pg, session, lane).await.unwrap_or_else(|x| e(x));
+                    let mut got: Vec<i64> = if other {
+                        reads::rows_with_all_elsewhere(&pg, &session_token(session), &lane_token(session, lane), &phrases)
+                            .await
+                            .unwrap_or_else(|x| e(x))
+                    } else {
+                        Vec::new()
+                    };
+                    got.reverse();
+                    got.truncate(4);
+                    assert_eq!(got, want, "{session} {lane} {words:?}");
+                }
+                let mut st = sqlite
+                    .conn
+                    .prepare("SELECT thread_key FROM records WHERE session_id = ?1 AND kind = 'thread_summary' AND thread_key != ?2 ORDER BY thread_key")
+                    .unwrap_or_else(|x| panic!("{x}"));
+                let want: Vec<String> = st
+                    .query_map([session, lane.as_str()], |r| r.get(0))
+                    .and_then(|rows| rows.collect())
+                    .unwrap_or_else(|x| panic!("{x}"));
+                assert_eq!(reads::summarized_lanes(&pg, session, lane).await.unwrap_or_else(|x| e(x)), want);
+            }
+        }
+    });
+}

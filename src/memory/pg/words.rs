@@ -18,7 +18,7 @@ pub const MAX_POSITIONS: usize = 256;
 pub const MAX_LEXEME_BYTES: usize = 2_046;
 
 /// `term` as a quoted lexeme.
-fn lexeme(term: &str) -> String {
+pub fn lexeme(term: &str) -> String {
     format!("'{}'", term.replace('\\', "\\\\").replace('\'', "''"))
 }
 
