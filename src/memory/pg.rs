@@ -107,6 +107,21 @@ pub async fn within<T>(
     }
 }
 
+/// Takes `session`'s lock for the rest of the transaction `c` is in: the writes of a
+/// session (messages, records, compactions) are one at a time, whichever host makes them,
+/// and its rows are numbered in the order they commit.
+pub async fn lock_session<C: deadpool_postgres::GenericClient>(
+    c: &C,
+    session: &str,
+) -> Result<(), crate::core::pg::PgError> {
+    c.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('openclaw-context-engine:memory:' || $1))",
+        &[&session],
+    )
+    .await?;
+    Ok(())
+}
+
 pub mod bm25;
 pub mod messages;
 pub mod reads;

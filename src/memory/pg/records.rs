@@ -18,6 +18,7 @@ use crate::memory::store::{
     best_within, changes, query_words, subject_words, NewRecord, Record, RecordKind,
     RECORD_COLUMNS, SUPERSEDE_CANDIDATES, SUPERSEDE_MIN_SHARED,
 };
+use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 
 /// The record indexes' tokenizers.
@@ -83,8 +84,27 @@ fn single(kind: RecordKind) -> bool {
     )
 }
 
-/// Writes a record (see `MemoryStore::put_record`); returns its id.
+/// Writes a record (see `MemoryStore::put_record`) in a transaction of its own under
+/// its session's lock; returns its id.
 pub async fn put_record(pg: &Pg, t: &RecordTerms, r: &NewRecord<'_>) -> Result<i64, MemoryError> {
+    super::within(pg, "writing a record", async {
+        let mut client = pg.client().await?;
+        let tx = client.transaction().await?;
+        super::lock_session(&tx, r.session_id).await?;
+        let id = put_record_in(&tx, t, r).await?;
+        tx.commit().await?;
+        Ok(id)
+    })
+    .await
+}
+
+/// Writes a record through `c`, a transaction holding the record's session lock (the
+/// record and its index's totals change together).
+pub async fn put_record_in<C: GenericClient>(
+    c: &C,
+    t: &RecordTerms,
+    r: &NewRecord<'_>,
+) -> Result<i64, MemoryError> {
     let body = redact(r.body).replace('\0', "\u{FFFD}");
     let (words, grams) = (t.of(Index::Words, &body)?, t.of(Index::Grams, &body)?);
     let (from, to) = r.message_range.unzip();
@@ -94,35 +114,53 @@ pub async fn put_record(pg: &Pg, t: &RecordTerms, r: &NewRecord<'_>) -> Result<i
         r.thread_key
     };
     let kind = r.kind.as_str();
-    super::within(pg, "writing a record", async {
-        let mut client = pg.client().await?;
-        let tx = client.transaction().await?;
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext('openclaw-context-engine:memory:' || $1))",
-            &[&r.session_id],
+    let before = if single(r.kind) {
+        c.query_opt(
+            "SELECT id, body FROM memory_records
+             WHERE session_id = $1 AND kind = $2 AND thread_key = $3",
+            &[&r.session_id, &kind, &lane],
         )
-        .await?;
-        let before = if single(r.kind) {
-            tx.query_opt(
-                "SELECT id, body FROM memory_records
-                     WHERE session_id = $1 AND kind = $2 AND thread_key = $3",
-                &[&r.session_id, &kind, &lane],
+        .await?
+        .map(|row| (row.get::<_, i64>(0), row.get::<_, String>(1)))
+    } else {
+        None
+    };
+    let (w, g) = (tsvector_literal(&words, &[]), tsvector_literal(&grams, &[]));
+    let (id, rows, old_words, old_grams) = match before {
+        Some((id, old)) => {
+            c.execute(
+                "UPDATE memory_records SET body = $2, summary_version = $3,
+                     updated_at_ms = $4, range_from = $5, range_to = $6,
+                     words = $7::text::tsvector, grams = $8::text::tsvector
+                 WHERE id = $1",
+                &[
+                    &id,
+                    &body,
+                    &r.summary_version,
+                    &r.updated_at_ms,
+                    &from,
+                    &to,
+                    &w,
+                    &g,
+                ],
             )
-            .await?
-            .map(|row| (row.get::<_, i64>(0), row.get::<_, String>(1)))
-        } else {
-            None
-        };
-        let (w, g) = (tsvector_literal(&words, &[]), tsvector_literal(&grams, &[]));
-        let (id, rows, old_words, old_grams) = match before {
-            Some((id, old)) => {
-                tx.execute(
-                    "UPDATE memory_records SET body = $2, summary_version = $3,
-                             updated_at_ms = $4, range_from = $5, range_to = $6,
-                             words = $7::text::tsvector, grams = $8::text::tsvector
-                         WHERE id = $1",
+            .await?;
+            let old_w = t.of(Index::Words, &old)?.len();
+            let old_g = t.of(Index::Grams, &old)?.len();
+            (id, 0i64, old_w, old_g)
+        }
+        None => {
+            let row = c
+                .query_one(
+                    "INSERT INTO memory_records (session_id, kind, thread_key, body,
+                         summary_version, updated_at_ms, range_from, range_to, words, grams)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text::tsvector,
+                             $10::text::tsvector)
+                     RETURNING id",
                     &[
-                        &id,
+                        &r.session_id,
+                        &kind,
+                        &lane,
                         &body,
                         &r.summary_version,
                         &r.updated_at_ms,
@@ -133,51 +171,22 @@ pub async fn put_record(pg: &Pg, t: &RecordTerms, r: &NewRecord<'_>) -> Result<i
                     ],
                 )
                 .await?;
-                let old_w = t.of(Index::Words, &old)?.len();
-                let old_g = t.of(Index::Grams, &old)?.len();
-                (id, 0i64, old_w, old_g)
-            }
-            None => {
-                let row = tx
-                    .query_one(
-                        "INSERT INTO memory_records (session_id, kind, thread_key, body,
-                                 summary_version, updated_at_ms, range_from, range_to, words, grams)
-                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text::tsvector,
-                                     $10::text::tsvector)
-                             RETURNING id",
-                        &[
-                            &r.session_id,
-                            &kind,
-                            &lane,
-                            &body,
-                            &r.summary_version,
-                            &r.updated_at_ms,
-                            &from,
-                            &to,
-                            &w,
-                            &g,
-                        ],
-                    )
-                    .await?;
-                (row.get(0), 1i64, 0, 0)
-            }
-        };
-        for (index, new, old) in [
-            ("words", words.len(), old_words),
-            ("grams", grams.len(), old_grams),
-        ] {
-            let delta = i64::try_from(new).unwrap_or(0) - i64::try_from(old).unwrap_or(0);
-            tx.execute(
-                "UPDATE memory_record_totals SET rows = rows + $2, tokens = tokens + $3
-                     WHERE index_name = $1",
-                &[&index, &rows, &delta],
-            )
-            .await?;
+            (row.get(0), 1i64, 0, 0)
         }
-        tx.commit().await.map_err(PgError::from)?;
-        Ok(id)
-    })
-    .await
+    };
+    for (index, new, old) in [
+        ("words", words.len(), old_words),
+        ("grams", grams.len(), old_grams),
+    ] {
+        let delta = i64::try_from(new).unwrap_or(0) - i64::try_from(old).unwrap_or(0);
+        c.execute(
+            "UPDATE memory_record_totals SET rows = rows + $2, tokens = tokens + $3
+             WHERE index_name = $1",
+            &[&index, &rows, &delta],
+        )
+        .await?;
+    }
+    Ok(id)
 }
 
 /// The one record of a single kind for a session and lane.
@@ -214,8 +223,8 @@ pub async fn record_by_id(pg: &Pg, session: &str, id: i64) -> Result<Option<Reco
 /// `r`, with `$2` the session and `$3` what it names) keeps, each with its BM25 score,
 /// best first (ties by id), at most `limit`: what FTS5's `ORDER BY bm25 LIMIT` gives.
 #[allow(clippy::too_many_arguments)]
-pub(super) async fn ranked(
-    pg: &Pg,
+pub(super) async fn ranked<C: GenericClient>(
+    c: &C,
     t: &RecordTerms,
     index: Index,
     terms: &[String],
@@ -252,9 +261,8 @@ pub(super) async fn ranked(
         .map(|c| format!("r.{c}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let found = pg
+    let found = c
         .query(
-            "searching records",
             &format!(
                 "SELECT {cols} FROM memory_records r
                  WHERE r.{col} @@ $1::text::tsquery AND r.session_id = $2 AND ({kept})"
@@ -274,9 +282,8 @@ pub(super) async fn ranked(
                 .join(" <-> ")
         })
         .collect();
-    let counts = pg
+    let counts = c
         .query(
-            "counting records",
             &format!(
                 "SELECT (SELECT rows FROM memory_record_totals WHERE index_name = $2),
                         (SELECT tokens FROM memory_record_totals WHERE index_name = $2),
@@ -305,9 +312,10 @@ pub(super) async fn ranked(
     Ok(scored)
 }
 
-/// Marks what the new statement `id` (`body`) changes (see `MemoryStore::supersede`).
-pub async fn supersede(
-    pg: &Pg,
+/// Marks what the new statement `id` (`body`) changes (see `MemoryStore::supersede`),
+/// through `c` (the transaction that wrote it, so its totals count it).
+pub async fn supersede<C: GenericClient>(
+    c: &C,
     t: &RecordTerms,
     session: &str,
     kind: RecordKind,
@@ -319,7 +327,7 @@ pub async fn supersede(
         return Ok(0);
     }
     let mut older = ranked(
-        pg,
+        c,
         t,
         Index::Words,
         &new,
@@ -338,8 +346,7 @@ pub async fn supersede(
     let mut marked = 0;
     for (_, old) in older {
         if changes(&new, &subject_words(&old.body)) {
-            pg.query(
-                "superseding a record",
+            c.execute(
                 "UPDATE memory_records SET superseded_by = $1 WHERE id = $2",
                 &[&id, &old.id],
             )
@@ -362,7 +369,13 @@ pub async fn search(
 ) -> Result<Vec<Record>, MemoryError> {
     let kept = "r.kind IN ('fact', 'preference', 'outcome')
                 OR (r.kind = 'thread_summary' AND r.thread_key = $3)";
-    search_where(pg, t, session, query, lane, k, max_tokens, kept).await
+    let client = pg.client().await?;
+    super::within(
+        pg,
+        "searching records",
+        search_where(&client, t, session, query, lane, k, max_tokens, kept),
+    )
+    .await
 }
 
 /// What an assembly for `lane` shows as memories (see `MemoryStore::search_memories`).
@@ -389,12 +402,18 @@ pub async fn search_memories(
     }
     let kept = "r.kind IN ('fact', 'preference', 'outcome')
                 AND (r.thread_key <> $3 OR r.range_from IS NULL)";
-    search_where(pg, t, session, query, lane, k, max_tokens, kept).await
+    let client = pg.client().await?;
+    super::within(
+        pg,
+        "searching records",
+        search_where(&client, t, session, query, lane, k, max_tokens, kept),
+    )
+    .await
 }
 
 #[allow(clippy::too_many_arguments)]
-async fn search_where(
-    pg: &Pg,
+async fn search_where<C: GenericClient>(
+    c: &C,
     t: &RecordTerms,
     session: &str,
     query: &str,
@@ -409,7 +428,7 @@ async fn search_where(
         if terms.is_empty() {
             continue;
         }
-        for (score, rec) in ranked(pg, t, index, &terms, session, kept, &lane, k).await? {
+        for (score, rec) in ranked(c, t, index, &terms, session, kept, &lane, k).await? {
             if !hits.iter().any(|(_, h)| h.id == rec.id) {
                 hits.push((score, rec));
             }

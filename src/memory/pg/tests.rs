@@ -556,7 +556,8 @@ fn records_are_written_superseded_and_found_as_the_sqlite_store_does() {
                 let x = sqlite
                     .supersede(w.session_id, w.kind, a, w.body)
                     .unwrap_or_else(|e| panic!("{e}"));
-                let y = records::supersede(&pg, &terms, w.session_id, w.kind, b, w.body)
+                let client = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
+                let y = records::supersede(&client, &terms, w.session_id, w.kind, b, w.body)
                     .await
                     .unwrap_or_else(|e| panic!("{e}"));
                 assert_eq!(x, y, "{}", w.body);
@@ -629,8 +630,9 @@ fn records_are_written_superseded_and_found_as_the_sqlite_store_does() {
             ),
         ] {
             let terms_of: Vec<String> = query.iter().map(ToString::to_string).collect();
+            let client = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
             let mut got = records::ranked(
-                &pg,
+                &client,
                 &terms,
                 index,
                 &terms_of,
