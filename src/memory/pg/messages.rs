@@ -32,7 +32,8 @@ struct Row<'a> {
     at: usize,
 }
 
-/// Stores `batch` (see the module docs); where each message went, as `ingest_batch` says.
+/// Stores `batch` (see the module docs) in a transaction of its own; where each message
+/// went, as `ingest_batch` says.
 pub async fn ingest_batch(
     pg: &Pg,
     terms: &IndexTerms,
@@ -41,72 +42,113 @@ pub async fn ingest_batch(
     if batch.is_empty() {
         return Ok(Vec::new());
     }
+    super::within(pg, "storing messages", async {
+        let mut client = pg.client().await?;
+        let tx = client.transaction().await?;
+        let out = ingest_in(&tx, terms, batch).await?;
+        tx.commit().await?;
+        Ok(out)
+    })
+    .await
+}
+
+/// Stores one accepted turn of a host under its `advancement_key`, in one transaction:
+/// its messages and the key, or nothing when the key was committed before (see
+/// `MemoryStore::commit_turn`). Where each message went; `None` for a repeat.
+pub async fn commit_turn(
+    pg: &Pg,
+    terms: &IndexTerms,
+    advancement_key: &str,
+    session: &str,
+    batch: &[NewMessage<'_>],
+    now_ms: i64,
+) -> Result<Option<Vec<Ingested>>, MemoryError> {
+    super::within(pg, "committing a turn", async {
+        let mut client = pg.client().await?;
+        let tx = client.transaction().await?;
+        let fresh = tx
+            .execute(
+                "INSERT INTO memory_turns (advancement_key, session_id, committed_at_ms)
+                 VALUES ($1, $2, $3) ON CONFLICT (advancement_key) DO NOTHING",
+                &[&advancement_key, &session, &now_ms],
+            )
+            .await?
+            == 1;
+        let out = match fresh {
+            true => Some(ingest_in(&tx, terms, batch).await?),
+            false => None,
+        };
+        tx.commit().await?;
+        Ok(out)
+    })
+    .await
+}
+
+/// Stores `batch` through the transaction `tx`, taking its sessions' locks (in order, so
+/// two batches never wait on each other in a circle).
+pub async fn ingest_in(
+    tx: &deadpool_postgres::Transaction<'_>,
+    terms: &IndexTerms,
+    batch: &[NewMessage<'_>],
+) -> Result<Vec<Ingested>, MemoryError> {
+    if batch.is_empty() {
+        return Ok(Vec::new());
+    }
     let texts: Vec<&str> = batch.iter().map(|m| m.text).collect();
     let made = terms.of_messages(&texts)?;
-    Ok(pg
-        .within("storing messages", async {
-            let mut client = pg.client().await?;
-            let tx = client.transaction().await?;
-            let mut sessions: Vec<&str> = batch.iter().map(|m| m.session_id).collect();
-            sessions.sort_unstable();
-            sessions.dedup();
-            for s in &sessions {
-                tx.execute(
-                "SELECT pg_advisory_xact_lock(hashtext('openclaw-context-engine:memory:' || $1))",
-                &[s],
-            )
-            .await?;
-            }
-            let ids: Vec<(&str, String)> = batch
-                .iter()
-                .flat_map(|m| {
-                    std::iter::once(m.message_id)
-                        .chain(m.reply_to)
-                        .map(|id| (m.session_id, id.to_string()))
-                })
-                .collect();
-            let read = read_stored(&tx, &ids).await?;
-            let (_, first) = place(batch, &mut read.clone());
-            // An id taken in another lane is stored qualified (`<id>@<lane>`): whether that is
-            // stored too is read, and the batch placed again knowing it.
-            let qualified: Vec<(&str, String)> = batch
-                .iter()
-                .zip(&first)
-                .filter_map(|(m, i)| Some((m.session_id, i.stored_as.clone()?)))
-                .collect();
-            let mut stored = read;
-            stored.extend(read_stored(&tx, &qualified).await?);
-            let (rows, mut out) = place(batch, &mut stored);
-            let written = write_rows(&tx, &rows, &made).await?;
-            let mut tally: BTreeMap<(&str, &str), (i64, i64)> = BTreeMap::new();
-            for r in &rows {
-                if written.contains(&r.at) {
-                    let t = tally
-                        .entry((r.m.session_id, r.lane.as_str()))
-                        .or_insert((0, 0));
-                    t.0 += 1;
-                    t.1 += i64::try_from(r.m.text.chars().count()).unwrap_or(i64::MAX);
-                } else {
-                    // Written by another host since it was read: a repeat, as it would
-                    // have been read.
-                    out[r.at].ingested = false;
-                }
-            }
-            for ((session, lane), (n, chars)) in tally {
-                tx.execute(
-                    "INSERT INTO memory_lane_stats (session_id, thread_key, messages, chars)
-                 VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (session_id, thread_key) DO UPDATE SET
-                     messages = memory_lane_stats.messages + excluded.messages,
-                     chars = memory_lane_stats.chars + excluded.chars",
-                    &[&session, &lane, &n, &chars],
-                )
-                .await?;
-            }
-            tx.commit().await?;
-            Ok(out)
+    let mut sessions: Vec<&str> = batch.iter().map(|m| m.session_id).collect();
+    sessions.sort_unstable();
+    sessions.dedup();
+    for s in &sessions {
+        super::lock_session(tx, s).await?;
+    }
+    let ids: Vec<(&str, String)> = batch
+        .iter()
+        .flat_map(|m| {
+            std::iter::once(m.message_id)
+                .chain(m.reply_to)
+                .map(|id| (m.session_id, id.to_string()))
         })
-        .await?)
+        .collect();
+    let read = read_stored(tx, &ids).await?;
+    let (_, first) = place(batch, &mut read.clone());
+    // An id taken in another lane is stored qualified (`<id>@<lane>`): whether that is
+    // stored too is read, and the batch placed again knowing it.
+    let qualified: Vec<(&str, String)> = batch
+        .iter()
+        .zip(&first)
+        .filter_map(|(m, i)| Some((m.session_id, i.stored_as.clone()?)))
+        .collect();
+    let mut stored = read;
+    stored.extend(read_stored(tx, &qualified).await?);
+    let (rows, mut out) = place(batch, &mut stored);
+    let written = write_rows(tx, &rows, &made).await?;
+    let mut tally: BTreeMap<(&str, &str), (i64, i64)> = BTreeMap::new();
+    for r in &rows {
+        if written.contains(&r.at) {
+            let t = tally
+                .entry((r.m.session_id, r.lane.as_str()))
+                .or_insert((0, 0));
+            t.0 += 1;
+            t.1 += i64::try_from(r.m.text.chars().count()).unwrap_or(i64::MAX);
+        } else {
+            // Written by another host since it was read: a repeat, as it would have
+            // been read.
+            out[r.at].ingested = false;
+        }
+    }
+    for ((session, lane), (n, chars)) in tally {
+        tx.execute(
+            "INSERT INTO memory_lane_stats (session_id, thread_key, messages, chars)
+             VALUES ($1, $2, $3, $4)
+             ON CONFLICT (session_id, thread_key) DO UPDATE SET
+                 messages = memory_lane_stats.messages + excluded.messages,
+                 chars = memory_lane_stats.chars + excluded.chars",
+            &[&session, &lane, &n, &chars],
+        )
+        .await?;
+    }
+    Ok(out)
 }
 
 /// What is stored under each (session, id) of `ids`, read through the sessions' unique

@@ -837,3 +837,68 @@ fn what_a_lane_and_a_compaction_read_is_what_the_sqlite_store_reads() {
         }
     });
 }
+
+#[test]
+fn a_turn_is_committed_once_under_its_key_as_the_sqlite_store_does() {
+    use crate::memory::message::{NewMessage, Role};
+    use crate::memory::passages::index_terms::IndexTerms;
+    use crate::memory::store::MemoryStore;
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let m = |id: &'static str, role, text: &'static str| NewMessage {
+        session_id: "s",
+        chat_id: "42",
+        message_id: id,
+        role,
+        text,
+        ts_ms: 7,
+        topic_id: None,
+        reply_to: None,
+    };
+    let turn = [
+        m("u1", Role::User, "is the canary out?"),
+        m("a1", Role::Assistant, "yes, since 9:00"),
+    ];
+    let retry = [
+        m("u1", Role::User, "is the canary out?"),
+        m("a1b", Role::Assistant, "a retried answer"),
+    ];
+    let next = [m("u2", Role::User, "and the rollback plan?")];
+    let mut sqlite = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
+    let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        pg.migrate(COMPONENT, &MIGRATIONS)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut outcomes = Vec::new();
+        for (key, batch) in [("k1", &turn[..]), ("k1", &retry[..]), ("k2", &next[..])] {
+            let want = sqlite
+                .commit_turn(key, "s", batch, 100)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let got = messages::commit_turn(&pg, &terms, key, "s", batch, 100)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(got, want, "{key}");
+            outcomes.push(got.is_some());
+        }
+        assert_eq!(outcomes, [true, false, true], "the retry wrote nothing");
+        let stored = reads::recent(&pg, "s", "root:42", 10)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            stored
+                .iter()
+                .map(|m| m.message_id.as_str())
+                .collect::<Vec<_>>(),
+            ["u1", "a1", "u2"]
+        );
+    });
+}
