@@ -236,22 +236,6 @@ impl Pg {
         }
     }
 
-    /// The rows `sql` (prepared once per connection) gives for `params`, within the call
-    /// timeout (`what` names the call in a timeout's message).
-    pub async fn query(
-        &self,
-        what: &str,
-        sql: &str,
-        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
-    ) -> Result<Vec<tokio_postgres::Row>, PgError> {
-        self.within(what, async {
-            let client = self.client().await?;
-            let statement = client.prepare_cached(sql).await?;
-            Ok(client.query(&statement, params).await?)
-        })
-        .await
-    }
-
     /// Brings `component`'s schema to `steps.len()`: each step not applied yet, in order,
     /// in one transaction holding the component's advisory lock (another host migrating
     /// at the same time waits, then finds the steps applied). Returns the version found

@@ -122,6 +122,17 @@ pub async fn lock_session<C: deadpool_postgres::GenericClient>(
     Ok(())
 }
 
+/// The rows `sql` (prepared once per connection) gives for `params` through `c` (a pooled
+/// connection, or the transaction a call runs in).
+pub async fn rows<C: deadpool_postgres::GenericClient>(
+    c: &C,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<Vec<tokio_postgres::Row>, crate::core::pg::PgError> {
+    let statement = c.prepare_cached(sql).await?;
+    Ok(c.query(&statement, params).await?)
+}
+
 pub mod bm25;
 pub mod messages;
 pub mod reads;

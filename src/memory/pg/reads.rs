@@ -6,32 +6,38 @@
 //! was stored as U+FFFD.
 
 use super::words::{lexeme, tsquery_literal};
-use crate::core::pg::{Pg, PgError};
+use crate::core::pg::PgError;
 use crate::memory::message::{ChatMessage, RankingRow, Role};
+use deadpool_postgres::GenericClient;
 use std::collections::HashMap;
 
 /// How many messages `lane` of `session` holds, and their mean length in characters.
-pub async fn lane_stats(pg: &Pg, session: &str, lane: &str) -> Result<(usize, f64), PgError> {
-    let rows = pg
-        .query(
-            "reading a lane's counts",
-            "SELECT messages, chars FROM memory_lane_stats WHERE session_id = $1 AND thread_key = $2",
-            &[&session, &lane],
-        )
-        .await?;
+pub async fn lane_stats<C: GenericClient>(
+    c: &C,
+    session: &str,
+    lane: &str,
+) -> Result<(usize, f64), PgError> {
+    let rows = super::rows(
+        c,
+        "SELECT messages, chars FROM memory_lane_stats WHERE session_id = $1 AND thread_key = $2",
+        &[&session, &lane],
+    )
+    .await?;
     Ok(mean(rows.first().map_or((0, 0), |r| (r.get(0), r.get(1)))))
 }
 
 /// How many messages `session` holds, and their mean length in characters.
-pub async fn session_stats(pg: &Pg, session: &str) -> Result<(usize, f64), PgError> {
-    let rows = pg
-        .query(
-            "reading a session's counts",
-            "SELECT coalesce(sum(messages), 0)::bigint, coalesce(sum(chars), 0)::bigint
+pub async fn session_stats<C: GenericClient>(
+    c: &C,
+    session: &str,
+) -> Result<(usize, f64), PgError> {
+    let rows = super::rows(
+        c,
+        "SELECT coalesce(sum(messages), 0)::bigint, coalesce(sum(chars), 0)::bigint
              FROM memory_lane_stats WHERE session_id = $1",
-            &[&session],
-        )
-        .await?;
+        &[&session],
+    )
+    .await?;
     Ok(mean(rows.first().map_or((0, 0), |r| (r.get(0), r.get(1)))))
 }
 
@@ -43,8 +49,8 @@ fn mean((n, chars): (i64, i64)) -> (usize, f64) {
 
 /// The rows after `after` in the scope `token` holding the word whose index terms are
 /// `tokens` (in order: a phrase when more than one), oldest first.
-pub async fn term_rows_after(
-    pg: &Pg,
+pub async fn term_rows_after<C: GenericClient>(
+    c: &C,
     token: &str,
     tokens: &[String],
     after: i64,
@@ -52,27 +58,28 @@ pub async fn term_rows_after(
     let Some(query) = tsquery_literal(token, tokens) else {
         return Ok(Vec::new());
     };
-    let rows = pg
-        .query(
-            "searching a word",
-            "SELECT seq FROM memory_messages WHERE words @@ $1::text::tsquery AND seq > $2
+    let rows = super::rows(
+        c,
+        "SELECT seq FROM memory_messages WHERE words @@ $1::text::tsquery AND seq > $2
              ORDER BY seq",
-            &[&query, &after],
-        )
-        .await?;
+        &[&query, &after],
+    )
+    .await?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
 /// What ranking reads of each stored row of `seqs` (see [`RankingRow`]).
-pub async fn ranking_rows(pg: &Pg, seqs: &[i64]) -> Result<HashMap<i64, RankingRow>, PgError> {
-    let rows = pg
-        .query(
-            "reading messages to rank",
-            "SELECT seq, char_length(text)::bigint, ts_ms, role, right(rtrim(text, ' '), 1) = '?'
+pub async fn ranking_rows<C: GenericClient>(
+    c: &C,
+    seqs: &[i64],
+) -> Result<HashMap<i64, RankingRow>, PgError> {
+    let rows = super::rows(
+        c,
+        "SELECT seq, char_length(text)::bigint, ts_ms, role, right(rtrim(text, ' '), 1) = '?'
              FROM memory_messages WHERE seq = ANY($1)",
-            &[&seqs],
-        )
-        .await?;
+        &[&seqs],
+    )
+    .await?;
     Ok(rows
         .iter()
         .map(|r| {
@@ -106,28 +113,27 @@ fn chat_message(r: &tokio_postgres::Row) -> ChatMessage {
 }
 
 /// The stored messages at `seqs`, each with its session, in no order.
-pub async fn messages_at(pg: &Pg, seqs: &[i64]) -> Result<Vec<(String, ChatMessage)>, PgError> {
-    let rows = pg
-        .query(
-            "reading messages",
-            &format!(
-                "SELECT {MESSAGE_COLUMNS}, session_id FROM memory_messages WHERE seq = ANY($1)"
-            ),
-            &[&seqs],
-        )
-        .await?;
+pub async fn messages_at<C: GenericClient>(
+    c: &C,
+    seqs: &[i64],
+) -> Result<Vec<(String, ChatMessage)>, PgError> {
+    let rows = super::rows(
+        c,
+        &format!("SELECT {MESSAGE_COLUMNS}, session_id FROM memory_messages WHERE seq = ANY($1)"),
+        &[&seqs],
+    )
+    .await?;
     Ok(rows.iter().map(|r| (r.get(7), chat_message(r))).collect())
 }
 
 /// The stored message of `session` whose id is `message_id`.
-pub async fn message_by_id(
-    pg: &Pg,
+pub async fn message_by_id<C: GenericClient>(
+    c: &C,
     session: &str,
     message_id: &str,
 ) -> Result<Option<ChatMessage>, PgError> {
-    let rows = pg
-        .query(
-            "reading a message",
+    let rows = super::rows(
+            c,
             &format!(
                 "SELECT {MESSAGE_COLUMNS} FROM memory_messages WHERE session_id = $1 AND message_id = $2"
             ),
@@ -138,16 +144,15 @@ pub async fn message_by_id(
 }
 
 /// The newest `n` messages of a lane, oldest first.
-pub async fn recent(
-    pg: &Pg,
+pub async fn recent<C: GenericClient>(
+    c: &C,
     session: &str,
     lane: &str,
     n: usize,
 ) -> Result<Vec<ChatMessage>, PgError> {
     let limit = i64::try_from(n).unwrap_or(i64::MAX);
-    let rows = pg
-        .query(
-            "reading a lane",
+    let rows = super::rows(
+            c,
             &format!(
                 "SELECT {MESSAGE_COLUMNS} FROM memory_messages WHERE session_id = $1 AND thread_key = $2
                  ORDER BY seq DESC LIMIT $3"
@@ -159,15 +164,14 @@ pub async fn recent(
 }
 
 /// The messages of a lane after seq `after`, oldest first.
-pub async fn lane_after(
-    pg: &Pg,
+pub async fn lane_after<C: GenericClient>(
+    c: &C,
     session: &str,
     lane: &str,
     after: i64,
 ) -> Result<Vec<ChatMessage>, PgError> {
-    let rows = pg
-        .query(
-            "reading a lane",
+    let rows = super::rows(
+            c,
             &format!(
                 "SELECT {MESSAGE_COLUMNS} FROM memory_messages WHERE session_id = $1 AND thread_key = $2
                  AND seq > $3 ORDER BY seq"
@@ -180,96 +184,99 @@ pub async fn lane_after(
 
 /// The seq of the message of `session` stored as `message_id`, if it is in `lane` (any
 /// lane: `None`) after seq `after`.
-pub async fn seq_of(
-    pg: &Pg,
+pub async fn seq_of<C: GenericClient>(
+    c: &C,
     session: &str,
     message_id: &str,
     lane: Option<&str>,
     after: i64,
 ) -> Result<Option<i64>, PgError> {
-    let rows = pg
-        .query(
-            "reading a message",
-            "SELECT seq FROM memory_messages WHERE session_id = $1 AND message_id = $2
+    let rows = super::rows(
+        c,
+        "SELECT seq FROM memory_messages WHERE session_id = $1 AND message_id = $2
              AND ($3::text IS NULL OR thread_key = $3) AND seq > $4",
-            &[&session, &message_id, &lane, &after],
-        )
-        .await?;
+        &[&session, &message_id, &lane, &after],
+    )
+    .await?;
     Ok(rows.first().map(|r| r.get(0)))
 }
 
 /// The oldest stored message of `session` among `ids`: its seq.
-pub async fn oldest_seq_of(pg: &Pg, session: &str, ids: &[&str]) -> Result<Option<i64>, PgError> {
+pub async fn oldest_seq_of<C: GenericClient>(
+    c: &C,
+    session: &str,
+    ids: &[&str],
+) -> Result<Option<i64>, PgError> {
     if ids.is_empty() {
         return Ok(None);
     }
-    let rows = pg
-        .query(
-            "reading messages",
-            "SELECT min(seq) FROM memory_messages WHERE session_id = $1 AND message_id = ANY($2)",
-            &[&session, &ids],
-        )
-        .await?;
+    let rows = super::rows(
+        c,
+        "SELECT min(seq) FROM memory_messages WHERE session_id = $1 AND message_id = ANY($2)",
+        &[&session, &ids],
+    )
+    .await?;
     Ok(rows.first().and_then(|r| r.get(0)))
 }
 
 /// Whether `lane` holds a message with a seq strictly between `after` and `before`.
-pub async fn lane_has_between(
-    pg: &Pg,
+pub async fn lane_has_between<C: GenericClient>(
+    c: &C,
     session: &str,
     lane: &str,
     after: i64,
     before: i64,
 ) -> Result<bool, PgError> {
-    let rows = pg
-        .query(
-            "reading a lane",
-            "SELECT EXISTS (SELECT 1 FROM memory_messages
+    let rows = super::rows(
+        c,
+        "SELECT EXISTS (SELECT 1 FROM memory_messages
              WHERE session_id = $1 AND thread_key = $2 AND seq > $3 AND seq < $4)",
-            &[&session, &lane, &after, &before],
-        )
-        .await?;
+        &[&session, &lane, &after, &before],
+    )
+    .await?;
     Ok(rows.first().is_some_and(|r| r.get(0)))
 }
 
 /// How many user messages `lane` holds after seq `after` up to and including seq `to`.
-pub async fn user_turns_between(
-    pg: &Pg,
+pub async fn user_turns_between<C: GenericClient>(
+    c: &C,
     session: &str,
     lane: &str,
     after: i64,
     to: i64,
 ) -> Result<usize, PgError> {
-    let rows = pg
-        .query(
-            "counting turns",
-            "SELECT count(*) FROM memory_messages WHERE session_id = $1 AND thread_key = $2
+    let rows = super::rows(
+        c,
+        "SELECT count(*) FROM memory_messages WHERE session_id = $1 AND thread_key = $2
              AND seq > $3 AND seq <= $4 AND role = 'user'",
-            &[&session, &lane, &after, &to],
-        )
-        .await?;
+        &[&session, &lane, &after, &to],
+    )
+    .await?;
     Ok(rows
         .first()
         .map_or(0, |r| usize::try_from(r.get::<_, i64>(0)).unwrap_or(0)))
 }
 
 /// Whether `session` holds a message in a lane other than `lane`.
-pub async fn has_other_lanes(pg: &Pg, session: &str, lane: &str) -> Result<bool, PgError> {
-    let rows = pg
-        .query(
-            "reading lanes",
-            "SELECT EXISTS (SELECT 1 FROM memory_lane_stats
+pub async fn has_other_lanes<C: GenericClient>(
+    c: &C,
+    session: &str,
+    lane: &str,
+) -> Result<bool, PgError> {
+    let rows = super::rows(
+        c,
+        "SELECT EXISTS (SELECT 1 FROM memory_lane_stats
              WHERE session_id = $1 AND thread_key <> $2 AND messages > 0)",
-            &[&session, &lane],
-        )
-        .await?;
+        &[&session, &lane],
+    )
+    .await?;
     Ok(rows.first().is_some_and(|r| r.get(0)))
 }
 
 /// The rows of the session `session_token` outside the lane `lane_token` holding every
 /// word of `phrases` (each a word's index terms), oldest first.
-pub async fn rows_with_all_elsewhere(
-    pg: &Pg,
+pub async fn rows_with_all_elsewhere<C: GenericClient>(
+    c: &C,
     session_token: &str,
     lane_token: &str,
     phrases: &[Vec<String>],
@@ -295,33 +302,35 @@ pub async fn rows_with_all_elsewhere(
         words.join(" & "),
         lexeme(lane_token)
     );
-    let rows = pg
-        .query(
-            "searching other lanes",
-            "SELECT seq FROM memory_messages WHERE words @@ $1::text::tsquery ORDER BY seq",
-            &[&query],
-        )
-        .await?;
+    let rows = super::rows(
+        c,
+        "SELECT seq FROM memory_messages WHERE words @@ $1::text::tsquery ORDER BY seq",
+        &[&query],
+    )
+    .await?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
 /// The lanes of `session` other than `own` with a summary, in key order.
-pub async fn summarized_lanes(pg: &Pg, session: &str, own: &str) -> Result<Vec<String>, PgError> {
-    let rows = pg
-        .query(
-            "reading lanes",
-            "SELECT thread_key FROM memory_records WHERE session_id = $1 AND kind = 'thread_summary'
+pub async fn summarized_lanes<C: GenericClient>(
+    c: &C,
+    session: &str,
+    own: &str,
+) -> Result<Vec<String>, PgError> {
+    let rows = super::rows(
+        c,
+        "SELECT thread_key FROM memory_records WHERE session_id = $1 AND kind = 'thread_summary'
              AND thread_key <> $2 ORDER BY thread_key COLLATE \"C\"",
-            &[&session, &own],
-        )
-        .await?;
+        &[&session, &own],
+    )
+    .await?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
 /// Up to `n` rows of `lane` of `session` just before `seq` (newest first) or just after
 /// it (`after`, oldest first).
-pub async fn lane_seqs(
-    pg: &Pg,
+pub async fn lane_seqs<C: GenericClient>(
+    c: &C,
     session: &str,
     lane: &str,
     seq: i64,
@@ -336,8 +345,6 @@ pub async fn lane_seqs(
         "SELECT seq FROM memory_messages WHERE session_id = $1 AND thread_key = $2 AND seq < $3
          ORDER BY seq DESC LIMIT $4"
     };
-    let rows = pg
-        .query("reading a lane", sql, &[&session, &lane, &seq, &limit])
-        .await?;
+    let rows = super::rows(c, sql, &[&session, &lane, &seq, &limit]).await?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }

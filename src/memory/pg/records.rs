@@ -190,8 +190,8 @@ pub async fn put_record_in<C: GenericClient>(
 }
 
 /// The one record of a single kind for a session and lane.
-pub async fn record(
-    pg: &Pg,
+pub async fn record<C: GenericClient>(
+    c: &C,
     session: &str,
     kind: RecordKind,
     lane: &str,
@@ -205,17 +205,19 @@ pub async fn record(
         "SELECT {RECORD_COLUMNS} FROM memory_records
          WHERE session_id = $1 AND kind = $2 AND thread_key = $3 ORDER BY id DESC LIMIT 1"
     );
-    let rows = pg
-        .query("reading a record", &sql, &[&session, &kind.as_str(), &lane])
-        .await?;
+    let rows = super::rows(c, &sql, &[&session, &kind.as_str(), &lane]).await?;
     Ok(rows.first().map(record_of))
 }
 
 /// The record of `session` whose id is `id`.
-pub async fn record_by_id(pg: &Pg, session: &str, id: i64) -> Result<Option<Record>, PgError> {
+pub async fn record_by_id<C: GenericClient>(
+    c: &C,
+    session: &str,
+    id: i64,
+) -> Result<Option<Record>, PgError> {
     let sql =
         format!("SELECT {RECORD_COLUMNS} FROM memory_records WHERE id = $1 AND session_id = $2");
-    let rows = pg.query("reading a record", &sql, &[&id, &session]).await?;
+    let rows = super::rows(c, &sql, &[&id, &session]).await?;
     Ok(rows.first().map(record_of))
 }
 
@@ -358,8 +360,8 @@ pub async fn supersede<C: GenericClient>(
 }
 
 /// The records of `session` matching `query` for `lane` (see `MemoryStore::search`).
-pub async fn search(
-    pg: &Pg,
+pub async fn search<C: GenericClient>(
+    c: &C,
     t: &RecordTerms,
     session: &str,
     query: &str,
@@ -369,18 +371,12 @@ pub async fn search(
 ) -> Result<Vec<Record>, MemoryError> {
     let kept = "r.kind IN ('fact', 'preference', 'outcome')
                 OR (r.kind = 'thread_summary' AND r.thread_key = $3)";
-    let client = pg.client().await?;
-    super::within(
-        pg,
-        "searching records",
-        search_where(&client, t, session, query, lane, k, max_tokens, kept),
-    )
-    .await
+    search_where(c, t, session, query, lane, k, max_tokens, kept).await
 }
 
 /// What an assembly for `lane` shows as memories (see `MemoryStore::search_memories`).
-pub async fn search_memories(
-    pg: &Pg,
+pub async fn search_memories<C: GenericClient>(
+    c: &C,
     t: &RecordTerms,
     session: &str,
     query: &str,
@@ -388,27 +384,20 @@ pub async fn search_memories(
     k: usize,
     max_tokens: u64,
 ) -> Result<Vec<Record>, MemoryError> {
-    let any = pg
-        .query(
-            "looking for statements",
-            "SELECT EXISTS (SELECT 1 FROM memory_records WHERE session_id = $1
+    let any = super::rows(
+        c,
+        "SELECT EXISTS (SELECT 1 FROM memory_records WHERE session_id = $1
                  AND kind IN ('fact', 'preference', 'outcome')
                  AND (thread_key <> $2 OR range_from IS NULL))",
-            &[&session, &lane],
-        )
-        .await?;
+        &[&session, &lane],
+    )
+    .await?;
     if !any.first().is_some_and(|r| r.get::<_, bool>(0)) {
         return Ok(Vec::new());
     }
     let kept = "r.kind IN ('fact', 'preference', 'outcome')
                 AND (r.thread_key <> $3 OR r.range_from IS NULL)";
-    let client = pg.client().await?;
-    super::within(
-        pg,
-        "searching records",
-        search_where(&client, t, session, query, lane, k, max_tokens, kept),
-    )
-    .await
+    search_where(c, t, session, query, lane, k, max_tokens, kept).await
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -351,6 +351,7 @@ fn what_a_search_reads_is_what_the_sqlite_store_reads() {
         pg.migrate(COMPONENT, &MIGRATIONS)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
+        let reader = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
         for chunk in batch.chunks(50) {
             sqlite.ingest_batch(chunk).unwrap_or_else(|e| panic!("{e}"));
             messages::ingest_batch(&pg, &terms, chunk)
@@ -361,11 +362,11 @@ fn what_a_search_reads_is_what_the_sqlite_store_reads() {
         let mut found = 0;
         for (session, lane) in [("s", "root:42"), ("s", "topic:42:7"), ("t", "root:42"), ("t", "topic:42:7"), ("u", "root:42")] {
             assert_eq!(
-                reads::lane_stats(&pg, session, lane).await.unwrap_or_else(|e| ok(e)),
+                reads::lane_stats(&reader, session, lane).await.unwrap_or_else(|e| ok(e)),
                 sqlite.lane_stats(session, lane).unwrap_or_else(|e| panic!("{e}"))
             );
             assert_eq!(
-                reads::session_stats(&pg, session).await.unwrap_or_else(|e| ok(e)),
+                reads::session_stats(&reader, session).await.unwrap_or_else(|e| ok(e)),
                 sqlite.session_stats(session).unwrap_or_else(|e| panic!("{e}"))
             );
             for token in [lane_token(session, lane), session_token(session)] {
@@ -381,7 +382,7 @@ fn what_a_search_reads_is_what_the_sqlite_store_reads() {
                             .and_then(|mut st| st.query_map(rusqlite::params![expr, after], |r| r.get(0))?.collect())
                             .unwrap_or_else(|e| panic!("{e}"));
                         let tokens = terms.of_query_term(word).unwrap_or_else(|e| panic!("{e}"));
-                        let got = reads::term_rows_after(&pg, &token, &tokens, after)
+                        let got = reads::term_rows_after(&reader, &token, &tokens, after)
                             .await
                             .unwrap_or_else(|e| ok(e));
                         assert_eq!(got, want, "{word} in {token} after {after}");
@@ -389,7 +390,7 @@ fn what_a_search_reads_is_what_the_sqlite_store_reads() {
                     }
                 }
             }
-            let seqs = reads::lane_seqs(&pg, session, lane, 120, false, 5)
+            let seqs = reads::lane_seqs(&reader, session, lane, 120, false, 5)
                 .await
                 .unwrap_or_else(|e| ok(e));
             let want: Vec<i64> = sqlite
@@ -399,7 +400,7 @@ fn what_a_search_reads_is_what_the_sqlite_store_reads() {
                 .map(|m| m.seq)
                 .collect();
             assert_eq!(seqs, want);
-            let after = reads::lane_seqs(&pg, session, lane, 120, true, 5)
+            let after = reads::lane_seqs(&reader, session, lane, 120, true, 5)
                 .await
                 .unwrap_or_else(|e| ok(e));
             let want_after: Vec<i64> = sqlite
@@ -412,13 +413,13 @@ fn what_a_search_reads_is_what_the_sqlite_store_reads() {
         }
         assert!(found > 500, "{found}");
         let seqs: Vec<i64> = (1..=240).collect();
-        let ranked = reads::ranking_rows(&pg, &seqs).await.unwrap_or_else(|e| ok(e));
+        let ranked = reads::ranking_rows(&reader, &seqs).await.unwrap_or_else(|e| ok(e));
         let want = sqlite
             .ranking_rows(seqs.iter().copied())
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(ranked, want);
         assert_eq!(ranked.values().filter(|r| r.asks).count(), 48);
-        let mut read = reads::messages_at(&pg, &seqs).await.unwrap_or_else(|e| ok(e));
+        let mut read = reads::messages_at(&reader, &seqs).await.unwrap_or_else(|e| ok(e));
         read.retain(|(session, _)| session == "s");
         read.sort_by_key(|(_, m)| m.seq);
         let read: Vec<_> = read.into_iter().map(|(_, m)| m).collect();
@@ -545,6 +546,7 @@ fn records_are_written_superseded_and_found_as_the_sqlite_store_does() {
         pg.migrate(COMPONENT, &MIGRATIONS)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
+        let reader = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
         let mut marked = 0;
         for w in &writes {
             let a = sqlite.put_record(w).unwrap_or_else(|e| panic!("{e}"));
@@ -571,13 +573,13 @@ fn records_are_written_superseded_and_found_as_the_sqlite_store_does() {
             ("s", ThreadSummary, "topic:42:7"),
         ] {
             assert_eq!(
-                records::record(&pg, session, kind, lane).await.ok(),
+                records::record(&reader, session, kind, lane).await.ok(),
                 sqlite.record(session, kind, lane).ok()
             );
         }
         for id in 1..=12 {
             assert_eq!(
-                records::record_by_id(&pg, "s", id).await.ok(),
+                records::record_by_id(&reader, "s", id).await.ok(),
                 sqlite.record_by_id("s", id).ok()
             );
         }
@@ -598,7 +600,7 @@ fn records_are_written_superseded_and_found_as_the_sqlite_store_does() {
                         let want = sqlite
                             .search(session, query, lane, k, max)
                             .unwrap_or_else(|e| panic!("{e}"));
-                        let got = records::search(&pg, &terms, session, query, lane, k, max)
+                        let got = records::search(&reader, &terms, session, query, lane, k, max)
                             .await
                             .unwrap_or_else(|e| panic!("{e}"));
                         assert_eq!(got, want, "{query} {session} {lane} {k} {max}");
@@ -607,7 +609,7 @@ fn records_are_written_superseded_and_found_as_the_sqlite_store_does() {
                             .search_memories(session, query, lane, k, max)
                             .unwrap_or_else(|e| panic!("{e}"));
                         let got =
-                            records::search_memories(&pg, &terms, session, query, lane, k, max)
+                            records::search_memories(&reader, &terms, session, query, lane, k, max)
                                 .await
                                 .unwrap_or_else(|e| panic!("{e}"));
                         assert_eq!(got, want, "memories: {query} {session} {lane} {k} {max}");
@@ -718,6 +720,7 @@ fn what_a_lane_and_a_compaction_read_is_what_the_sqlite_store_reads() {
         pg.migrate(COMPONENT, &MIGRATIONS)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
+        let reader = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
         let mut lanes = std::collections::BTreeSet::new();
         for chunk in batch.chunks(40) {
             for i in sqlite.ingest_batch(chunk).unwrap_or_else(|e| panic!("{e}")) {
@@ -747,7 +750,7 @@ fn what_a_lane_and_a_compaction_read_is_what_the_sqlite_store_reads() {
         for session in ["s", "t"] {
             for id in ["m0", "m8", "m16", "m27", "m119", "none"] {
                 let want = sqlite.message_by_id(session, id).unwrap_or_else(|x| panic!("{x}"));
-                let got = reads::message_by_id(&pg, session, id).await.unwrap_or_else(|x| e(x));
+                let got = reads::message_by_id(&reader, session, id).await.unwrap_or_else(|x| e(x));
                 assert_eq!(got, want, "{session} {id}");
                 assert_eq!(
                     got.map(|m| m.thread_key),
@@ -755,30 +758,30 @@ fn what_a_lane_and_a_compaction_read_is_what_the_sqlite_store_reads() {
                 );
             }
             let some = ["m40", "m9", "m3", "none"];
-            let oldest = reads::oldest_seq_of(&pg, session, &some).await.unwrap_or_else(|x| e(x));
+            let oldest = reads::oldest_seq_of(&reader, session, &some).await.unwrap_or_else(|x| e(x));
             assert_eq!(oldest, sqlite.oldest_seq_of(session, &some).unwrap_or_else(|x| panic!("{x}")));
             for lane in &lanes {
                 assert_eq!(
-                    reads::recent(&pg, session, lane, 7).await.unwrap_or_else(|x| e(x)),
+                    reads::recent(&reader, session, lane, 7).await.unwrap_or_else(|x| e(x)),
                     sqlite.recent(session, lane, 7).unwrap_or_else(|x| panic!("{x}"))
                 );
                 // The summaries of s cover through m1; t has none.
                 let covered = match session {
-                    "s" => reads::seq_of(&pg, session, "m1", None, 0)
+                    "s" => reads::seq_of(&reader, session, "m1", None, 0)
                         .await
                         .unwrap_or_else(|x| e(x))
                         .unwrap_or(0),
                     _ => 0,
                 };
                 assert_eq!(
-                    reads::lane_after(&pg, session, lane, covered).await.unwrap_or_else(|x| e(x)),
+                    reads::lane_after(&reader, session, lane, covered).await.unwrap_or_else(|x| e(x)),
                     sqlite.unsummarized(session, lane).unwrap_or_else(|x| panic!("{x}"))
                 );
                 for after in [0, 30] {
                     let want = sqlite
                         .lane_has_between(session, lane, after, &some)
                         .unwrap_or_else(|x| panic!("{x}"));
-                    let got = reads::lane_has_between(&pg, session, lane, after, oldest.unwrap_or(i64::MAX))
+                    let got = reads::lane_has_between(&reader, session, lane, after, oldest.unwrap_or(i64::MAX))
                         .await
                         .unwrap_or_else(|x| e(x));
                     assert_eq!(got, want, "{session} {lane} {after}");
@@ -786,12 +789,12 @@ fn what_a_lane_and_a_compaction_read_is_what_the_sqlite_store_reads() {
                         let want = sqlite
                             .user_turns_through(session, lane, after, through)
                             .unwrap_or_else(|x| panic!("{x}"));
-                        let got = match reads::seq_of(&pg, session, through, Some(lane), after)
+                        let got = match reads::seq_of(&reader, session, through, Some(lane), after)
                             .await
                             .unwrap_or_else(|x| e(x))
                         {
                             Some(to) => Some(
-                                reads::user_turns_between(&pg, session, lane, after, to)
+                                reads::user_turns_between(&reader, session, lane, after, to)
                                     .await
                                     .unwrap_or_else(|x| e(x)),
                             ),
@@ -812,9 +815,9 @@ fn what_a_lane_and_a_compaction_read_is_what_the_sqlite_store_reads() {
                         .iter()
                         .map(|w| terms.of_query_term(w).unwrap_or_else(|x| panic!("{x}")))
                         .collect();
-                    let other = reads::has_other_lanes(&pg, session, lane).await.unwrap_or_else(|x| e(x));
+                    let other = reads::has_other_lanes(&reader, session, lane).await.unwrap_or_else(|x| e(x));
                     let mut got: Vec<i64> = if other {
-                        reads::rows_with_all_elsewhere(&pg, &session_token(session), &lane_token(session, lane), &phrases)
+                        reads::rows_with_all_elsewhere(&reader, &session_token(session), &lane_token(session, lane), &phrases)
                             .await
                             .unwrap_or_else(|x| e(x))
                     } else {
@@ -832,7 +835,7 @@ fn what_a_lane_and_a_compaction_read_is_what_the_sqlite_store_reads() {
                     .query_map([session, lane.as_str()], |r| r.get(0))
                     .and_then(|rows| rows.collect())
                     .unwrap_or_else(|x| panic!("{x}"));
-                assert_eq!(reads::summarized_lanes(&pg, session, lane).await.unwrap_or_else(|x| e(x)), want);
+                assert_eq!(reads::summarized_lanes(&reader, session, lane).await.unwrap_or_else(|x| e(x)), want);
             }
         }
     });
@@ -878,6 +881,7 @@ fn a_turn_is_committed_once_under_its_key_as_the_sqlite_store_does() {
         pg.migrate(COMPONENT, &MIGRATIONS)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
+        let reader = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
         let mut outcomes = Vec::new();
         for (key, batch) in [("k1", &turn[..]), ("k1", &retry[..]), ("k2", &next[..])] {
             let want = sqlite
@@ -890,7 +894,7 @@ fn a_turn_is_committed_once_under_its_key_as_the_sqlite_store_does() {
             outcomes.push(got.is_some());
         }
         assert_eq!(outcomes, [true, false, true], "the retry wrote nothing");
-        let stored = reads::recent(&pg, "s", "root:42", 10)
+        let stored = reads::recent(&reader, "s", "root:42", 10)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
