@@ -134,6 +134,7 @@ pub async fn rows<C: deadpool_postgres::GenericClient>(
 }
 
 pub mod bm25;
+pub mod compaction;
 pub mod messages;
 pub mod reads;
 pub mod records;

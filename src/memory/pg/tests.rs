@@ -906,3 +906,154 @@ fn a_turn_is_committed_once_under_its_key_as_the_sqlite_store_does() {
         );
     });
 }
+
+#[test]
+fn a_lanes_summary_state_is_locked_read_and_fenced_as_the_sqlite_store_keeps_it() {
+    use crate::memory::message::{NewMessage, Role};
+    use crate::memory::passages::index_terms::IndexTerms;
+    use crate::memory::store::{MemoryStore, NewRecord, RecordKind};
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let mut sqlite = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
+    let ids: Vec<String> = (0..30).map(|i| format!("m{i}")).collect();
+    let texts: Vec<String> = (0..30)
+        .map(|i| format!("turn {i}: I prefer window seats and we decided to ship on day {i}"))
+        .collect();
+    let batch: Vec<NewMessage<'_>> = (0..30)
+        .map(|i| NewMessage {
+            session_id: "s",
+            chat_id: "42",
+            message_id: &ids[i],
+            role: if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            text: &texts[i],
+            ts_ms: 60_000 * i64::try_from(i).unwrap_or(0),
+            topic_id: None,
+            reply_to: None,
+        })
+        .collect();
+    sqlite
+        .ingest_batch(&batch)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let policy = crate::memory::summary::CompactionPolicy::default();
+    let plan = sqlite
+        .plan_compaction("s", "root:42", &policy, 10_000_000, true)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("a forced compaction has a plan"));
+    sqlite
+        .apply_compaction(&plan, None, 10_000_000, Some(7))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let summary = sqlite
+        .record("s", RecordKind::ThreadSummary, "root:42")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("a summary"));
+    let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
+    let record_terms = records::RecordTerms::new().unwrap_or_else(|e| panic!("{e}"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        pg.migrate(COMPONENT, &MIGRATIONS)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        messages::ingest_batch(&pg, &terms, &batch)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut client = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            compaction::summary_state(&client, "s", "root:42")
+                .await
+                .ok(),
+            Some((0, 0))
+        );
+        let (from, to) = summary.message_range.clone().unwrap_or_default();
+        let tx = client.transaction().await.unwrap_or_else(|e| panic!("{e}"));
+        records::put_record_in(
+            &tx,
+            &record_terms,
+            &NewRecord {
+                session_id: "s",
+                kind: RecordKind::ThreadSummary,
+                thread_key: "root:42",
+                body: &summary.body,
+                summary_version: summary.summary_version,
+                updated_at_ms: summary.updated_at_ms,
+                message_range: Some((&from, &to)),
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+        compaction::raise_fence(&tx, "s", "root:42", 7)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        compaction::raise_fence(&tx, "s", "root:42", 3)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            compaction::summary_state(&tx, "s", "root:42").await.ok(),
+            Some((summary.summary_version, 7))
+        );
+        tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+        // The fence as the SQLite store checks it: an older token is refused there.
+        assert!(sqlite.check_fence("s", "root:42", Some(3)).is_err());
+        assert_eq!(
+            sqlite.check_fence("s", "root:42", Some(7)).ok(),
+            Some(summary.summary_version)
+        );
+        // What the compaction stated is held in both; other words are not.
+        let stated: Vec<(RecordKind, String)> = sqlite
+            .conn
+            .prepare(
+                "SELECT kind, body FROM records WHERE kind IN ('fact', 'preference', 'outcome')",
+            )
+            .and_then(|mut st| {
+                st.query_map([], |r| {
+                    let kind: String = r.get(0)?;
+                    Ok((
+                        RecordKind::parse(&kind).unwrap_or(RecordKind::Fact),
+                        r.get(1)?,
+                    ))
+                })?
+                .collect()
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!stated.is_empty());
+        for (kind, body) in &stated {
+            records::put_record(
+                &pg,
+                &record_terms,
+                &NewRecord {
+                    session_id: "s",
+                    kind: *kind,
+                    thread_key: "root:42",
+                    body,
+                    summary_version: 1,
+                    updated_at_ms: 1,
+                    message_range: None,
+                },
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                compaction::statement_held(&client, "s", *kind, body)
+                    .await
+                    .ok(),
+                Some(true)
+            );
+        }
+        assert_eq!(
+            compaction::statement_held(&client, "s", RecordKind::Fact, "never said")
+                .await
+                .ok(),
+            Some(false)
+        );
+    });
+}
