@@ -348,3 +348,84 @@ pub async fn lane_seqs<C: GenericClient>(
     let rows = super::rows(c, sql, &[&session, &lane, &seq, &limit]).await?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
+
+/// The first `limit` rows of the scope `token` holding the word whose index terms are
+/// `tokens`, oldest first (the messages read to tell whose a name is).
+pub async fn first_rows<C: GenericClient>(
+    c: &C,
+    token: &str,
+    tokens: &[String],
+    limit: usize,
+) -> Result<Vec<i64>, PgError> {
+    let Some(query) = tsquery_literal(token, tokens) else {
+        return Ok(Vec::new());
+    };
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = super::rows(
+        c,
+        "SELECT seq FROM memory_messages WHERE words @@ $1::text::tsquery ORDER BY seq LIMIT $2",
+        &[&query, &limit],
+    )
+    .await?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+/// The messages of `session` below seq `below` that a preference record came from: each
+/// one's seq, lane, speaker and time, by the newest record first.
+pub async fn stated_preference_rows<C: GenericClient>(
+    c: &C,
+    session: &str,
+    below: i64,
+) -> Result<Vec<(i64, String, Role, i64)>, PgError> {
+    let rows = super::rows(
+        c,
+        "SELECT m.seq, m.thread_key, m.role, m.ts_ms FROM memory_records r
+         JOIN memory_messages m ON m.session_id = r.session_id AND m.message_id = r.range_from
+         WHERE r.session_id = $1 AND r.kind = 'preference' AND m.seq < $2
+         ORDER BY r.id DESC",
+        &[&session, &below],
+    )
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            (
+                r.get(0),
+                r.get(1),
+                Role::parse(r.get::<_, &str>(2)),
+                r.get(3),
+            )
+        })
+        .collect())
+}
+
+/// The id of the newest assistant message of `lane` other than `except`.
+pub async fn last_assistant_id<C: GenericClient>(
+    c: &C,
+    session: &str,
+    lane: &str,
+    except: &str,
+) -> Result<Option<String>, PgError> {
+    let rows = super::rows(
+        c,
+        "SELECT message_id FROM memory_messages
+         WHERE session_id = $1 AND thread_key = $2 AND role = 'assistant' AND message_id <> $3
+         ORDER BY seq DESC LIMIT 1",
+        &[&session, &lane, &except],
+    )
+    .await?;
+    Ok(rows.first().map(|r| r.get(0)))
+}
+
+/// A number that changes whenever any host stores a message (the last row number given
+/// out): what a store's guesses worked out from the messages are good while it holds, as
+/// SQLite's `data_version` is for a file.
+pub async fn messages_version<C: GenericClient>(c: &C) -> Result<i64, PgError> {
+    let rows = super::rows(
+        c,
+        "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM memory_messages_seq_seq",
+        &[],
+    )
+    .await?;
+    Ok(rows.first().map_or(0, |r| r.get(0)))
+}

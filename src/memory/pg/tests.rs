@@ -1057,3 +1057,139 @@ fn a_lanes_summary_state_is_locked_read_and_fenced_as_the_sqlite_store_keeps_it(
         );
     });
 }
+
+#[test]
+fn what_names_preferences_and_focus_read_is_what_the_sqlite_store_reads() {
+    use crate::memory::message::{NewMessage, Role};
+    use crate::memory::passages::index_terms::IndexTerms;
+    use crate::memory::passages::terms::{body_expression, session_token};
+    use crate::memory::store::{MemoryStore, NewRecord, RecordKind};
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let ids: Vec<String> = (0..90).map(|i| format!("m{i}")).collect();
+    let texts: Vec<String> = (0..90)
+        .map(|i| match i % 3 {
+            0 => format!("Hi Mel, turn {i} here"),
+            1 => format!("thanks, Caroline! answer {i}"),
+            _ => format!("I prefer tea in the morning, note {i}"),
+        })
+        .collect();
+    let batch: Vec<NewMessage<'_>> = (0..90)
+        .map(|i| NewMessage {
+            session_id: "s",
+            chat_id: "42",
+            message_id: &ids[i],
+            role: if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            text: &texts[i],
+            ts_ms: 1_000 * i64::try_from(i).unwrap_or(0),
+            topic_id: (i % 4 == 0).then_some("7"),
+            reply_to: None,
+        })
+        .collect();
+    let mut sqlite = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
+    sqlite
+        .ingest_batch(&batch)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
+    let record_terms = records::RecordTerms::new().unwrap_or_else(|e| panic!("{e}"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        pg.migrate(COMPONENT, &MIGRATIONS)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let reader = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(reads::messages_version(&reader).await.ok(), Some(0));
+        messages::ingest_batch(&pg, &terms, &batch)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(reads::messages_version(&reader).await.ok(), Some(90));
+        for i in (2..90).step_by(6) {
+            let pref = NewRecord {
+                session_id: "s",
+                kind: RecordKind::Preference,
+                thread_key: "root:42",
+                body: &texts[i],
+                summary_version: 1,
+                updated_at_ms: 1,
+                message_range: Some((&ids[i], &ids[i])),
+            };
+            sqlite.put_record(&pref).unwrap_or_else(|e| panic!("{e}"));
+            records::put_record(&pg, &record_terms, &pref)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        for (name, limit) in [("Mel", 64), ("caroline", 5), ("Nobody", 64)] {
+            let expr = format!(
+                "scope : \"{}\" AND {}",
+                session_token("s"),
+                body_expression(&[name.to_string()], "OR")
+            );
+            let want: Vec<i64> = sqlite
+                .conn
+                .prepare(&format!(
+                    "SELECT rowid FROM messages_index WHERE messages_index MATCH ?1 LIMIT {limit}"
+                ))
+                .and_then(|mut st| st.query_map([&expr], |r| r.get(0))?.collect())
+                .unwrap_or_else(|e| panic!("{e}"));
+            let tokens = terms.of_query_term(name).unwrap_or_else(|e| panic!("{e}"));
+            let got = reads::first_rows(&reader, &session_token("s"), &tokens, limit)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(got, want, "{name}");
+        }
+        for below in [i64::MAX, 40] {
+            let want: Vec<(i64, String, Role, i64)> = sqlite
+                .conn
+                .prepare(
+                    "SELECT m.seq, m.thread_key, m.role, m.ts_ms FROM records r
+                     JOIN messages m ON m.session_id = r.session_id AND m.message_id = r.range_from
+                     WHERE r.session_id = 's' AND r.kind = 'preference' AND m.seq < ?1
+                     ORDER BY r.id DESC",
+                )
+                .and_then(|mut st| {
+                    st.query_map([below], |r| {
+                        let role: String = r.get(2)?;
+                        Ok((r.get(0)?, r.get(1)?, Role::parse(&role), r.get(3)?))
+                    })?
+                    .collect()
+                })
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(!want.is_empty());
+            let got = reads::stated_preference_rows(&reader, "s", below)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(got, want, "{below}");
+        }
+        for (lane, except) in [
+            ("root:42", "m89"),
+            ("root:42", "m1"),
+            ("topic:42:7", "m0"),
+            ("none", "m0"),
+        ] {
+            let want: Option<String> = sqlite
+                .conn
+                .query_row(
+                    "SELECT message_id FROM messages WHERE session_id = 's' AND thread_key = ?1
+                     AND role = 'assistant' AND message_id != ?2 ORDER BY seq DESC LIMIT 1",
+                    [lane, except],
+                    |r| r.get(0),
+                )
+                .ok();
+            let got = reads::last_assistant_id(&reader, "s", lane, except)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(got, want, "{lane} {except}");
+        }
+    });
+}
