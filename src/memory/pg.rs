@@ -79,7 +79,7 @@ CREATE TABLE memory_conversations (
     started_at_ms BIGINT NOT NULL,
     ended_at_ms   BIGINT NOT NULL,
     summary       TEXT NOT NULL,
-    turns         JSONB NOT NULL,
+    turns         TEXT NOT NULL,
     UNIQUE (chat_id, session_id)
 );
 CREATE INDEX memory_conversations_by_end ON memory_conversations (chat_id, ended_at_ms);
@@ -135,6 +135,7 @@ pub async fn rows<C: deadpool_postgres::GenericClient>(
 
 pub mod bm25;
 pub mod compaction;
+pub mod conversations;
 pub mod messages;
 pub mod reads;
 pub mod records;

@@ -437,6 +437,7 @@ impl MemoryStore {
 }
 
 mod conversations;
+pub(in crate::memory) use conversations::{stored_turns, turns_json};
 mod focus;
 pub use focus::{Focus, PendingSlot, SlotType};
 mod records;

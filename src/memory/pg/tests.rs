@@ -1193,3 +1193,83 @@ fn what_names_preferences_and_focus_read_is_what_the_sqlite_store_reads() {
         }
     });
 }
+
+#[test]
+fn conversations_are_stored_replaced_and_read_back_as_the_sqlite_store_does() {
+    use crate::memory::history::{Conversation, Turn};
+    use crate::memory::store::MemoryStore;
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let conv = |session: &str, end: i64, summary: &str| Conversation {
+        chat_id: "chat#1".into(),
+        session_id: session.into(),
+        started_at_ms: end - 3_600_000,
+        ended_at_ms: end,
+        summary: summary.into(),
+        turns: vec![
+            Turn {
+                human: true,
+                text: format!("hello from {session}"),
+                ts_ms: Some(end - 60_000),
+            },
+            Turn {
+                human: false,
+                text: "hi! \"quoted\" \u{1F600}".into(),
+                ts_ms: None,
+            },
+        ],
+    };
+    let day = 86_400_000;
+    let stored = [
+        conv("b", 10 * day, "Booked the venue."),
+        conv(
+            "a",
+            10 * day,
+            "Same end, other session; key sk-ant-api03-abcdefghijklmnopqrst",
+        ),
+        conv("c", 3 * day, "An old one."),
+        conv("b", 11 * day, "Booked the venue, then moved it."),
+    ];
+    let mut sqlite = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        pg.migrate(COMPONENT, &MIGRATIONS)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let client = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
+        for c in &stored {
+            sqlite.put_conversation(c).unwrap_or_else(|e| panic!("{e}"));
+            conversations::put_conversation(&client, c)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        for (since, until, turns_since) in [
+            (0, 20 * day, 0),
+            (4 * day, 20 * day, 11 * day),
+            (0, 10 * day, 20 * day),
+        ] {
+            let want = sqlite
+                .conversations("chat#1", since, until, turns_since)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let got = conversations::conversations(&client, "chat#1", since, until, turns_since)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(got, want, "{since} {until} {turns_since}");
+        }
+        for until in [2 * day, 10 * day, 20 * day] {
+            assert_eq!(
+                conversations::last_conversation_end(&client, "chat#1", until)
+                    .await
+                    .ok(),
+                sqlite.last_conversation_end("chat#1", until).ok()
+            );
+        }
+    });
+}

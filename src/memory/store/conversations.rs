@@ -8,11 +8,6 @@ impl MemoryStore {
     /// Stores a conversation (its summary redacted of anything that looks like a
     /// credential), replacing the one of the same chat and session.
     pub fn put_conversation(&mut self, c: &Conversation) -> Result<(), MemoryError> {
-        let turns: Vec<serde_json::Value> = c
-            .turns
-            .iter()
-            .map(|t| serde_json::json!({ "h": t.human, "t": t.text, "ts": t.ts_ms }))
-            .collect();
         self.conn
             .prepare_cached(
                 "INSERT INTO conversations (chat_id, session_id, started_at_ms, ended_at_ms, summary, turns)
@@ -26,7 +21,7 @@ impl MemoryStore {
                 c.started_at_ms,
                 c.ended_at_ms,
                 redact(&c.summary),
-                serde_json::Value::Array(turns).to_string()
+                turns_json(&c.turns)
             ])?;
         Ok(())
     }
@@ -76,8 +71,17 @@ impl MemoryStore {
     }
 }
 
-/// Turns as [`MemoryStore::put_conversation`] stored them.
-fn stored_turns(json: &str) -> Vec<Turn> {
+/// Turns as a conversation stores them: JSON, `h` (a person's), `t` (the text), `ts`.
+pub(in crate::memory) fn turns_json(turns: &[Turn]) -> String {
+    let turns: Vec<serde_json::Value> = turns
+        .iter()
+        .map(|t| serde_json::json!({ "h": t.human, "t": t.text, "ts": t.ts_ms }))
+        .collect();
+    serde_json::Value::Array(turns).to_string()
+}
+
+/// Turns as [`turns_json`] stored them.
+pub(in crate::memory) fn stored_turns(json: &str) -> Vec<Turn> {
     let v: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
     v.as_array()
         .map(|turns| {
