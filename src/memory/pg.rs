@@ -139,6 +139,7 @@ pub mod conversations;
 pub mod messages;
 pub mod reads;
 pub mod records;
+pub mod vectors;
 pub mod words;
 
 #[cfg(test)]

@@ -70,7 +70,7 @@ pub fn unit(v: &[f32]) -> Result<Vec<f32>, VectorError> {
     Ok(v.iter().map(|&x| (f64::from(x) / norm) as f32).collect())
 }
 
-fn to_blob(v: &[f32]) -> Vec<u8> {
+pub(in crate::memory) fn to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 

@@ -1273,3 +1273,110 @@ fn conversations_are_stored_replaced_and_read_back_as_the_sqlite_store_does() {
         }
     });
 }
+
+#[test]
+fn vectors_are_kept_counted_and_read_as_the_sqlite_store_does() {
+    use crate::memory::message::{NewMessage, Role};
+    use crate::memory::passages::index_terms::IndexTerms;
+    use crate::memory::passages::vectors::{to_blob, unit};
+    use crate::memory::store::MemoryStore;
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let ids: Vec<String> = (0..20).map(|i| format!("m{i}")).collect();
+    let texts: Vec<String> = (0..20).map(|i| format!("message {i}")).collect();
+    let batch: Vec<NewMessage<'_>> = (0..20)
+        .map(|i| NewMessage {
+            session_id: "s",
+            chat_id: "42",
+            message_id: &ids[i],
+            role: Role::User,
+            text: &texts[i],
+            ts_ms: i64::try_from(i).unwrap_or(0),
+            topic_id: (i % 3 == 0).then_some("7"),
+            reply_to: None,
+        })
+        .collect();
+    let vector = |i: usize| -> Vec<f32> {
+        #[allow(clippy::cast_precision_loss)]
+        let x = i as f32;
+        vec![x, 1.0, -x / 3.0, 0.5]
+    };
+    let rounds: [Vec<(String, Vec<f32>)>; 2] = [
+        (0..12)
+            .map(|i| (ids[i].clone(), vector(i)))
+            .chain([("nope".into(), vector(1))])
+            .collect(),
+        [3, 15, 15, 19]
+            .iter()
+            .map(|&i| (ids[i].clone(), vector(i + 1)))
+            .collect(),
+    ];
+    let mut sqlite = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
+    sqlite
+        .ingest_batch(&batch)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        pg.migrate(COMPONENT, &MIGRATIONS)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        messages::ingest_batch(&pg, &terms, &batch)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let client = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
+        for round in &rounds {
+            let entries: Vec<(&str, &[f32])> = round.iter().map(|(id, v)| (id.as_str(), v.as_slice())).collect();
+            let want = sqlite.set_vectors("s", &entries).unwrap_or_else(|e| panic!("{e:?}"));
+            let blobs: Vec<(&str, Vec<u8>)> = round
+                .iter()
+                .map(|(id, v)| (id.as_str(), to_blob(&unit(v).unwrap_or_else(|e| panic!("{e:?}")))))
+                .collect();
+            let got = vectors::put_vectors(&client, "s", &blobs)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(got, want);
+            for limit in [0, 3, 50] {
+                assert_eq!(
+                    vectors::unembedded(&client, "s", limit).await.ok(),
+                    sqlite.unembedded("s", limit).ok(),
+                    "{limit}"
+                );
+            }
+        }
+        for (below, lane) in [(i64::MAX, None), (10, None), (i64::MAX, Some("topic:42:7"))] {
+            let want: Vec<(i64, Vec<u8>, i64)> = sqlite
+                .conn
+                .prepare(
+                    "SELECT v.seq, v.vec, m.ts_ms FROM messages m JOIN message_vectors v ON v.seq = m.seq
+                     WHERE m.session_id = 's' AND m.seq < ?1 AND (?2 IS NULL OR m.thread_key = ?2)
+                     ORDER BY v.seq",
+                )
+                .and_then(|mut st| st.query_map(rusqlite::params![below, lane], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(!want.is_empty());
+            let got = vectors::scope_vectors(&client, "s", below, lane)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(got, want, "{below} {lane:?}");
+        }
+        let counted: Vec<(String, i64)> = super::rows(&client, "SELECT session_id, vectors FROM memory_vector_counts", &[])
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        let want: (String, i64) = sqlite
+            .conn
+            .query_row("SELECT session_id, vectors FROM vector_counts", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(counted, [want]);
+    });
+}
