@@ -1380,3 +1380,149 @@ fn vectors_are_kept_counted_and_read_as_the_sqlite_store_does() {
         assert_eq!(counted, [want]);
     });
 }
+
+#[test]
+fn two_hosts_storing_one_session_at_once_store_each_message_once() {
+    use crate::memory::message::{NewMessage, Role};
+    use crate::memory::passages::index_terms::IndexTerms;
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let url = server.url("postgres");
+        let (a, b) = (
+            Pg::connect(&PgOptions::new(&url))
+                .await
+                .unwrap_or_else(|e| panic!("{e}")),
+            Pg::connect(&PgOptions::new(&url))
+                .await
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
+        a.migrate(COMPONENT, &MIGRATIONS)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        // Each host stores the same 200 messages in batches of 10, one in order and the
+        // other from the end: half of what each sends the other has stored already.
+        let ids: Vec<String> = (0..200).map(|i| format!("m{i}")).collect();
+        let texts: Vec<String> = (0..200)
+            .map(|i| format!("message {i} of the shared session"))
+            .collect();
+        let host = |pg: Pg, reverse: bool| {
+            let (ids, texts) = (ids.clone(), texts.clone());
+            async move {
+                let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
+                let mut order: Vec<usize> = (0..20).collect();
+                if reverse {
+                    order.reverse();
+                }
+                let mut stored = 0;
+                for chunk in order {
+                    let batch: Vec<NewMessage<'_>> = (chunk * 10..chunk * 10 + 10)
+                        .map(|i| NewMessage {
+                            session_id: "shared",
+                            chat_id: "42",
+                            message_id: &ids[i],
+                            role: Role::User,
+                            text: &texts[i],
+                            ts_ms: i64::try_from(i).unwrap_or(0),
+                            topic_id: None,
+                            reply_to: None,
+                        })
+                        .collect();
+                    let out = messages::ingest_batch(&pg, &terms, &batch)
+                        .await
+                        .unwrap_or_else(|e| panic!("{e}"));
+                    stored += out.iter().filter(|i| i.ingested).count();
+                }
+                stored
+            }
+        };
+        // One task, two connections: while one host waits for the session's lock, the
+        // other goes on.
+        let (x, y) = tokio::join!(host(a.clone(), false), host(b.clone(), true));
+        assert_eq!(x + y, 200, "each message stored once: {x} + {y}");
+        let client = a.client().await.unwrap_or_else(|e| panic!("{e}"));
+        let rows = super::rows(
+            &client,
+            "SELECT count(*), count(DISTINCT message_id) FROM memory_messages
+             WHERE session_id = 'shared'",
+            &[],
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+        let (n, distinct): (i64, i64) = (rows[0].get(0), rows[0].get(1));
+        assert_eq!((n, distinct), (200, 200));
+        let stats = reads::lane_stats(&client, "shared", "root:42")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(stats.0, 200, "the lane counts what was stored, once");
+    });
+}
+
+#[test]
+fn a_lanes_summary_state_is_taken_in_turns_by_two_transactions() {
+    use crate::memory::passages::index_terms::IndexTerms;
+    use crate::memory::store::{NewRecord, RecordKind};
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let _ = IndexTerms::new();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        pg.migrate(COMPONENT, &MIGRATIONS)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let terms = records::RecordTerms::new().unwrap_or_else(|e| panic!("{e}"));
+        let summary = |version| NewRecord {
+            session_id: "s",
+            kind: RecordKind::ThreadSummary,
+            thread_key: "root:42",
+            body: "- a summary",
+            summary_version: version,
+            updated_at_ms: 1,
+            message_range: Some(("m0", "m1")),
+        };
+        records::put_record(&pg, &terms, &summary(1))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        // A checks and holds the row; B's check waits until A has written version 2 and
+        // committed, then sees it (and would find its own plan stale).
+        let mut first = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
+        let tx = first.transaction().await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            compaction::summary_state(&tx, "s", "root:42").await.ok(),
+            Some((1, 0))
+        );
+        let second = {
+            let pg = pg.clone();
+            tokio::spawn(async move {
+                let mut c = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
+                let tx = c.transaction().await.unwrap_or_else(|e| panic!("{e}"));
+                let seen = compaction::summary_state(&tx, "s", "root:42").await.ok();
+                tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+                (seen, std::time::Instant::now())
+            })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        records::put_record_in(&tx, &terms, &summary(2))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let committed = std::time::Instant::now();
+        tx.commit().await.unwrap_or_else(|e| panic!("{e}"));
+        let (seen, at) = second.await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(seen, Some((2, 0)), "B saw what A wrote");
+        assert!(at >= committed, "B's check ended after A committed");
+    });
+}
