@@ -101,6 +101,16 @@ impl PgError {
         }
     }
 
+    /// The client could not be set up (a runtime, a thread): PostgreSQL was not reached.
+    pub fn unavailable(message: &str) -> Self {
+        PgError::new(PgCause::Unreachable, message)
+    }
+
+    /// This package used the connection wrongly: a bug to report.
+    pub fn misuse(message: &str) -> Self {
+        PgError::new(PgCause::Internal, message)
+    }
+
     /// A timeout of `what` after `after`.
     pub fn timeout(what: &str, after: Duration) -> Self {
         PgError::new(
@@ -116,6 +126,8 @@ impl From<tokio_postgres::Error> for PgError {
             Some(c) if *c == SqlState::INVALID_PASSWORD => PgCause::Auth,
             Some(c) if *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => PgCause::Auth,
             Some(c) if *c == SqlState::INVALID_CATALOG_NAME => PgCause::NoDatabase,
+            // The server's own end of a statement past the call timeout.
+            Some(c) if *c == SqlState::QUERY_CANCELED => PgCause::Timeout,
             Some(_) => PgCause::Server,
             None if e.to_string().contains("TLS") => PgCause::Tls,
             None if e.is_closed() || io_source(&e) => PgCause::Unreachable,
@@ -190,6 +202,14 @@ impl Pg {
             ));
         }
         config.connect_timeout(opts.connect_timeout);
+        // The server ends a statement that outlives the call timeout itself: a call that
+        // gave up does not leave its connection busy for the next one.
+        let limit = format!("-c statement_timeout={}", opts.call_timeout.as_millis());
+        let options = match config.get_options() {
+            Some(given) if !given.is_empty() => format!("{given} {limit}"),
+            _ => limit,
+        };
+        config.options(&options);
         config.application_name("openclaw-context-engine");
         let manager = Manager::from_config(
             config,

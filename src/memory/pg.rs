@@ -136,6 +136,7 @@ pub async fn rows<C: deadpool_postgres::GenericClient>(
 pub mod bm25;
 pub mod compaction;
 pub mod conversations;
+pub mod link;
 pub mod messages;
 pub mod reads;
 pub mod records;

@@ -1526,3 +1526,76 @@ fn a_lanes_summary_state_is_taken_in_turns_by_two_transactions() {
         assert!(at >= committed, "B's check ended after A committed");
     });
 }
+
+#[test]
+fn a_links_transaction_holds_its_writes_until_commit_and_a_slow_call_times_out() {
+    use crate::memory::pg::link::PgLink;
+    use crate::memory::store::{NewRecord, RecordKind};
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    // Called as the store calls it: from a plain thread, outside any runtime.
+    let opts = PgOptions {
+        call_timeout: std::time::Duration::from_millis(800),
+        ..PgOptions::new(&server.url("postgres"))
+    };
+    let mut link = PgLink::connect(&opts).unwrap_or_else(|e| panic!("{e}"));
+    let summary = |version| NewRecord {
+        session_id: "s",
+        kind: RecordKind::ThreadSummary,
+        thread_key: "root:42",
+        body: "- a summary",
+        summary_version: version,
+        updated_at_ms: 1,
+        message_range: None,
+    };
+    let state = |link: &PgLink| {
+        let c = link.client().unwrap_or_else(|e| panic!("{e}"));
+        link.call("state", async {
+            Ok(compaction::summary_state(&*c, "s", "root:42").await?)
+        })
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    for (version, keep) in [(1, false), (2, true)] {
+        link.begin().unwrap_or_else(|e| panic!("{e}"));
+        {
+            let c = link.client().unwrap_or_else(|e| panic!("{e}"));
+            link.call(
+                "writing",
+                records::put_record_in(&*c, &link.record_terms, &summary(version)),
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        }
+        assert_eq!(state(&link), (version, 0), "seen inside the transaction");
+        match keep {
+            true => link.commit(),
+            false => link.rollback(),
+        }
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert_eq!(
+        state(&link),
+        (2, 0),
+        "the rolled back write is gone, the committed one stays"
+    );
+    assert!(link.commit().is_err(), "no transaction is open");
+    link.begin().unwrap_or_else(|e| panic!("{e}"));
+    assert!(link.begin().is_err(), "one transaction at a time");
+    link.rollback().unwrap_or_else(|e| panic!("{e}"));
+    // A call past its timeout ends with PG_TIMEOUT, and the link goes on.
+    let started = std::time::Instant::now();
+    let c = link.client().unwrap_or_else(|e| panic!("{e}"));
+    let slow = link.call("sleeping", async {
+        c.batch_execute("SELECT pg_sleep(3)").await?;
+        Ok(())
+    });
+    drop(c);
+    match slow {
+        Err(crate::memory::db::MemoryError::Pg(e)) => {
+            assert_eq!(e.cause, crate::core::pg::PgCause::Timeout, "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    assert_eq!(state(&link), (2, 0));
+}
