@@ -25,3 +25,4 @@ pub mod thread;
 pub mod time;
 pub mod tokens;
 pub mod tool;
+pub mod url;

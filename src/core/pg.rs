@@ -190,10 +190,12 @@ impl Pg {
     /// A pool for `opts`, with one connection made to say at once whether the server,
     /// the user and the database are there. Runs on a Tokio runtime with I/O and time.
     pub async fn connect(opts: &PgOptions) -> Result<Pg, PgError> {
-        let mut config: tokio_postgres::Config = opts
-            .url
-            .parse()
-            .map_err(|e| PgError::new(PgCause::BadUrl, format!("{}: {e}", redacted(&opts.url))))?;
+        let mut config: tokio_postgres::Config = opts.url.parse().map_err(|e| {
+            PgError::new(
+                PgCause::BadUrl,
+                format!("{}: {e}", crate::core::url::redacted(&opts.url)),
+            )
+        })?;
         if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
             return Err(PgError::new(
                 PgCause::Tls,
@@ -244,15 +246,16 @@ impl Pg {
         self.call_timeout
     }
 
-    /// `fut` within the call timeout.
-    pub async fn within<T>(
+    /// `fut` within the call timeout (`what` names the call in a timeout's message); its
+    /// error is PostgreSQL's or one of the caller's that PostgreSQL's converts into.
+    pub async fn within<T, E: From<PgError>>(
         &self,
         what: &str,
-        fut: impl std::future::Future<Output = Result<T, PgError>>,
-    ) -> Result<T, PgError> {
+        fut: impl std::future::Future<Output = Result<T, E>>,
+    ) -> Result<T, E> {
         match tokio::time::timeout(self.call_timeout, fut).await {
             Ok(out) => out,
-            Err(_) => Err(PgError::timeout(what, self.call_timeout)),
+            Err(_) => Err(PgError::timeout(what, self.call_timeout).into()),
         }
     }
 
@@ -313,25 +316,6 @@ impl Pg {
     /// are given back.
     pub fn close(&self) {
         self.pool.close();
-    }
-}
-
-/// `url` with its password left out, for a message.
-pub fn redacted(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let creds = &url[scheme + 3..at];
-            match creds.find(':') {
-                Some(colon) => format!(
-                    "{}{}:***{}",
-                    &url[..scheme + 3],
-                    &creds[..colon],
-                    &url[at..]
-                ),
-                None => url.to_string(),
-            }
-        }
-        _ => url.to_string(),
     }
 }
 

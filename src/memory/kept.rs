@@ -59,11 +59,6 @@ impl<K: Hash + Eq, V> Weighed<K, V> {
     pub fn total(&self) -> usize {
         self.total
     }
-
-    /// The most a value may weigh and be kept.
-    pub fn most_for_one(&self) -> usize {
-        self.limit / 8
-    }
 }
 
 #[cfg(test)]

@@ -151,9 +151,7 @@ impl MemoryStore {
             .query_row(params![session, lane], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?
             .unwrap_or((0, 0));
-        #[allow(clippy::cast_precision_loss)] // counts are far below 2^53
-        let mean = if n > 0 { chars as f64 / n as f64 } else { 0.0 };
-        Ok((usize::try_from(n).unwrap_or(0), mean))
+        Ok(count_and_mean((n, chars)))
     }
 
     /// Whether `session` holds a message in a lane other than `lane`.
@@ -177,9 +175,7 @@ impl MemoryStore {
                  WHERE session_id = ?1",
             )?
             .query_row(params![session], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        #[allow(clippy::cast_precision_loss)] // counts are far below 2^53
-        let mean = if n > 0 { chars as f64 / n as f64 } else { 0.0 };
-        Ok((usize::try_from(n).unwrap_or(0), mean))
+        Ok(count_and_mean((n, chars)))
     }
 
     /// The messages of `lane` older than `below_seq` that hold any of `terms`, best
@@ -284,9 +280,7 @@ impl MemoryStore {
         if unread.is_empty() {
             return Ok(out);
         }
-        let list =
-            serde_json::Value::Array(unread.into_iter().map(serde_json::Value::from).collect())
-                .to_string();
+        let list = json_list(unread);
         let mut stmt = self.conn.prepare_cached(
             "SELECT m.seq, length(m.text), m.ts_ms, m.role, substr(rtrim(m.text), -1) = '?'
              FROM json_each(?1) j JOIN messages m ON m.seq = j.value",
@@ -350,9 +344,7 @@ impl MemoryStore {
         if ids.is_empty() {
             return Ok(None);
         }
-        let list =
-            serde_json::Value::Array(ids.iter().map(|&i| serde_json::Value::from(i)).collect())
-                .to_string();
+        let list = json_list(ids.iter().copied());
         Ok(self
             .conn
             .prepare_cached(
@@ -396,9 +388,7 @@ impl MemoryStore {
         };
         let mut read = std::collections::HashMap::new();
         if !unread.is_empty() {
-            let list =
-                serde_json::Value::Array(unread.into_iter().map(serde_json::Value::from).collect())
-                    .to_string();
+            let list = json_list(unread);
             let mut stmt = self.conn.prepare_cached(
                 "SELECT m.seq, m.message_id, m.thread_key, m.role, m.text, m.ts_ms, m.reply_to,
                         m.session_id
@@ -470,6 +460,18 @@ fn kept_weight((session, m): &(String, ChatMessage)) -> usize {
         + m.text.len()
         + m.reply_to.as_ref().map_or(0, String::len)
         + 64
+}
+
+/// `values` as a JSON array, for a statement to read with `json_each`.
+fn json_list<T: Into<serde_json::Value>>(values: impl IntoIterator<Item = T>) -> String {
+    serde_json::Value::Array(values.into_iter().map(Into::into).collect()).to_string()
+}
+
+/// A scope's message count and mean length in characters, from its counts.
+pub(in crate::memory) fn count_and_mean((n, chars): (i64, i64)) -> (usize, f64) {
+    #[allow(clippy::cast_precision_loss)] // counts are far below 2^53
+    let mean = if n > 0 { chars as f64 / n as f64 } else { 0.0 };
+    (usize::try_from(n).unwrap_or(0), mean)
 }
 
 /// The statement of [`MemoryStore::lane_neighbours`]. Its LIMIT is written in, not bound:

@@ -94,19 +94,6 @@ CREATE TABLE memory_vector_counts (
 );
 "];
 
-/// `fut` within `pg`'s call timeout (`what` names the call in a timeout's message), for a
-/// call whose work is the memory's as well as PostgreSQL's.
-pub async fn within<T>(
-    pg: &crate::core::pg::Pg,
-    what: &str,
-    fut: impl std::future::Future<Output = Result<T, crate::memory::db::MemoryError>>,
-) -> Result<T, crate::memory::db::MemoryError> {
-    match tokio::time::timeout(pg.call_timeout(), fut).await {
-        Ok(out) => out,
-        Err(_) => Err(crate::core::pg::PgError::timeout(what, pg.call_timeout()).into()),
-    }
-}
-
 /// Takes `session`'s lock for the rest of the transaction `c` is in: the writes of a
 /// session (messages, records, compactions) are one at a time, whichever host makes them,
 /// and its rows are numbered in the order they commit.

@@ -101,11 +101,6 @@ impl MemoryStore {
         })
     }
 
-    /// The lines assemblies rendered of stored messages, kept across them.
-    pub(in crate::memory) fn kept_lines(&self) -> &RefCell<KeptLines> {
-        &self.lines
-    }
-
     /// Stores a message verbatim and returns its thread key. Storing the same message id of
     /// a session again changes nothing and returns the key it was stored under.
     pub fn ingest(&mut self, m: &NewMessage<'_>) -> Result<String, MemoryError> {
@@ -442,8 +437,8 @@ mod focus;
 pub use focus::{Focus, PendingSlot, SlotType};
 mod records;
 pub(in crate::memory) use records::{
-    best_within, changes, query_words, subject_words, RECORD_COLUMNS, SUPERSEDE_CANDIDATES,
-    SUPERSEDE_MIN_SHARED,
+    best_within, changes, query_words, record_columns_of, subject_words, RECORD_COLUMNS,
+    SUPERSEDE_CANDIDATES, SUPERSEDE_MIN_SHARED,
 };
 pub use records::{NewRecord, Record, RecordKind};
 

@@ -139,19 +139,7 @@ impl std::fmt::Debug for Coordinator {
     }
 }
 
-/// A URL with its password (if any) replaced by `***`.
-pub fn redacted(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    match rest.rsplit_once('@') {
-        Some((auth, host)) => match auth.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-            None => format!("{scheme}://***@{host}"),
-        },
-        None => url.to_string(),
-    }
-}
+pub use crate::core::url::redacted;
 
 fn now_ms() -> f64 {
     crate::core::time::system_now().as_secs_f64() * 1e3

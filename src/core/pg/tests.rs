@@ -126,7 +126,7 @@ fn a_bad_url_a_wrong_password_a_missing_database_and_no_server_are_told_apart_at
     });
     // The password never appears in a message.
     assert_eq!(
-        redacted("postgres://me:s3cr@t@db.example:5432/x"),
+        crate::core::url::redacted("postgres://me:s3cr@t@db.example:5432/x"),
         "postgres://me:***@db.example:5432/x"
     );
 }
@@ -141,7 +141,7 @@ fn a_server_killed_mid_run_fails_calls_within_the_timeout_and_is_used_again_once
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         let ask = || async {
-            pg.within("a query", async {
+            pg.within::<_, PgError>("a query", async {
                 let c = pg.client().await?;
                 let n: i32 = c.query_one("SELECT 41 + 1", &[]).await?.get(0);
                 Ok(n)

@@ -245,7 +245,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
             let Some(m) = self.tail.next(self.store, self.req)? else {
                 break;
             };
-            let line = self.plan.line(self.store.kept_lines(), m);
+            let line = self.plan.line(&self.store.lines, m);
             let cost = self.plan.recent.cost(&line, self.frame_est);
             // Within the layer's share, the newest message too: one longer than that
             // waits for what retrieval leaves (`reach_back`), so a larger budget never
@@ -344,7 +344,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
             if self.plan.recent.lines.contains_key(&m.seq) || !offered.insert(m.seq) {
                 continue;
             }
-            let line = self.plan.line(self.store.kept_lines(), m);
+            let line = self.plan.line(&self.store.lines, m);
             offered_est += line.est;
             if greedy + line.est <= room {
                 greedy += line.est;
@@ -417,7 +417,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
                 self.plan.passage_order.retain(|&s| s != m.seq);
                 self.used -= line.est;
             }
-            let line = self.plan.line(self.store.kept_lines(), m);
+            let line = self.plan.line(&self.store.lines, m);
             let cost = self.plan.recent.cost(&line, frame_est);
             if self.used + cost > self.rest {
                 break;

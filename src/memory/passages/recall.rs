@@ -271,9 +271,7 @@ impl MemoryStore {
             return Ok(None);
         }
         let sampled = rows.len();
-        let list =
-            serde_json::Value::Array(rows.iter().map(|&s| serde_json::Value::from(s)).collect())
-                .to_string();
+        let list = super::json_list(rows.iter().copied());
         let mut stmt = self.conn.prepare_cached(
             "SELECT m.role, m.text FROM json_each(?1) j JOIN messages m ON m.seq = j.value
              WHERE m.session_id = ?2",

@@ -77,7 +77,7 @@ impl PgLink {
         fut: impl std::future::Future<Output = Result<T, MemoryError>>,
     ) -> Result<T, MemoryError> {
         match &self.rt {
-            Some(rt) => rt.block_on(super::within(&self.pg, what, fut)),
+            Some(rt) => rt.block_on(self.pg.within(what, fut)),
             None => Err(PgError::misuse("the link is closed").into()),
         }
     }

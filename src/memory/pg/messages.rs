@@ -42,7 +42,7 @@ pub async fn ingest_batch(
     if batch.is_empty() {
         return Ok(Vec::new());
     }
-    super::within(pg, "storing messages", async {
+    pg.within("storing messages", async {
         let mut client = pg.client().await?;
         let tx = client.transaction().await?;
         let out = ingest_in(&tx, terms, batch).await?;
@@ -63,7 +63,7 @@ pub async fn commit_turn(
     batch: &[NewMessage<'_>],
     now_ms: i64,
 ) -> Result<Option<Vec<Ingested>>, MemoryError> {
-    super::within(pg, "committing a turn", async {
+    pg.within("committing a turn", async {
         let mut client = pg.client().await?;
         let tx = client.transaction().await?;
         let fresh = tx

@@ -5,9 +5,10 @@
 //! A message's text reads as stored: a NUL character, which PostgreSQL's text cannot hold,
 //! was stored as U+FFFD.
 
-use super::words::{lexeme, tsquery_literal};
+use super::words::{lexeme, phrase, tsquery_literal};
 use crate::core::pg::PgError;
 use crate::memory::message::{ChatMessage, RankingRow, Role};
+use crate::memory::passages::count_and_mean;
 use deadpool_postgres::GenericClient;
 use std::collections::HashMap;
 
@@ -23,7 +24,9 @@ pub async fn lane_stats<C: GenericClient>(
         &[&session, &lane],
     )
     .await?;
-    Ok(mean(rows.first().map_or((0, 0), |r| (r.get(0), r.get(1)))))
+    Ok(count_and_mean(
+        rows.first().map_or((0, 0), |r| (r.get(0), r.get(1))),
+    ))
 }
 
 /// How many messages `session` holds, and their mean length in characters.
@@ -38,13 +41,9 @@ pub async fn session_stats<C: GenericClient>(
         &[&session],
     )
     .await?;
-    Ok(mean(rows.first().map_or((0, 0), |r| (r.get(0), r.get(1)))))
-}
-
-fn mean((n, chars): (i64, i64)) -> (usize, f64) {
-    #[allow(clippy::cast_precision_loss)] // counts are far below 2^53
-    let mean = if n > 0 { chars as f64 / n as f64 } else { 0.0 };
-    (usize::try_from(n).unwrap_or(0), mean)
+    Ok(count_and_mean(
+        rows.first().map_or((0, 0), |r| (r.get(0), r.get(1))),
+    ))
 }
 
 /// The rows after `after` in the scope `token` holding the word whose index terms are
@@ -284,18 +283,7 @@ pub async fn rows_with_all_elsewhere<C: GenericClient>(
     if phrases.iter().any(Vec::is_empty) {
         return Ok(Vec::new());
     }
-    let words: Vec<String> = phrases
-        .iter()
-        .map(|p| {
-            format!(
-                "({})",
-                p.iter()
-                    .map(|t| lexeme(t))
-                    .collect::<Vec<_>>()
-                    .join(" <-> ")
-            )
-        })
-        .collect();
+    let words: Vec<String> = phrases.iter().map(|p| format!("({})", phrase(p))).collect();
     let query = format!(
         "{}:A & {} & !{}:A",
         lexeme(session_token),

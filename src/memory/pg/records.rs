@@ -7,7 +7,7 @@
 //! FTS5 keeps its own, in the transaction that writes the record.
 
 use super::bm25;
-use super::words::{lexeme, tsvector_literal};
+use super::words::{phrase, tsvector_literal};
 use crate::core::pg::{Pg, PgError};
 use crate::memory::db::MemoryError;
 use crate::memory::passages::index_terms::{
@@ -15,8 +15,8 @@ use crate::memory::passages::index_terms::{
 };
 use crate::memory::secrets::redact;
 use crate::memory::store::{
-    best_within, changes, query_words, subject_words, NewRecord, Record, RecordKind,
-    RECORD_COLUMNS, SUPERSEDE_CANDIDATES, SUPERSEDE_MIN_SHARED,
+    best_within, changes, query_words, record_columns_of, subject_words, NewRecord, Record,
+    RecordKind, RECORD_COLUMNS, SUPERSEDE_CANDIDATES, SUPERSEDE_MIN_SHARED,
 };
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
@@ -77,17 +77,10 @@ fn record_of(r: &Row) -> Record {
     }
 }
 
-fn single(kind: RecordKind) -> bool {
-    matches!(
-        kind,
-        RecordKind::ThreadSummary | RecordKind::SessionSummary | RecordKind::ThreadState
-    )
-}
-
 /// Writes a record (see `MemoryStore::put_record`) in a transaction of its own under
 /// its session's lock; returns its id.
 pub async fn put_record(pg: &Pg, t: &RecordTerms, r: &NewRecord<'_>) -> Result<i64, MemoryError> {
-    super::within(pg, "writing a record", async {
+    pg.within("writing a record", async {
         let mut client = pg.client().await?;
         let tx = client.transaction().await?;
         super::lock_session(&tx, r.session_id).await?;
@@ -108,13 +101,9 @@ pub async fn put_record_in<C: GenericClient>(
     let body = redact(r.body).replace('\0', "\u{FFFD}");
     let (words, grams) = (t.of(Index::Words, &body)?, t.of(Index::Grams, &body)?);
     let (from, to) = r.message_range.unzip();
-    let lane = if r.kind == RecordKind::SessionSummary {
-        ""
-    } else {
-        r.thread_key
-    };
+    let lane = r.kind.lane_key(r.thread_key);
     let kind = r.kind.as_str();
-    let before = if single(r.kind) {
+    let before = if r.kind.single() {
         c.query_opt(
             "SELECT id, body FROM memory_records
              WHERE session_id = $1 AND kind = $2 AND thread_key = $3",
@@ -196,11 +185,7 @@ pub async fn record<C: GenericClient>(
     kind: RecordKind,
     lane: &str,
 ) -> Result<Option<Record>, PgError> {
-    let lane = if kind == RecordKind::SessionSummary {
-        ""
-    } else {
-        lane
-    };
+    let lane = kind.lane_key(lane);
     let sql = format!(
         "SELECT {RECORD_COLUMNS} FROM memory_records
          WHERE session_id = $1 AND kind = $2 AND thread_key = $3 ORDER BY id DESC LIMIT 1"
@@ -239,51 +224,32 @@ pub(super) async fn ranked<C: GenericClient>(
         .iter()
         .map(|w| Ok(t.of(index, w)?.into_iter().map(|(s, _)| s).collect()))
         .collect::<Result<_, MemoryError>>()?;
-    let queries: Vec<String> = phrases
+    // Each word as a phrase (its index terms in order); a word without one finds nothing
+    // but still counts among the query's phrases, as in FTS5.
+    let all: Vec<String> = phrases.iter().map(|p| phrase(p)).collect();
+    let any = all
         .iter()
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            p.iter()
-                .map(|s| lexeme(s))
-                .collect::<Vec<_>>()
-                .join(" <-> ")
-        })
-        .collect();
-    if queries.is_empty() {
-        return Ok(Vec::new());
-    }
-    let col = index.column();
-    let any = queries
-        .iter()
+        .filter(|q| !q.is_empty())
         .map(|q| format!("({q})"))
         .collect::<Vec<_>>()
         .join(" | ");
-    let cols = RECORD_COLUMNS
-        .split(", ")
-        .map(|c| format!("r.{c}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let found = c
-        .query(
-            &format!(
-                "SELECT {cols} FROM memory_records r
-                 WHERE r.{col} @@ $1::text::tsquery AND r.session_id = $2 AND ({kept})"
-            ),
-            &[&any, &session, third],
-        )
-        .await?;
+    if any.is_empty() {
+        return Ok(Vec::new());
+    }
+    let col = index.column();
+    let cols = record_columns_of("r");
+    let found = super::rows(
+        c,
+        &format!(
+            "SELECT {cols} FROM memory_records r
+             WHERE r.{col} @@ $1::text::tsquery AND r.session_id = $2 AND ({kept})"
+        ),
+        &[&any, &session, third],
+    )
+    .await?;
     if found.is_empty() {
         return Ok(Vec::new());
     }
-    let all: Vec<String> = phrases
-        .iter()
-        .map(|p| {
-            p.iter()
-                .map(|s| lexeme(s))
-                .collect::<Vec<_>>()
-                .join(" <-> ")
-        })
-        .collect();
     let counts = c
         .query(
             &format!(

@@ -2,15 +2,31 @@ use super::*;
 use crate::core::pg::server::PgServer;
 use crate::core::pg::{Pg, PgOptions};
 
+/// A runtime for a test's calls, on the test's thread.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A pool on `server`'s default database, with the memory's schema.
+async fn migrated(server: &PgServer) -> Pg {
+    let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    pg.migrate(COMPONENT, &MIGRATIONS)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    pg
+}
+
 #[test]
 fn the_memory_schema_migrates_on_a_real_server_with_its_word_indexes() {
     let Some(server) = PgServer::start() else {
         return;
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rt = runtime();
     rt.block_on(async {
         let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
             .await
@@ -122,17 +138,9 @@ fn a_word_finds_the_same_messages_of_a_lane_on_postgresql_as_in_the_sqlite_index
         .map(|i| i.thread_key)
         .collect();
     let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rt = runtime();
     rt.block_on(async {
-        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        pg.migrate(COMPONENT, &MIGRATIONS)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let pg = migrated(&server).await;
         let client = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
         let made = terms
             .of_messages(&texts)
@@ -243,17 +251,9 @@ fn a_batch_is_placed_and_stored_once_as_the_sqlite_store_does() {
     ];
     let mut sqlite = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
     let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rt = runtime();
     rt.block_on(async {
-        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        pg.migrate(COMPONENT, &MIGRATIONS)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let pg = migrated(&server).await;
         for batch in &batches {
             let want = sqlite.ingest_batch(batch).unwrap_or_else(|e| panic!("{e}"));
             let got = messages::ingest_batch(&pg, &terms, batch)
@@ -340,17 +340,9 @@ fn what_a_search_reads_is_what_the_sqlite_store_reads() {
         .collect();
     let mut sqlite = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
     let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rt = runtime();
     rt.block_on(async {
-        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        pg.migrate(COMPONENT, &MIGRATIONS)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let pg = migrated(&server).await;
         let reader = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
         for chunk in batch.chunks(50) {
             sqlite.ingest_batch(chunk).unwrap_or_else(|e| panic!("{e}"));
@@ -535,17 +527,9 @@ fn records_are_written_superseded_and_found_as_the_sqlite_store_does() {
     ];
     let mut sqlite = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
     let terms = records::RecordTerms::new().unwrap_or_else(|e| panic!("{e}"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rt = runtime();
     rt.block_on(async {
-        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        pg.migrate(COMPONENT, &MIGRATIONS)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let pg = migrated(&server).await;
         let reader = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
         let mut marked = 0;
         for w in &writes {
@@ -709,17 +693,9 @@ fn what_a_lane_and_a_compaction_read_is_what_the_sqlite_store_reads() {
     let mut sqlite = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
     let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
     let record_terms = records::RecordTerms::new().unwrap_or_else(|e| panic!("{e}"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rt = runtime();
     rt.block_on(async {
-        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        pg.migrate(COMPONENT, &MIGRATIONS)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let pg = migrated(&server).await;
         let reader = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
         let mut lanes = std::collections::BTreeSet::new();
         for chunk in batch.chunks(40) {
@@ -870,17 +846,9 @@ fn a_turn_is_committed_once_under_its_key_as_the_sqlite_store_does() {
     let next = [m("u2", Role::User, "and the rollback plan?")];
     let mut sqlite = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
     let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rt = runtime();
     rt.block_on(async {
-        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        pg.migrate(COMPONENT, &MIGRATIONS)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let pg = migrated(&server).await;
         let reader = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
         let mut outcomes = Vec::new();
         for (key, batch) in [("k1", &turn[..]), ("k1", &retry[..]), ("k2", &next[..])] {
@@ -953,17 +921,9 @@ fn a_lanes_summary_state_is_locked_read_and_fenced_as_the_sqlite_store_keeps_it(
         .unwrap_or_else(|| panic!("a summary"));
     let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
     let record_terms = records::RecordTerms::new().unwrap_or_else(|e| panic!("{e}"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rt = runtime();
     rt.block_on(async {
-        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        pg.migrate(COMPONENT, &MIGRATIONS)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let pg = migrated(&server).await;
         messages::ingest_batch(&pg, &terms, &batch)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
@@ -1097,17 +1057,9 @@ fn what_names_preferences_and_focus_read_is_what_the_sqlite_store_reads() {
         .unwrap_or_else(|e| panic!("{e}"));
     let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
     let record_terms = records::RecordTerms::new().unwrap_or_else(|e| panic!("{e}"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rt = runtime();
     rt.block_on(async {
-        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        pg.migrate(COMPONENT, &MIGRATIONS)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let pg = migrated(&server).await;
         let reader = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(reads::messages_version(&reader).await.ok(), Some(0));
         messages::ingest_batch(&pg, &terms, &batch)
@@ -1232,17 +1184,9 @@ fn conversations_are_stored_replaced_and_read_back_as_the_sqlite_store_does() {
         conv("b", 11 * day, "Booked the venue, then moved it."),
     ];
     let mut sqlite = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rt = runtime();
     rt.block_on(async {
-        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        pg.migrate(COMPONENT, &MIGRATIONS)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let pg = migrated(&server).await;
         let client = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
         for c in &stored {
             sqlite.put_conversation(c).unwrap_or_else(|e| panic!("{e}"));
@@ -1317,17 +1261,9 @@ fn vectors_are_kept_counted_and_read_as_the_sqlite_store_does() {
         .ingest_batch(&batch)
         .unwrap_or_else(|e| panic!("{e}"));
     let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let rt = runtime();
     rt.block_on(async {
-        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        pg.migrate(COMPONENT, &MIGRATIONS)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let pg = migrated(&server).await;
         messages::ingest_batch(&pg, &terms, &batch)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
@@ -1478,12 +1414,7 @@ fn a_lanes_summary_state_is_taken_in_turns_by_two_transactions() {
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     rt.block_on(async {
-        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        pg.migrate(COMPONENT, &MIGRATIONS)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let pg = migrated(&server).await;
         let terms = records::RecordTerms::new().unwrap_or_else(|e| panic!("{e}"));
         let summary = |version| NewRecord {
             session_id: "s",

@@ -41,12 +41,21 @@ pub fn tsvector_literal(terms: &Terms, scope: &[String]) -> String {
     out.join(" ")
 }
 
+/// `tokens` (one word's index terms, in order) as a `tsquery` phrase: each quoted, each
+/// followed by the next; empty for none.
+pub fn phrase(tokens: &[String]) -> String {
+    tokens
+        .iter()
+        .map(|t| lexeme(t))
+        .collect::<Vec<_>>()
+        .join(" <-> ")
+}
+
 /// The `tsquery` literal asking for `tokens` (one word's, in order: a phrase when more
 /// than one) within `scope`; `None` for a word with no token.
 pub fn tsquery_literal(scope: &str, tokens: &[String]) -> Option<String> {
     if tokens.is_empty() {
         return None;
     }
-    let phrase: Vec<String> = tokens.iter().map(|t| lexeme(t)).collect();
-    Some(format!("{}:A & ({})", lexeme(scope), phrase.join(" <-> ")))
+    Some(format!("{}:A & ({})", lexeme(scope), phrase(tokens)))
 }

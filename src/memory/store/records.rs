@@ -43,12 +43,31 @@ impl RecordKind {
     }
 
     /// At most one record of this kind per session and thread key (written by upsert).
-    fn single(self) -> bool {
+    pub(in crate::memory) fn single(self) -> bool {
         matches!(
             self,
             RecordKind::ThreadSummary | RecordKind::SessionSummary | RecordKind::ThreadState
         )
     }
+
+    /// The thread key a record of this kind is kept under for `lane`: none for the
+    /// session's summary, which belongs to no lane.
+    pub(in crate::memory) fn lane_key(self, lane: &str) -> &str {
+        if self == RecordKind::SessionSummary {
+            ""
+        } else {
+            lane
+        }
+    }
+}
+
+/// The record columns ([`RECORD_COLUMNS`]) of the table named `alias` in a query.
+pub(in crate::memory) fn record_columns_of(alias: &str) -> String {
+    RECORD_COLUMNS
+        .split(", ")
+        .map(|c| format!("{alias}.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A memory record as stored. Its body never holds what looks like a credential.
@@ -128,11 +147,7 @@ impl MemoryStore {
     pub fn put_record(&mut self, r: &NewRecord<'_>) -> Result<i64, MemoryError> {
         let body = redact(r.body);
         let (from, to) = r.message_range.unzip();
-        let lane = if r.kind == RecordKind::SessionSummary {
-            ""
-        } else {
-            r.thread_key
-        };
+        let lane = r.kind.lane_key(r.thread_key);
         if r.kind.single() {
             self.conn.execute(
                 "INSERT INTO records (session_id, kind, thread_key, body, summary_version, updated_at_ms, range_from, range_to)
@@ -164,11 +179,7 @@ impl MemoryStore {
         kind: RecordKind,
         lane: &str,
     ) -> Result<Option<Record>, MemoryError> {
-        let lane = if kind == RecordKind::SessionSummary {
-            ""
-        } else {
-            lane
-        };
+        let lane = kind.lane_key(lane);
         let sql = format!(
             "SELECT {RECORD_COLUMNS} FROM records WHERE session_id = ?1 AND kind = ?2 AND thread_key = ?3
              ORDER BY id DESC LIMIT 1"
@@ -317,11 +328,7 @@ impl MemoryStore {
                  ORDER BY score LIMIT {limit}",
                 // Written in, not bound: SQLite plans a bound LIMIT again for every value.
                 limit = i64::try_from(k).unwrap_or(i64::MAX),
-                cols = RECORD_COLUMNS
-                    .split(", ")
-                    .map(|c| format!("r.{c}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                cols = record_columns_of("r")
             );
             let mut stmt = self.conn.prepare_cached(&sql)?;
             // The score comes after the record's columns, so `record_row` reads the rest.
