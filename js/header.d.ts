@@ -24,6 +24,12 @@
  *   was closed;
  * - `ERR_PERSIST_STORAGE`, `ERR_PERSIST_TIMEOUT`, `ERR_PERSIST_CLOSED`: a saved
  *   `ChannelStore` could not write, did not finish writing in time, or was closed;
+ * - `PG_BAD_URL`, `PG_AUTH`, `PG_NO_DATABASE`, `PG_TLS`, `PG_UNREACHABLE`, `PG_TIMEOUT`,
+ *   `PG_NEWER_SCHEMA`, `PG_SERVER`, `PG_INTERNAL`: a store opened with
+ *   `MemoryStore.connect({ url })` could not do what was asked on PostgreSQL, by cause: a
+ *   URL it cannot read, a password refused, no such database, TLS asked for, the server
+ *   not reachable, no answer in time, a schema newer than this version, the server's own
+ *   error, and anything else;
  * - `ERR_REENTERED`: a `ChannelStore` or `MemoryStore` was called from inside one of its
  *   own calls (a clock, fetcher or getter calling back synchronously).
  * Running out of stack (a callback that re-enters without end) is V8's own `RangeError`,
@@ -44,6 +50,15 @@ export type ContextEngineErrorCode =
   | 'ERR_PERSIST_TIMEOUT'
   | 'ERR_PERSIST_CLOSED'
   | 'ERR_REENTERED'
+  | 'PG_BAD_URL'
+  | 'PG_AUTH'
+  | 'PG_NO_DATABASE'
+  | 'PG_TLS'
+  | 'PG_UNREACHABLE'
+  | 'PG_TIMEOUT'
+  | 'PG_NEWER_SCHEMA'
+  | 'PG_SERVER'
+  | 'PG_INTERNAL'
 
 /**
  * The kinds of memory record: a lane's rolling summary (`thread_summary`), a session's
@@ -365,4 +380,52 @@ export interface ChannelStore {
     messageId: string | null,
     options?: { threadId?: string; limit?: number },
   ): Promise<{ block: string; notes: string[]; apiCalls: number }>
+}
+
+/** A function of `MemoryStore` returning a promise of what it returns. */
+type Promised<F> = F extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never
+
+/**
+ * `MemoryTools` of a store from `MemoryStore.connect`: the same tools, `execute` returning
+ * a promise.
+ */
+export interface SharedMemoryTools {
+  readonly sessionId: string
+  definitions(): ToolDefinition[]
+  execute(name: string, input: unknown, queryVector?: Float32Array | number[] | null): Promise<string>
+}
+
+/**
+ * The memory store on PostgreSQL, from `MemoryStore.connect({ url })`: the methods of
+ * `MemoryStore`, each returning a promise (the calls run on a worker thread, never on the
+ * event loop). The same inputs give the same answers as a SQLite store.
+ */
+export type SharedMemoryStore = {
+  [K in Exclude<keyof MemoryStore, 'tools' | 'close'>]: Promised<MemoryStore[K]>
+} & {
+  /** True on PostgreSQL (`url`), false on SQLite (`path`). */
+  readonly shared: boolean
+  tools(scope: MemoryToolsScope): Promise<SharedMemoryTools>
+  /** Ends the store's connections and its worker thread; later calls reject `ERR_MEMORY_CLOSED`. */
+  close(): Promise<void>
+}
+
+export declare namespace MemoryStore {
+  /**
+   * Opens the memory on the PostgreSQL database `options.url` names
+   * (`postgres://user:password@host:port/database`), shared by every gateway host that
+   * connects to it: connected, its schema created or brought up to date (once, whichever
+   * host comes first), before the promise resolves. A bad URL rejects `PG_BAD_URL`, a
+   * refused password `PG_AUTH`, a missing database `PG_NO_DATABASE`, a server that does
+   * not answer `PG_UNREACHABLE` or `PG_TIMEOUT`. Given `path` instead, the SQLite store
+   * with the same promise methods.
+   *
+   * ```ts
+   * const memory = await MemoryStore.connect({ url: process.env.DATABASE_URL })
+   * await memory.ingest([{ sessionId, chatId, messageId, role: 'user', text, ts }])
+   * const { text } = await memory.assemble({ sessionId, threadKey, userMessage, budgetTokens: 4000 })
+   * await memory.close()
+   * ```
+   */
+  function connect(options: MemoryStoreOptions): Promise<SharedMemoryStore>
 }

@@ -4,6 +4,7 @@
 // the check that renders the inspect page in headless Chromium. Tests left out by a
 // filter (`-t`, `.only`) are vitest's own business and not reported here.
 import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import type { Reporter, TestModule } from 'vitest/node'
 
 const installed = (cmd: string) => spawnSync(cmd, ['--version']).error === undefined
@@ -13,6 +14,10 @@ const NEEDS: Record<string, { missing: () => boolean; why: string }> = {
   'redis.spec.ts': {
     missing: () => !installed('redis-server'),
     why: 'they need redis-server, which is not installed here; install it (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis) and run npm test again',
+  },
+  'memory-conformance.spec.ts': {
+    missing: () => !existsSync('/usr/lib/postgresql') && !installed('initdb'),
+    why: 'they need a PostgreSQL server, which is not installed here; install it (Debian/Ubuntu: sudo apt-get install postgresql; macOS: brew install postgresql) and run npm test again',
   },
   'inspect.spec.ts': {
     missing: () => !process.env.CHROME_PATH && !['chromium', 'chromium-browser', 'google-chrome'].some(installed),

@@ -7,6 +7,7 @@
 
 const { inputError, unreadable } = require('../core/errors.js')
 const { packRows } = require('../core/packed.js')
+const { connect } = require('./shared.js')
 
 const FIELDS = 6
 const KEYS = new Set(require('../core/fields.js').MemoryMessage)
@@ -149,6 +150,11 @@ module.exports = function installMemory(binding) {
   const nativeStatus = Native.prototype.threadStatus
   const nativeAssemble = Native.prototype.assemble
   class MemoryStore extends Native {
+    /** The store on PostgreSQL (`url`), its methods returning promises: see shared.js. */
+    static connect(options) {
+      return connect(options)
+    }
+
     assemble(input) {
       return nativeAssemble.call(this, assembleInput(input))
     }

@@ -11,6 +11,8 @@ use tokio_postgres::NoTls;
 
 /// Connections a pool opens at most, unless the caller says otherwise.
 pub const POOL_SIZE: usize = 8;
+/// The most connections a caller may ask a pool for.
+pub const MAX_POOL_SIZE: usize = 256;
 /// How long making a connection may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long one call (a statement, a transaction, a wait for a pooled connection) may take.

@@ -429,3 +429,29 @@ pub fn thread_status(last_ended: Option<i64>, now: i64, window_ms: i64) -> (bool
 
 #[cfg(test)]
 mod tests;
+
+/// Turns as a conversation stores them: JSON, `h` (a person's), `t` (the text), `ts`.
+pub fn turns_json(turns: &[Turn]) -> String {
+    let turns: Vec<serde_json::Value> = turns
+        .iter()
+        .map(|t| serde_json::json!({ "h": t.human, "t": t.text, "ts": t.ts_ms }))
+        .collect();
+    serde_json::Value::Array(turns).to_string()
+}
+
+/// Turns as [`turns_json`] stored them.
+pub fn stored_turns(json: &str) -> Vec<Turn> {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+    v.as_array()
+        .map(|turns| {
+            turns
+                .iter()
+                .map(|t| Turn {
+                    human: t["h"].as_bool().unwrap_or(false),
+                    text: t["t"].as_str().unwrap_or_default().to_string(),
+                    ts_ms: t["ts"].as_i64(),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -75,3 +75,23 @@ pub(super) fn chat_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
         reply_to: r.get(6)?,
     })
 }
+
+/// Where an ingested message went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ingested {
+    /// The lane it is stored under (for a message stored before, the lane it was stored
+    /// under then).
+    pub thread_key: String,
+    /// Whether it was written now.
+    pub ingested: bool,
+    /// The id it is stored under when its own was taken by a message of another lane:
+    /// `<id>@<thread key>`.
+    pub stored_as: Option<String>,
+}
+
+/// A scope's message count and mean length in characters, from its counts.
+pub fn count_and_mean((n, chars): (i64, i64)) -> (usize, f64) {
+    #[allow(clippy::cast_precision_loss)] // counts are far below 2^53
+    let mean = if n > 0 { chars as f64 / n as f64 } else { 0.0 };
+    (usize::try_from(n).unwrap_or(0), mean)
+}

@@ -10,6 +10,7 @@ pub mod message;
 pub mod passages;
 pub mod pg;
 pub mod postings;
+pub mod record;
 pub mod secrets;
 pub mod shapes;
 pub mod store;

@@ -27,6 +27,7 @@
 pub mod expand;
 mod fuse;
 pub mod index_terms;
+mod messages;
 mod rank;
 mod recall;
 mod stated;
@@ -44,8 +45,9 @@ pub use terms::{fallback_terms, index_text, is_unsegmented, query_terms, scope_t
 pub use vectors::{clear_weight, fuse, then_nearest, Near, VectorError, VectorsError};
 
 use super::db::MemoryError;
-use super::message::{chat_row, ChatMessage, RankingRow, Role};
-use super::store::MemoryStore;
+use super::message::{count_and_mean, ChatMessage, RankingRow, Role};
+use super::pg::reads;
+use super::store::{on_pg, Backend, MemoryStore};
 use rusqlite::{params, OptionalExtension};
 
 /// Where a search looks: a session's messages, or one lane's; those stored before
@@ -106,7 +108,8 @@ impl MemoryStore {
         lane: &str,
         text: &str,
     ) -> Result<(), MemoryError> {
-        self.conn
+        self.db
+            .lite()?
             .prepare_cached("INSERT INTO messages_index (rowid, scope, body) VALUES (?1, ?2, ?3)")?
             .execute(params![seq, scope_tokens(session, lane), index_text(text)])?;
         Ok(())
@@ -116,7 +119,8 @@ impl MemoryStore {
     /// forward page by page; backward it loads it whole).
     fn matching(&self, expression: &str) -> Result<Vec<i64>, MemoryError> {
         let mut stmt = self
-            .conn
+            .db
+            .lite()?
             .prepare_cached("SELECT rowid FROM messages_index WHERE messages_index MATCH ?1")?;
         let rows = stmt.query_map(params![expression], |r| r.get::<_, i64>(0))?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
@@ -124,7 +128,7 @@ impl MemoryStore {
 
     /// The rows of the index after `after` that match `expression`, oldest first.
     fn matching_after(&self, expression: &str, after: i64) -> Result<Vec<i64>, MemoryError> {
-        let mut stmt = self.conn.prepare_cached(
+        let mut stmt = self.db.lite()?.prepare_cached(
             "SELECT rowid FROM messages_index WHERE messages_index MATCH ?1 AND rowid > ?2
              ORDER BY rowid",
         )?;
@@ -134,7 +138,7 @@ impl MemoryStore {
 
     /// The first `limit` rows of the index that match `expression`, oldest first.
     fn matching_first(&self, expression: &str, limit: usize) -> Result<Vec<i64>, MemoryError> {
-        let mut stmt = self.conn.prepare_cached(&format!(
+        let mut stmt = self.db.lite()?.prepare_cached(&format!(
             "SELECT rowid FROM messages_index WHERE messages_index MATCH ?1 LIMIT {limit}"
         ))?;
         let rows = stmt.query_map(params![expression], |r| r.get::<_, i64>(0))?;
@@ -143,8 +147,15 @@ impl MemoryStore {
 
     /// How many messages `lane` of `session` holds, and their mean length in characters.
     pub fn lane_stats(&self, session: &str, lane: &str) -> Result<(usize, f64), MemoryError> {
-        let (n, chars): (i64, i64) = self
-            .conn
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                return on_pg!(link, "reading a lane's counts", |c| reads::lane_stats(
+                    c, session, lane
+                ))
+            }
+        };
+        let (n, chars): (i64, i64) = conn
             .prepare_cached(
                 "SELECT messages, chars FROM lane_stats WHERE session_id = ?1 AND thread_key = ?2",
             )?
@@ -156,8 +167,15 @@ impl MemoryStore {
 
     /// Whether `session` holds a message in a lane other than `lane`.
     fn has_other_lanes(&self, session: &str, lane: &str) -> Result<bool, MemoryError> {
-        Ok(self
-            .conn
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                return on_pg!(link, "reading a session's lanes", |c| {
+                    reads::has_other_lanes(c, session, lane)
+                })
+            }
+        };
+        Ok(conn
             .prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM lane_stats
                  WHERE session_id = ?1 AND thread_key <> ?2 AND messages > 0)",
@@ -168,8 +186,15 @@ impl MemoryStore {
     /// How many messages `session` holds in all its lanes, and their mean length in
     /// characters.
     pub fn session_stats(&self, session: &str) -> Result<(usize, f64), MemoryError> {
-        let (n, chars): (i64, i64) = self
-            .conn
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                return on_pg!(link, "reading a session's counts", |c| {
+                    reads::session_stats(c, session)
+                })
+            }
+        };
+        let (n, chars): (i64, i64) = conn
             .prepare_cached(
                 "SELECT coalesce(sum(messages), 0), coalesce(sum(chars), 0) FROM lane_stats
                  WHERE session_id = ?1",
@@ -280,26 +305,34 @@ impl MemoryStore {
         if unread.is_empty() {
             return Ok(out);
         }
-        let list = json_list(unread);
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT m.seq, length(m.text), m.ts_ms, m.role, substr(rtrim(m.text), -1) = '?'
-             FROM json_each(?1) j JOIN messages m ON m.seq = j.value",
-        )?;
-        let rows = stmt.query_map(params![list], |r| {
-            let role = Some(Role::parse(r.get_ref(3)?.as_str().unwrap_or("")));
-            Ok((
-                r.get::<_, i64>(0)?,
-                RankingRow {
-                    chars: usize::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
-                    ts_ms: r.get(2)?,
-                    role,
-                    asks: r.get::<_, Option<bool>>(4)?.unwrap_or(false),
-                },
-            ))
-        })?;
+        let read = match &self.db {
+            Backend::Lite(conn) => {
+                let mut stmt = conn.prepare_cached(
+                    "SELECT m.seq, length(m.text), m.ts_ms, m.role, substr(rtrim(m.text), -1) = '?'
+                     FROM json_each(?1) j JOIN messages m ON m.seq = j.value",
+                )?;
+                let rows = stmt.query_map(params![json_list(unread)], |r| {
+                    let role = Some(Role::parse(r.get_ref(3)?.as_str().unwrap_or("")));
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        RankingRow {
+                            chars: usize::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+                            ts_ms: r.get(2)?,
+                            role,
+                            asks: r.get::<_, Option<bool>>(4)?.unwrap_or(false),
+                        },
+                    ))
+                })?;
+                rows.collect::<Result<Vec<_>, _>>()?
+            }
+            Backend::Pg(link) => on_pg!(link, "reading messages", |c| reads::ranking_rows(
+                c, &unread
+            ))?
+            .into_iter()
+            .collect(),
+        };
         let mut kept = self.ranking_rows.borrow_mut();
-        for row in rows {
-            let (seq, row) = row?;
+        for (seq, row) in read {
             kept.put(seq, row);
             out.insert(seq, row);
         }
@@ -319,15 +352,28 @@ impl MemoryStore {
             return Ok(Vec::new());
         }
         // The message's own lane is left out by the index, not read and dropped.
-        let expression = format!(
-            "(scope : \"{}\" AND {}) NOT scope : \"{}\"",
-            session_token(session),
-            body_expression(terms, "AND"),
-            lane_token(session, lane)
-        );
+        let rows = match &self.db {
+            Backend::Lite(_) => self.matching(&format!(
+                "(scope : \"{}\" AND {}) NOT scope : \"{}\"",
+                session_token(session),
+                body_expression(terms, "AND"),
+                lane_token(session, lane)
+            ))?,
+            Backend::Pg(link) => {
+                let phrases = terms
+                    .iter()
+                    .map(|t| link.terms.of_query_term(t))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let (session_token, lane_token) =
+                    (session_token(session), lane_token(session, lane));
+                on_pg!(link, "searching other lanes", |c| {
+                    reads::rows_with_all_elsewhere(c, &session_token, &lane_token, &phrases)
+                })?
+            }
+        };
         let mut out = Vec::new();
         // Newest first.
-        for seq in self.matching(&expression)?.into_iter().rev() {
+        for seq in rows.into_iter().rev() {
             if out.len() >= limit {
                 break;
             }
@@ -338,140 +384,11 @@ impl MemoryStore {
         }
         Ok(out)
     }
-
-    /// The oldest stored message of `session` among `ids`: its seq.
-    pub fn oldest_seq_of(&self, session: &str, ids: &[&str]) -> Result<Option<i64>, MemoryError> {
-        if ids.is_empty() {
-            return Ok(None);
-        }
-        let list = json_list(ids.iter().copied());
-        Ok(self
-            .conn
-            .prepare_cached(
-                "SELECT min(m.seq) FROM json_each(?2) j
-                 JOIN messages m ON m.session_id = ?1 AND m.message_id = j.value",
-            )?
-            .query_row(params![session, list], |r| r.get(0))?)
-    }
-
-    /// The stored message of `session` whose id is `message_id`.
-    pub fn message_by_id(
-        &self,
-        session: &str,
-        message_id: &str,
-    ) -> Result<Option<ChatMessage>, MemoryError> {
-        self.one_message(
-            "session_id = ?1 AND message_id = ?2",
-            params![session, message_id],
-        )
-    }
-
-    /// The stored message of `session` at `seq` (`None` for another session's).
-    pub fn message_in(&self, session: &str, seq: i64) -> Result<Option<ChatMessage>, MemoryError> {
-        Ok(self.messages_at(session, &[seq])?.pop())
-    }
-
-    /// The stored messages of `session` at `seqs`, in that order (a row of another session,
-    /// or none, left out): those kept from an earlier read, the rest read in one statement
-    /// and kept.
-    pub(in crate::memory) fn messages_at(
-        &self,
-        session: &str,
-        seqs: &[i64],
-    ) -> Result<Vec<ChatMessage>, MemoryError> {
-        let unread: Vec<i64> = {
-            let mut kept = self.messages.borrow_mut();
-            seqs.iter()
-                .copied()
-                .filter(|s| kept.get(s).is_none())
-                .collect()
-        };
-        let mut read = std::collections::HashMap::new();
-        if !unread.is_empty() {
-            let list = json_list(unread);
-            let mut stmt = self.conn.prepare_cached(
-                "SELECT m.seq, m.message_id, m.thread_key, m.role, m.text, m.ts_ms, m.reply_to,
-                        m.session_id
-                 FROM json_each(?1) j JOIN messages m ON m.seq = j.value",
-            )?;
-            let rows = stmt.query_map(params![list], |r| Ok((chat_row(r)?, r.get(7)?)))?;
-            for row in rows {
-                let (m, owner): (ChatMessage, String) = row?;
-                read.insert(m.seq, (owner, m));
-            }
-        }
-        let mut kept = self.messages.borrow_mut();
-        let mut out = Vec::with_capacity(seqs.len());
-        for seq in seqs {
-            let found = match read.remove(seq) {
-                Some(entry) => {
-                    let weight = kept_weight(&entry);
-                    let m = (entry.0 == session).then(|| entry.1.clone());
-                    kept.put(*seq, entry, weight);
-                    m
-                }
-                None => kept
-                    .get(seq)
-                    .filter(|(owner, _)| owner == session)
-                    .map(|(_, m)| m.clone()),
-            };
-            out.extend(found);
-        }
-        Ok(out)
-    }
-
-    /// The stored message that meets `condition` (a unique key), if any.
-    fn one_message(
-        &self,
-        condition: &str,
-        values: impl rusqlite::Params,
-    ) -> Result<Option<ChatMessage>, MemoryError> {
-        Ok(self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages WHERE {condition}"
-            ))?
-            .query_row(values, chat_row)
-            .optional()?)
-    }
-
-    /// Up to `n` messages of the message's lane just before (`after` false, newest first)
-    /// or just after (`after` true, oldest first) the stored message at `seq`.
-    pub fn lane_neighbours(
-        &self,
-        session: &str,
-        lane: &str,
-        seq: i64,
-        after: bool,
-        n: usize,
-    ) -> Result<Vec<ChatMessage>, MemoryError> {
-        let mut stmt = self.conn.prepare_cached(&neighbours_sql(after, n))?;
-        let rows = stmt.query_map(params![session, lane, seq], |r| r.get::<_, i64>(0))?;
-        let seqs = rows.collect::<Result<Vec<_>, _>>()?;
-        self.messages_at(session, &seqs)
-    }
-}
-
-/// What a kept message weighs: its bytes, and a row's worth for the rest.
-fn kept_weight((session, m): &(String, ChatMessage)) -> usize {
-    session.len()
-        + m.message_id.len()
-        + m.thread_key.len()
-        + m.text.len()
-        + m.reply_to.as_ref().map_or(0, String::len)
-        + 64
 }
 
 /// `values` as a JSON array, for a statement to read with `json_each`.
 fn json_list<T: Into<serde_json::Value>>(values: impl IntoIterator<Item = T>) -> String {
     serde_json::Value::Array(values.into_iter().map(Into::into).collect()).to_string()
-}
-
-/// A scope's message count and mean length in characters, from its counts.
-pub(in crate::memory) fn count_and_mean((n, chars): (i64, i64)) -> (usize, f64) {
-    #[allow(clippy::cast_precision_loss)] // counts are far below 2^53
-    let mean = if n > 0 { chars as f64 / n as f64 } else { 0.0 };
-    (usize::try_from(n).unwrap_or(0), mean)
 }
 
 /// The statement of [`MemoryStore::lane_neighbours`]. Its LIMIT is written in, not bound:

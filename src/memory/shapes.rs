@@ -3,73 +3,12 @@
 //! written from the domain. The typings come from these structs.
 
 use super::store::{ChatMessage, Focus, NewMessage, NewRecord, Record, RecordKind, Role};
-use super::summary::CompactionPolicy;
 use crate::core::input::{whole_number, InputError, PackedFields};
 use napi_derive::napi;
 use serde::{Deserialize, Serialize};
 
 /// Largest batch `ingest` takes in one call.
 pub const MAX_BATCH: usize = 100_000;
-
-/// `new MemoryStore(options)`.
-#[napi(object, object_to_js = false, object_from_js = false)]
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct MemoryStoreOptions {
-    /// The SQLite file (created when missing; default `":memory:"`, a private database
-    /// that ends with the store).
-    pub path: Option<String>,
-    /// When a thread is compacted and how much of it stays verbatim.
-    pub compaction: Option<CompactionOptions>,
-}
-
-/// Compaction thresholds per thread key; a thread is compacted when any one is passed.
-#[napi(object, object_to_js = false, object_from_js = false)]
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CompactionOptions {
-    /// More unsummarized messages than this (default 30).
-    pub max_recent_messages: Option<f64>,
-    /// More estimated tokens of unsummarized messages than this (default 2,500).
-    pub max_recent_tokens: Option<f64>,
-    /// The summary older than this, in ms (default 86,400,000: 24 hours).
-    pub max_summary_age_ms: Option<f64>,
-    /// The most messages a compaction leaves verbatim (default 10): the newest, within half
-    /// of `maxRecentTokens`.
-    pub keep_recent: Option<f64>,
-    /// The fewest messages a compaction due by a threshold folds (default 10), so a thread
-    /// of long turns compacts in steps, not after every turn.
-    pub min_fold: Option<f64>,
-}
-
-impl TryFrom<Option<CompactionOptions>> for CompactionPolicy {
-    type Error = InputError;
-
-    fn try_from(o: Option<CompactionOptions>) -> Result<Self, InputError> {
-        let mut p = CompactionPolicy::default();
-        let Some(o) = o else { return Ok(p) };
-        let count = |v: Option<f64>, name: &str| {
-            v.map(|n| whole_number(n, &format!("options.compaction.{name}"), "count"))
-                .transpose()
-        };
-        if let Some(n) = count(o.max_recent_messages, "maxRecentMessages")? {
-            p.max_recent_messages = usize::try_from(n).unwrap_or(usize::MAX);
-        }
-        if let Some(n) = count(o.max_recent_tokens, "maxRecentTokens")? {
-            p.max_recent_tokens = n;
-        }
-        if let Some(n) = count(o.max_summary_age_ms, "maxSummaryAgeMs")? {
-            p.max_summary_age_ms = i64::try_from(n).unwrap_or(i64::MAX);
-        }
-        if let Some(n) = count(o.keep_recent, "keepRecent")? {
-            p.keep_recent = usize::try_from(n).unwrap_or(usize::MAX);
-        }
-        if let Some(n) = count(o.min_fold, "minFold")? {
-            p.min_fold = usize::try_from(n).unwrap_or(usize::MAX);
-        }
-        Ok(p)
-    }
-}
 
 /// A chat message to store.
 #[napi(object, object_to_js = false, object_from_js = false)]
@@ -442,6 +381,8 @@ impl From<Focus> for FocusAnchor {
 mod assemble;
 mod compaction;
 mod history;
+mod options;
 pub use assemble::*;
 pub use compaction::*;
 pub use history::*;
+pub use options::*;

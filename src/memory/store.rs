@@ -2,40 +2,27 @@
 //! anchor of a new message, typed memory records, and retrieval over them.
 
 use super::db::MemoryError;
-use super::history::{Conversation, Turn};
+use super::history::Conversation;
 use super::kept::Weighed;
 use super::message::{chat_row, RankingRow};
 pub use super::message::{ChatMessage, NewMessage, Role};
-use super::passages::terms::{fts_quote, is_unsegmented};
+use super::passages::terms::fts_quote;
+use super::pg::link::PgLink;
+use super::pg::{messages as pg_messages, reads};
 use super::postings::KeptPostings;
 use super::secrets::redact;
 use super::summary::{statements, CompactionPolicy, Statement, Summary, Trigger};
 use crate::core::keys::{thread_key, Placement};
-use crate::core::tokens::{counted, counted_all, estimate, Meter};
-use rusqlite::{params, Connection, OptionalExtension};
+use crate::core::tokens::{counted, counted_all};
+pub(in crate::memory) use backend::{on_pg, Backend};
+use rusqlite::{params, OptionalExtension};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-/// Where an ingested message went.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ingested {
-    /// The lane it is stored under (for a message stored before, the lane it was stored
-    /// under then).
-    pub thread_key: String,
-    /// Whether it was written now.
-    pub ingested: bool,
-    /// The id it is stored under when its own was taken by a message of another lane:
-    /// `<id>@<thread key>`.
-    pub stored_as: Option<String>,
-}
-
-/// Messages and characters stored per (session, lane) by one batch.
-type LaneTally = std::collections::HashMap<(String, String), (i64, i64)>;
-
-/// The store over one SQLite file.
+/// The store over one SQLite file or one PostgreSQL database.
 #[derive(Debug)]
 pub struct MemoryStore {
-    pub(super) conn: Connection,
+    pub(super) db: Backend,
     /// Whose name a word is in a session, once the conversation has told it for good
     /// (see [`MemoryStore::name_owner`]): worked out once, not on every question.
     /// By session, then name: looked up without a copy of either.
@@ -86,8 +73,32 @@ pub(super) const NAME_OWNERS_MAX: usize = 4_096;
 impl MemoryStore {
     /// Opens the store at `path` (`:memory:` for a private in-memory one).
     pub fn open(path: &str) -> Result<Self, MemoryError> {
-        Ok(MemoryStore {
-            conn: super::db::open(path)?,
+        Ok(Self::over(Backend::Lite(super::db::open(path)?)))
+    }
+
+    /// Connects to the PostgreSQL database `opts` names, bringing its schema up to date
+    /// (see [`PgLink::connect`]). Called on a worker thread: it waits for the network.
+    pub fn connect(opts: &crate::core::pg::PgOptions) -> Result<Self, MemoryError> {
+        Ok(Self::over(Backend::Pg(Box::new(PgLink::connect(opts)?))))
+    }
+
+    /// Whether the store is on PostgreSQL.
+    pub fn is_shared(&self) -> bool {
+        matches!(self.db, Backend::Pg(_))
+    }
+
+    /// The SQLite connection of a store opened on a file (tests read it directly).
+    #[cfg(test)]
+    pub(crate) fn sqlite(&self) -> &rusqlite::Connection {
+        match self.db.lite() {
+            Ok(conn) => conn,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn over(db: Backend) -> Self {
+        MemoryStore {
+            db,
             name_owners: RefCell::new(HashMap::new()),
             name_guesses: RefCell::new(NameGuesses::default()),
             writes: std::cell::Cell::new(0),
@@ -98,182 +109,14 @@ impl MemoryStore {
             postings: RefCell::new(KeptPostings::default()),
             messages: RefCell::new(Weighed::new(MESSAGES_BYTES_KEPT)),
             lines: RefCell::new(Weighed::new(MESSAGES_BYTES_KEPT)),
-        })
-    }
-
-    /// Stores a message verbatim and returns its thread key. Storing the same message id of
-    /// a session again changes nothing and returns the key it was stored under.
-    pub fn ingest(&mut self, m: &NewMessage<'_>) -> Result<String, MemoryError> {
-        let mut out = self.ingest_batch(std::slice::from_ref(m))?;
-        Ok(out.pop().map(|i| i.thread_key).unwrap_or_default())
-    }
-
-    /// Stores messages in one transaction: all of them or, on an error, none. Returns
-    /// where each message went.
-    pub fn ingest_batch(
-        &mut self,
-        messages: &[NewMessage<'_>],
-    ) -> Result<Vec<Ingested>, MemoryError> {
-        let tx = self.conn.unchecked_transaction()?;
-        let mut tally = LaneTally::default();
-        let out = messages
-            .iter()
-            .map(|m| self.insert(m, &mut tally))
-            .collect::<Result<Vec<_>, _>>()?;
-        self.add_lane_stats(&tally)?;
-        tx.commit()?;
-        Ok(out)
-    }
-
-    /// Stores one accepted turn of a host, keyed by the host's `advancement_key`, in one
-    /// transaction: its messages and the key, or, when the key was committed before (a
-    /// host retry), nothing. Where each message went when it was committed now; `None`
-    /// for a duplicate.
-    pub fn commit_turn(
-        &mut self,
-        advancement_key: &str,
-        session: &str,
-        messages: &[NewMessage<'_>],
-        now_ms: i64,
-    ) -> Result<Option<Vec<Ingested>>, MemoryError> {
-        let tx = self.conn.unchecked_transaction()?;
-        let fresh = self
-            .conn
-            .prepare_cached(
-                "INSERT INTO turns (advancement_key, session_id, committed_at_ms) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (advancement_key) DO NOTHING",
-            )?
-            .execute(params![advancement_key, session, now_ms])?
-            == 1;
-        let mut stored = None;
-        if fresh {
-            let mut tally = LaneTally::default();
-            let mut out = Vec::with_capacity(messages.len());
-            for m in messages {
-                out.push(self.insert(m, &mut tally)?);
-            }
-            self.add_lane_stats(&tally)?;
-            stored = Some(out);
         }
-        tx.commit()?;
-        Ok(stored)
-    }
-
-    /// Adds what a batch stored to its lanes' statistics (one write per lane).
-    fn add_lane_stats(&self, tally: &LaneTally) -> Result<(), MemoryError> {
-        let mut stmt = self.conn.prepare_cached(
-            "INSERT INTO lane_stats (session_id, thread_key, messages, chars) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (session_id, thread_key) DO UPDATE SET
-                 messages = messages + excluded.messages, chars = chars + excluded.chars",
-        )?;
-        // In key order: the same file gets the same writes in the same order.
-        let mut lanes: Vec<_> = tally.iter().collect();
-        lanes.sort();
-        for ((session, lane), (messages, chars)) in lanes {
-            stmt.execute(params![session, lane, messages, chars])?;
-        }
-        Ok(())
-    }
-
-    /// Stores one message (see [`Ingested`]).
-    fn insert(&self, m: &NewMessage<'_>, tally: &mut LaneTally) -> Result<Ingested, MemoryError> {
-        let placement = Placement {
-            chat_id: m.chat_id,
-            topic_id: m.topic_id,
-            reply_to: m.reply_to,
-        };
-        // Only a reply outside a topic looks up what is stored to find its lane.
-        let key = thread_key(&placement, |id| {
-            self.lane_of(m.session_id, id).ok().flatten()
-        });
-        if self.insert_as(m, m.message_id, &key, tally)? {
-            return Ok(Ingested {
-                thread_key: key,
-                ingested: true,
-                stored_as: None,
-            });
-        }
-        // The id is stored already. In the same lane, or with the same role and text, it
-        // is this message again: nothing is written. In another lane with other words, it
-        // is another message under a reused id (a provider or proxy that numbers replies
-        // per connection): it is stored under the id qualified by its lane, never dropped.
-        let stored: Option<(String, String, String)> = self
-            .conn
-            .prepare_cached(
-                "SELECT thread_key, role, text FROM messages WHERE session_id = ?1 AND message_id = ?2",
-            )?
-            .query_row(params![m.session_id, m.message_id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })
-            .optional()?;
-        let stored = stored.map(|(lane, role, text)| {
-            let same = role == m.role.as_str() && text == m.text;
-            (lane, same)
-        });
-        match stored {
-            Some((lane, false)) if lane != key => {
-                let qualified = format!("{}@{key}", m.message_id);
-                let ingested = self.insert_as(m, &qualified, &key, tally)?;
-                Ok(Ingested {
-                    thread_key: key,
-                    ingested,
-                    stored_as: Some(qualified),
-                })
-            }
-            stored => Ok(Ingested {
-                thread_key: stored.map_or(key, |(lane, _)| lane),
-                ingested: false,
-                stored_as: None,
-            }),
-        }
-    }
-
-    /// Writes `m` under `id` in `lane` unless the session holds that id; true when written.
-    fn insert_as(
-        &self,
-        m: &NewMessage<'_>,
-        id: &str,
-        lane: &str,
-        tally: &mut LaneTally,
-    ) -> Result<bool, MemoryError> {
-        let inserted = self
-            .conn
-            .prepare_cached(
-                "INSERT INTO messages (session_id, message_id, thread_key, role, text, ts_ms, reply_to)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                 ON CONFLICT (session_id, message_id) DO NOTHING",
-            )?
-            .execute(params![
-                m.session_id,
-                id,
-                lane,
-                m.role.as_str(),
-                m.text,
-                m.ts_ms,
-                m.reply_to
-            ])?;
-        if inserted == 0 {
-            return Ok(false);
-        }
-        self.writes.set(self.writes.get().wrapping_add(1));
-        self.index_message(self.conn.last_insert_rowid(), m.session_id, lane, m.text)?;
-        let t = tally
-            .entry((m.session_id.to_string(), lane.to_string()))
-            .or_insert((0, 0));
-        t.0 += 1;
-        t.1 += i64::try_from(m.text.chars().count()).unwrap_or(i64::MAX);
-        Ok(true)
     }
 
     /// The thread key a stored message of `session` was filed under.
     pub fn lane_of(&self, session: &str, message_id: &str) -> Result<Option<String>, MemoryError> {
         Ok(self
-            .conn
-            .prepare_cached(
-                "SELECT thread_key FROM messages WHERE session_id = ?1 AND message_id = ?2",
-            )?
-            .query_row(params![session, message_id], |r| r.get(0))
-            .optional()?)
+            .message_by_id(session, message_id)?
+            .map(|m| m.thread_key))
     }
 
     /// The newest `n` messages of a lane, oldest first.
@@ -283,7 +126,15 @@ impl MemoryStore {
         lane: &str,
         n: usize,
     ) -> Result<Vec<ChatMessage>, MemoryError> {
-        let mut stmt = self.conn.prepare_cached(
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                return on_pg!(link, "reading a lane", |c| reads::recent(
+                    c, session, lane, n
+                ))
+            }
+        };
+        let mut stmt = conn.prepare_cached(
             "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
              WHERE session_id = ?1 AND thread_key = ?2 ORDER BY seq DESC LIMIT ?3",
         )?;
@@ -302,27 +153,51 @@ impl MemoryStore {
                 Some(Record {
                     message_range: Some((_, to)),
                     ..
-                }) => self
-                    .conn
-                    .query_row(
-                        "SELECT seq FROM messages WHERE session_id = ?1 AND message_id = ?2",
-                        params![session, to],
-                        |r| r.get(0),
-                    )
-                    .optional()?,
+                }) => self.seq_of(session, &to, None, 0)?,
                 _ => None,
             },
         )
     }
 
+    /// The seq of the message of `session` stored as `message_id`, if it is in `lane` (any
+    /// lane: `None`) after seq `after`.
+    fn seq_of(
+        &self,
+        session: &str,
+        message_id: &str,
+        lane: Option<&str>,
+        after: i64,
+    ) -> Result<Option<i64>, MemoryError> {
+        match &self.db {
+            Backend::Lite(conn) => Ok(conn
+                .prepare_cached(
+                    "SELECT seq FROM messages WHERE session_id = ?1 AND message_id = ?2
+                     AND (?3 IS NULL OR thread_key = ?3) AND seq > ?4",
+                )?
+                .query_row(params![session, message_id, lane, after], |r| r.get(0))
+                .optional()?),
+            Backend::Pg(link) => on_pg!(link, "finding a message", |c| reads::seq_of(
+                c, session, message_id, lane, after
+            )),
+        }
+    }
+
     /// The messages of a lane that its summary does not cover yet, oldest first.
     pub fn unsummarized(&self, session: &str, lane: &str) -> Result<Vec<ChatMessage>, MemoryError> {
-        let covered_to = self.covered_seq(session, lane)?;
-        let mut stmt = self.conn.prepare_cached(
+        let covered_to = self.covered_seq(session, lane)?.unwrap_or(0);
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                return on_pg!(link, "reading a lane", |c| reads::lane_after(
+                    c, session, lane, covered_to
+                ))
+            }
+        };
+        let mut stmt = conn.prepare_cached(
             "SELECT seq, message_id, thread_key, role, text, ts_ms, reply_to FROM messages
              WHERE session_id = ?1 AND thread_key = ?2 AND seq > ?3 ORDER BY seq",
         )?;
-        let rows = stmt.query_map(params![session, lane, covered_to.unwrap_or(0)], chat_row)?;
+        let rows = stmt.query_map(params![session, lane, covered_to], chat_row)?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
@@ -338,8 +213,15 @@ impl MemoryStore {
         ids: &[&str],
     ) -> Result<bool, MemoryError> {
         let oldest = self.oldest_seq_of(session, ids)?.unwrap_or(i64::MAX);
-        Ok(self
-            .conn
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                return on_pg!(link, "reading a lane", |c| reads::lane_has_between(
+                    c, session, lane, after, oldest
+                ))
+            }
+        };
+        Ok(conn
             .prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM messages
              WHERE session_id = ?1 AND thread_key = ?2 AND seq > ?3 AND seq < ?4)",
@@ -369,20 +251,19 @@ impl MemoryStore {
         after: i64,
         through: &str,
     ) -> Result<Option<usize>, MemoryError> {
-        let Some(to): Option<i64> = self
-            .conn
-            .query_row(
-                "SELECT seq FROM messages WHERE session_id = ?1 AND message_id = ?2
-                 AND thread_key = ?3 AND seq > ?4",
-                params![session, through, lane, after],
-                |r| r.get(0),
-            )
-            .optional()?
-        else {
+        let Some(to) = self.seq_of(session, through, Some(lane), after)? else {
             return Ok(None);
         };
-        let n: i64 = self
-            .conn
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                let n = on_pg!(link, "counting turns", |c| reads::user_turns_between(
+                    c, session, lane, after, to
+                ))?;
+                return Ok(Some(n));
+            }
+        };
+        let n: i64 = conn
             .prepare_cached(
                 "SELECT count(*) FROM messages WHERE session_id = ?1 AND thread_key = ?2
              AND seq > ?3 AND seq <= ?4 AND role = 'user'",
@@ -401,13 +282,18 @@ impl MemoryStore {
         text: &str,
         own_lane: &str,
     ) -> Result<Vec<String>, MemoryError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT thread_key FROM records WHERE session_id = ?1 AND kind = 'thread_summary'
-             AND thread_key != ?2 ORDER BY thread_key",
-        )?;
-        let lanes = stmt
-            .query_map(params![session, own_lane], |r| r.get::<_, String>(0))?
-            .collect::<Result<Vec<_>, _>>()?;
+        let lanes = match &self.db {
+            Backend::Lite(conn) => conn
+                .prepare_cached(
+                    "SELECT thread_key FROM records WHERE session_id = ?1
+                     AND kind = 'thread_summary' AND thread_key != ?2 ORDER BY thread_key",
+                )?
+                .query_map(params![session, own_lane], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()?,
+            Backend::Pg(link) => on_pg!(link, "reading summaries", |c| {
+                reads::summarized_lanes(c, session, own_lane)
+            })?,
+        };
         let lower = text.to_lowercase();
         let names_id = |id: &str| {
             ["#", "topic ", "thread "].iter().any(|p| {
@@ -432,17 +318,19 @@ impl MemoryStore {
 }
 
 mod conversations;
-pub(in crate::memory) use conversations::{stored_turns, turns_json};
 mod focus;
 pub use focus::{Focus, PendingSlot, SlotType};
 mod records;
-pub(in crate::memory) use records::{
-    best_within, changes, query_words, record_columns_of, subject_words, RECORD_COLUMNS,
-    SUPERSEDE_CANDIDATES, SUPERSEDE_MIN_SHARED,
+pub(in crate::memory) use super::record::words::{changes, fts_queries, subject_words};
+pub(in crate::memory) use super::record::{
+    record_columns_of, RECORD_COLUMNS, SUPERSEDE_CANDIDATES, SUPERSEDE_MIN_SHARED,
 };
-pub use records::{NewRecord, Record, RecordKind};
+pub use super::record::{NewRecord, Record, RecordKind};
 
+mod backend;
 mod compaction;
+mod ingest;
+pub use super::message::Ingested;
 pub use compaction::{Compaction, CompactionPlan, PlannedCompaction, SummarySource};
 
 #[cfg(test)]

@@ -10,8 +10,7 @@ use crate::core::input::{self, whole_number, InputError};
 use crate::memory::db::MemoryError;
 use crate::memory::shapes::{
     decode_packed, record_kind, CommittedTurn, FocusAnchor, IngestedMessage, MemoryMessage,
-    MemoryRecord, MemoryRecordInput, MemorySearchOptions, MemoryStoreOptions, StoredChatMessage,
-    MAX_BATCH,
+    MemoryRecord, MemoryRecordInput, MemorySearchOptions, StoredChatMessage, MAX_BATCH,
 };
 use crate::memory::store::{ChatMessage, MemoryStore};
 use crate::memory::summary::CompactionPolicy;
@@ -179,13 +178,15 @@ impl JsMemoryStore {
     #[napi(constructor, catch_unwind, ts_args_type = "options?: MemoryStoreOptions")]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
         const F: &str = "MemoryStore";
-        let o: MemoryStoreOptions = from_js_opt(&env, F, "options", options)?.unwrap_or_default();
-        let policy = CompactionPolicy::try_from(o.compaction).map_err(|e| throw(&env, F, &e))?;
-        if policy.keep_recent == 0 {
+        let (o, policy) = store_options(&env, F, options)?;
+        if o.url.is_some() {
             return Err(throw(
                 &env,
                 F,
-                &InputError::range_error("options.compaction.keepRecent", "must be at least 1"),
+                &InputError::type_error(
+                    "options.url",
+                    "a PostgreSQL store is opened with `await MemoryStore.connect({ url })`: its calls wait for the network, so they return promises",
+                ),
             ));
         }
         let path = o.path.unwrap_or_else(|| ":memory:".to_string());
@@ -195,7 +196,10 @@ impl JsMemoryStore {
             policy,
         })
     }
+}
 
+#[napi]
+impl JsMemoryStore {
     /// Stores messages verbatim, in one transaction (all or none), and returns each one's
     /// thread key; a message id stored before is left as it was (`ingested: false`).
     #[napi(
@@ -484,5 +488,7 @@ impl JsMemoryStore {
 mod assemble;
 mod compaction;
 mod history;
+mod open;
+use open::store_options;
 mod tools;
 mod vectors;

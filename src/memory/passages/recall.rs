@@ -10,8 +10,8 @@ use super::terms::{body_expression, fallback_terms, query_terms, session_token};
 use super::{Hit, HitScope, Signals};
 use crate::memory::db::MemoryError;
 use crate::memory::message::Role;
-use crate::memory::store::{MemoryStore, NAME_OWNERS_MAX};
-use rusqlite::params;
+use crate::memory::pg::reads;
+use crate::memory::store::{on_pg, Backend, MemoryStore, NAME_OWNERS_MAX};
 use std::collections::HashMap;
 
 /// The matches a second round ranks; the first round's other matches follow them.
@@ -239,11 +239,13 @@ impl MemoryStore {
         {
             return Ok(*known);
         }
-        let stamp = (
-            self.writes.get(),
-            self.conn
-                .query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0))?,
-        );
+        let version = match &self.db {
+            Backend::Lite(conn) => conn.query_row("PRAGMA data_version", [], |r| r.get(0))?,
+            Backend::Pg(link) => on_pg!(link, "reading the messages' version", |c| {
+                reads::messages_version(c)
+            })?,
+        };
+        let stamp = (self.writes.get(), version);
         {
             let mut guesses = self.name_guesses.borrow_mut();
             if guesses.stamp != stamp {
@@ -254,13 +256,27 @@ impl MemoryStore {
                 return Ok(*known);
             }
         }
-        let expression = format!(
-            "scope : \"{}\" AND {}",
-            session_token(session),
-            body_expression(&[name.to_string()], "OR")
-        );
         // The first ones: FTS5 reads a doclist forward a page at a time.
-        let rows = self.matching_first(&expression, NAME_SAMPLE)?;
+        let rows = match &self.db {
+            Backend::Lite(_) => self.matching_first(
+                &format!(
+                    "scope : \"{}\" AND {}",
+                    session_token(session),
+                    body_expression(&[name.to_string()], "OR")
+                ),
+                NAME_SAMPLE,
+            )?,
+            Backend::Pg(link) => {
+                let tokens = link.terms.of_query_term(name)?;
+                let token = session_token(session);
+                on_pg!(link, "finding a name", |c| reads::first_rows(
+                    c,
+                    &token,
+                    &tokens,
+                    NAME_SAMPLE
+                ))?
+            }
+        };
         if rows.is_empty() {
             keep_name(
                 &mut self.name_guesses.borrow_mut().by_session,
@@ -271,22 +287,10 @@ impl MemoryStore {
             return Ok(None);
         }
         let sampled = rows.len();
-        let list = super::json_list(rows.iter().copied());
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT m.role, m.text FROM json_each(?1) j JOIN messages m ON m.seq = j.value
-             WHERE m.session_id = ?2",
-        )?;
         let mut by = [0usize; 2];
-        let rows = stmt.query_map(params![list, session], |r| {
-            Ok((
-                Role::parse(r.get_ref(0)?.as_str().unwrap_or("")),
-                r.get::<_, String>(1)?,
-            ))
-        })?;
-        for row in rows {
-            let (role, text) = row?;
-            if addresses(&text, name) {
-                by[usize::from(role == Role::Assistant)] += 1;
+        for m in self.messages_at(session, &rows)? {
+            if addresses(&m.text, name) {
+                by[usize::from(m.role == Role::Assistant)] += 1;
             }
         }
         let owner = match by {

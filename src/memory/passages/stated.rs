@@ -10,7 +10,8 @@ use super::fuse::rank_fusion;
 use super::{Hit, HitScope, Recall};
 use crate::memory::db::MemoryError;
 use crate::memory::message::Role;
-use crate::memory::store::MemoryStore;
+use crate::memory::pg::reads;
+use crate::memory::store::{on_pg, Backend, MemoryStore};
 use rusqlite::params;
 use std::collections::HashSet;
 
@@ -31,20 +32,27 @@ impl MemoryStore {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT m.seq, m.thread_key, m.role, m.ts_ms FROM records r
-             JOIN messages m ON m.session_id = r.session_id AND m.message_id = r.range_from
-             WHERE r.session_id = ?1 AND r.kind = 'preference' AND m.seq < ?2
-             ORDER BY r.id DESC",
-        )?;
-        let mut rows = stmt.query(params![scope.session, scope.below_seq])?;
+        let rows = match &self.db {
+            Backend::Lite(conn) => {
+                let mut stmt = conn.prepare_cached(
+                    "SELECT m.seq, m.thread_key, m.role, m.ts_ms FROM records r
+                     JOIN messages m ON m.session_id = r.session_id AND m.message_id = r.range_from
+                     WHERE r.session_id = ?1 AND r.kind = 'preference' AND m.seq < ?2
+                     ORDER BY r.id DESC",
+                )?;
+                let rows = stmt.query_map(params![scope.session, scope.below_seq], |r| {
+                    let role = Role::parse(r.get_ref(2)?.as_str().unwrap_or(""));
+                    Ok((r.get(0)?, r.get(1)?, role, r.get(3)?))
+                })?;
+                rows.collect::<Result<Vec<_>, _>>()?
+            }
+            Backend::Pg(link) => on_pg!(link, "reading preferences", |c| {
+                reads::stated_preference_rows(c, scope.session, scope.below_seq)
+            })?,
+        };
         let mut seen: HashSet<i64> = HashSet::new();
         let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            let seq: i64 = row.get(0)?;
-            let lane = row.get_ref(1)?.as_str().unwrap_or("");
-            let role = Role::parse(row.get_ref(2)?.as_str().unwrap_or(""));
-            let ts: i64 = row.get(3)?;
+        for (seq, lane, role, ts) in rows {
             if scope.lane.is_some_and(|l| l != lane)
                 || speaker.is_some_and(|s| s != role)
                 || !scope.holds_time(ts)

@@ -9,8 +9,9 @@ use super::{Hit, HitScope, Signals};
 use crate::core::search::bm25::{idf, length_norm, saturation, MAX_LIFT};
 use crate::memory::db::MemoryError;
 use crate::memory::message::RankingRow;
+use crate::memory::pg::reads;
 use crate::memory::postings::Kept;
-use crate::memory::store::MemoryStore;
+use crate::memory::store::{on_pg, Backend, MemoryStore};
 
 /// The messages of a scope holding the terms searched so far: per message, what its terms
 /// score, how many of the question's own it holds and what those weigh.
@@ -95,11 +96,21 @@ impl MemoryStore {
             Kept::Current(rows) => return Ok(rows.to_vec()),
             Kept::After(last) => last,
         };
-        let expression = format!(
-            "scope : \"{token}\" AND {}",
-            body_expression(&[term.to_string()], "OR")
-        );
-        let read = self.matching_after(&expression, after)?;
+        let read = match &self.db {
+            Backend::Lite(_) => self.matching_after(
+                &format!(
+                    "scope : \"{token}\" AND {}",
+                    body_expression(&[term.to_string()], "OR")
+                ),
+                after,
+            )?,
+            Backend::Pg(link) => {
+                let tokens = link.terms.of_query_term(term)?;
+                on_pg!(link, "searching", |c| reads::term_rows_after(
+                    c, token, &tokens, after
+                ))?
+            }
+        };
         Ok(self.postings.borrow_mut().extend(token, term, count, &read))
     }
 

@@ -270,7 +270,7 @@ fn the_searches_of_an_assembly_are_prepared_once_not_again_for_each_value() {
     }
     for after in [false, true] {
         let st = s
-            .conn
+            .sqlite()
             .prepare_cached(&neighbours_sql(after, 2))
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(st.get_status(StatementStatus::Run), 4);

@@ -10,7 +10,8 @@
 use super::fuse::{followed, rank_fusion};
 use super::{Hit, HitScope};
 use crate::memory::db::MemoryError;
-use crate::memory::store::MemoryStore;
+use crate::memory::pg::vectors as pg_vectors;
+use crate::memory::store::{on_pg, Backend, MemoryStore};
 use rusqlite::{params, OptionalExtension};
 
 /// The longest vector kept (a larger model's are 3,072 numbers long).
@@ -111,11 +112,27 @@ impl MemoryStore {
             .enumerate()
             .map(|(i, (_, v))| unit(v).map_err(|e| VectorsError::Invalid(i, e)))
             .collect::<Result<Vec<_>, _>>()?;
-        let tx = self
-            .conn
-            .unchecked_transaction()
-            .map_err(MemoryError::from)?;
-        let unknown = self.put_vectors(session, entries, &units)?;
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                let blobs: Vec<(&str, Vec<u8>)> = entries
+                    .iter()
+                    .zip(&units)
+                    .map(|((id, _), u)| (*id, to_blob(u)))
+                    .collect();
+                let pool = link.pool();
+                return Ok(link.call("keeping vectors", async {
+                    let mut client = pool.client().await?;
+                    let tx = client.transaction().await?;
+                    crate::memory::pg::lock_session(&tx, session).await?;
+                    let unknown = pg_vectors::put_vectors(&tx, session, &blobs).await?;
+                    tx.commit().await?;
+                    Ok(unknown)
+                })?);
+            }
+        };
+        let tx = conn.unchecked_transaction().map_err(MemoryError::from)?;
+        let unknown = self.put_vectors(conn, session, entries, &units)?;
         tx.commit().map_err(MemoryError::from)?;
         Ok(unknown)
     }
@@ -124,18 +141,15 @@ impl MemoryStore {
     /// vector.
     fn put_vectors(
         &self,
+        conn: &rusqlite::Connection,
         session: &str,
         entries: &[(&str, &[f32])],
         units: &[Vec<f32>],
     ) -> Result<Vec<String>, MemoryError> {
-        let mut find = self
-            .conn
+        let mut find = conn
             .prepare_cached("SELECT seq FROM messages WHERE session_id = ?1 AND message_id = ?2")?;
-        let mut had = self
-            .conn
-            .prepare_cached("SELECT 1 FROM message_vectors WHERE seq = ?1")?;
-        let mut put = self
-            .conn
+        let mut had = conn.prepare_cached("SELECT 1 FROM message_vectors WHERE seq = ?1")?;
+        let mut put = conn
             .prepare_cached("INSERT OR REPLACE INTO message_vectors (seq, vec) VALUES (?1, ?2)")?;
         let mut unknown = Vec::new();
         let mut added: i64 = 0;
@@ -153,12 +167,11 @@ impl MemoryStore {
             put.execute(params![seq, to_blob(v)])?;
         }
         if added > 0 {
-            self.conn
-                .prepare_cached(
-                    "INSERT INTO vector_counts (session_id, vectors) VALUES (?1, ?2)
+            conn.prepare_cached(
+                "INSERT INTO vector_counts (session_id, vectors) VALUES (?1, ?2)
                      ON CONFLICT (session_id) DO UPDATE SET vectors = vectors + excluded.vectors",
-                )?
-                .execute(params![session, added])?;
+            )?
+            .execute(params![session, added])?;
         }
         Ok(unknown)
     }
@@ -171,8 +184,15 @@ impl MemoryStore {
         session: &str,
         limit: usize,
     ) -> Result<Vec<(String, String)>, MemoryError> {
-        let (messages, vectors): (i64, i64) = self
-            .conn
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                return on_pg!(link, "reading what to embed", |c| pg_vectors::unembedded(
+                    c, session, limit
+                ))
+            }
+        };
+        let (messages, vectors): (i64, i64) = conn
             .prepare_cached(
                 "SELECT (SELECT coalesce(sum(messages), 0) FROM lane_stats WHERE session_id = ?1),
                         (SELECT coalesce(max(vectors), 0) FROM vector_counts WHERE session_id = ?1)",
@@ -185,7 +205,7 @@ impl MemoryStore {
         // From the newest row back, stopping at the last one left: those left are the
         // newest of the session as a rule (stored since the host's last batch), and the
         // lane index would have every message of the session checked and sorted first.
-        let mut stmt = self.conn.prepare_cached(
+        let mut stmt = conn.prepare_cached(
             "SELECT m.message_id, m.text FROM messages m NOT INDEXED
              WHERE m.session_id = ?1
                AND NOT EXISTS (SELECT 1 FROM message_vectors v WHERE v.seq = m.seq)
@@ -213,36 +233,57 @@ impl MemoryStore {
         // Only the lane index is read for the messages (its rows hold the seq), unless a
         // time window needs their times; the session's lanes when no lane is named (`?3`
         // is then bound to nothing used).
-        let lane_clause = if scope.lane.is_some() {
-            "AND m.thread_key = ?3"
-        } else {
-            "AND ?3 IS NOT NULL"
-        };
         let windowed = scope.from_ms.is_some() || scope.until_ms.is_some();
-        let time = if windowed { "m.ts_ms" } else { "0" };
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT v.seq, v.vec, {time}
-             FROM messages m JOIN message_vectors v ON v.seq = m.seq
-             WHERE m.session_id = ?1 AND m.seq < ?2 {lane_clause}"
-        ))?;
-        let mut rows = stmt.query(params![
-            scope.session,
-            scope.below_seq,
-            scope.lane.unwrap_or_default()
-        ])?;
         let mut near: Vec<Near> = Vec::new();
-        while let Some(r) = rows.next()? {
-            if windowed && !scope.holds_time(r.get(2)?) {
-                continue;
+        let mut consider = |seq: i64, blob: &[u8], ts: i64| {
+            if windowed && !scope.holds_time(ts) {
+                return;
             }
-            let blob = r.get_ref(1)?.as_blob().unwrap_or_default();
             // A message at a right angle or more to the question shares nothing with it.
             if let Some(similarity) = dot(&query, blob).filter(|&s| s > 0.0) {
                 near.push(Near {
-                    seq: r.get(0)?,
+                    seq,
                     similarity,
                     asks: false,
                 });
+            }
+        };
+        match &self.db {
+            Backend::Lite(conn) => {
+                let lane_clause = if scope.lane.is_some() {
+                    "AND m.thread_key = ?3"
+                } else {
+                    "AND ?3 IS NOT NULL"
+                };
+                let time = if windowed { "m.ts_ms" } else { "0" };
+                let mut stmt = conn.prepare_cached(&format!(
+                    "SELECT v.seq, v.vec, {time}
+                     FROM messages m JOIN message_vectors v ON v.seq = m.seq
+                     WHERE m.session_id = ?1 AND m.seq < ?2 {lane_clause}"
+                ))?;
+                let mut rows = stmt.query(params![
+                    scope.session,
+                    scope.below_seq,
+                    scope.lane.unwrap_or_default()
+                ])?;
+                while let Some(r) = rows.next()? {
+                    consider(
+                        r.get(0)?,
+                        r.get_ref(1)?.as_blob().unwrap_or_default(),
+                        r.get(2)?,
+                    );
+                }
+            }
+            Backend::Pg(link) => {
+                let rows = on_pg!(link, "reading vectors", |c| pg_vectors::scope_vectors(
+                    c,
+                    scope.session,
+                    scope.below_seq,
+                    scope.lane
+                ))?;
+                for (seq, blob, ts) in rows {
+                    consider(seq, &blob, ts);
+                }
             }
         }
         let order = |a: &Near, b: &Near| {

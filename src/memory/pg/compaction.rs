@@ -5,7 +5,7 @@
 //! already, and the fence raised to the token of the lock a compaction wrote under.
 
 use crate::core::pg::PgError;
-use crate::memory::store::RecordKind;
+use crate::memory::record::RecordKind;
 use deadpool_postgres::GenericClient;
 
 /// The lane's summary version and the fencing token it was last written under (both 0

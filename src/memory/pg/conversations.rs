@@ -3,9 +3,8 @@
 //! replaced by the same chat and session, and read back by chat and time, newest first.
 
 use crate::core::pg::PgError;
-use crate::memory::history::Conversation;
+use crate::memory::history::{stored_turns, turns_json, Conversation};
 use crate::memory::secrets::redact;
-use crate::memory::store::{stored_turns, turns_json};
 use deadpool_postgres::GenericClient;
 
 /// Stores `conv`, replacing the one of the same chat and session.

@@ -92,6 +92,11 @@ impl PgLink {
         }
     }
 
+    /// Whether a transaction is open.
+    pub fn in_transaction(&self) -> bool {
+        self.tx.is_some()
+    }
+
     /// The pool, for a call that opens its own transaction.
     pub fn pool(&self) -> &Pg {
         &self.pg

@@ -15,10 +15,9 @@ use super::words::tsvector_literal;
 use crate::core::keys::{thread_key, Placement};
 use crate::core::pg::Pg;
 use crate::memory::db::MemoryError;
-use crate::memory::message::NewMessage;
+use crate::memory::message::{Ingested, NewMessage};
 use crate::memory::passages::index_terms::IndexTerms;
 use crate::memory::passages::terms::{lane_token, session_token};
-use crate::memory::store::Ingested;
 use std::collections::{BTreeMap, HashMap};
 
 /// What is stored under a (session, id): its lane, role and text.

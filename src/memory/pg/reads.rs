@@ -7,8 +7,7 @@
 
 use super::words::{lexeme, phrase, tsquery_literal};
 use crate::core::pg::PgError;
-use crate::memory::message::{ChatMessage, RankingRow, Role};
-use crate::memory::passages::count_and_mean;
+use crate::memory::message::{count_and_mean, ChatMessage, RankingRow, Role};
 use deadpool_postgres::GenericClient;
 use std::collections::HashMap;
 

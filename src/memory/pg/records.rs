@@ -13,11 +13,12 @@ use crate::memory::db::MemoryError;
 use crate::memory::passages::index_terms::{
     IndexTerms, Terms, RECORD_TRIGRAMS_TOKENIZER, RECORD_WORDS_TOKENIZER,
 };
-use crate::memory::secrets::redact;
-use crate::memory::store::{
-    best_within, changes, query_words, record_columns_of, subject_words, NewRecord, Record,
-    RecordKind, RECORD_COLUMNS, SUPERSEDE_CANDIDATES, SUPERSEDE_MIN_SHARED,
+use crate::memory::record::words::{changes, query_words, subject_words};
+use crate::memory::record::{
+    best_within, record_columns_of, NewRecord, Record, RecordKind, RECORD_COLUMNS,
+    SUPERSEDE_CANDIDATES, SUPERSEDE_MIN_SHARED,
 };
+use crate::memory::secrets::redact;
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 

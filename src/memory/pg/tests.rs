@@ -168,7 +168,7 @@ fn a_word_finds_the_same_messages_of_a_lane_on_postgresql_as_in_the_sqlite_index
                 let sqlite: Vec<String> = {
                     let expr = format!("scope : \"{token}\" AND {}", body_expression(&[word.to_string()], "OR"));
                     let mut st = store
-                        .conn
+                        .sqlite()
                         .prepare(
                             "SELECT m.message_id FROM messages_index i JOIN messages m ON m.seq = i.rowid
                              WHERE messages_index MATCH ?1 ORDER BY m.seq",
@@ -273,7 +273,7 @@ fn a_batch_is_placed_and_stored_once_as_the_sqlite_store_does() {
         for r in &lanes {
             let (session, lane): (String, String) = (r.get(0), r.get(1));
             let want: (i64, i64) = sqlite
-                .conn
+                .sqlite()
                 .query_row(
                     "SELECT messages, chars FROM lane_stats WHERE session_id = ?1 AND thread_key = ?2",
                     [&session, &lane],
@@ -291,7 +291,7 @@ fn a_batch_is_placed_and_stored_once_as_the_sqlite_store_does() {
             .map(|r| (r.get(0), r.get(1), r.get(2)))
             .collect();
         let mut st = sqlite
-            .conn
+            .sqlite()
             .prepare("SELECT session_id, message_id, thread_key FROM messages ORDER BY seq")
             .unwrap_or_else(|e| panic!("{e}"));
         let want: Vec<(String, String, String)> = st
@@ -369,7 +369,7 @@ fn what_a_search_reads_is_what_the_sqlite_store_reads() {
                             body_expression(&[word.to_string()], "OR")
                         );
                         let want: Vec<i64> = sqlite
-                            .conn
+                            .sqlite()
                             .prepare("SELECT rowid FROM messages_index WHERE messages_index MATCH ?1 AND rowid > ?2 ORDER BY rowid")
                             .and_then(|mut st| st.query_map(rusqlite::params![expr, after], |r| r.get(0))?.collect())
                             .unwrap_or_else(|e| panic!("{e}"));
@@ -639,7 +639,7 @@ fn records_are_written_superseded_and_found_as_the_sqlite_store_does() {
                 .collect::<Vec<_>>()
                 .join(" OR ");
             let want: Vec<(i64, f64)> = sqlite
-                .conn
+                .sqlite()
                 .prepare(&format!(
                     "SELECT r.id, bm25({table}) FROM {table} JOIN records r ON r.id = {table}.rowid
                      WHERE {table} MATCH ?1 AND r.session_id = 's' ORDER BY r.id"
@@ -804,7 +804,7 @@ fn what_a_lane_and_a_compaction_read_is_what_the_sqlite_store_reads() {
                     assert_eq!(got, want, "{session} {lane} {words:?}");
                 }
                 let mut st = sqlite
-                    .conn
+                    .sqlite()
                     .prepare("SELECT thread_key FROM records WHERE session_id = ?1 AND kind = 'thread_summary' AND thread_key != ?2 ORDER BY thread_key")
                     .unwrap_or_else(|x| panic!("{x}"));
                 let want: Vec<String> = st
@@ -970,7 +970,7 @@ fn a_lanes_summary_state_is_locked_read_and_fenced_as_the_sqlite_store_keeps_it(
         );
         // What the compaction stated is held in both; other words are not.
         let stated: Vec<(RecordKind, String)> = sqlite
-            .conn
+            .sqlite()
             .prepare(
                 "SELECT kind, body FROM records WHERE kind IN ('fact', 'preference', 'outcome')",
             )
@@ -1088,7 +1088,7 @@ fn what_names_preferences_and_focus_read_is_what_the_sqlite_store_reads() {
                 body_expression(&[name.to_string()], "OR")
             );
             let want: Vec<i64> = sqlite
-                .conn
+                .sqlite()
                 .prepare(&format!(
                     "SELECT rowid FROM messages_index WHERE messages_index MATCH ?1 LIMIT {limit}"
                 ))
@@ -1102,7 +1102,7 @@ fn what_names_preferences_and_focus_read_is_what_the_sqlite_store_reads() {
         }
         for below in [i64::MAX, 40] {
             let want: Vec<(i64, String, Role, i64)> = sqlite
-                .conn
+                .sqlite()
                 .prepare(
                     "SELECT m.seq, m.thread_key, m.role, m.ts_ms FROM records r
                      JOIN messages m ON m.session_id = r.session_id AND m.message_id = r.range_from
@@ -1130,7 +1130,7 @@ fn what_names_preferences_and_focus_read_is_what_the_sqlite_store_reads() {
             ("none", "m0"),
         ] {
             let want: Option<String> = sqlite
-                .conn
+                .sqlite()
                 .query_row(
                     "SELECT message_id FROM messages WHERE session_id = 's' AND thread_key = ?1
                      AND role = 'assistant' AND message_id != ?2 ORDER BY seq DESC LIMIT 1",
@@ -1289,7 +1289,7 @@ fn vectors_are_kept_counted_and_read_as_the_sqlite_store_does() {
         }
         for (below, lane) in [(i64::MAX, None), (10, None), (i64::MAX, Some("topic:42:7"))] {
             let want: Vec<(i64, Vec<u8>, i64)> = sqlite
-                .conn
+                .sqlite()
                 .prepare(
                     "SELECT v.seq, v.vec, m.ts_ms FROM messages m JOIN message_vectors v ON v.seq = m.seq
                      WHERE m.session_id = 's' AND m.seq < ?1 AND (?2 IS NULL OR m.thread_key = ?2)
@@ -1310,7 +1310,7 @@ fn vectors_are_kept_counted_and_read_as_the_sqlite_store_does() {
             .map(|r| (r.get(0), r.get(1)))
             .collect();
         let want: (String, i64) = sqlite
-            .conn
+            .sqlite()
             .query_row("SELECT session_id, vectors FROM vector_counts", [], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(counted, [want]);

@@ -3,6 +3,7 @@
 //! taking back a plan a caller's summarizer worked on.
 
 use super::*;
+use crate::memory::pg::compaction as pg_compaction;
 
 /// The longest turn of the other side (the assistant's role) read as a person's turn,
 /// whose statements are records like the user's: a longer one is an assistant's prose
@@ -143,16 +144,21 @@ impl MemoryStore {
         lane: &str,
         fence: Option<i64>,
     ) -> Result<i64, MemoryError> {
-        let (current, written_fence): (i64, i64) = self
-            .conn
-            .query_row(
-                "SELECT summary_version, fence FROM records
-                 WHERE session_id = ?1 AND kind = 'thread_summary' AND thread_key = ?2",
-                params![session, lane],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?
-            .unwrap_or((0, 0));
+        let (current, written_fence): (i64, i64) = match &self.db {
+            Backend::Lite(conn) => conn
+                .query_row(
+                    "SELECT summary_version, fence FROM records
+                     WHERE session_id = ?1 AND kind = 'thread_summary' AND thread_key = ?2",
+                    params![session, lane],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?
+                .unwrap_or((0, 0)),
+            // Locked until the transaction ends (in a compaction's: see `apply_compaction`).
+            Backend::Pg(link) => on_pg!(link, "reading the summary's version", |c| {
+                pg_compaction::summary_state(c, session, lane)
+            })?,
+        };
         match fence {
             Some(f) if f < written_fence => Err(MemoryError::Fenced {
                 fence: Some(f),
@@ -223,10 +229,31 @@ impl MemoryStore {
         now_ms: i64,
         fence: Option<i64>,
     ) -> Result<Compaction, MemoryError> {
-        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        match &mut self.db {
+            Backend::Lite(conn) => conn.execute_batch("BEGIN IMMEDIATE")?,
+            Backend::Pg(link) => {
+                // The session's lock, as its messages' writes take it: a lane's first
+                // summary has no row to lock yet.
+                link.begin()?;
+                let locked = on_pg!(link, "locking the session", |c| {
+                    crate::memory::pg::lock_session(c, &plan.session_id)
+                });
+                if let Err(e) = locked {
+                    let _ = link.rollback();
+                    return Err(e);
+                }
+            }
+        }
         let done = self.apply_compaction_in_tx(plan, given, now_ms, fence);
-        let end = if done.is_ok() { "COMMIT" } else { "ROLLBACK" };
-        self.conn.execute_batch(end)?;
+        match (&mut self.db, done.is_ok()) {
+            (Backend::Lite(conn), ok) => {
+                conn.execute_batch(if ok { "COMMIT" } else { "ROLLBACK" })?;
+            }
+            (Backend::Pg(link), true) => link.commit()?,
+            (Backend::Pg(link), false) => {
+                let _ = link.rollback();
+            }
+        }
         done
     }
 
@@ -283,11 +310,18 @@ impl MemoryStore {
         })?;
         let records = self.put_statements(plan, version, now_ms)?;
         if let Some(f) = fence {
-            self.conn.execute(
-                "UPDATE records SET fence = MAX(fence, ?3)
-                 WHERE session_id = ?1 AND kind = 'thread_summary' AND thread_key = ?2",
-                params![plan.session_id, plan.thread_key, f],
-            )?;
+            match &self.db {
+                Backend::Lite(conn) => {
+                    conn.execute(
+                        "UPDATE records SET fence = MAX(fence, ?3)
+                         WHERE session_id = ?1 AND kind = 'thread_summary' AND thread_key = ?2",
+                        params![plan.session_id, plan.thread_key, f],
+                    )?;
+                }
+                Backend::Pg(link) => on_pg!(link, "raising the fence", |c| {
+                    pg_compaction::raise_fence(c, &plan.session_id, &plan.thread_key, f)
+                })?,
+            }
         }
         let kept = plan.kept.iter().map(|m| m.text.as_str());
         let folded = plan.fold.iter().map(|m| m.text.as_str());
@@ -335,15 +369,19 @@ impl MemoryStore {
                 };
                 // The body as it is stored (redacted), read once for both checks.
                 let stored = redact(&body);
-                let held: bool = self
-                    .conn
-                    .prepare_cached(
-                        "SELECT EXISTS (SELECT 1 FROM records
-                         WHERE session_id = ?1 AND kind = ?2 AND body = ?3)",
-                    )?
-                    .query_row(params![plan.session_id, kind.as_str(), stored], |r| {
-                        r.get(0)
-                    })?;
+                let held: bool = match &self.db {
+                    Backend::Lite(conn) => conn
+                        .prepare_cached(
+                            "SELECT EXISTS (SELECT 1 FROM records
+                             WHERE session_id = ?1 AND kind = ?2 AND body = ?3)",
+                        )?
+                        .query_row(params![plan.session_id, kind.as_str(), stored], |r| {
+                            r.get(0)
+                        })?,
+                    Backend::Pg(link) => on_pg!(link, "reading statements", |c| {
+                        pg_compaction::statement_held(c, &plan.session_id, kind, &stored)
+                    })?,
+                };
                 if held {
                     continue;
                 }

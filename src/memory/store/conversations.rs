@@ -2,14 +2,23 @@
 //! read back by chat and time.
 
 use super::*;
-use crate::memory::history::{conversation_context, thread_status, window, HistoryRequest};
+use crate::memory::history::{
+    conversation_context, stored_turns, thread_status, turns_json, window, HistoryRequest,
+};
 
 impl MemoryStore {
     /// Stores a conversation (its summary redacted of anything that looks like a
     /// credential), replacing the one of the same chat and session.
     pub fn put_conversation(&mut self, c: &Conversation) -> Result<(), MemoryError> {
-        self.conn
-            .prepare_cached(
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                return on_pg!(link, "storing a conversation", |db| {
+                    crate::memory::pg::conversations::put_conversation(db, c)
+                })
+            }
+        };
+        conn.prepare_cached(
                 "INSERT INTO conversations (chat_id, session_id, started_at_ms, ended_at_ms, summary, turns)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT (chat_id, session_id) DO UPDATE SET started_at_ms = excluded.started_at_ms,
@@ -36,7 +45,21 @@ impl MemoryStore {
         until_ms: i64,
         turns_since_ms: i64,
     ) -> Result<Vec<Conversation>, MemoryError> {
-        let mut stmt = self.conn.prepare_cached(
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                return on_pg!(link, "reading conversations", |c| {
+                    crate::memory::pg::conversations::conversations(
+                        c,
+                        chat,
+                        since_ms,
+                        until_ms,
+                        turns_since_ms,
+                    )
+                })
+            }
+        };
+        let mut stmt = conn.prepare_cached(
             "SELECT chat_id, session_id, started_at_ms, ended_at_ms, summary,
                     CASE WHEN ended_at_ms >= ?4 THEN turns ELSE '[]' END FROM conversations
              WHERE chat_id = ?1 AND ended_at_ms >= ?2 AND ended_at_ms <= ?3
@@ -62,39 +85,20 @@ impl MemoryStore {
         chat: &str,
         until_ms: i64,
     ) -> Result<Option<i64>, MemoryError> {
-        Ok(self
-            .conn
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                return on_pg!(link, "reading conversations", |c| {
+                    crate::memory::pg::conversations::last_conversation_end(c, chat, until_ms)
+                })
+            }
+        };
+        Ok(conn
             .prepare_cached(
                 "SELECT max(ended_at_ms) FROM conversations WHERE chat_id = ?1 AND ended_at_ms <= ?2",
             )?
             .query_row(params![chat, until_ms], |r| r.get(0))?)
     }
-}
-
-/// Turns as a conversation stores them: JSON, `h` (a person's), `t` (the text), `ts`.
-pub(in crate::memory) fn turns_json(turns: &[Turn]) -> String {
-    let turns: Vec<serde_json::Value> = turns
-        .iter()
-        .map(|t| serde_json::json!({ "h": t.human, "t": t.text, "ts": t.ts_ms }))
-        .collect();
-    serde_json::Value::Array(turns).to_string()
-}
-
-/// Turns as [`turns_json`] stored them.
-pub(in crate::memory) fn stored_turns(json: &str) -> Vec<Turn> {
-    let v: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
-    v.as_array()
-        .map(|turns| {
-            turns
-                .iter()
-                .map(|t| Turn {
-                    human: t["h"].as_bool().unwrap_or(false),
-                    text: t["t"].as_str().unwrap_or_default().to_string(),
-                    ts_ms: t["ts"].as_i64(),
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 impl MemoryStore {

@@ -127,16 +127,23 @@ impl MemoryStore {
                 return Ok(Some(Focus::PendingSlot(slot)));
             }
         }
-        let last: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT message_id FROM messages
-                 WHERE session_id = ?1 AND thread_key = ?2 AND role = 'assistant' AND message_id != ?3
-                 ORDER BY seq DESC LIMIT 1",
-                params![m.session_id, lane, m.message_id],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let last: Option<String> = match &self.db {
+            Backend::Lite(conn) => conn
+                .query_row(
+                    "SELECT message_id FROM messages
+                     WHERE session_id = ?1 AND thread_key = ?2 AND role = 'assistant'
+                     AND message_id != ?3 ORDER BY seq DESC LIMIT 1",
+                    params![m.session_id, lane, m.message_id],
+                    |r| r.get(0),
+                )
+                .optional()?,
+            Backend::Pg(link) => on_pg!(link, "reading a lane", |c| reads::last_assistant_id(
+                c,
+                m.session_id,
+                lane,
+                m.message_id
+            ))?,
+        };
         Ok(last.map(Focus::LastAssistant))
     }
 

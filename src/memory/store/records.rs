@@ -2,102 +2,8 @@
 //! a chat states; written redacted, read by kind and lane, and searched by their words.
 
 use super::*;
-use crate::core::search::tokenize::is_question_stop_word;
-
-/// The kinds of memory record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RecordKind {
-    /// The rolling summary of one thread key (one per session and thread key).
-    ThreadSummary,
-    /// The rolling summary of a whole session (one per session).
-    SessionSummary,
-    /// A thread's state: a pending slot request, last anchors (one per thread key).
-    ThreadState,
-    Fact,
-    Preference,
-    Outcome,
-}
-
-impl RecordKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RecordKind::ThreadSummary => "thread_summary",
-            RecordKind::SessionSummary => "session_summary",
-            RecordKind::ThreadState => "thread_state",
-            RecordKind::Fact => "fact",
-            RecordKind::Preference => "preference",
-            RecordKind::Outcome => "outcome",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<RecordKind> {
-        Some(match s {
-            "thread_summary" => RecordKind::ThreadSummary,
-            "session_summary" => RecordKind::SessionSummary,
-            "thread_state" => RecordKind::ThreadState,
-            "fact" => RecordKind::Fact,
-            "preference" => RecordKind::Preference,
-            "outcome" => RecordKind::Outcome,
-            _ => return None,
-        })
-    }
-
-    /// At most one record of this kind per session and thread key (written by upsert).
-    pub(in crate::memory) fn single(self) -> bool {
-        matches!(
-            self,
-            RecordKind::ThreadSummary | RecordKind::SessionSummary | RecordKind::ThreadState
-        )
-    }
-
-    /// The thread key a record of this kind is kept under for `lane`: none for the
-    /// session's summary, which belongs to no lane.
-    pub(in crate::memory) fn lane_key(self, lane: &str) -> &str {
-        if self == RecordKind::SessionSummary {
-            ""
-        } else {
-            lane
-        }
-    }
-}
-
-/// The record columns ([`RECORD_COLUMNS`]) of the table named `alias` in a query.
-pub(in crate::memory) fn record_columns_of(alias: &str) -> String {
-    RECORD_COLUMNS
-        .split(", ")
-        .map(|c| format!("{alias}.{c}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// A memory record as stored. Its body never holds what looks like a credential.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Record {
-    pub id: i64,
-    pub session_id: String,
-    pub kind: RecordKind,
-    /// Empty for records that belong to the session, not to one lane.
-    pub thread_key: String,
-    pub body: String,
-    pub summary_version: i64,
-    pub updated_at_ms: i64,
-    /// The first and last message ids a summary covers.
-    pub message_range: Option<(String, String)>,
-    /// The newer record of the session that changes what this one said.
-    pub superseded_by: Option<i64>,
-}
-
-/// A record to write.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewRecord<'a> {
-    pub session_id: &'a str,
-    pub kind: RecordKind,
-    pub thread_key: &'a str,
-    pub body: &'a str,
-    pub summary_version: i64,
-    pub updated_at_ms: i64,
-    pub message_range: Option<(&'a str, &'a str)>,
-}
+use crate::memory::pg::records as pg_records;
+use crate::memory::record::best_within;
 
 pub(super) fn record_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
     let kind: String = r.get(2)?;
@@ -116,9 +22,6 @@ pub(super) fn record_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
     })
 }
 
-pub(in crate::memory) const RECORD_COLUMNS: &str =
-    "id, session_id, kind, thread_key, body, summary_version, updated_at_ms, range_from, range_to, superseded_by";
-
 /// Whether session `?1` holds a statement an assembly for lane `?2` shows: another
 /// lane's, or one of the lane's own not written from a message; three seeks of
 /// `records_statements`, no row read.
@@ -131,25 +34,33 @@ const ANY_SHOWN: &str = concat!(
     "AND kind IN ('fact', 'preference', 'outcome') AND thread_key = ?2 AND (range_from IS NULL) = 1)"
 );
 
-/// Words two statements must share, besides stop words, for the newer to change the older.
-pub const SUPERSEDE_MIN_SHARED: usize = 2;
-/// The most words of the older statement the newer may lack (the value that changed).
-pub const SUPERSEDE_MAX_CHANGED: usize = 1;
-/// The most words the newer statement may add (the new value, a word saying it changed).
-pub const SUPERSEDE_MAX_ADDED: usize = 2;
-/// Earlier statements of the same kind weighed as what a new one may change.
-pub const SUPERSEDE_CANDIDATES: usize = 8;
-
 impl MemoryStore {
     /// Writes a record, its body redacted of anything that looks like a credential.
     /// Summaries and thread state replace the lane's previous one; facts, preferences and
     /// outcomes are added. Returns the record's id.
     pub fn put_record(&mut self, r: &NewRecord<'_>) -> Result<i64, MemoryError> {
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            // In a transaction (a compaction's), through it; else in one of its own.
+            Backend::Pg(link) if link.in_transaction() => {
+                return on_pg!(link, "writing a record", |c| pg_records::put_record_in(
+                    c,
+                    &link.record_terms,
+                    r
+                ))
+            }
+            Backend::Pg(link) => {
+                return link.call(
+                    "writing a record",
+                    pg_records::put_record(link.pool(), &link.record_terms, r),
+                )
+            }
+        };
         let body = redact(r.body);
         let (from, to) = r.message_range.unzip();
         let lane = r.kind.lane_key(r.thread_key);
         if r.kind.single() {
-            self.conn.execute(
+            conn.execute(
                 "INSERT INTO records (session_id, kind, thread_key, body, summary_version, updated_at_ms, range_from, range_to)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                  ON CONFLICT (session_id, kind, thread_key)
@@ -164,12 +75,12 @@ impl MemoryStore {
                 .map_or(0, |rec| rec.id);
             return Ok(id);
         }
-        self.conn.execute(
+        conn.execute(
             "INSERT INTO records (session_id, kind, thread_key, body, summary_version, updated_at_ms, range_from, range_to)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![r.session_id, r.kind.as_str(), lane, body, r.summary_version, r.updated_at_ms, from, to],
         )?;
-        Ok(self.conn.last_insert_rowid())
+        Ok(conn.last_insert_rowid())
     }
 
     /// The one record of a single kind (summary, thread state) for a session and lane.
@@ -179,13 +90,20 @@ impl MemoryStore {
         kind: RecordKind,
         lane: &str,
     ) -> Result<Option<Record>, MemoryError> {
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                return on_pg!(link, "reading a record", |c| pg_records::record(
+                    c, session, kind, lane
+                ))
+            }
+        };
         let lane = kind.lane_key(lane);
         let sql = format!(
             "SELECT {RECORD_COLUMNS} FROM records WHERE session_id = ?1 AND kind = ?2 AND thread_key = ?3
              ORDER BY id DESC LIMIT 1"
         );
-        Ok(self
-            .conn
+        Ok(conn
             .prepare_cached(&sql)?
             .query_row(params![session, kind.as_str(), lane], record_row)
             .optional()?)
@@ -193,9 +111,16 @@ impl MemoryStore {
 
     /// The record of `session` whose id is `id` (`None` for another session's).
     pub fn record_by_id(&self, session: &str, id: i64) -> Result<Option<Record>, MemoryError> {
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                return on_pg!(link, "reading a record", |c| pg_records::record_by_id(
+                    c, session, id
+                ))
+            }
+        };
         let sql = format!("SELECT {RECORD_COLUMNS} FROM records WHERE id = ?1 AND session_id = ?2");
-        Ok(self
-            .conn
+        Ok(conn
             .prepare_cached(&sql)?
             .query_row(params![id, session], record_row)
             .optional()?)
@@ -217,6 +142,14 @@ impl MemoryStore {
         id: i64,
         body: &str,
     ) -> Result<usize, MemoryError> {
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                return on_pg!(link, "marking changed statements", |c| {
+                    pg_records::supersede(c, &link.record_terms, session, kind, id, body)
+                })
+            }
+        };
         let new = subject_words(body);
         if new.len() < SUPERSEDE_MIN_SHARED {
             return Ok(0);
@@ -226,8 +159,7 @@ impl MemoryStore {
             .map(|w| fts_quote(w))
             .collect::<Vec<_>>()
             .join(" OR ");
-        let older: Vec<(i64, String)> = self
-            .conn
+        let older: Vec<(i64, String)> = conn
             .prepare_cached(&format!(
                 // The word index leads (CROSS JOIN keeps it first): driven by the session's
                 // records instead, SQLite would run the search once for each of them.
@@ -243,8 +175,7 @@ impl MemoryStore {
         let mut marked = 0;
         for (old_id, old_body) in older {
             if changes(&new, &subject_words(&old_body)) {
-                self.conn
-                    .prepare_cached("UPDATE records SET superseded_by = ?1 WHERE id = ?2")?
+                conn.prepare_cached("UPDATE records SET superseded_by = ?1 WHERE id = ?2")?
                     .execute(params![id, old_id])?;
                 marked += 1;
             }
@@ -265,6 +196,17 @@ impl MemoryStore {
         k: usize,
         max_tokens: u64,
     ) -> Result<Vec<Record>, MemoryError> {
+        if let Backend::Pg(link) = &self.db {
+            return on_pg!(link, "searching records", |c| pg_records::search(
+                c,
+                &link.record_terms,
+                session,
+                query,
+                lane,
+                k,
+                max_tokens
+            ));
+        }
         self.search_where(
             session,
             query,
@@ -287,9 +229,24 @@ impl MemoryStore {
         k: usize,
         max_tokens: u64,
     ) -> Result<Vec<Record>, MemoryError> {
+        let conn = match &self.db {
+            Backend::Lite(conn) => conn,
+            Backend::Pg(link) => {
+                return on_pg!(link, "searching records", |c| {
+                    pg_records::search_memories(
+                        c,
+                        &link.record_terms,
+                        session,
+                        query,
+                        lane,
+                        k,
+                        max_tokens,
+                    )
+                })
+            }
+        };
         // Told by the index alone, without a search: most lanes have none to show.
-        let any: bool = self
-            .conn
+        let any: bool = conn
             .prepare_cached(ANY_SHOWN)?
             .query_row(params![session, lane], |r| r.get(0))?;
         if !any {
@@ -330,7 +287,7 @@ impl MemoryStore {
                 limit = i64::try_from(k).unwrap_or(i64::MAX),
                 cols = record_columns_of("r")
             );
-            let mut stmt = self.conn.prepare_cached(&sql)?;
+            let mut stmt = self.db.lite()?.prepare_cached(&sql)?;
             // The score comes after the record's columns, so `record_row` reads the rest.
             let rows = stmt.query_map(params![q, session, lane], |r| {
                 Ok((r.get::<_, f64>(10)?, record_row(r)?))
@@ -344,104 +301,4 @@ impl MemoryStore {
         }
         Ok(best_within(hits, k, max_tokens))
     }
-}
-
-/// What a search gives of its scored `hits` (FTS5's BM25: lower is better): a record a
-/// newer hit changes is not what the session says now and is left out; best first, ties
-/// to the newer; at most `k`, within `max_tokens` of bodies.
-pub(in crate::memory) fn best_within(
-    mut hits: Vec<(f64, Record)>,
-    k: usize,
-    max_tokens: u64,
-) -> Vec<Record> {
-    let ids: Vec<i64> = hits.iter().map(|(_, r)| r.id).collect();
-    hits.retain(|(_, r)| r.superseded_by.is_none_or(|by| !ids.contains(&by)));
-    hits.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.id.cmp(&a.1.id)));
-    let mut out = Vec::new();
-    let meter = Meter::of_model(None);
-    let mut used = 0.0;
-    for (_, rec) in hits.into_iter().take(k) {
-        let next = used + estimate(&rec.body);
-        if !meter.fits(next, max_tokens) {
-            break;
-        }
-        used = next;
-        out.push(rec);
-    }
-    out
-}
-
-/// Whether a statement of the subject words `new` changes one of `old` (see
-/// [`MemoryStore::supersede`]).
-pub(in crate::memory) fn changes(new: &[String], old: &[String]) -> bool {
-    let shared = old.iter().filter(|w| new.contains(w)).count();
-    let changed = old.len() - shared;
-    let added = new.len() - shared;
-    shared >= SUPERSEDE_MIN_SHARED
-        && (1..=SUPERSEDE_MAX_CHANGED).contains(&changed)
-        && (1..=SUPERSEDE_MAX_ADDED).contains(&added)
-}
-
-/// The distinct words of a statement that say what it is about: lower-cased, two
-/// characters or more, stop words left out.
-pub(in crate::memory) fn subject_words(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for token in text.split(|c: char| !c.is_alphanumeric()) {
-        let w = token.to_lowercase();
-        if w.chars().count() >= 2 && !is_question_stop_word(&w) && !out.contains(&w) {
-            out.push(w);
-        }
-    }
-    out
-}
-
-/// FTS5 queries for the words of `text` (see [`query_words`]), each term quoted so no
-/// query syntax gets through, joined by OR.
-fn fts_queries(text: &str) -> (Option<String>, Option<String>) {
-    let (words, grams) = query_words(text);
-    let join = |v: Vec<String>| {
-        (!v.is_empty()).then(|| {
-            v.iter()
-                .map(|w| fts_quote(w))
-                .collect::<Vec<_>>()
-                .join(" OR ")
-        })
-    };
-    (join(words), join(grams))
-}
-
-/// What a record search looks for in `text`: word terms (two characters or more) for the
-/// word index, and the three-character windows of runs of unsegmented scripts for the
-/// trigram index.
-pub(in crate::memory) fn query_words(text: &str) -> (Vec<String>, Vec<String>) {
-    let mut words: Vec<String> = Vec::new();
-    let mut grams: Vec<String> = Vec::new();
-    for token in text.split(|c: char| !c.is_alphanumeric()) {
-        if token.chars().count() < 2 {
-            continue;
-        }
-        let unsegmented = token.chars().any(is_unsegmented);
-        if unsegmented {
-            // No word boundaries to go by: every three-character window is a term, and
-            // BM25 ranks the records that share the most of them first.
-            let chars: Vec<char> = token.chars().collect();
-            for w in chars.windows(3) {
-                let gram: String = w.iter().collect();
-                if !grams.contains(&gram) {
-                    grams.push(gram);
-                }
-            }
-        } else {
-            let lower = token.to_lowercase();
-            if !words.contains(&lower) {
-                words.push(lower);
-            }
-        }
-    }
-    // The question's own words ("what", "did", "the" are in nearly every record: each
-    // would have BM25 score every record of the store); all of them when that is all it has.
-    if words.iter().any(|w| !is_question_stop_word(w)) {
-        words.retain(|w| !is_question_stop_word(w));
-    }
-    (words, grams)
 }
