@@ -62,7 +62,7 @@ describe('the budget the plugin is given', () => {
     expect(last.systemPromptAddition).not.toContain('<thread_summary>')
     // The store still folds at its triggers, for search, the tools and the history.
     const place = placeSession(KEY, 's1')
-    expect(e.memory().record(place.sessionId, 'thread_summary', laneOf(place))).not.toBeNull()
+    expect((await e.memory()).record(place.sessionId, 'thread_summary', laneOf(place))).not.toBeNull()
     // A question about an early turn retrieves nothing: the whole lane is in view.
     const asked = await e.assemble({ sessionId: 's1', sessionKey: KEY, messages: lastTranscript, prompt: 'what about the zebrafish tank filter of lab 3?', tokenBudget: 180_000 })
     expect(turnMessageOf(asked)).toBeUndefined()
@@ -110,7 +110,7 @@ describe('the budget the plugin is given', () => {
     const list = turns(400, true)
     const transcript = await replay(e, list, 40_000, () => {})
     const place = placeSession(KEY, 's1')
-    expect(e.memory().record(place.sessionId, 'thread_summary', laneOf(place))).not.toBeNull()
+    expect((await e.memory()).record(place.sessionId, 'thread_summary', laneOf(place))).not.toBeNull()
     const out = await e.assemble({ sessionId: 's1', sessionKey: KEY, messages: transcript, prompt: 'which zebrafish tank filter was replaced?', tokenBudget: 40_000 })
     expect(out.estimatedTokens).toBeLessThanOrEqual(40_000)
     const turn = turnMessageOf(out)

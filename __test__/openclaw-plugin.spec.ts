@@ -307,7 +307,7 @@ describe('the OpenClaw plugin', () => {
     const messages = conversation(12)
     await e.assemble({ sessionId: 's1', sessionKey: SLACK_THREAD, messages: messages.slice(0, 6), tokenBudget: 4_000 })
     // Every other method of the store is off limits now: the next turn may only assemble.
-    const store = e.memory() as unknown as Record<string, unknown>
+    const store = (await e.memory()) as unknown as Record<string, unknown>
     const calls: string[] = []
     const proto = Object.getPrototypeOf(store) as Record<string, unknown>
     for (const name of Object.getOwnPropertyNames(proto)) {
@@ -324,7 +324,7 @@ describe('the OpenClaw plugin', () => {
     expect(out.messages.length).toBeGreaterThan(0)
     // The turn was stored by that call: the newest message is in the store now.
     const place = placeSession(SLACK_THREAD, 's2')
-    const recent = e.memory().recent(place.sessionId, laneOf(place), 1)
+    const recent = (await e.memory()).recent(place.sessionId, laneOf(place), 1)
     expect(recent.map((m) => m.text)).toEqual(['We decided to ship part 11 of the rollout behind a flag.'])
   })
 
@@ -452,7 +452,7 @@ describe('the OpenClaw plugin', () => {
     const next = await e.assemble({ sessionId: 's', sessionKey: SLACK_THREAD, messages, prompt: 'and the rollout?', tokenBudget: 3_000 })
     expect(next.estimatedTokens).toBeLessThanOrEqual(first.estimatedTokens - 400)
     // The summary is not rewritten for it.
-    expect(e.memory().record(placeSession(SLACK_THREAD, 's').sessionId, 'thread_summary', laneOf(placeSession(SLACK_THREAD, 's')))).toBeNull()
+    expect((await e.memory()).record(placeSession(SLACK_THREAD, 's').sessionId, 'thread_summary', laneOf(placeSession(SLACK_THREAD, 's')))).toBeNull()
     // Under the threshold: nothing to shrink.
     const under = await e.compact({ sessionId: 's', sessionKey: SLACK_THREAD, ...preflight, tokenBudget: 16_000, currentTokenCount: 11_000 })
     expect(under).toEqual({ ok: true, compacted: false, reason: 'already under target: the engine assembles this thread within the budget; nothing to shrink' })

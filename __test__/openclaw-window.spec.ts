@@ -167,20 +167,20 @@ describe('what the host tells the engine', () => {
   it("folds after the turn's answer, never between the assemblies of one turn", async () => {
     const e = createContextEngine({ path: ':memory:' })
     const transcript: HostMessage[] = []
-    const versionOf = () => e.memory().record(SESSION, 'thread_summary', LANE)?.summaryVersion ?? 0
+    const versionOf = async () => ((await e.memory()) as MemoryStore).record(SESSION, "thread_summary", LANE)?.summaryVersion ?? 0
     for (let i = 0; i < 30; i++) {
       const prompt = note(i)
       const one = await e.assemble({ sessionId: 's1', sessionKey: KEY, messages: transcript.slice(), prompt, tokenBudget: 2_000 })
       const user: HostMessage = { role: 'user', content: prompt, timestamp: T0 + i * 60_000 }
-      const before = versionOf()
+      const before = await versionOf()
       // OpenClaw's loop: afterTurn with the prompt newest, then the second assembly.
       await e.afterTurn({ sessionId: 's1', sessionKey: KEY, messages: [...one.messages, user] })
-      expect(versionOf()).toBe(before)
+      expect(await versionOf()).toBe(before)
       const answer: HostMessage = { role: 'assistant', content: [{ type: 'text', text: `Noted ${i}.` }], timestamp: T0 + i * 60_000 + 1 }
       await e.afterTurn({ sessionId: 's1', sessionKey: KEY, messages: [...one.messages, user, answer] })
       transcript.push(user, answer)
     }
-    expect(versionOf()).toBeGreaterThanOrEqual(1)
+    expect(await versionOf()).toBeGreaterThanOrEqual(1)
     await e.dispose()
   })
 

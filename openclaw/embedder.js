@@ -67,10 +67,10 @@ class Embedder {
     let done = 0
     try {
       for (let call = 0; call < EMBED_CALLS_PER_TURN; call++) {
-        const pending = store.messagesToEmbed(sessionId, EMBED_BATCH)
+        const pending = await store.messagesToEmbed(sessionId, EMBED_BATCH)
         if (pending.length === 0) break
         const vectors = await this.vectors(pending.map((m) => m.text))
-        store.setVectors(sessionId, pending.map((m, i) => ({ messageId: m.messageId, vector: vectors[i] })))
+        await store.setVectors(sessionId, pending.map((m, i) => ({ messageId: m.messageId, vector: vectors[i] })))
         done += pending.length
       }
     } catch (err) {

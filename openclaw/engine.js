@@ -50,8 +50,11 @@ class MemoryContextEngine {
     this.diagnostics = []
     this.options = readOptions(options)
     for (const problem of this.options.problems) this.note('config', problem)
+    if (this.options.url && this.options.path) this.note('config', 'path is not used: the memory is on PostgreSQL (url)')
     this.dbPath = this.options.path ?? defaultPath(host.agentDir)
     this.store = null
+    /** The store being opened (a connection to PostgreSQL takes a while). */
+    this.opening = null
     this.openFailedAt = null
     /** Summary versions whose media was re-attached, by session and lane. */
     this.recovered = new Map()
@@ -96,21 +99,35 @@ class MemoryContextEngine {
     }
   }
 
-  /** The open store, opening it on first use; null while it cannot be opened. */
-  memory() {
+  /**
+   * The open store, opening it on first use (with `url`, connecting to PostgreSQL: its
+   * methods then return promises, which every caller here awaits); rejects while it
+   * cannot be opened, trying again after REOPEN_AFTER_MS.
+   */
+  async memory() {
     if (this.store) return this.store
+    if (this.opening) return this.opening
     if (this.openFailedAt !== null && Date.now() - this.openFailedAt < REOPEN_AFTER_MS) {
-      throw new Error(`the memory file ${this.dbPath} could not be opened; retrying after ${REOPEN_AFTER_MS / 1000} s`)
+      throw new Error(`the memory ${this.options.url ? 'database' : `file ${this.dbPath}`} could not be opened; retrying after ${REOPEN_AFTER_MS / 1000} s`)
     }
+    this.opening = this.open()
     try {
-      if (this.dbPath !== ':memory:') fs.mkdirSync(path.dirname(this.dbPath), { recursive: true })
-      this.store = new MemoryStore({ path: this.dbPath, compaction: this.options.compaction })
+      this.store = await this.opening
       this.openFailedAt = null
       return this.store
     } catch (err) {
       this.openFailedAt = Date.now()
       throw err
+    } finally {
+      this.opening = null
     }
+  }
+
+  open() {
+    const compaction = this.options.compaction
+    if (this.options.url) return MemoryStore.connect({ url: this.options.url, compaction, poolSize: this.options.poolSize ?? undefined })
+    if (this.dbPath !== ':memory:') fs.mkdirSync(path.dirname(this.dbPath), { recursive: true })
+    return new MemoryStore({ path: this.dbPath, compaction })
   }
 
   /**
@@ -168,11 +185,11 @@ class MemoryContextEngine {
    * Stores the user and assistant turns of `messages`; returns the lane, the count stored,
    * each message's stored id ('' for one that is not stored) and the batch stored.
    */
-  store_(place, messages) {
+  async store_(place, messages) {
     const ids = []
     const batch = this.toMemory(place, messages, ids)
     if (batch.length === 0) return { lane: laneOf(place), count: 0, ids, batch }
-    const out = this.memory().ingest(batch)
+    const out = await (await this.memory()).ingest(batch)
     const qualified = this.qualified('ingest', batch, out)
     const stored = qualified.size === 0 ? ids : ids.map((id) => qualified.get(id) ?? id)
     return { lane: out[out.length - 1].threadKey, count: out.filter((r) => r.ingested).length, ids: stored, batch }
@@ -181,7 +198,7 @@ class MemoryContextEngine {
   async ingest(params) {
     try {
       const place = placeSession(params?.sessionKey, params?.sessionId)
-      const { count } = this.store_(place, [params?.message])
+      const { count } = await this.store_(place, [params?.message])
       return { ingested: count > 0 }
     } catch (err) {
       this.note('ingest', err)
@@ -193,7 +210,7 @@ class MemoryContextEngine {
     try {
       const place = placeSession(params?.sessionKey, params?.sessionId)
       const messages = Array.isArray(params?.messages) ? params.messages : []
-      return { ingestedCount: this.store_(place, messages).count }
+      return { ingestedCount: (await this.store_(place, messages)).count }
     } catch (err) {
       this.note('ingestBatch', err)
       return { ingestedCount: 0 }
@@ -212,7 +229,7 @@ class MemoryContextEngine {
       const key = typeof params?.advancementKey === 'string' && params.advancementKey !== '' ? params.advancementKey : null
       if (key === null) throw new TypeError('commitTurn: advancementKey: expected a non-empty string')
       const batch = this.toMemory(place, messages)
-      const report = this.memory().commitTurnReport(key, batch)
+      const report = await (await this.memory()).commitTurnReport(key, batch)
       this.qualified('commitTurn', batch, report.messages)
       return { status: report.status }
     } catch (err) {
@@ -228,7 +245,7 @@ class MemoryContextEngine {
       const place = placeSession(params?.sessionKey, params?.sessionId)
       const lane = laneOf(place)
       const done = await this.afterAssembly(place, lane, params?.runtimeContext)
-      await this.embedder?.catchUp(this.memory(), place.sessionId)
+      if (this.embedder) await this.embedder.catchUp(await this.memory(), place.sessionId)
       // The host's transcript is never rewritten: the summary lives in the engine's store.
       return unchanged(done === null ? 'nothing due' : `thread summary v${done.summaryVersion}: ${done.folded} messages folded`)
     } catch (err) {
@@ -241,12 +258,12 @@ class MemoryContextEngine {
     try {
       const place = placeSession(params?.sessionKey, params?.sessionId)
       const messages = Array.isArray(params?.messages) ? params.messages : []
-      const { lane } = this.store_(place, messages)
+      const { lane } = await this.store_(place, messages)
       // OpenClaw also calls afterTurn from its loop, before each model call of a turn
       // (the prompt or tool results newest): the turn's assemblies share one state, so
       // its fold waits for the turn's answer.
       if (answered(messages)) await this.afterAssembly(place, lane, params?.runtimeContext)
-      await this.embedder?.catchUp(this.memory(), place.sessionId)
+      if (this.embedder) await this.embedder.catchUp(await this.memory(), place.sessionId)
     } catch (err) {
       this.note('afterTurn', err)
     }
@@ -358,12 +375,12 @@ class MemoryContextEngine {
    * prompt cache keeps the prefix between steps. Resolves to the compaction or null.
    */
   async afterAssembly(place, lane, runtimeContext) {
-    const state = this.lanes.get(place, lane)
+    const state = await this.lanes.get(place, lane)
     if (state.tokens === undefined || state.verbatim) return this.compactLane(place, lane, { force: false }, runtimeContext)
     if (typeof state.foldThrough !== 'string' || !this.options.compactWhenTrimming) return null
     const through = state.foldThrough
     state.foldThrough = null
-    this.lanes.save(place, lane)
+    await this.lanes.save(place, lane)
     return this.compactLane(place, lane, { through }, runtimeContext)
   }
 
@@ -373,15 +390,15 @@ class MemoryContextEngine {
    * resolves to the compaction's result or null.
    */
   async compactLane(place, lane, options, runtimeContext) {
-    const memory = this.memory()
-    const plan = memory.planCompaction(place.sessionId, lane, options)
+    const memory = await this.memory()
+    const plan = await memory.planCompaction(place.sessionId, lane, options)
     if (plan === null) return null
     let summary = null
     const llm = runtimeContext?.llm
     if (this.options.summarizer === 'llm' && llm && typeof llm.complete === 'function') {
       summary = await this.summarize(llm, plan)
     }
-    return this.memory().applyCompaction(plan, { summary })
+    return memory.applyCompaction(plan, { summary })
   }
 
   /** The model's summary of a plan, or null (then the extractive one is used) on failure or timeout. */
@@ -449,7 +466,7 @@ class MemoryContextEngine {
   async assembleWithin(params, messages) {
     const place = placeSession(params.sessionKey, params.sessionId)
     const lane = laneOf(place)
-    const state = this.lanes.get(place, lane)
+    const state = await this.lanes.get(place, lane)
     // Each host message's index in the batch stored with this turn (-1: not stored).
     const at = []
     const batch = this.toMemory(place, messages, null, at)
@@ -460,11 +477,11 @@ class MemoryContextEngine {
     this.learnOverhead(state, messages)
     const turn = this.turnBudget(state, params, pending, lastUser >= 0 ? messages[lastUser] : null, messages)
     if (!turn.first) {
-      const same = this.sameContext(place, lane, state, messages, pending === null ? lastUser : messages.length, pending, turn.budget)
+      const same = await this.sameContext(place, lane, state, messages, pending === null ? lastUser : messages.length, pending, turn.budget)
       if (same !== null) return same
     }
     const budget = turn.budget
-    const memory = this.memory()
+    const memory = await this.memory()
     // The thread block and the history each get at most a quarter of the budget; the
     // assembly budgets them with the rest and leaves out one that does not fit.
     const share = Math.min(this.options.historyTokens, Math.floor(Math.min(budget, MAX_BUDGET) / 4))
@@ -480,7 +497,7 @@ class MemoryContextEngine {
     if (pending !== null) host.push({ user: true, tokens: pending.tokens })
     // One call: the turn stored (what the store has not seen of the host's transcript)
     // and recorded as this session's conversation, then the layers assembled.
-    const out = memory.assemble({
+    const out = await memory.assemble({
       sessionId: place.sessionId,
       threadKey: lane,
       policy: this.policy(),
@@ -541,7 +558,7 @@ class MemoryContextEngine {
     } else if (state.turn !== undefined) {
       Object.assign(state.turn, { budget: Math.min(state.turn.budget, budget), sent, replay })
     }
-    this.lanes.save(place, lane)
+    await this.lanes.save(place, lane)
     return result
   }
 
@@ -554,7 +571,7 @@ class MemoryContextEngine {
    * else null (a new assembly, within that budget, decides). The messages are stored as
    * an assembly stores them.
    */
-  sameContext(place, lane, state, messages, current, pending, budget) {
+  async sameContext(place, lane, state, messages, current, pending, budget) {
     const turn = state.turn
     const replay = turn?.replay
     if (replay === undefined || current < 0) return null
@@ -566,12 +583,12 @@ class MemoryContextEngine {
     const grown = prompt - turn.promptTokens + messages.slice(current + 1).reduce((n, m) => n + centralEstimate(m), 0)
     const tokens = state.tokens + (grown > 0 ? tokenBound(grown) : 0)
     if (tokens > budget) return null
-    this.store_(place, messages)
+    await this.store_(place, messages)
     const kept = messages.slice(from)
     const result = { messages: replay.turnPart === null ? kept : [...kept, replay.turnPart], estimatedTokens: tokens }
     if (replay.system !== undefined) result.systemPromptAddition = replay.system
     state.sent = Math.round(turn.sent + grown)
-    this.lanes.save(place, lane)
+    await this.lanes.save(place, lane)
     return result
   }
 
@@ -689,21 +706,21 @@ class MemoryContextEngine {
       if (params?.force !== true) {
         const done = await this.compactLane(place, lane, { force: false }, rc)
         if (done === null) return { ok: true, compacted: false, reason: 'below threshold: no fold is due in this thread' }
-        return this.compacted(place, lane, done, done.tokensBefore, done.tokensAfter, `thread summary v${done.summaryVersion}: ${done.folded} messages folded`)
+        return await this.compacted(place, lane, done, done.tokensBefore, done.tokensAfter, `thread summary v${done.summaryVersion}: ${done.folded} messages folded`)
       }
       const overflow = rc.trigger === 'overflow' || rc.trigger === 'timeout_recovery'
       const manual = !overflow && (rc.forceReason === 'manual' || rc.trigger === 'manual' || params?.compactionTarget === 'threshold' || rc.trigger === undefined)
-      const state = this.lanes.get(place, lane)
-      if (!overflow && !manual) return this.preflight(place, lane, state, params)
-      const through = this.beforeCurrentTurn(place, lane)
+      const state = await this.lanes.get(place, lane)
+      if (!overflow && !manual) return await this.preflight(place, lane, state, params)
+      const through = await this.beforeCurrentTurn(place, lane)
       const done = through === null ? null : await this.compactLane(place, lane, { through }, rc)
       // The host retries the turn: its next assembly decides anew.
-      this.lanes.newTurn(place, lane)
+      await this.lanes.newTurn(place, lane)
       let cap = null
       if (overflow) {
         const current = positive(params?.currentTokenCount)
         const budget = positive(params?.tokenBudget)
-        cap = this.squeeze(place, lane, state, current !== undefined && budget !== undefined && current > budget ? current - budget : null)
+        cap = await this.squeeze(place, lane, state, current !== undefined && budget !== undefined && current > budget ? current - budget : null)
       }
       if (done === null && cap === null) {
         return { ok: true, compacted: false, reason: 'nothing to fold or drop: the thread holds only what its current turn must' }
@@ -713,7 +730,7 @@ class MemoryContextEngine {
       if (cap !== null) parts.push(`the thread's next contexts within ${cap} tokens (the last took ${state.tokens})`)
       const tokensBefore = state.tokens ?? done.tokensBefore
       const tokensAfter = Math.min(tokensBefore, cap ?? done.tokensAfter)
-      return this.compacted(place, lane, done, tokensBefore, tokensAfter, parts.join('; '))
+      return await this.compacted(place, lane, done, tokensBefore, tokensAfter, parts.join('; '))
     } catch (err) {
       this.note('compact', err)
       return { ok: false, compacted: false, reason: err instanceof Error ? err.message : String(err) }
@@ -725,14 +742,14 @@ class MemoryContextEngine {
    * its threshold (`tokenBudget` less the reserve). The thread's next contexts shrink by
    * what the projection is over; the answer is one the host takes as nothing to do.
    */
-  preflight(place, lane, state, params) {
+  async preflight(place, lane, state, params) {
     const current = positive(params?.currentTokenCount)
     const budget = positive(params?.tokenBudget)
     // OpenClaw's threshold keeps its reserve for the reply (what its first assembly names).
     const reserve = positive(state.reserve) ?? 0
     const threshold = budget === undefined ? undefined : budget - reserve
     const over = current !== undefined && threshold !== undefined && current > threshold ? current - threshold : null
-    const cap = over === null ? null : this.squeeze(place, lane, state, over)
+    const cap = over === null ? null : await this.squeeze(place, lane, state, over)
     const said = cap === null ? 'nothing to shrink' : `the thread's next contexts within ${cap} tokens (the last took ${state.tokens})`
     return { ok: true, compacted: false, reason: `already under target: the engine assembles this thread within the budget; ${said}` }
   }
@@ -743,19 +760,19 @@ class MemoryContextEngine {
    * host did not say. Null when the last context held only what it must (the policy, the
    * current turn) or no context of the lane is known.
    */
-  squeeze(place, lane, state, over) {
+  async squeeze(place, lane, state, over) {
     const last = state.tokens
     if (typeof last !== 'number' || last <= 1) return null
     if ((typeof state.cap === 'number' && last > state.cap) || last <= state.floor * FLOOR_SLACK) return null
     const cap = Math.max(1, Math.floor(over === null ? last / 2 : last - over * OVER_RATIO - last / 10))
     state.cap = cap
-    this.lanes.save(place, lane)
+    await this.lanes.save(place, lane)
     return cap
   }
 
   /** A compaction's result as OpenClaw reads it. */
-  compacted(place, lane, done, tokensBefore, tokensAfter, reason) {
-    const summary = this.memory().record(place.sessionId, 'thread_summary', lane)
+  async compacted(place, lane, done, tokensBefore, tokensAfter, reason) {
+    const summary = await (await this.memory()).record(place.sessionId, 'thread_summary', lane)
     return { ok: true, compacted: true, reason, result: { summary: summary?.body, tokensBefore, tokensAfter, details: done ?? undefined } }
   }
 
@@ -763,15 +780,17 @@ class MemoryContextEngine {
    * The stored id of the lane's newest message before its current turn (the newest user
    * message and what follows it), or null when the lane holds nothing before it.
    */
-  beforeCurrentTurn(place, lane) {
-    const recent = this.memory().recent(place.sessionId, lane, CURRENT_TURN_SCAN)
+  async beforeCurrentTurn(place, lane) {
+    const recent = await (await this.memory()).recent(place.sessionId, lane, CURRENT_TURN_SCAN)
     const user = lastIndex(recent, (m) => m.role === 'user')
     return user > 0 ? recent[user - 1].messageId : null
   }
 
   async dispose() {
     try {
-      this.store?.close()
+      const store = this.store ?? (await this.opening?.catch(() => null))
+      this.store = null
+      await store?.close()
     } catch (err) {
       this.note('dispose', err)
     }

@@ -11,6 +11,15 @@ export declare const ENGINE_ID: 'context-engine'
 export interface ContextEngineOptions {
   /** The SQLite file (default `<agentDir>/context-engine/memory.sqlite`). */
   path?: string
+  /**
+   * A PostgreSQL database every gateway host shares
+   * (`postgres://user:password@host:port/database`): the memory is kept there instead of
+   * the SQLite file, so any host can serve any conversation. A database that does not
+   * answer degrades each turn to the host's own messages, with a diagnostic.
+   */
+  url?: string
+  /** Connections to PostgreSQL at most, per host (default 8). */
+  poolSize?: number
   /** Policy text put first in the memory section (default none). */
   policy?: string
   /** Personality text put after the policy (default none). */

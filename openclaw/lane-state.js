@@ -29,18 +29,20 @@ const KEPT = ['verbatim', 'foldThrough', 'window', 'reserve', 'output', 'overhea
 const MAX_LANES = 10_000
 
 class LaneStates {
-  /** @param {() => import('../index.js').MemoryStore} memory the open store */
+  /** @param {() => Promise<import('../index.js').MemoryStore | import('../index.js').SharedMemoryStore>} memory the open store */
   constructor(memory) {
     this.memory = memory
     this.lanes = new Map()
   }
 
   /** The lane's state: held, else read from the store; `{}` for a lane never assembled. */
-  get(place, lane) {
+  async get(place, lane) {
     const key = `${place.sessionId}\u0000${lane}`
     let state = this.lanes.get(key)
     if (state === undefined) {
-      state = this.read(place.sessionId, lane)
+      const read = await this.read(place.sessionId, lane)
+      // Another call of the engine may have read it meanwhile: one state per lane.
+      state = this.lanes.get(key) ?? read
       this.hold(key, state)
     }
     return state
@@ -50,26 +52,26 @@ class LaneStates {
    * Writes the kept fields of the lane's state into its `thread_state` record, when they
    * changed since they were read or last written.
    */
-  save(place, lane) {
-    const state = this.get(place, lane)
+  async save(place, lane) {
+    const state = await this.get(place, lane)
     const kept = Object.fromEntries(KEPT.filter((k) => state[k] !== undefined).map((k) => [k, state[k]]))
     const written = JSON.stringify(kept)
     if (written === state.written) return
-    const memory = this.memory()
-    const body = parse(memory.record(place.sessionId, 'thread_state', lane)?.body)
+    const memory = await this.memory()
+    const body = parse((await memory.record(place.sessionId, 'thread_state', lane))?.body)
     body.window = kept
-    memory.putRecord({ sessionId: place.sessionId, kind: 'thread_state', threadKey: lane, body: JSON.stringify(body) })
+    await memory.putRecord({ sessionId: place.sessionId, kind: 'thread_state', threadKey: lane, body: JSON.stringify(body) })
     state.written = written
   }
 
   /** Forgets what the first assembly of the lane's current turn returned. */
-  newTurn(place, lane) {
-    const state = this.get(place, lane)
+  async newTurn(place, lane) {
+    const state = await this.get(place, lane)
     state.turn = undefined
   }
 
-  read(sessionId, lane) {
-    const record = this.memory().record(sessionId, 'thread_state', lane)
+  async read(sessionId, lane) {
+    const record = await (await this.memory()).record(sessionId, 'thread_state', lane)
     const kept = parse(record?.body).window
     if (kept === null || typeof kept !== 'object' || Array.isArray(kept)) return {}
     const state = Object.fromEntries(KEPT.filter((k) => k in kept).map((k) => [k, kept[k]]))

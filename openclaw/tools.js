@@ -48,9 +48,8 @@ function agentTools(memory, scope, note, embedder = null) {
       const query = def.name === SEARCH && typeof params?.query === 'string' ? params.query : null
       const vector = embedder !== null && query !== null ? await embedder.query(query) : null
       try {
-        text = memory()
-          .tools(typeof scope === 'function' ? scope() : scope)
-          .execute(def.name, params ?? {}, vector)
+        const tools = await (await memory()).tools(typeof scope === 'function' ? scope() : scope)
+        text = await tools.execute(def.name, params ?? {}, vector)
       } catch (err) {
         // The store could not be opened: an answer the model can read, never a throw.
         note('tools', err)

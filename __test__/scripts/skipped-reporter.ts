@@ -9,16 +9,19 @@ import type { Reporter, TestModule } from 'vitest/node'
 
 const installed = (cmd: string) => spawnSync(cmd, ['--version']).error === undefined
 
+const POSTGRESQL = {
+  missing: () => !existsSync('/usr/lib/postgresql') && !installed('initdb'),
+  why: 'they need a PostgreSQL server, which is not installed here; install it (Debian/Ubuntu: sudo apt-get install postgresql; macOS: brew install postgresql) and run npm test again',
+}
+
 /** For each file whose tests may skip: whether what it needs is missing, and why/how. */
 const NEEDS: Record<string, { missing: () => boolean; why: string }> = {
   'redis.spec.ts': {
     missing: () => !installed('redis-server'),
     why: 'they need redis-server, which is not installed here; install it (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis) and run npm test again',
   },
-  'memory-conformance.spec.ts': {
-    missing: () => !existsSync('/usr/lib/postgresql') && !installed('initdb'),
-    why: 'they need a PostgreSQL server, which is not installed here; install it (Debian/Ubuntu: sudo apt-get install postgresql; macOS: brew install postgresql) and run npm test again',
-  },
+  'memory-conformance.spec.ts': POSTGRESQL,
+  'openclaw-pg.spec.ts': POSTGRESQL,
   'inspect.spec.ts': {
     missing: () => !process.env.CHROME_PATH && !['chromium', 'chromium-browser', 'google-chrome'].some(installed),
     why: 'it renders the inspect page in headless Chromium, which is not installed here; install it (Debian/Ubuntu: sudo apt-get install chromium) or set CHROME_PATH to a Chrome, and run npm test again',
