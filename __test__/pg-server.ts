@@ -1,107 +1,27 @@
-// A real PostgreSQL for the suites: the distribution's server (initdb and pg_ctl in a
-// temporary directory, password authentication, 127.0.0.1 on a free port), run as the
-// `postgres` user when the tests run as root. Where PostgreSQL is not installed the
-// suites that need it skip with a message; in CI (CI=true) that is an error instead,
-// since .ci/run installs it.
-import { execFileSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+// A real PostgreSQL for the suites (bench/pg-server.js, shared with the benchmarks). Where
+// PostgreSQL is not installed the suites that need it skip with a message; in CI
+// (CI=true) that is an error instead, since .ci/run installs it.
+import { createRequire } from 'node:module'
 
-const PASSWORD = 'context-engine-test'
-
-/** The directory of the newest installed server's programs (Debian's layout, or on PATH). */
-function binDir(): string | null {
-  const root = '/usr/lib/postgresql'
-  if (existsSync(root)) {
-    const versions = readdirSync(root)
-      .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
-      .sort((a, b) => Number(b) - Number(a))
-    if (versions.length > 0) return join(root, versions[0], 'bin')
-  }
-  try {
-    const initdb = execFileSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' }).trim()
-    return initdb ? join(initdb, '..') : null
-  } catch {
-    return null
-  }
+interface Server {
+  readonly port: number
+  url(database?: string): string
+  up(): void
+  kill(): void
+  sql(text: string, database?: string): string
+  stop(): void
 }
 
-const bin = binDir()
-export const pgInstalled = bin !== null
+const shared = createRequire(import.meta.url)('../bench/pg-server.js') as {
+  PgServer: { start(): Promise<Server> }
+  pgInstalled: boolean
+}
+
+export const pgInstalled = shared.pgInstalled
+export type PgServer = Server
+export const PgServer = shared.PgServer
 
 if (!pgInstalled) {
   if (process.env.CI) throw new Error('PostgreSQL is not installed, and CI must run the PostgreSQL suites (.ci/run installs it)')
   console.warn('PostgreSQL is not installed: skipping the suites that need a real PostgreSQL (apt-get install postgresql)')
 }
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
-}
-
-const asPostgres = typeof process.getuid === 'function' && process.getuid() === 0
-
-export class PgServer {
-  private constructor(
-    readonly port: number,
-    private readonly dir: string,
-  ) {}
-
-  /** `database` on this server, as a URL with the password. */
-  url(database = 'postgres'): string {
-    return `postgres://postgres:${PASSWORD}@127.0.0.1:${this.port}/${database}`
-  }
-
-  static async start(): Promise<PgServer> {
-    const dir = mkdtempSync(join(tmpdir(), 'context-engine-pg-'))
-    const pw = join(dir, 'pw')
-    writeFileSync(pw, PASSWORD)
-    if (asPostgres) execFileSync('chown', ['-R', 'postgres:postgres', dir])
-    const server = new PgServer(await freePort(), dir)
-    server.tool('initdb', ['-D', join(dir, 'data'), '-U', 'postgres', '--auth=scram-sha-256', '--pwfile', pw, '--no-sync', '-E', 'UTF8', '--locale=C'])
-    server.up()
-    return server
-  }
-
-  /** Starts (again) on this server's port and waits until it accepts connections. */
-  up(): void {
-    const opts = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`
-    this.tool('pg_ctl', ['-D', join(this.dir, 'data'), '-l', join(this.dir, 'log'), '-o', opts, '-w', '-t', '30', 'start'])
-  }
-
-  /** Stops at once, as a crash would (no checkpoint). */
-  kill(): void {
-    this.tool('pg_ctl', ['-D', join(this.dir, 'data'), '-m', 'immediate', '-w', 'stop'])
-  }
-
-  /** Runs SQL through psql as the superuser; its output. */
-  sql(text: string, database = 'postgres'): string {
-    return this.tool('psql', ['-h', '127.0.0.1', '-p', String(this.port), '-U', 'postgres', '-d', database, '-At', '-c', text], {
-      PGPASSWORD: PASSWORD,
-    })
-  }
-
-  stop(): void {
-    try {
-      this.kill()
-    } catch {
-      // Gone already.
-    }
-    rmSync(this.dir, { recursive: true, force: true })
-  }
-
-  private tool(name: string, args: string[], env: Record<string, string> = {}): string {
-    const exe = join(bin ?? '', name)
-    const [cmd, argv] = asPostgres ? ['runuser', ['-u', 'postgres', '--', exe, ...args]] : [exe, args]
-    return execFileSync(cmd, argv, { encoding: 'utf8', env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  }
-}
-

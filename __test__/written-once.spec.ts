@@ -78,7 +78,7 @@ describe('written once', () => {
     const declared = new Set([...union.matchAll(/'([A-Z_]+)'/g)].map((m) => m[1]))
     const sources = [...files(join(root, 'src'), /\.rs$/).filter((f) => !/tests?(\.rs|\/)/.test(f)), ...files(join(root, 'js'), /\.js$/), ...files(join(root, 'openclaw'), /\.js$/), join(root, 'scripts', 'gen-loader.js')]
     const used = new Set<string>()
-    for (const f of sources) for (const m of readFileSync(f, 'utf8').matchAll(/["'`](ERR_[A-Z_]+|ANCHOR_NOT_FOUND)["'`]/g)) used.add(m[1])
+    for (const f of sources) for (const m of readFileSync(f, 'utf8').matchAll(/["'`](ERR_[A-Z_]+|PG_[A-Z_]+|ANCHOR_NOT_FOUND)["'`]/g)) used.add(m[1])
     expect([...used].filter((c) => !declared.has(c)).sort(), 'thrown but not declared').toEqual([])
     expect([...declared].filter((c) => !used.has(c)).sort(), 'declared but never thrown').toEqual([])
   })
