@@ -95,3 +95,6 @@ pub fn count_and_mean((n, chars): (i64, i64)) -> (usize, f64) {
     let mean = if n > 0 { chars as f64 / n as f64 } else { 0.0 };
     (usize::try_from(n).unwrap_or(0), mean)
 }
+
+/// The rows before (newest first) and after (oldest first) a row of a lane.
+pub type RowsAround = (Vec<i64>, Vec<i64>);

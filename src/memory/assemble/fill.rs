@@ -15,9 +15,9 @@ use crate::core::text::escape::{data_text, escape};
 use crate::core::tokens::estimate;
 use crate::memory::db::MemoryError;
 use crate::memory::history::Zone;
-use crate::memory::store::{ChatMessage, MemoryStore, RecordKind};
+use crate::memory::store::{MemoryStore, RecordKind};
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// One assembly under way: the plan, and how much of the rest of the budget it uses.
 pub(super) struct Assembly<'s, 'r> {
@@ -312,7 +312,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
         let cap = req.passages_max_tokens.map_or(f64::INFINITY, allowance);
         let room = (self.rest - self.used).min(cap);
         let (mut offered_est, mut greedy) = (0.0, 0.0);
-        let mut around: HashMap<usize, (Vec<ChatMessage>, Vec<ChatMessage>)> = HashMap::new();
+        let mut around = retrieve::all_neighbours(store, req, &mut found, below)?;
         let mut lines: Vec<Option<Line>> = Vec::new();
         let mut offered: HashSet<i64> = HashSet::new();
         for (_, rank, step) in retrieve::candidates(&found, req.passages_neighbours) {

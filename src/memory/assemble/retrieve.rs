@@ -8,6 +8,7 @@ use crate::memory::db::MemoryError;
 use crate::memory::passages::vectors::CLEAR_NEAREST;
 use crate::memory::passages::{clear_weight, fallback_terms, fuse, Hit, HitScope};
 use crate::memory::store::{ChatMessage, MemoryStore};
+use std::collections::HashMap;
 
 /// A match of the query, and its message once read.
 pub(super) struct Found {
@@ -152,6 +153,9 @@ pub(super) fn candidates(found: &[Found], neighbours: usize) -> Vec<(f64, usize,
     out
 }
 
+/// The turns before and after a match, nearest first.
+pub(super) type Around = (Vec<ChatMessage>, Vec<ChatMessage>);
+
 /// The turns before and after `hit` in its lane, nearest first ([`NEIGHBOURS`] each
 /// side), the message it replies to first of those before; in the message's own lane,
 /// only those older than the recent messages.
@@ -160,11 +164,90 @@ pub(super) fn neighbours(
     req: &AssembleRequest<'_>,
     hit: &ChatMessage,
     passages_below: i64,
-) -> Result<(Vec<ChatMessage>, Vec<ChatMessage>), MemoryError> {
+) -> Result<Around, MemoryError> {
     let lane = &hit.thread_key;
     let n = req.passages_neighbours.min(MAX_NEIGHBOURS);
-    let mut before = store.lane_neighbours(req.session_id, lane, hit.seq, false, n)?;
-    let mut after = store.lane_neighbours(req.session_id, lane, hit.seq, true, n)?;
+    let before = store.lane_neighbours(req.session_id, lane, hit.seq, false, n)?;
+    let after = store.lane_neighbours(req.session_id, lane, hit.seq, true, n)?;
+    with_parent(store, req, hit, passages_below, (before, after))
+}
+
+/// [`neighbours`] of every match of `found` that has its message, by its place in
+/// `found`, read at once where the store reads in round trips (see
+/// [`MemoryStore::lanes_around`]); none on SQLite, where each is read when it is offered.
+/// The matches' messages are read first, in one call, where they are missing.
+pub(super) fn all_neighbours(
+    store: &MemoryStore,
+    req: &AssembleRequest<'_>,
+    found: &mut [Found],
+    passages_below: i64,
+) -> Result<HashMap<usize, Around>, MemoryError> {
+    let mut out = HashMap::new();
+    if !store.is_shared() || found.is_empty() {
+        return Ok(out);
+    }
+    let unread: Vec<i64> = found
+        .iter()
+        .filter(|f| f.message.is_none())
+        .map(|f| f.hit.seq)
+        .collect();
+    let read: HashMap<i64, ChatMessage> = store
+        .messages_at(req.session_id, &unread)?
+        .into_iter()
+        .map(|m| (m.seq, m))
+        .collect();
+    for f in found.iter_mut().filter(|f| f.message.is_none()) {
+        f.message = read
+            .get(&f.hit.seq)
+            .filter(|m| m.thread_key == f.lane)
+            .cloned();
+    }
+    let hits: Vec<(usize, &ChatMessage)> = found
+        .iter()
+        .enumerate()
+        .filter_map(|(rank, f)| Some((rank, f.message.as_ref()?)))
+        .collect();
+    let n = req.passages_neighbours.min(MAX_NEIGHBOURS);
+    let at: Vec<(&str, i64)> = hits
+        .iter()
+        .map(|(_, m)| (m.thread_key.as_str(), m.seq))
+        .collect();
+    let Some(around) = store.lanes_around(req.session_id, &at, n)? else {
+        return Ok(out);
+    };
+    let seqs: Vec<i64> = around
+        .iter()
+        .flat_map(|(b, a)| b.iter().chain(a))
+        .copied()
+        .collect();
+    let messages: HashMap<i64, ChatMessage> = store
+        .messages_at(req.session_id, &seqs)?
+        .into_iter()
+        .map(|m| (m.seq, m))
+        .collect();
+    let of = |seqs: &[i64]| -> Vec<ChatMessage> {
+        seqs.iter()
+            .filter_map(|s| messages.get(s).cloned())
+            .collect()
+    };
+    for ((rank, hit), (before, after)) in hits.into_iter().zip(around) {
+        let sides = (of(&before), of(&after));
+        out.insert(rank, with_parent(store, req, hit, passages_below, sides)?);
+    }
+    Ok(out)
+}
+
+/// A match's neighbours `(before, after)` as [`neighbours`] gives them: in the message's
+/// own lane, only those older than the recent messages; the message it replies to first.
+fn with_parent(
+    store: &MemoryStore,
+    req: &AssembleRequest<'_>,
+    hit: &ChatMessage,
+    passages_below: i64,
+    (mut before, mut after): Around,
+) -> Result<Around, MemoryError> {
+    let lane = &hit.thread_key;
+    let n = req.passages_neighbours.min(MAX_NEIGHBOURS);
     if lane == req.thread_key {
         after.retain(|m| m.seq < passages_below);
     }

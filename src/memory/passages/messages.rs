@@ -3,7 +3,7 @@
 
 use super::{json_list, neighbours_sql};
 use crate::memory::db::MemoryError;
-use crate::memory::message::{chat_row, ChatMessage};
+use crate::memory::message::{chat_row, ChatMessage, RowsAround};
 use crate::memory::pg::reads;
 use crate::memory::store::{on_pg, Backend, MemoryStore};
 use rusqlite::{params, OptionalExtension};
@@ -136,6 +136,25 @@ impl MemoryStore {
             ))?,
         };
         self.messages_at(session, &seqs)
+    }
+
+    /// The rows just before (newest first) and just after (oldest first) each of `at`
+    /// (a lane and a row of it), `n` each side, read at once where each statement is a
+    /// round trip (PostgreSQL); `None` on SQLite, where each is read when it is needed
+    /// ([`MemoryStore::lane_neighbours`]) for less than reading them all would cost.
+    pub fn lanes_around(
+        &self,
+        session: &str,
+        at: &[(&str, i64)],
+        n: usize,
+    ) -> Result<Option<Vec<RowsAround>>, MemoryError> {
+        let Backend::Pg(link) = &self.db else {
+            return Ok(None);
+        };
+        let (lanes, seqs): (Vec<&str>, Vec<i64>) = at.iter().copied().unzip();
+        Ok(Some(on_pg!(link, "reading lanes", |c| {
+            reads::lanes_around(c, session, &lanes, &seqs, n)
+        })?))
     }
 }
 

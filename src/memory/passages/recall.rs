@@ -157,12 +157,18 @@ impl MemoryStore {
             first.truncate(limit);
             return Ok((first, m.weights));
         }
-        let mut texts: Vec<(String, f64)> = Vec::with_capacity(FEEDBACK_TURNS);
-        for h in first.iter().take(FEEDBACK_TURNS) {
-            if let Some(msg) = self.message_in(scope.session, h.seq)? {
-                texts.push((msg.text, h.score));
-            }
-        }
+        // Read in one call (one round trip on PostgreSQL).
+        let seqs: Vec<i64> = first.iter().take(FEEDBACK_TURNS).map(|h| h.seq).collect();
+        let mut read: HashMap<i64, String> = self
+            .messages_at(scope.session, &seqs)?
+            .into_iter()
+            .map(|m| (m.seq, m.text))
+            .collect();
+        let texts: Vec<(String, f64)> = first
+            .iter()
+            .take(FEEDBACK_TURNS)
+            .filter_map(|h| Some((read.remove(&h.seq)?, h.score)))
+            .collect();
         let turns: Vec<(&str, f64)> = texts.iter().map(|(t, s)| (t.as_str(), *s)).collect();
         let known: Vec<String> = recall.terms.iter().chain(&recall.names).cloned().collect();
         let lent = feedback_terms(&known, &turns);

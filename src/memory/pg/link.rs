@@ -12,9 +12,6 @@ use crate::memory::db::MemoryError;
 use crate::memory::passages::index_terms::IndexTerms;
 use deadpool_postgres::Object;
 
-/// Worker threads of a link's runtime: the pool's connections are driven there.
-pub const RUNTIME_THREADS: usize = 1;
-
 /// A link to one database (see the module docs).
 pub struct PgLink {
     pg: Pg,
@@ -53,9 +50,10 @@ impl PgLink {
     /// Connects (see [`Pg::connect`]) and brings the memory's schema up to date. Called
     /// outside any Tokio runtime (a worker thread).
     pub fn connect(opts: &PgOptions) -> Result<Self, MemoryError> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(RUNTIME_THREADS)
-            .thread_name("context-engine-pg")
+        // Driven by the calling thread while it waits: a statement's round trip wakes no
+        // other thread (on a runtime of its own, the pool's connections waited a thread
+        // hand-off each way, about half of a short statement's time).
+        let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| PgError::unavailable(&format!("no runtime for PostgreSQL: {e}")))?;
@@ -80,6 +78,11 @@ impl PgLink {
             Some(rt) => rt.block_on(self.pg.within(what, fut)),
             None => Err(PgError::misuse("the link is closed").into()),
         }
+    }
+
+    /// The open transaction's connection, if any.
+    pub fn transaction(&self) -> Option<&Object> {
+        self.tx.as_ref()
     }
 
     /// The connection for the next statement: the transaction's while one is open.

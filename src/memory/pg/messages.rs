@@ -98,9 +98,7 @@ pub async fn ingest_in(
     let mut sessions: Vec<&str> = batch.iter().map(|m| m.session_id).collect();
     sessions.sort_unstable();
     sessions.dedup();
-    for s in &sessions {
-        super::lock_session(tx, s).await?;
-    }
+    super::lock_sessions(tx, &sessions).await?;
     let ids: Vec<(&str, String)> = batch
         .iter()
         .flat_map(|m| {
@@ -136,14 +134,23 @@ pub async fn ingest_in(
             out[r.at].ingested = false;
         }
     }
+    // Every lane's counts in one statement, in key order.
+    let mut cols: (Vec<&str>, Vec<&str>, Vec<i64>, Vec<i64>) = Default::default();
     for ((session, lane), (n, chars)) in tally {
-        tx.execute(
+        cols.0.push(session);
+        cols.1.push(lane);
+        cols.2.push(n);
+        cols.3.push(chars);
+    }
+    if !cols.0.is_empty() {
+        super::rows(
+            tx,
             "INSERT INTO memory_lane_stats (session_id, thread_key, messages, chars)
-             VALUES ($1, $2, $3, $4)
+             SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
              ON CONFLICT (session_id, thread_key) DO UPDATE SET
                  messages = memory_lane_stats.messages + excluded.messages,
                  chars = memory_lane_stats.chars + excluded.chars",
-            &[&session, &lane, &n, &chars],
+            &[&cols.0, &cols.1, &cols.2, &cols.3],
         )
         .await?;
     }
@@ -161,15 +168,15 @@ async fn read_stored(
     }
     let sessions: Vec<&str> = ids.iter().map(|(s, _)| *s).collect();
     let wanted: Vec<&str> = ids.iter().map(|(_, i)| i.as_str()).collect();
-    let rows = tx
-        .query(
-            "SELECT m.session_id, m.message_id, m.thread_key, m.role, m.text
-             FROM unnest($1::text[], $2::text[]) AS q (session_id, message_id)
-             JOIN memory_messages m
-               ON m.session_id = q.session_id AND m.message_id = q.message_id",
-            &[&sessions, &wanted],
-        )
-        .await?;
+    let rows = super::rows(
+        tx,
+        "SELECT m.session_id, m.message_id, m.thread_key, m.role, m.text
+         FROM unnest($1::text[], $2::text[]) AS q (session_id, message_id)
+         JOIN memory_messages m
+           ON m.session_id = q.session_id AND m.message_id = q.message_id",
+        &[&sessions, &wanted],
+    )
+    .await?;
     Ok(rows
         .iter()
         .map(|r| ((r.get(0), r.get(1)), (r.get(2), r.get(3), r.get(4))))
@@ -276,9 +283,9 @@ async fn write_rows(
         ts.push(r.m.ts_ms);
         at.push(i64::try_from(r.at).unwrap_or(i64::MAX));
     }
-    let written = tx
-        .query(
-            "INSERT INTO memory_messages
+    let written = super::rows(
+        tx,
+        "INSERT INTO memory_messages
                  (session_id, message_id, thread_key, role, text, reply_to, words, ts_ms)
              SELECT s, i, l, r, t, p, w::tsvector, ts
              FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
@@ -287,11 +294,11 @@ async fn write_rows(
              ORDER BY at
              ON CONFLICT (session_id, message_id) DO NOTHING
              RETURNING message_id, session_id",
-            &[
-                &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6], &ts, &at,
-            ],
-        )
-        .await?;
+        &[
+            &cols[0], &cols[1], &cols[2], &cols[3], &cols[4], &cols[5], &cols[6], &ts, &at,
+        ],
+    )
+    .await?;
     let done: std::collections::HashSet<(String, String)> =
         written.iter().map(|r| (r.get(1), r.get(0))).collect();
     Ok(rows

@@ -7,7 +7,7 @@
 
 use super::words::{lexeme, phrase, tsquery_literal};
 use crate::core::pg::PgError;
-use crate::memory::message::{count_and_mean, ChatMessage, RankingRow, Role};
+use crate::memory::message::{count_and_mean, ChatMessage, RankingRow, Role, RowsAround};
 use deadpool_postgres::GenericClient;
 use std::collections::HashMap;
 
@@ -334,6 +334,50 @@ pub async fn lane_seqs<C: GenericClient>(
     };
     let rows = super::rows(c, sql, &[&session, &lane, &seq, &limit]).await?;
     Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+/// Up to `n` rows of `session` just before (newest first) and just after (oldest first)
+/// each of `seqs` in its lane of `lanes`, in one statement.
+pub async fn lanes_around<C: GenericClient>(
+    c: &C,
+    session: &str,
+    lanes: &[&str],
+    seqs: &[i64],
+    n: usize,
+) -> Result<Vec<RowsAround>, PgError> {
+    let limit = i64::try_from(n).unwrap_or(i64::MAX);
+    let rows = super::rows(
+        c,
+        "SELECT q.n, m.seq, m.seq > q.seq
+         FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS q (lane, seq, n)
+         CROSS JOIN LATERAL (
+             (SELECT seq FROM memory_messages
+              WHERE session_id = $1 AND thread_key = q.lane AND seq < q.seq
+              ORDER BY seq DESC LIMIT $4)
+             UNION ALL
+             (SELECT seq FROM memory_messages
+              WHERE session_id = $1 AND thread_key = q.lane AND seq > q.seq
+              ORDER BY seq ASC LIMIT $4)
+         ) m",
+        &[&session, &lanes, &seqs, &limit],
+    )
+    .await?;
+    let mut out: Vec<RowsAround> = vec![(Vec::new(), Vec::new()); seqs.len()];
+    for r in &rows {
+        let at = usize::try_from(r.get::<_, i64>(0) - 1).unwrap_or(usize::MAX);
+        if let Some((before, after)) = out.get_mut(at) {
+            if r.get::<_, bool>(2) {
+                after.push(r.get(1));
+            } else {
+                before.push(r.get(1));
+            }
+        }
+    }
+    for (before, after) in &mut out {
+        before.sort_unstable_by(|a, b| b.cmp(a));
+        after.sort_unstable();
+    }
+    Ok(out)
 }
 
 /// The first `limit` rows of the scope `token` holding the word whose index terms are

@@ -30,17 +30,22 @@ impl Backend {
     }
 }
 
-/// Runs one PostgreSQL read or write (`$body`, a future using the connection `$c`) through
-/// the link's connection for the next statement (the open transaction's, if any), within
-/// the call timeout; `$what` names it in a timeout's message.
+/// Runs one PostgreSQL read or write (`$body`, a future using the connection `$c`) within
+/// the call timeout, through the open transaction's connection, or else one taken from the
+/// pool in the same wait; `$what` names it in a timeout's message.
 macro_rules! on_pg {
     ($link:expr, $what:expr, |$c:ident| $body:expr) => {{
         let link = &$link;
-        let held = link.client()?;
-        let $c = &*held;
         // The primitives' errors are PostgreSQL's or the memory's: both become the latter.
         #[allow(clippy::needless_question_mark)]
-        link.call($what, async { Ok($body.await?) })
+        match link.transaction() {
+            Some($c) => link.call($what, async { Ok($body.await?) }),
+            None => link.call($what, async {
+                let held = link.pool().client().await?;
+                let $c = &held;
+                Ok($body.await?)
+            }),
+        }
     }};
 }
 pub(in crate::memory) use on_pg;
