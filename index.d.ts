@@ -27,7 +27,7 @@
  * - `PG_BAD_URL`, `PG_AUTH`, `PG_NO_DATABASE`, `PG_TLS`, `PG_UNREACHABLE`, `PG_TIMEOUT`,
  *   `PG_NEWER_SCHEMA`, `PG_SERVER`, `PG_INTERNAL`: a store opened with
  *   `MemoryStore.connect({ url })` could not do what was asked on PostgreSQL, by cause: a
- *   URL it cannot read, a password refused, no such database, TLS asked for, the server
+ *   URL it cannot read, a password refused, no such database, TLS failed, the server
  *   not reachable, no answer in time, a schema newer than this version, the server's own
  *   error, and anything else;
  * - `ERR_REENTERED`: a `ChannelStore` or `MemoryStore` was called from inside one of its
@@ -796,6 +796,7 @@ export declare class MemoryStore {
    * that tells the model so.
    */
   threadStatus(options: ConversationContextInput): ThreadStatus
+
   /**
    * The tools a model uses to look further back than its context, for one chat:
    * `conversation_search` (the chat's stored messages by their words, optionally
@@ -2129,6 +2130,12 @@ export interface MemoryStoreOptions {
   connectTimeoutMs?: number
   /** How long one call may wait for PostgreSQL, in ms (default 10,000). */
   callTimeoutMs?: number
+  /**
+   * The certificates (PEM) of an authority whose server certificates are trusted
+   * besides the public roots (a server with a self-signed or private certificate);
+   * given, the connection is TLS whatever the URL's `sslmode`.
+   */
+  tlsCa?: string
   /** When a thread is compacted and how much of it stays verbatim. */
   compaction?: CompactionOptions
 }

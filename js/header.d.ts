@@ -27,7 +27,7 @@
  * - `PG_BAD_URL`, `PG_AUTH`, `PG_NO_DATABASE`, `PG_TLS`, `PG_UNREACHABLE`, `PG_TIMEOUT`,
  *   `PG_NEWER_SCHEMA`, `PG_SERVER`, `PG_INTERNAL`: a store opened with
  *   `MemoryStore.connect({ url })` could not do what was asked on PostgreSQL, by cause: a
- *   URL it cannot read, a password refused, no such database, TLS asked for, the server
+ *   URL it cannot read, a password refused, no such database, TLS failed, the server
  *   not reachable, no answer in time, a schema newer than this version, the server's own
  *   error, and anything else;
  * - `ERR_REENTERED`: a `ChannelStore` or `MemoryStore` was called from inside one of its

@@ -125,7 +125,9 @@ class MemoryContextEngine {
 
   open() {
     const compaction = this.options.compaction
-    if (this.options.url) return MemoryStore.connect({ url: this.options.url, compaction, poolSize: this.options.poolSize ?? undefined })
+    if (this.options.url) {
+      return MemoryStore.connect({ url: this.options.url, compaction, poolSize: this.options.poolSize ?? undefined, tlsCa: this.options.tlsCa ?? undefined })
+    }
     if (this.dbPath !== ':memory:') fs.mkdirSync(path.dirname(this.dbPath), { recursive: true })
     return new MemoryStore({ path: this.dbPath, compaction })
   }

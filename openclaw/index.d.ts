@@ -20,6 +20,11 @@ export interface ContextEngineOptions {
   url?: string
   /** Connections to PostgreSQL at most, per host (default 8). */
   poolSize?: number
+  /**
+   * With `url`: the certificates (PEM) of the authority that signed the database server's
+   * certificate, trusted besides the public roots; given, the connection is TLS.
+   */
+  tlsCa?: string
   /** Policy text put first in the memory section (default none). */
   policy?: string
   /** Personality text put after the policy (default none). */

@@ -26,6 +26,9 @@ pub struct PgOptions {
     pub pool_size: usize,
     pub connect_timeout: Duration,
     pub call_timeout: Duration,
+    /// Certificates (PEM) of an authority whose server certificates are trusted besides
+    /// the public roots; given, the connection is TLS whatever the URL's `sslmode`.
+    pub tls_ca: Option<String>,
 }
 
 impl PgOptions {
@@ -36,6 +39,7 @@ impl PgOptions {
             pool_size: POOL_SIZE,
             connect_timeout: CONNECT_TIMEOUT,
             call_timeout: CALL_TIMEOUT,
+            tls_ca: None,
         }
     }
 }
@@ -198,12 +202,8 @@ impl Pg {
                 format!("{}: {e}", crate::core::url::redacted(&opts.url)),
             )
         })?;
-        if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
-            return Err(PgError::new(
-                PgCause::Tls,
-                "the URL asks for TLS (sslmode=require), which this build does not speak; \
-                 reach the server over a private network or a local socket",
-            ));
+        if opts.tls_ca.is_some() {
+            config.ssl_mode(tokio_postgres::config::SslMode::Require);
         }
         config.connect_timeout(opts.connect_timeout);
         // The server ends a statement that outlives the call timeout itself: a call that
@@ -215,13 +215,17 @@ impl Pg {
         };
         config.options(&options);
         config.application_name("openclaw-context-engine");
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
+        let recycling = || ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        // TLS only when asked for: `prefer` (the default) stays plain, as a server's
+        // self-signed certificate would otherwise fail a connection that asked for nothing.
+        let manager = match config.get_ssl_mode() {
+            tokio_postgres::config::SslMode::Require => {
+                Manager::from_config(config, tls::connector(opts.tls_ca.as_deref())?, recycling())
+            }
+            _ => Manager::from_config(config, NoTls, recycling()),
+        };
         let pool = Pool::builder(manager)
             .max_size(opts.pool_size.max(1))
             .runtime(deadpool_postgres::Runtime::Tokio1)
@@ -325,3 +329,4 @@ impl Pg {
 pub(crate) mod server;
 #[cfg(test)]
 mod tests;
+mod tls;

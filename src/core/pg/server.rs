@@ -74,6 +74,71 @@ impl PgServer {
         Some(server)
     }
 
+    /// Turns TLS on and restarts: a certificate for 127.0.0.1 signed by an authority made
+    /// here (by the `openssl` program the server's package brings); the authority's PEM.
+    pub fn enable_tls(&self) -> String {
+        let data = self.dir.join("data");
+        let file = |name: &str| data.join(name);
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        run(Command::new("openssl")
+            .args([
+                "req",
+                "-x509",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=context-engine test CA",
+            ])
+            .args(ec)
+            .arg("-keyout")
+            .arg(file("ca.key"))
+            .arg("-out")
+            .arg(file("ca.crt")));
+        run(Command::new("openssl")
+            .args(["req", "-subj", "/CN=127.0.0.1"])
+            .args(ec)
+            .arg("-keyout")
+            .arg(file("server.key"))
+            .arg("-out")
+            .arg(file("server.csr")));
+        std::fs::write(
+            file("server.ext"),
+            "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        run(Command::new("openssl")
+            .args(["x509", "-req", "-days", "2", "-CAcreateserial", "-in"])
+            .arg(file("server.csr"))
+            .arg("-CA")
+            .arg(file("ca.crt"))
+            .arg("-CAkey")
+            .arg(file("ca.key"))
+            .arg("-extfile")
+            .arg(file("server.ext"))
+            .arg("-out")
+            .arg(file("server.crt")));
+        if self.as_postgres {
+            run(Command::new("chown")
+                .arg("postgres:postgres")
+                .arg(file("server.crt"))
+                .arg(file("server.key")));
+        }
+        run(Command::new("chmod").arg("600").arg(file("server.key")));
+        let conf = file("postgresql.conf");
+        let mut text = std::fs::read_to_string(&conf).unwrap_or_else(|e| panic!("{e}"));
+        text.push_str("\nssl = on\n");
+        std::fs::write(&conf, text).unwrap_or_else(|e| panic!("{e}"));
+        self.kill();
+        self.up();
+        std::fs::read_to_string(file("ca.crt")).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     /// Starts the cluster (again) on its port, waiting until it accepts connections.
     pub fn up(&self) {
         let data = self.dir.join("data");

@@ -132,6 +132,56 @@ fn a_bad_url_a_wrong_password_a_missing_database_and_no_server_are_told_apart_at
 }
 
 #[test]
+fn tls_is_spoken_when_asked_for_and_the_servers_certificate_is_checked() {
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let ca = server.enable_tls();
+    let url = format!("{}?sslmode=require", server.url("postgres"));
+    runtime().block_on(async {
+        // Trusted through the authority given: the session is encrypted.
+        let with_ca = PgOptions {
+            tls_ca: Some(ca.clone()),
+            ..quick(&url)
+        };
+        let pg = Pg::connect(&with_ca)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let c = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
+        let ssl: bool = c
+            .query_one(
+                "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                &[],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .get(0);
+        assert!(ssl);
+        // The authority alone asks for TLS, whatever the URL says.
+        let plain_url = PgOptions {
+            tls_ca: Some(ca.clone()),
+            ..quick(&server.url("postgres"))
+        };
+        assert!(Pg::connect(&plain_url).await.is_ok());
+        // A self-signed certificate nobody vouches for is refused, as PG_TLS.
+        let untrusted = Pg::connect(&quick(&url)).await.err();
+        assert_eq!(
+            untrusted.as_ref().map(|e| e.cause),
+            Some(PgCause::Tls),
+            "{untrusted:?}"
+        );
+        let garbage = PgOptions {
+            tls_ca: Some("not a certificate".into()),
+            ..quick(&url)
+        };
+        let bad = Pg::connect(&garbage).await.err();
+        assert_eq!(bad.as_ref().map(|e| e.cause), Some(PgCause::Tls), "{bad:?}");
+        // Not asked for: plain, as before.
+        assert!(Pg::connect(&quick(&server.url("postgres"))).await.is_ok());
+    });
+}
+
+#[test]
 fn a_server_killed_mid_run_fails_calls_within_the_timeout_and_is_used_again_once_back() {
     let Some(server) = PgServer::start() else {
         return;

@@ -24,6 +24,10 @@ pub struct MemoryStoreOptions {
     pub connect_timeout_ms: Option<f64>,
     /// How long one call may wait for PostgreSQL, in ms (default 10,000).
     pub call_timeout_ms: Option<f64>,
+    /// The certificates (PEM) of an authority whose server certificates are trusted
+    /// besides the public roots (a server with a self-signed or private certificate);
+    /// given, the connection is TLS whatever the URL's `sslmode`.
+    pub tls_ca: Option<String>,
     /// When a thread is compacted and how much of it stays verbatim.
     pub compaction: Option<CompactionOptions>,
 }
@@ -41,6 +45,7 @@ impl MemoryStoreOptions {
             ));
         }
         let mut o = crate::core::pg::PgOptions::new(url);
+        o.tls_ca.clone_from(&self.tls_ca);
         if let Some(n) = self.pool_size {
             let n = whole_number(n, "options.poolSize", "count")?;
             if !(1..=crate::core::pg::MAX_POOL_SIZE as u64).contains(&n) {
