@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MemoryStore, memoryToolDefinitions, type SharedMemoryStore } from '@openclaw/context-engine'
-import { PgServer, pgInstalled } from './pg-server'
+import { pgInstalled, serverForSuite } from './pg-server'
 
 const S = 'conf-session'
 const T0 = 1_775_835_600_000
@@ -137,19 +137,8 @@ async function script(m: Store): Promise<unknown[]> {
   return log
 }
 
-let server: PgServer
-let databases = 0
-beforeAll(async () => {
-  if (pgInstalled) server = await PgServer.start()
-})
-afterAll(() => server?.stop())
-
-/** A database of its own on the server, for one test. */
-function freshDatabase(): string {
-  const name = `conformance_${++databases}`
-  server.sql(`CREATE DATABASE ${name}`)
-  return server.url(name)
-}
+const server = serverForSuite(beforeAll, afterAll)
+const freshDatabase = () => server().database()
 
 describe.skipIf(!pgInstalled)('the memory on PostgreSQL', () => {
   it('gives what the SQLite store gives, call for call', { timeout: 120_000 }, async () => {
@@ -177,7 +166,7 @@ describe.skipIf(!pgInstalled)('the memory on PostgreSQL', () => {
   })
 
   it('refuses what it cannot connect to, by cause, within its timeout', { timeout: 60_000 }, async () => {
-    const url = server.url()
+    const url = server().url()
     const cases: [string, string][] = [
       [url.replace(':context-engine-test@', ':wrong@'), 'PG_AUTH'],
       [url.replace(/\/postgres$/, '/no_such_database'), 'PG_NO_DATABASE'],

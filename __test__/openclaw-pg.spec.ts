@@ -5,7 +5,7 @@
 // by itself, and no turn is lost.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createContextEngine, isTurnMessage, laneOf, placeSession, type HostMessage } from '@openclaw/context-engine/openclaw'
-import { PgServer, pgInstalled } from './pg-server'
+import { pgInstalled, serverForSuite } from './pg-server'
 
 const KEY = 'agent:main:slack:channel:C0PG:thread:1775835600.000100'
 const PLACE = placeSession(KEY, 's1')
@@ -44,18 +44,8 @@ async function replay(e: Engine, transcript: HostMessage[], from: number, n: num
   return out
 }
 
-let server: PgServer
-let databases = 0
-beforeAll(async () => {
-  if (pgInstalled) server = await PgServer.start()
-})
-afterAll(() => server?.stop())
-
-function freshDatabase(): string {
-  const name = `plugin_${++databases}`
-  server.sql(`CREATE DATABASE ${name}`)
-  return server.url(name)
-}
+const server = serverForSuite(beforeAll, afterAll)
+const freshDatabase = () => server().database()
 
 describe.skipIf(!pgInstalled)('the OpenClaw engine on PostgreSQL', () => {
   it('builds the contexts the engine on SQLite builds, turn by turn, past the window', { timeout: 120_000 }, async () => {
@@ -70,12 +60,29 @@ describe.skipIf(!pgInstalled)('the OpenClaw engine on PostgreSQL', () => {
     await Promise.all([lite.dispose(), pg.dispose()])
   })
 
+  it('two engines serving alternate turns of one session build the contexts one engine builds', { timeout: 120_000 }, async () => {
+    const url = freshDatabase()
+    // Two engines, each with its own caches and lane states, as two gateway hosts.
+    const hosts = [createContextEngine({ url }), createContextEngine({ url })]
+    const alone = createContextEngine({ url: freshDatabase() })
+    const shared: ReturnType<typeof said>[] = []
+    const one: ReturnType<typeof said>[] = []
+    const [t1, t2]: HostMessage[][] = [[], []]
+    for (let i = 0; i < 40; i++) {
+      shared.push(...(await replay(hosts[i % 2], t1, i, 1)))
+      one.push(...(await replay(alone, t2, i, 1)))
+    }
+    expect(shared).toEqual(one)
+    expect(one.some((c) => c.system.includes('summary'))).toBe(true)
+    await Promise.all([...hosts, alone].map((e) => e.dispose()))
+  })
+
   it('fails no turn while the database is down, reconnects by itself, and loses no turn', { timeout: 180_000 }, async () => {
     const e = createContextEngine({ url: freshDatabase() })
     const transcript: HostMessage[] = []
     const out = await replay(e, transcript, 0, 30, (i) => {
-      if (i === 10) server.kill()
-      if (i === 18) server.up()
+      if (i === 10) server().kill()
+      if (i === 18) server().up()
     })
     // Down (turns 10 to 17): the host's own messages, in full, and a diagnostic by cause.
     for (let i = 10; i < 18; i++) {

@@ -45,6 +45,7 @@ class PgServer {
   constructor(port, dir) {
     this.port = port
     this.dir = dir
+    this.databases = 0
   }
 
   /** `database` on this server, as a URL with the password. */
@@ -73,6 +74,13 @@ class PgServer {
   /** Stops at once, as a crash would (no checkpoint). */
   kill() {
     this.tool('pg_ctl', ['-D', join(this.dir, 'data'), '-m', 'immediate', '-w', 'stop'])
+  }
+
+  /** A new empty database on this server: its URL. */
+  database() {
+    const name = `db_${++this.databases}`
+    this.sql(`CREATE DATABASE ${name}`)
+    return this.url(name)
   }
 
   /** Runs SQL through psql as the superuser; its output. */

@@ -45,7 +45,8 @@
 // sliding window's; the work thread at 16,000: cost <= 1.05x the whole transcript's, median
 // share >= 0.9; none over budget.
 //
-//   node bench/session-replay.js [--quick] [--json] [--chats N] [--budgets 180000,8000] [--long-turns]
+//   node bench/session-replay.js [--quick] [--json] [--chats N] [--budgets 180000,8000] [--long-turns] [--pg]
+//   (--pg: the plugin on PostgreSQL as well, a server started here)
 //   (--long-turns: the chats with long assistant turns of bench/long-turns.js)
 //   (--quick: the three shortest of the ten chats, every 4th question)
 'use strict'
@@ -183,8 +184,8 @@ function contextText(addition, messages) {
 
 /** The plugin, as OpenClaw drives it. */
 class PluginBuilder {
-  constructor(budget, sessionKey) {
-    this.engine = createContextEngine({ path: ':memory:' })
+  constructor(budget, sessionKey, config = { path: ':memory:' }) {
+    this.engine = createContextEngine(config)
     this.budget = budget
     this.sessionKey = sessionKey
     this.sessionId = `${sessionKey}:s1`
@@ -260,6 +261,22 @@ const BUILDERS = [
   { name: 'whole transcript (sliding when over)', make: (budget) => new SlidingBuilder(budget) },
   { name: 'chunked', make: (budget) => new ChunkedBuilder(budget) },
 ]
+
+// --pg: the plugin with its memory on PostgreSQL too (a server started here, a database of
+// its own for each replay), to read beside the plugin on SQLite.
+const PG = process.argv.includes('--pg') ? require('./pg-server') : null
+let pgServer = null
+let pgDatabases = 0
+if (PG !== null) {
+  BUILDERS.splice(1, 0, {
+    name: 'plugin on PostgreSQL',
+    make: (budget, key) => {
+      const name = `replay_${++pgDatabases}`
+      pgServer.sql(`CREATE DATABASE ${name}`)
+      return new PluginBuilder(budget, key, { url: pgServer.url(name) })
+    },
+  })
+}
 
 // ---------------------------------------------------------------- the replay
 
@@ -358,7 +375,7 @@ async function workThreadRun() {
   const t0 = 1_780_000_000_000
   const turns = corpus.map((m, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', text: m.text, ts: t0 + i * 90_000 }))
   const rows = []
-  for (const b of BUILDERS.slice(0, 2)) {
+  for (const b of BUILDERS.filter((x) => x.name === 'plugin' || x.name === 'whole transcript (sliding when over)')) {
     const r = await replay(b.make(WORK_BUDGET, 'agent:main:slack:channel:c0work:thread:1780000000.000100'), turns, [], WORK_BUDGET)
     rows.push({ builder: b.name, ...r })
   }
@@ -366,6 +383,18 @@ async function workThreadRun() {
 }
 
 async function main() {
+  if (PG !== null) {
+    if (!PG.pgInstalled) throw new Error('--pg: PostgreSQL is not installed here (apt-get install postgresql)')
+    pgServer = await PG.PgServer.start()
+  }
+  try {
+    await report()
+  } finally {
+    pgServer?.stop()
+  }
+}
+
+async function report() {
   const { chats, results } = await chatsRun()
   const work = await workThreadRun()
   const at = (budget, name) => results.find((r) => r.budget === budget && r.builder === name)

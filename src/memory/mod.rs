@@ -1,6 +1,7 @@
 //! Conversation memory: every chat message kept verbatim in SQLite, organised by session
 //! and thread key, with typed memory records (summaries, thread state, facts) and full-text
-//! retrieval over them. SQLite is the source of truth.
+//! retrieval over them. The store is one SQLite file, or one PostgreSQL database several
+//! gateway hosts share (`pg`), with the same behaviour.
 
 pub mod assemble;
 pub mod db;
