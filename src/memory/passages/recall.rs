@@ -294,9 +294,9 @@ impl MemoryStore {
         }
         let sampled = rows.len();
         let mut by = [0usize; 2];
-        for m in self.messages_at(session, &rows)? {
-            if addresses(&m.text, name) {
-                by[usize::from(m.role == Role::Assistant)] += 1;
+        for (role, text) in self.speakers_of(session, &rows)? {
+            if addresses(&text, name) {
+                by[usize::from(role == Role::Assistant)] += 1;
             }
         }
         let owner = match by {
@@ -321,6 +321,33 @@ impl MemoryStore {
 
 /// Keeps `owner` as what `name` is in `session` in `book` (by session, then name), which
 /// starts over once it holds [`NAME_OWNERS_MAX`] names.
+impl MemoryStore {
+    /// Who wrote each message of `session` at `rows`, and its text, in no order; read
+    /// past the store's kept messages (a name's sample is read once).
+    fn speakers_of(&self, session: &str, rows: &[i64]) -> Result<Vec<(Role, String)>, MemoryError> {
+        match &self.db {
+            Backend::Lite(conn) => {
+                let mut stmt = conn.prepare_cached(
+                    "SELECT m.role, m.text FROM json_each(?1) j JOIN messages m ON m.seq = j.value
+                     WHERE m.session_id = ?2",
+                )?;
+                let list = super::json_list(rows.iter().copied());
+                let read = stmt.query_map(rusqlite::params![list, session], |r| {
+                    Ok((Role::parse(r.get_ref(0)?.as_str().unwrap_or("")), r.get(1)?))
+                })?;
+                Ok(read.collect::<Result<Vec<_>, _>>()?)
+            }
+            Backend::Pg(link) => Ok(on_pg!(link, "reading messages", |c| reads::messages_at(
+                c, rows
+            ))?
+            .into_iter()
+            .filter(|(owner, _)| owner == session)
+            .map(|(_, m)| (m.role, m.text))
+            .collect()),
+        }
+    }
+}
+
 fn keep_name(
     book: &mut HashMap<String, HashMap<String, Option<Role>>>,
     session: &str,

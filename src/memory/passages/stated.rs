@@ -32,7 +32,26 @@ impl MemoryStore {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let rows = match &self.db {
+        let mut seen: HashSet<i64> = HashSet::new();
+        let mut out = Vec::new();
+        // Whether to read on, given the next row: newest record first.
+        let mut take = |seq: i64, lane: &str, role: Role, ts: i64| {
+            let kept = scope.lane.is_none_or(|l| l == lane)
+                && speaker.is_none_or(|s| s == role)
+                && scope.holds_time(ts)
+                && seen.insert(seq);
+            if kept {
+                out.push(Hit {
+                    seq,
+                    score: 0.0,
+                    terms: 0,
+                    weight: 0.0,
+                    asks: false,
+                });
+            }
+            out.len() < limit
+        };
+        match &self.db {
             Backend::Lite(conn) => {
                 let mut stmt = conn.prepare_cached(
                     "SELECT m.seq, m.thread_key, m.role, m.ts_ms FROM records r
@@ -40,35 +59,25 @@ impl MemoryStore {
                      WHERE r.session_id = ?1 AND r.kind = 'preference' AND m.seq < ?2
                      ORDER BY r.id DESC",
                 )?;
-                let rows = stmt.query_map(params![scope.session, scope.below_seq], |r| {
+                // Read row by row, to stop at `limit`.
+                let mut rows = stmt.query(params![scope.session, scope.below_seq])?;
+                while let Some(r) = rows.next()? {
                     let role = Role::parse(r.get_ref(2)?.as_str().unwrap_or(""));
-                    Ok((r.get(0)?, r.get(1)?, role, r.get(3)?))
+                    let lane = r.get_ref(1)?.as_str().unwrap_or("");
+                    if !take(r.get(0)?, lane, role, r.get(3)?) {
+                        break;
+                    }
+                }
+            }
+            Backend::Pg(link) => {
+                let rows = on_pg!(link, "reading preferences", |c| {
+                    reads::stated_preference_rows(c, scope.session, scope.below_seq)
                 })?;
-                rows.collect::<Result<Vec<_>, _>>()?
-            }
-            Backend::Pg(link) => on_pg!(link, "reading preferences", |c| {
-                reads::stated_preference_rows(c, scope.session, scope.below_seq)
-            })?,
-        };
-        let mut seen: HashSet<i64> = HashSet::new();
-        let mut out = Vec::new();
-        for (seq, lane, role, ts) in rows {
-            if scope.lane.is_some_and(|l| l != lane)
-                || speaker.is_some_and(|s| s != role)
-                || !scope.holds_time(ts)
-                || !seen.insert(seq)
-            {
-                continue;
-            }
-            out.push(Hit {
-                seq,
-                score: 0.0,
-                terms: 0,
-                weight: 0.0,
-                asks: false,
-            });
-            if out.len() >= limit {
-                break;
+                for (seq, lane, role, ts) in rows {
+                    if !take(seq, &lane, role, ts) {
+                        break;
+                    }
+                }
             }
         }
         Ok(out)
