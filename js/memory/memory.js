@@ -7,7 +7,7 @@
 
 const { inputError, unreadable } = require('../core/errors.js')
 const { packRows } = require('../core/packed.js')
-const { connect } = require('./shared.js')
+const { connect, forward } = require('./shared.js')
 
 const FIELDS = 6
 const KEYS = new Set(require('../core/fields.js').MemoryMessage)
@@ -178,5 +178,9 @@ module.exports = function installMemory(binding) {
       return nativeStatus.call(this, withZone('MemoryStore.threadStatus', options))
     }
   }
+  // A store from MemoryStore.connect has these methods, each returning a promise; `tools`
+  // and `close` it has its own, and `_`-names are the JS layer's.
+  const names = new Set([...Object.getOwnPropertyNames(Native.prototype), ...Object.getOwnPropertyNames(MemoryStore.prototype)])
+  forward([...names].filter((n) => n !== 'constructor' && n !== 'tools' && n !== 'close' && !n.startsWith('_')))
   return { MemoryStore }
 }

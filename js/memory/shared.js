@@ -18,28 +18,6 @@ const CALL_TIMEOUT_MS = 10_000
 // Room past the store's own timeouts for the worker to answer (its start, a busy thread).
 const SLACK_MS = 5_000
 
-// The store's methods, each a promise here; `tools` and `close` have their own below.
-const METHODS = [
-  'ingest',
-  'commitTurn',
-  'commitTurnReport',
-  'recent',
-  'unsummarized',
-  'focusAnchor',
-  'putRecord',
-  'record',
-  'search',
-  'planCompaction',
-  'applyCompaction',
-  'compact',
-  'assemble',
-  'putConversation',
-  'buildConversationContext',
-  'threadStatus',
-  'messagesToEmbed',
-  'setVectors',
-]
-
 /** An error the worker sent back, as it was thrown there (kind, message, code, path). */
 function revive(e) {
   const Kind = { TypeError, RangeError }[e.name] ?? Error
@@ -177,19 +155,23 @@ class SharedMemoryStore {
     return this.#link.close()
   }
 }
-// Each store's link, for the methods defined below (a private field is not reachable
+// Each store's link, for the methods `forward` defines (a private field is not reachable
 // from a function made outside the class body).
 const links = new WeakMap()
-for (const method of METHODS) {
-  Object.defineProperty(SharedMemoryStore.prototype, method, {
-    value: function (...args) {
-      const link = links.get(this)
-      if (!link) return Promise.reject(new TypeError(`MemoryStore.${method}: not a store from MemoryStore.connect`))
-      return link.call(`MemoryStore.${method}`, method, args)
-    },
-    writable: true,
-    configurable: true,
-  })
+
+/** Gives SharedMemoryStore each of `methods` (the store's, but `tools` and `close`) as a call on the worker. */
+function forward(methods) {
+  for (const method of methods) {
+    Object.defineProperty(SharedMemoryStore.prototype, method, {
+      value: function (...args) {
+        const link = links.get(this)
+        if (!link) return Promise.reject(new TypeError(`MemoryStore.${method}: not a store from MemoryStore.connect`))
+        return link.call(`MemoryStore.${method}`, method, args)
+      },
+      writable: true,
+      configurable: true,
+    })
+  }
 }
 
 /**
@@ -241,4 +223,4 @@ async function connect(options) {
   return store
 }
 
-module.exports = { connect, SharedMemoryStore, SharedMemoryTools, SHARED_METHODS: METHODS }
+module.exports = { connect, forward }

@@ -114,9 +114,18 @@ impl MemoryStore {
 
     /// The thread key a stored message of `session` was filed under.
     pub fn lane_of(&self, session: &str, message_id: &str) -> Result<Option<String>, MemoryError> {
-        Ok(self
-            .message_by_id(session, message_id)?
-            .map(|m| m.thread_key))
+        match &self.db {
+            // The lane alone (a reply's lookup while storing): no text read.
+            Backend::Lite(conn) => Ok(conn
+                .prepare_cached(
+                    "SELECT thread_key FROM messages WHERE session_id = ?1 AND message_id = ?2",
+                )?
+                .query_row(params![session, message_id], |r| r.get(0))
+                .optional()?),
+            Backend::Pg(_) => Ok(self
+                .message_by_id(session, message_id)?
+                .map(|m| m.thread_key)),
+        }
     }
 
     /// The newest `n` messages of a lane, oldest first.

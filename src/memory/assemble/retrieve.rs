@@ -173,8 +173,8 @@ pub(super) fn neighbours(
 }
 
 /// [`neighbours`] of every match of `found` that has its message, by its place in
-/// `found`, read at once where the store reads in round trips (see
-/// [`MemoryStore::lanes_around`]); none on SQLite, where each is read when it is offered.
+/// `found`, read at once where each statement is a round trip (PostgreSQL); none on
+/// SQLite, where each is read when it is offered, for less than reading them all costs.
 /// The matches' messages are read first, in one call, where they are missing.
 pub(super) fn all_neighbours(
     store: &MemoryStore,
@@ -212,9 +212,7 @@ pub(super) fn all_neighbours(
         .iter()
         .map(|(_, m)| (m.thread_key.as_str(), m.seq))
         .collect();
-    let Some(around) = store.lanes_around(req.session_id, &at, n)? else {
-        return Ok(out);
-    };
+    let around = store.lanes_around(req.session_id, &at, n)?;
     let seqs: Vec<i64> = around
         .iter()
         .flat_map(|(b, a)| b.iter().chain(a))

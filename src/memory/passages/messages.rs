@@ -125,36 +125,57 @@ impl MemoryStore {
         after: bool,
         n: usize,
     ) -> Result<Vec<ChatMessage>, MemoryError> {
-        let seqs = match &self.db {
-            Backend::Lite(conn) => {
-                let mut stmt = conn.prepare_cached(&neighbours_sql(after, n))?;
-                let rows = stmt.query_map(params![session, lane, seq], |r| r.get::<_, i64>(0))?;
-                rows.collect::<Result<Vec<_>, _>>()?
-            }
-            Backend::Pg(link) => on_pg!(link, "reading a lane", |c| reads::lane_seqs(
-                c, session, lane, seq, after, n
-            ))?,
-        };
+        let seqs = self.lane_seqs(session, lane, seq, after, n)?;
         self.messages_at(session, &seqs)
     }
 
+    /// The rows of [`MemoryStore::lane_neighbours`].
+    fn lane_seqs(
+        &self,
+        session: &str,
+        lane: &str,
+        seq: i64,
+        after: bool,
+        n: usize,
+    ) -> Result<Vec<i64>, MemoryError> {
+        match &self.db {
+            Backend::Lite(conn) => {
+                let mut stmt = conn.prepare_cached(&neighbours_sql(after, n))?;
+                let rows = stmt.query_map(params![session, lane, seq], |r| r.get::<_, i64>(0))?;
+                Ok(rows.collect::<Result<Vec<_>, _>>()?)
+            }
+            Backend::Pg(link) => on_pg!(link, "reading a lane", |c| reads::lane_seqs(
+                c, session, lane, seq, after, n
+            )),
+        }
+    }
+
     /// The rows just before (newest first) and just after (oldest first) each of `at`
-    /// (a lane and a row of it), `n` each side, read at once where each statement is a
-    /// round trip (PostgreSQL); `None` on SQLite, where each is read when it is needed
-    /// ([`MemoryStore::lane_neighbours`]) for less than reading them all would cost.
+    /// (a lane and a row of it), `n` each side: on PostgreSQL in one statement (each is a
+    /// round trip there), on SQLite one statement a side.
     pub fn lanes_around(
         &self,
         session: &str,
         at: &[(&str, i64)],
         n: usize,
-    ) -> Result<Option<Vec<RowsAround>>, MemoryError> {
-        let Backend::Pg(link) = &self.db else {
-            return Ok(None);
-        };
-        let (lanes, seqs): (Vec<&str>, Vec<i64>) = at.iter().copied().unzip();
-        Ok(Some(on_pg!(link, "reading lanes", |c| {
-            reads::lanes_around(c, session, &lanes, &seqs, n)
-        })?))
+    ) -> Result<Vec<RowsAround>, MemoryError> {
+        match &self.db {
+            Backend::Lite(_) => at
+                .iter()
+                .map(|&(lane, seq)| {
+                    Ok((
+                        self.lane_seqs(session, lane, seq, false, n)?,
+                        self.lane_seqs(session, lane, seq, true, n)?,
+                    ))
+                })
+                .collect(),
+            Backend::Pg(link) => {
+                let (lanes, seqs): (Vec<&str>, Vec<i64>) = at.iter().copied().unzip();
+                on_pg!(link, "reading lanes", |c| reads::lanes_around(
+                    c, session, &lanes, &seqs, n
+                ))
+            }
+        }
     }
 }
 

@@ -30,22 +30,6 @@ impl std::fmt::Debug for PgLink {
     }
 }
 
-/// The connection a statement goes through: the open transaction's, or one from the pool.
-pub enum Held<'a> {
-    Transaction(&'a Object),
-    Pooled(Box<Object>),
-}
-
-impl std::ops::Deref for Held<'_> {
-    type Target = Object;
-    fn deref(&self) -> &Object {
-        match self {
-            Held::Transaction(c) => c,
-            Held::Pooled(c) => c.as_ref(),
-        }
-    }
-}
-
 impl PgLink {
     /// Connects (see [`Pg::connect`]) and brings the memory's schema up to date. Called
     /// outside any Tokio runtime (a worker thread).
@@ -83,21 +67,6 @@ impl PgLink {
     /// The open transaction's connection, if any.
     pub fn transaction(&self) -> Option<&Object> {
         self.tx.as_ref()
-    }
-
-    /// The connection for the next statement: the transaction's while one is open.
-    pub fn client(&self) -> Result<Held<'_>, MemoryError> {
-        match &self.tx {
-            Some(c) => Ok(Held::Transaction(c)),
-            None => Ok(Held::Pooled(Box::new(
-                self.call("taking a connection", async { Ok(self.pg.client().await?) })?,
-            ))),
-        }
-    }
-
-    /// Whether a transaction is open.
-    pub fn in_transaction(&self) -> bool {
-        self.tx.is_some()
     }
 
     /// The pool, for a call that opens its own transaction.

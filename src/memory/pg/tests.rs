@@ -1461,7 +1461,7 @@ fn a_lanes_summary_state_is_taken_in_turns_by_two_transactions() {
 #[test]
 fn a_links_transaction_holds_its_writes_until_commit_and_a_slow_call_times_out() {
     use crate::memory::pg::link::PgLink;
-    use crate::memory::store::{NewRecord, RecordKind};
+    use crate::memory::store::{on_pg, NewRecord, RecordKind};
     let Some(server) = PgServer::start() else {
         return;
     };
@@ -1481,22 +1481,19 @@ fn a_links_transaction_holds_its_writes_until_commit_and_a_slow_call_times_out()
         message_range: None,
     };
     let state = |link: &PgLink| {
-        let c = link.client().unwrap_or_else(|e| panic!("{e}"));
-        link.call("state", async {
-            Ok(compaction::summary_state(&*c, "s", "root:42").await?)
-        })
+        on_pg!(link, "state", |c| compaction::summary_state(
+            c, "s", "root:42"
+        ))
         .unwrap_or_else(|e| panic!("{e}"))
     };
     for (version, keep) in [(1, false), (2, true)] {
         link.begin().unwrap_or_else(|e| panic!("{e}"));
-        {
-            let c = link.client().unwrap_or_else(|e| panic!("{e}"));
-            link.call(
-                "writing",
-                records::put_record_in(&*c, &link.record_terms, &summary(version)),
-            )
-            .unwrap_or_else(|e| panic!("{e}"));
-        }
+        on_pg!(link, "writing", |c| records::put_record_in(
+            c,
+            &link.record_terms,
+            &summary(version)
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(state(&link), (version, 0), "seen inside the transaction");
         match keep {
             true => link.commit(),
@@ -1515,12 +1512,7 @@ fn a_links_transaction_holds_its_writes_until_commit_and_a_slow_call_times_out()
     link.rollback().unwrap_or_else(|e| panic!("{e}"));
     // A call past its timeout ends with PG_TIMEOUT, and the link goes on.
     let started = std::time::Instant::now();
-    let c = link.client().unwrap_or_else(|e| panic!("{e}"));
-    let slow = link.call("sleeping", async {
-        c.batch_execute("SELECT pg_sleep(3)").await?;
-        Ok(())
-    });
-    drop(c);
+    let slow = on_pg!(link, "sleeping", |c| c.batch_execute("SELECT pg_sleep(3)"));
     match slow {
         Err(crate::memory::db::MemoryError::Pg(e)) => {
             assert_eq!(e.cause, crate::core::pg::PgCause::Timeout, "{e}");

@@ -42,7 +42,7 @@ impl MemoryStore {
         let conn = match &self.db {
             Backend::Lite(conn) => conn,
             // In a transaction (a compaction's), through it; else in one of its own.
-            Backend::Pg(link) if link.in_transaction() => {
+            Backend::Pg(link) if link.transaction().is_some() => {
                 return on_pg!(link, "writing a record", |c| pg_records::put_record_in(
                     c,
                     &link.record_terms,
