@@ -63,6 +63,20 @@ pub struct RankingRow {
     pub asks: bool,
 }
 
+impl RankingRow {
+    /// What ranking reads of `m`, as the SQLite store's statement reads it of the row:
+    /// its length in characters, and whether it ends in a question mark once the spaces
+    /// after it are trimmed.
+    pub fn of(m: &ChatMessage) -> Self {
+        RankingRow {
+            chars: m.text.chars().count(),
+            ts_ms: m.ts_ms,
+            role: Some(m.role),
+            asks: m.text.trim_end_matches(' ').ends_with('?'),
+        }
+    }
+}
+
 /// A message from the columns `seq, message_id, thread_key, role, text, ts_ms, reply_to`.
 pub(super) fn chat_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChatMessage> {
     Ok(ChatMessage {

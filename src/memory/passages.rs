@@ -272,12 +272,7 @@ impl MemoryStore {
             return Ok((Vec::new(), Vec::new()));
         }
         let mut m = self.matches_in(scope)?;
-        for t in terms {
-            self.add_term(&mut m, t, 1.0, true)?;
-        }
-        for (t, factor) in added {
-            self.add_term(&mut m, t, *factor, false)?;
-        }
+        self.add_terms(&mut m, &tally::first_round(terms, added))?;
         let hits = self.rank(&m, limit, signals)?;
         Ok((hits, m.weights))
     }
@@ -325,11 +320,16 @@ impl MemoryStore {
                 })?;
                 rows.collect::<Result<Vec<_>, _>>()?
             }
-            Backend::Pg(link) => on_pg!(link, "reading messages", |c| reads::ranking_rows(
-                c, &unread
-            ))?
-            .into_iter()
-            .collect(),
+            // The whole messages, kept: the best of them are read next, for their text.
+            Backend::Pg(link) => {
+                let read = on_pg!(link, "reading messages", |c| reads::messages_at(c, &unread))?;
+                let rows = read
+                    .iter()
+                    .map(|(_, m)| (m.seq, RankingRow::of(m)))
+                    .collect();
+                self.keep_messages(read);
+                rows
+            }
         };
         let mut kept = self.ranking_rows.borrow_mut();
         for (seq, row) in read {
@@ -371,17 +371,20 @@ impl MemoryStore {
                 })?
             }
         };
+        // Newest first, `limit` read at a time (one round trip on PostgreSQL).
+        let newest: Vec<i64> = rows.into_iter().rev().collect();
         let mut out = Vec::new();
-        // Newest first.
-        for seq in rows.into_iter().rev() {
+        for chunk in newest.chunks(limit) {
+            out.extend(
+                self.messages_at(session, chunk)?
+                    .into_iter()
+                    .filter(|m| m.thread_key != lane),
+            );
             if out.len() >= limit {
                 break;
             }
-            match self.message_in(session, seq)? {
-                Some(m) if m.thread_key != lane => out.push(m),
-                _ => {}
-            }
         }
+        out.truncate(limit);
         Ok(out)
     }
 }

@@ -151,6 +151,7 @@ pub mod link;
 pub mod messages;
 pub mod reads;
 pub mod records;
+pub mod terms;
 pub mod vectors;
 pub mod words;
 

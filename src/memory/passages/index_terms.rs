@@ -56,12 +56,15 @@ impl IndexTerms {
     /// The terms FTS5 makes of `term` in a query (quoted, as the searches write it): one
     /// stem for a word, more for a string the tokenizer splits (searched as a phrase).
     pub fn of_query_term(&self, term: &str) -> Result<Vec<String>, MemoryError> {
+        Ok(self.of_query_terms(&[term])?.pop().unwrap_or_default())
+    }
+
+    /// [`IndexTerms::of_query_term`] of each of `terms`, in one pass.
+    pub fn of_query_terms(&self, terms: &[&str]) -> Result<Vec<Vec<String>>, MemoryError> {
         Ok(self
-            .tokenize(&[term])?
-            .pop()
-            .unwrap_or_default()
+            .tokenize(terms)?
             .into_iter()
-            .map(|(t, _)| t)
+            .map(|t| t.into_iter().map(|(t, _)| t).collect())
             .collect())
     }
 

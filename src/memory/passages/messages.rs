@@ -64,13 +64,15 @@ impl MemoryStore {
         session: &str,
         seqs: &[i64],
     ) -> Result<Vec<ChatMessage>, MemoryError> {
-        let unread: Vec<i64> = {
+        let mut unread: Vec<i64> = {
             let mut kept = self.messages.borrow_mut();
             seqs.iter()
                 .copied()
                 .filter(|s| kept.get(s).is_none())
                 .collect()
         };
+        unread.sort_unstable();
+        unread.dedup();
         let mut read = std::collections::HashMap::new();
         if !unread.is_empty() {
             for (owner, m) in self.read_messages(&unread)? {
@@ -95,6 +97,15 @@ impl MemoryStore {
             out.extend(found);
         }
         Ok(out)
+    }
+
+    /// Keeps `read` (stored messages, each with its session) for [`MemoryStore::messages_at`].
+    pub(in crate::memory) fn keep_messages(&self, read: Vec<(String, ChatMessage)>) {
+        let mut kept = self.messages.borrow_mut();
+        for entry in read {
+            let weight = kept_weight(&entry);
+            kept.put(entry.1.seq, entry, weight);
+        }
     }
 
     /// The stored messages at `seqs`, each with its session, in no order.

@@ -136,12 +136,10 @@ impl MemoryStore {
             return Ok((Vec::new(), Vec::new()));
         }
         let mut m = self.matches_in(scope)?;
-        for t in &recall.terms {
-            self.add_term(&mut m, t, 1.0, true)?;
-        }
-        for (t, factor) in &recall.added {
-            self.add_term(&mut m, t, *factor, false)?;
-        }
+        self.add_terms(
+            &mut m,
+            &super::tally::first_round(&recall.terms, &recall.added),
+        )?;
         let first = self.rank(&m, limit.max(FEEDBACK_TURNS), &recall.signals)?;
         // A first round whose best match holds every one of the question's words has found
         // what the question says: a second would only drift from it. Unless the question
@@ -178,9 +176,9 @@ impl MemoryStore {
             return Ok((first, m.weights));
         }
         // Only the words lent are searched: the first round's tally stands.
-        for (t, w) in &lent {
-            self.add_term(&mut m, t, *w, false)?;
-        }
+        let lent: Vec<(&str, f64, bool)> =
+            lent.iter().map(|(t, w)| (t.as_str(), *w, false)).collect();
+        self.add_terms(&mut m, &lent)?;
         // The second round ranks its best few; the first round's other matches follow.
         let mut second = self.rank(
             &m,

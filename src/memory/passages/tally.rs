@@ -9,7 +9,7 @@ use super::{Hit, HitScope, Signals};
 use crate::core::search::bm25::{idf, length_norm, saturation, MAX_LIFT};
 use crate::memory::db::MemoryError;
 use crate::memory::message::RankingRow;
-use crate::memory::pg::reads;
+use crate::memory::pg::terms;
 use crate::memory::postings::Kept;
 use crate::memory::store::{on_pg, Backend, MemoryStore};
 
@@ -53,65 +53,108 @@ impl MemoryStore {
         })
     }
 
-    /// Tallies the messages of `m`'s scope holding `term`, each scoring the term's idf times
-    /// `factor`; a question's own term (`own`) also counts in the hits' `terms` and
-    /// `weight`, and its weight is kept. A term searched before is not searched again.
-    pub(in crate::memory) fn add_term(
+    /// Tallies the messages of `m`'s scope holding each of `terms` (a term, the factor
+    /// its idf is scored at, whether it is one of the question's own), in order: each
+    /// scores its idf times its factor; a question's own term also counts in the hits'
+    /// `terms` and `weight`, and its weight is kept. A term searched before (in `m`, or
+    /// earlier in `terms`) is not searched again. The terms' rows are read together.
+    pub(in crate::memory) fn add_terms(
         &self,
         m: &mut Matches<'_>,
-        term: &str,
-        factor: f64,
-        own: bool,
+        terms: &[(&str, f64, bool)],
     ) -> Result<(), MemoryError> {
-        if m.searched.iter().any(|t| t == term) {
-            return Ok(());
+        let mut new: Vec<(&str, f64, bool)> = Vec::with_capacity(terms.len());
+        for &(term, factor, own) in terms {
+            if !m.searched.iter().any(|t| t == term) && new.iter().all(|n| n.0 != term) {
+                new.push((term, factor, own));
+            }
         }
-        m.searched.push(term.to_string());
-        let rows = self.term_rows(&m.token, m.n, term)?;
-        // A term the lane never holds weighs nothing (and says so to the caller).
-        let w = if rows.is_empty() {
-            0.0
-        } else {
-            idf(m.n.max(rows.len()), rows.len())
-        };
-        if own {
-            m.weights.push(w);
-        }
-        for seq in rows.into_iter().filter(|&s| s < m.scope.below_seq) {
-            let e = m.per.entry(seq).or_insert((0.0, 0, 0.0));
-            e.0 += w * factor;
+        let names: Vec<&str> = new.iter().map(|n| n.0).collect();
+        let read = self.term_rows(&m.scope, &m.token, m.n, &names)?;
+        for ((term, factor, own), rows) in new.into_iter().zip(read) {
+            m.searched.push(term.to_string());
+            // A term the lane never holds weighs nothing (and says so to the caller).
+            let w = if rows.is_empty() {
+                0.0
+            } else {
+                idf(m.n.max(rows.len()), rows.len())
+            };
             if own {
-                e.1 += 1;
-                e.2 += w;
+                m.weights.push(w);
+            }
+            for seq in rows.into_iter().filter(|&s| s < m.scope.below_seq) {
+                let e = m.per.entry(seq).or_insert((0.0, 0, 0.0));
+                e.0 += w * factor;
+                if own {
+                    e.1 += 1;
+                    e.2 += w;
+                }
             }
         }
         Ok(())
     }
 
-    /// The rows of the scope `token` (holding `count` messages) that hold `term`, oldest
-    /// first: those kept from an earlier read, and only the rows after them read when the
-    /// scope has grown since (see [`crate::memory::postings::KeptPostings`]).
-    fn term_rows(&self, token: &str, count: usize, term: &str) -> Result<Vec<i64>, MemoryError> {
-        let after = match self.postings.borrow_mut().get(token, term, count) {
-            Kept::Current(rows) => return Ok(rows.to_vec()),
-            Kept::After(last) => last,
-        };
-        let read = match &self.db {
-            Backend::Lite(_) => self.matching_after(
-                &format!(
-                    "scope : \"{token}\" AND {}",
-                    body_expression(&[term.to_string()], "OR")
-                ),
-                after,
-            )?,
+    /// For each of `terms`, the rows of `scope` (its token `token`, holding `count`
+    /// messages) that hold it, oldest first: those kept from an earlier read, and only the
+    /// rows after them read when the scope has grown since (see
+    /// [`crate::memory::postings::KeptPostings`]); on PostgreSQL every term's in one call.
+    fn term_rows(
+        &self,
+        scope: &HitScope<'_>,
+        token: &str,
+        count: usize,
+        terms: &[&str],
+    ) -> Result<Vec<Vec<i64>>, MemoryError> {
+        let mut out: Vec<Option<Vec<i64>>> = Vec::with_capacity(terms.len());
+        let mut unread: Vec<(usize, i64)> = Vec::new();
+        {
+            let mut kept = self.postings.borrow_mut();
+            for (i, term) in terms.iter().enumerate() {
+                match kept.get(token, term, count) {
+                    Kept::Current(rows) => out.push(Some(rows.to_vec())),
+                    Kept::After(last) => {
+                        out.push(None);
+                        unread.push((i, last));
+                    }
+                }
+            }
+        }
+        let read: Vec<Vec<i64>> = match &self.db {
+            Backend::Lite(_) => unread
+                .iter()
+                .map(|&(i, after)| {
+                    self.matching_after(
+                        &format!(
+                            "scope : \"{token}\" AND {}",
+                            body_expression(&[terms[i].to_string()], "OR")
+                        ),
+                        after,
+                    )
+                })
+                .collect::<Result<_, _>>()?,
+            Backend::Pg(_) if unread.is_empty() => Vec::new(),
             Backend::Pg(link) => {
-                let tokens = link.terms.of_query_term(term)?;
-                on_pg!(link, "searching", |c| reads::term_rows_after(
-                    c, token, &tokens, after
-                ))?
+                let names: Vec<&str> = unread.iter().map(|&(i, _)| terms[i]).collect();
+                let words: Vec<(Vec<String>, i64)> = link
+                    .terms
+                    .of_query_terms(&names)?
+                    .into_iter()
+                    .zip(unread.iter().map(|u| u.1))
+                    .collect();
+                let at = terms::Scope {
+                    session: scope.session,
+                    lane: scope.lane,
+                    token,
+                    rows: count,
+                };
+                on_pg!(link, "searching", |c| terms::rows_holding(c, &at, &words))?
             }
         };
-        Ok(self.postings.borrow_mut().extend(token, term, count, &read))
+        let mut kept = self.postings.borrow_mut();
+        for ((i, _), rows) in unread.into_iter().zip(read) {
+            out[i] = Some(kept.extend(token, terms[i], count, &rows));
+        }
+        Ok(out.into_iter().map(Option::unwrap_or_default).collect())
     }
 
     /// The best `limit` messages of a tally, best first: the terms' score saturated by the
@@ -168,4 +211,17 @@ impl MemoryStore {
         }
         Ok(hits)
     }
+}
+
+/// A search's first round of terms for [`MemoryStore::add_terms`]: the question's own
+/// `terms`, then the words `added` for them at their factors.
+pub(super) fn first_round<'t>(
+    terms: &'t [String],
+    added: &'t [(String, f64)],
+) -> Vec<(&'t str, f64, bool)> {
+    terms
+        .iter()
+        .map(|t| (t.as_str(), 1.0, true))
+        .chain(added.iter().map(|(t, f)| (t.as_str(), *f, false)))
+        .collect()
 }

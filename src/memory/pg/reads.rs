@@ -7,7 +7,7 @@
 
 use super::words::{lexeme, phrase, tsquery_literal};
 use crate::core::pg::PgError;
-use crate::memory::message::{count_and_mean, ChatMessage, RankingRow, Role, RowsAround};
+use crate::memory::message::{count_and_mean, ChatMessage, Role, RowsAround};
 use deadpool_postgres::GenericClient;
 use std::collections::HashMap;
 
@@ -43,55 +43,6 @@ pub async fn session_stats<C: GenericClient>(
     Ok(count_and_mean(
         rows.first().map_or((0, 0), |r| (r.get(0), r.get(1))),
     ))
-}
-
-/// The rows after `after` in the scope `token` holding the word whose index terms are
-/// `tokens` (in order: a phrase when more than one), oldest first.
-pub async fn term_rows_after<C: GenericClient>(
-    c: &C,
-    token: &str,
-    tokens: &[String],
-    after: i64,
-) -> Result<Vec<i64>, PgError> {
-    let Some(query) = tsquery_literal(token, tokens) else {
-        return Ok(Vec::new());
-    };
-    let rows = super::rows(
-        c,
-        "SELECT seq FROM memory_messages WHERE words @@ $1::text::tsquery AND seq > $2
-             ORDER BY seq",
-        &[&query, &after],
-    )
-    .await?;
-    Ok(rows.iter().map(|r| r.get(0)).collect())
-}
-
-/// What ranking reads of each stored row of `seqs` (see [`RankingRow`]).
-pub async fn ranking_rows<C: GenericClient>(
-    c: &C,
-    seqs: &[i64],
-) -> Result<HashMap<i64, RankingRow>, PgError> {
-    let rows = super::rows(
-        c,
-        "SELECT seq, char_length(text)::bigint, ts_ms, role, right(rtrim(text, ' '), 1) = '?'
-             FROM memory_messages WHERE seq = ANY($1)",
-        &[&seqs],
-    )
-    .await?;
-    Ok(rows
-        .iter()
-        .map(|r| {
-            (
-                r.get::<_, i64>(0),
-                RankingRow {
-                    chars: usize::try_from(r.get::<_, i64>(1)).unwrap_or(0),
-                    ts_ms: r.get(2),
-                    role: Some(Role::parse(r.get::<_, &str>(3))),
-                    asks: r.get(4),
-                },
-            )
-        })
-        .collect())
 }
 
 /// The columns [`chat_message`] reads, in its order.
@@ -336,6 +287,12 @@ pub async fn lane_seqs<C: GenericClient>(
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
+/// A lane holding at most this many rows per row asked around is read whole between the
+/// first and the last of them (its index only, in order), each row's neighbours found in
+/// what was read; a larger lane is asked around each row, one index probe a side. A probe
+/// costs what reading a hundred or so index entries in order does.
+pub const SPAN_ROWS_PER_ROW: i64 = 64;
+
 /// Up to `n` rows of `session` just before (newest first) and just after (oldest first)
 /// each of `seqs` in its lane of `lanes`, in one statement.
 pub async fn lanes_around<C: GenericClient>(
@@ -346,31 +303,73 @@ pub async fn lanes_around<C: GenericClient>(
     n: usize,
 ) -> Result<Vec<RowsAround>, PgError> {
     let limit = i64::try_from(n).unwrap_or(i64::MAX);
+    // Per lane, by its count in `memory_lane_stats`: the span of its rows asked around
+    // (with `n` more each side), or each row's neighbours.
     let rows = super::rows(
         c,
-        "SELECT q.n, m.seq, m.seq > q.seq
-         FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS q (lane, seq, n)
-         CROSS JOIN LATERAL (
+        "WITH a AS (
+             SELECT lane, seq, n FROM unnest($2::text[], $3::bigint[]) WITH ORDINALITY AS q (lane, seq, n)
+         ), span AS (
+             SELECT a.lane, min(a.seq) AS lo, max(a.seq) AS hi
+             FROM a JOIN memory_lane_stats s ON s.session_id = $1 AND s.thread_key = a.lane
+             GROUP BY a.lane, s.messages
+             HAVING s.messages <= count(*) * $5
+         )
+         SELECT NULL::bigint, sp.lane, m.seq, false
+         FROM span sp CROSS JOIN LATERAL (
              (SELECT seq FROM memory_messages
-              WHERE session_id = $1 AND thread_key = q.lane AND seq < q.seq
+              WHERE session_id = $1 AND thread_key = sp.lane AND seq < sp.lo
               ORDER BY seq DESC LIMIT $4)
              UNION ALL
              (SELECT seq FROM memory_messages
-              WHERE session_id = $1 AND thread_key = q.lane AND seq > q.seq
+              WHERE session_id = $1 AND thread_key = sp.lane AND seq >= sp.lo AND seq <= sp.hi)
+             UNION ALL
+             (SELECT seq FROM memory_messages
+              WHERE session_id = $1 AND thread_key = sp.lane AND seq > sp.hi
               ORDER BY seq ASC LIMIT $4)
-         ) m",
-        &[&session, &lanes, &seqs, &limit],
+         ) m
+         UNION ALL
+         SELECT a.n, NULL, m.seq, m.seq > a.seq
+         FROM a CROSS JOIN LATERAL (
+             (SELECT seq FROM memory_messages
+              WHERE session_id = $1 AND thread_key = a.lane AND seq < a.seq
+              ORDER BY seq DESC LIMIT $4)
+             UNION ALL
+             (SELECT seq FROM memory_messages
+              WHERE session_id = $1 AND thread_key = a.lane AND seq > a.seq
+              ORDER BY seq ASC LIMIT $4)
+         ) m
+         WHERE a.lane NOT IN (SELECT lane FROM span)",
+        &[&session, &lanes, &seqs, &limit, &SPAN_ROWS_PER_ROW],
     )
     .await?;
     let mut out: Vec<RowsAround> = vec![(Vec::new(), Vec::new()); seqs.len()];
+    let mut spans: HashMap<String, Vec<i64>> = HashMap::new();
     for r in &rows {
-        let at = usize::try_from(r.get::<_, i64>(0) - 1).unwrap_or(usize::MAX);
-        if let Some((before, after)) = out.get_mut(at) {
-            if r.get::<_, bool>(2) {
-                after.push(r.get(1));
-            } else {
-                before.push(r.get(1));
+        match (r.get::<_, Option<i64>>(0), r.get::<_, Option<String>>(1)) {
+            (_, Some(lane)) => spans.entry(lane).or_default().push(r.get(2)),
+            (Some(at), None) => {
+                let at = usize::try_from(at - 1).unwrap_or(usize::MAX);
+                if let Some((before, after)) = out.get_mut(at) {
+                    if r.get::<_, bool>(3) {
+                        after.push(r.get(2));
+                    } else {
+                        before.push(r.get(2));
+                    }
+                }
             }
+            (None, None) => {}
+        }
+    }
+    for rows in spans.values_mut() {
+        rows.sort_unstable();
+    }
+    for ((lane, seq), (before, after)) in lanes.iter().zip(seqs).zip(&mut out) {
+        if let Some(rows) = spans.get(*lane) {
+            let below = rows.partition_point(|r| r < seq);
+            let above = rows.partition_point(|r| r <= seq);
+            before.extend(rows[..below].iter().rev().take(n));
+            after.extend(rows[above..].iter().take(n));
         }
     }
     for (before, after) in &mut out {

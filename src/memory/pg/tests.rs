@@ -361,7 +361,25 @@ fn what_a_search_reads_is_what_the_sqlite_store_reads() {
                 reads::session_stats(&reader, session).await.unwrap_or_else(|e| ok(e)),
                 sqlite.session_stats(session).unwrap_or_else(|e| panic!("{e}"))
             );
-            for token in [lane_token(session, lane), session_token(session)] {
+            for (token, in_lane) in [(lane_token(session, lane), Some(lane)), (session_token(session), None)] {
+                // More words than one statement matches, each read past its own row: each
+                // word's rows are those it has alone.
+                let many: Vec<(Vec<String>, i64)> = (0..27)
+                    .map(|k| {
+                        let tokens = terms.of_query_term(words[k % words.len()]).unwrap_or_else(|e| panic!("{e}"));
+                        (tokens, i64::try_from(k).unwrap_or(0) * 9)
+                    })
+                    .collect();
+                for rows in [0, usize::MAX] {
+                    let scope = super::terms::Scope { session, lane: in_lane, token: &token, rows };
+                    let got = super::terms::rows_holding(&reader, &scope, &many).await.unwrap_or_else(|e| ok(e));
+                    for (k, word) in many.iter().enumerate() {
+                        let alone = super::terms::rows_holding(&reader, &scope, std::slice::from_ref(word))
+                            .await
+                            .unwrap_or_else(|e| ok(e));
+                        assert_eq!(got[k], alone[0], "word {k} of 27 in {token} ({rows} rows)");
+                    }
+                }
                 for word in words.iter().chain(&["Régions", "rotate", "nothing"]) {
                     for after in [0, 100] {
                         let expr = format!(
@@ -374,11 +392,19 @@ fn what_a_search_reads_is_what_the_sqlite_store_reads() {
                             .and_then(|mut st| st.query_map(rusqlite::params![expr, after], |r| r.get(0))?.collect())
                             .unwrap_or_else(|e| panic!("{e}"));
                         let tokens = terms.of_query_term(word).unwrap_or_else(|e| panic!("{e}"));
-                        let got = reads::term_rows_after(&reader, &token, &tokens, after)
-                            .await
-                            .unwrap_or_else(|e| ok(e));
-                        assert_eq!(got, want, "{word} in {token} after {after}");
-                        found += got.len();
+                        // Both ways: a scope read row by row, and through the GIN index.
+                        for rows in [0, usize::MAX] {
+                            let scope = super::terms::Scope { session, lane: in_lane, token: &token, rows };
+                            let words = [(tokens.clone(), after), (Vec::new(), 0), (tokens.clone(), after + 50)];
+                            let got = super::terms::rows_holding(&reader, &scope, &words)
+                                .await
+                                .unwrap_or_else(|e| ok(e));
+                            assert_eq!(got[0], want, "{word} in {token} after {after} ({rows} rows)");
+                            assert_eq!(got[1], Vec::<i64>::new());
+                            let later: Vec<i64> = want.iter().copied().filter(|&s| s > after + 50).collect();
+                            assert_eq!(got[2], later, "{word} in {token} after {} ({rows} rows)", after + 50);
+                            found += got[0].len();
+                        }
                     }
                 }
             }
@@ -402,10 +428,28 @@ fn what_a_search_reads_is_what_the_sqlite_store_reads() {
                 .map(|m| m.seq)
                 .collect();
             assert_eq!(after, want_after);
+            // Around several rows at once.
+            let at = [(lane, 120), ("root:42", 60), (lane, 200), ("topic:42:7", 7)];
+            let want = sqlite.lanes_around(session, &at, 3).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(want.iter().all(|(b, a)| b.is_empty() && a.is_empty()), session == "u");
+            // Each lane read whole between the rows asked around, and a few at a time.
+            for anchors_at_once in [at.len(), 1] {
+                let mut got = Vec::new();
+                for chunk in at.chunks(anchors_at_once) {
+                    let (lanes, anchors): (Vec<&str>, Vec<i64>) = chunk.iter().copied().unzip();
+                    got.extend(reads::lanes_around(&reader, session, &lanes, &anchors, 3).await.unwrap_or_else(|e| ok(e)));
+                }
+                assert_eq!(got, want, "{session}, {anchors_at_once} at once");
+            }
         }
         assert!(found > 500, "{found}");
         let seqs: Vec<i64> = (1..=240).collect();
-        let ranked = reads::ranking_rows(&reader, &seqs).await.unwrap_or_else(|e| ok(e));
+        let ranked: std::collections::HashMap<i64, crate::memory::message::RankingRow> = reads::messages_at(&reader, &seqs)
+            .await
+            .unwrap_or_else(|e| ok(e))
+            .iter()
+            .map(|(_, m)| (m.seq, crate::memory::message::RankingRow::of(m)))
+            .collect();
         let want = sqlite
             .ranking_rows(seqs.iter().copied())
             .unwrap_or_else(|e| panic!("{e}"));
