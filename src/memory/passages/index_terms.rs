@@ -83,7 +83,8 @@ impl IndexTerms {
         let mut out: Vec<Terms> = vec![Vec::new(); texts.len()];
         {
             let mut read = tx.prepare_cached(
-                "SELECT doc, term, offset FROM scratch_terms ORDER BY doc, offset",
+                // In the index's order (by term): sorted here, faster than by SQLite.
+                "SELECT doc, term, offset FROM scratch_terms",
             )?;
             let rows = read.query_map([], |r| {
                 Ok((
@@ -98,6 +99,9 @@ impl IndexTerms {
                     terms.push((term, u32::try_from(offset).unwrap_or(u32::MAX)));
                 }
             }
+        }
+        for terms in &mut out {
+            terms.sort_by_key(|t| t.1);
         }
         tx.execute("INSERT INTO scratch (scratch) VALUES ('delete-all')", [])?;
         tx.commit()?;

@@ -32,7 +32,7 @@ fn the_memory_schema_migrates_on_a_real_server_with_its_word_indexes() {
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(pg.migrate(COMPONENT, &MIGRATIONS).await.ok(), Some(0));
-        assert_eq!(pg.migrate(COMPONENT, &MIGRATIONS).await.ok(), Some(2));
+        assert_eq!(pg.migrate(COMPONENT, &MIGRATIONS).await.ok(), Some(3));
         let client = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
         let gin: Vec<String> = client
             .query(
@@ -52,6 +52,28 @@ fn the_memory_schema_migrates_on_a_real_server_with_its_word_indexes() {
                 "memory_messages_words",
                 "memory_records_grams",
                 "memory_records_words"
+            ]
+        );
+        // Their pending lists: the records' 64 kB; the messages' set by their writer.
+        let limits: Vec<(String, Option<Vec<String>>)> = client
+            .query(
+                "SELECT relname::text, reloptions FROM pg_class
+                 WHERE relname IN ('memory_messages_words', 'memory_records_grams', 'memory_records_words')
+                 ORDER BY 1",
+                &[],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        let limit = |kb: &str| Some(vec![format!("gin_pending_list_limit={kb}")]);
+        assert_eq!(
+            limits,
+            [
+                ("memory_messages_words".to_string(), None),
+                ("memory_records_grams".to_string(), limit("64")),
+                ("memory_records_words".to_string(), limit("64")),
             ]
         );
         // The word index answers a term query from the index, not a scan.
@@ -1565,4 +1587,130 @@ fn a_links_transaction_holds_its_writes_until_commit_and_a_slow_call_times_out()
     }
     assert!(started.elapsed() < std::time::Duration::from_secs(2));
     assert_eq!(state(&link), (2, 0));
+}
+
+#[test]
+fn a_tsvector_sent_whole_is_the_one_the_server_parses_from_its_literal() {
+    use super::words::{tsvector_literal, TsVector};
+    use crate::memory::passages::index_terms::IndexTerms;
+    use crate::memory::passages::terms::{lane_token, session_token};
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
+    let many: Vec<String> = (0..17_000).map(|i| format!("w{}", i % 50)).collect();
+    let texts = [
+        String::new(),
+        "We are running the migration on Friday".to_string(),
+        "東京タワーに行きました, Straße, l'école, O'Brien's \\ back\\slash".to_string(),
+        "again ".repeat(300),
+        many.join(" "),
+        format!("{} short", "a".repeat(3_000)),
+        "scope scope word".to_string(),
+    ];
+    let scopes = [
+        vec![session_token("s"), lane_token("s", "root:1")],
+        vec!["scope".to_string()],
+        Vec::new(),
+    ];
+    let rt = runtime();
+    rt.block_on(async {
+        let pg = Pg::connect(&PgOptions::new(&server.url("postgres")))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let c = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
+        for text in &texts {
+            let made = terms.of_messages(&[text]).unwrap_or_else(|e| panic!("{e}"));
+            for scope in &scopes {
+                let row = c
+                    .query_one(
+                        "SELECT $1::tsvector::text, $2::text::tsvector::text",
+                        &[
+                            &TsVector::of(&made[0], scope),
+                            &tsvector_literal(&made[0], scope),
+                        ],
+                    )
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let (sent, parsed): (String, String) = (row.get(0), row.get(1));
+                assert_eq!(sent, parsed, "{text:.60} in {scope:?}");
+            }
+        }
+    });
+}
+
+#[test]
+fn a_large_batch_leaves_the_word_index_merged_and_its_rows_in_order() {
+    use crate::memory::message::{NewMessage, Role};
+    use crate::memory::passages::index_terms::IndexTerms;
+    let Some(server) = PgServer::start() else {
+        return;
+    };
+    let ids: Vec<String> = (0..1_000).map(|i| format!("m{i}")).collect();
+    let texts: Vec<String> = (0..1_000)
+        .map(|i| {
+            format!(
+                "turn {i} about w{} and w{} with w{}",
+                i % 97,
+                i % 89,
+                i * 7 % 1_009
+            )
+        })
+        .collect();
+    let batch: Vec<NewMessage<'_>> = (0..1_000)
+        .map(|i| NewMessage {
+            session_id: "s",
+            chat_id: "42",
+            message_id: &ids[i],
+            role: if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            text: &texts[i],
+            ts_ms: i64::try_from(i).unwrap_or(0),
+            topic_id: None,
+            reply_to: None,
+        })
+        .collect();
+    let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
+    let rt = runtime();
+    rt.block_on(async {
+        let pg = migrated(&server).await;
+        let got = messages::ingest_batch(&pg, &terms, &batch)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(got.iter().all(|i| i.ingested));
+        let c = pg.client().await.unwrap_or_else(|e| panic!("{e}"));
+        c.batch_execute("CREATE EXTENSION IF NOT EXISTS pgstattuple")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        // Written 4 MB at a time but for the last rows, whose write merged the list: what
+        // is left pending is under the 64 kB a turn's rows see (8 pages).
+        let pending: i32 = c
+            .query_one(
+                "SELECT pending_pages FROM pgstatginindex('memory_messages_words')",
+                &[],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .get(0);
+        assert!(pending <= 9, "{pending} pages pending");
+        // The rows are numbered in the batch's order, each with its own words.
+        let rows: Vec<(String, bool)> = c
+            .query(
+                "SELECT message_id, words @@ ('w' || (substr(message_id, 2)::int % 97))::tsquery
+                 FROM memory_messages ORDER BY seq",
+                &[],
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        assert_eq!(rows.len(), 1_000);
+        for (i, (id, holds)) in rows.iter().enumerate() {
+            assert_eq!((id.as_str(), *holds), (ids[i].as_str(), true));
+        }
+    });
 }
