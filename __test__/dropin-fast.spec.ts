@@ -23,18 +23,28 @@ const require = createRequire(import.meta.url)
 const root = join(__dirname, '..')
 const native = require(join(root, readdirSync(root).find((f) => f.endsWith('.node'))!))
 const { xorshift } = require('../bench/rng.js') as { xorshift: (seed: number) => () => number }
+const original = require('../bench/baseline.js') as Record<string, (...args: unknown[]) => unknown>
 
-// Lone surrogates among them (a high one alone, a low one alone, half an emoji): both doors
-// give them as U+FFFD.
-const PIECES = ['deploy ', 'ok', '😀', '👩‍💻 ', 'Überprüfung ', '  ', '\n', 'デプロイ', '`x`', '</thread_context>', '\ud800', '\udc00', '\ud83d', '\ude00x']
-function texts(random: () => number) {
+// Well-formed text: both doors give one answer on it.
+const PIECES = ['deploy ', 'ok', '😀', '👩‍💻 ', 'Überprüfung ', '  ', '\n', 'デプロイ', '`x`', '</thread_context>']
+// Lone surrogates (a high one alone, a low one alone, half an emoji): the drop-in passes them
+// through as the runner's modules do; the native exports give U+FFFD.
+const LONE_PIECES = ['\ud800', '\udc00', '\ud83d', '\ude00x']
+function texts(random: () => number, pieces = PIECES) {
   const text = (max: number) => {
     let s = ''
     const n = Math.floor(random() * max)
-    while (s.length < n) s += PIECES[Math.floor(random() * PIECES.length)]
+    while (s.length < n) s += pieces[Math.floor(random() * pieces.length)]
     return s
   }
   return text
+}
+/** `value` with every string in it made well formed (a lone surrogate as U+FFFD). */
+function wellFormed(value: unknown): unknown {
+  if (typeof value === 'string') return value.toWellFormed()
+  if (Array.isArray(value)) return value.map(wellFormed)
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, wellFormed(v)]))
+  return value
 }
 
 describe('the runner-shaped drop-in, built in JS, equals the native build', () => {
@@ -88,8 +98,8 @@ describe('the runner-shaped drop-in, built in JS, equals the native build', () =
     const thread = { rootMessageId: '1', rootTs: '1', rootAuthorId: 'U', rootAuthorName: 'u', rootAuthorIsBot: false, rootText: 'r', replies: [{ messageId: '2', ts: '2', authorId: 'U', authorName: 'u', authorIsBot: 'no', text: 't' }], totalReplyCount: 1 }
     expect(() => buildThreadContext(thread as never)).toThrow(/^buildThreadContext: replies\[0\]\.authorIsBot: /)
     expect(() => buildThreadContext({ ...thread, replies: [] } as never, -1)).toThrow(RangeError)
-    // Text comes out as the native export gives it: a lone surrogate as U+FFFD.
-    expect(buildThreadContext({ ...thread, replies: [], rootText: 'a\ud800' } as never)!.root.text).toBe('a\ufffd')
+    // Text comes back as given, a lone surrogate too, as the runner's module returns it.
+    expect(buildThreadContext({ ...thread, replies: [], rootText: 'a\ud800' } as never)!.root.text).toBe('a\ud800')
     // A getter that throws is named as unreadable, read once.
     let reads = 0
     const tricky = { ...thread, get rootText() { reads++; throw new Error('boom') } }
@@ -98,7 +108,7 @@ describe('the runner-shaped drop-in, built in JS, equals the native build', () =
   })
 })
 
-describe('both doors give one answer, lone surrogates included', () => {
+describe('both doors give one answer but for lone surrogates, which the drop-in passes through', () => {
   const LONE = ['\ud800', '\udfff', 'a\ud83d', '\ude00b', 'ok']
   /** `base`, sometimes with a lone surrogate. */
   const odd = (random: () => number, base: string, p = 0.3) => (random() < p ? `${base}${LONE[Math.floor(random() * LONE.length)]}` : base)
@@ -113,7 +123,7 @@ describe('both doors give one answer, lone surrogates included', () => {
 
   it('in every field of the thread, the snapshot and the subscriber, over 300 random inputs', () => {
     const random = xorshift(51)
-    const text = texts(random)
+    const text = texts(random, [...PIECES, ...LONE_PIECES])
     for (let k = 0; k < 300; k++) {
       // An id with a lone surrogate is refused by both (U+FFFD would make it another id).
       const pid = k % 3 === 0 ? 0.05 : 0
@@ -128,16 +138,18 @@ describe('both doors give one answer, lone surrogates included', () => {
       }))
       const thread = { rootMessageId: odd(random, '1.0', pid), rootTs: odd(random, '1.0', pid), rootAuthorId: odd(random, 'U0', pid), rootAuthorName: odd(random, 'Ada'), rootAuthorIsBot: false, rootText: text(300), replies, totalReplyCount: replies.length }
       const budget = Math.floor(random() * 1500)
-      expect(outcome(() => buildThreadContextWithTelemetry(thread as never, budget))).toEqual(outcome(() => native.buildThreadContextWithTelemetry(thread, budget)))
+      // The drop-in's answer, its strings made well formed, is the native one.
+      expect(wellFormed(outcome(() => buildThreadContextWithTelemetry(thread as never, budget)))).toEqual(outcome(() => native.buildThreadContextWithTelemetry(thread, budget)))
       const flat = replies.map((r) => ({ ts: r.ts, text: r.text }))
-      expect(outcome(() => applyThreadBudget({ replies: flat, budgetTokens: budget }))).toEqual(outcome(() => native.applyThreadBudget({ replies: flat, budgetTokens: budget })))
+      // (Both return the caller's replies as given; the native export's stamps are well formed.)
+      expect(wellFormed(outcome(() => applyThreadBudget({ replies: flat, budgetTokens: budget })))).toEqual(wellFormed(outcome(() => native.applyThreadBudget({ replies: flat, budgetTokens: budget }))))
       const msg = (i: number) => ({ messageId: odd(random, `2.${i}`, pid), ts: odd(random, `2.${i}`, pid), authorId: odd(random, 'U2', pid), authorName: odd(random, 'Bo'), authorIsBot: false, text: text(400), threadId: random() < 0.5 ? odd(random, '2.0', pid) : null, replyCount: 1, hasMedia: false, reactions: [odd(random, ':eyes: 1')] })
       const input = { platform: odd(random, 'slack'), channelId: odd(random, 'C1', pid), channelName: odd(random, 'ops'), anchor: msg(99), adjacentMessages: Array.from({ length: Math.floor(random() * 10) }, (_, i) => msg(i)), thread }
       // (The native export checks the ids of the whole input, the thread's too, which the
       // snapshot does not read: the subscriber hands it the input without its thread.)
       const { thread: _, ...alone } = input
       const snapshot = outcome(() => native.buildChannelSnapshot(alone))
-      expect(outcome(() => buildChannelSnapshot(alone as never))).toEqual(snapshot)
+      expect(wellFormed(outcome(() => buildChannelSnapshot(alone as never)))).toEqual(snapshot)
       if (!('value' in snapshot)) continue
       const nativeThread = outcome(() => native.buildThreadContext(thread))
       if (!('value' in nativeThread)) continue
@@ -150,16 +162,38 @@ describe('both doors give one answer, lone surrogates included', () => {
     }
   })
 
-  it('the engine door shows a lone surrogate as U+FFFD too, as the drop-in does', async () => {
+  it('the engine door shows a lone surrogate as U+FFFD; the drop-in returns it as the runner did', async () => {
     const store = new ChannelStore({ clock: () => 1_000_000 })
     const author = { userId: 'U1', displayName: 'Sam', isBot: false }
     store.ingest({ type: 'message', channelId: 'C1', message: { ts: '100.000001', text: 'root', author } } as never)
     store.ingest({ type: 'message', channelId: 'C1', message: { ts: '100.000002', text: 'half \ud83d an emoji', author, threadId: '100.000001' } } as never)
     const built = await store.buildContext('C1', '100.000002')
-    const reply = built.thread!.replies[0]
-    const dropin = buildThreadContext({ rootMessageId: '1', rootTs: '1', rootAuthorId: 'U', rootAuthorName: 'u', rootAuthorIsBot: false, rootText: 'root', replies: [{ messageId: '2', ts: '2', authorId: 'U', authorName: 'u', authorIsBot: false, text: 'half \ud83d an emoji' }], totalReplyCount: 1 } as never)
-    expect(reply.text).toBe('half \ufffd an emoji')
-    expect(dropin!.replies[0].text).toBe(reply.text)
+    const thread = { rootMessageId: '1', rootTs: '1', rootAuthorId: 'U', rootAuthorName: 'u', rootAuthorIsBot: false, rootText: 'root', replies: [{ messageId: '2', ts: '2', authorId: 'U', authorName: 'u', authorIsBot: false, text: 'half \ud83d an emoji' }], totalReplyCount: 1 }
+    expect(built.thread!.replies[0].text).toBe('half \ufffd an emoji')
+    expect(buildThreadContext(thread as never)!.replies[0].text).toBe('half \ud83d an emoji')
+    expect(buildThreadContext(thread as never)).toEqual(original.runnerThread(thread))
+  })
+
+  it('on text with lone surrogates the drop-in gives what the runner gave, within the same budget', () => {
+    const random = xorshift(63)
+    const text = texts(random, [...PIECES, ...LONE_PIECES])
+    for (let k = 0; k < 200; k++) {
+      // Replies under the 300-token cut: text the drop-in returns whole, as the runner did.
+      const replies = Array.from({ length: Math.floor(random() * 30) }, (_, i) => ({ messageId: `1.${i}`, ts: `1.${i}`, authorId: 'U1', authorName: random() < 0.3 ? 'Sam\udc00' : 'Sam', authorIsBot: false, text: text(1100) }))
+      const thread = { rootMessageId: '1.0', rootTs: '1.0', rootAuthorId: 'U0', rootAuthorName: 'Ada\ud800', rootAuthorIsBot: false, rootText: text(600), replies, totalReplyCount: replies.length }
+      const budget = Math.floor(random() * 4000)
+      const mine = buildThreadContextWithTelemetry(thread as never, budget)
+      expect(mine).toEqual(original.runnerThreadWithTelemetry(thread, budget))
+      expect(applyThreadBudget({ replies, budgetTokens: budget } as never)).toEqual(original.applyThreadBudget({ replies, budgetTokens: budget }))
+      // The budget still bounds what is kept: the replies' tokens, a lone surrogate counted as
+      // the unit it is, the newest reply always kept.
+      const kept = mine.threadContext?.replies ?? []
+      const used = kept.reduce((n, r) => n + estimateTokens(r.text), 0)
+      expect(mine.budgetUtilization!.actualTokens).toBe(used)
+      if (kept.length > 1) expect(used).toBeLessThanOrEqual(mine.budgetUtilization!.threadBudgetTokens)
+      const input = { platform: 'slack', channelId: 'C1', channelName: 'ops\ud800', anchor: { messageId: '9', ts: '9', authorId: 'U', authorName: 'Bo\udc00', authorIsBot: false, text: text(300), threadId: null }, adjacentMessages: [] }
+      expect(buildChannelSnapshot(input as never)).toEqual(original.runnerSnapshot(input))
+    }
   })
 })
 

@@ -11,9 +11,10 @@
 // subscriber's section is laid out and escaped by `_sessionSection`. This file maps
 // shapes and reads each field once; it decides nothing but whether it can take the input.
 //
-// Text comes out as the native exports give it: well formed, a lone surrogate as U+FFFD
-// (`toWellFormed`; Rust reads strings as UTF-8), so both doors give one answer on every
-// input. Anything the fast path does not take (a field missing or of another type, the
+// Text the caller gave comes back as given, as the runner's modules return it: a lone
+// surrogate (half of a UTF-16 pair) passes through, where the native exports (Rust reads
+// strings as UTF-8) give U+FFFD; text made here by Rust (a cut reply, a snippet) is well
+// formed. On well-formed text both doors give one answer. Anything the fast path does not take (a field missing or of another type, the
 // engine's nested shapes) goes to the native export with a plain copy of what was read,
 // which validates it and throws the TypeError naming the field, or builds what the
 // engine's shapes ask for.
@@ -21,8 +22,6 @@
 
 const { asExport, inputError, unreadable } = require('../core/errors.js')
 
-/** A string as it comes out of the native exports: a lone surrogate as U+FFFD. */
-const wf = (s) => s.toWellFormed()
 const str = (v) => typeof v === 'string'
 /** An id field: a string without a lone surrogate (the native exports refuse one, since
  * U+FFFD would make it another id). */
@@ -100,15 +99,14 @@ function validInput(i) {
 
 // ---------------------------------------------------------------- building
 
-const author = (m, text) => ({ user_id: m.authorId, display_name: text(m.authorName), is_bot: m.authorIsBot })
-const media = (fs, text) => (fs ? fs.map((f) => ({ artifact_id: f.artifactId, media_type: text(f.mimeType), filename: f.filename == null ? null : text(f.filename), byte_length: f.byteLength })) : [])
-/** Text as given, for documents whose JSON text is made well formed in one pass (the
- * subscriber's section). */
-const asGiven = (s) => s
+const author = (m) => ({ user_id: m.authorId, display_name: m.authorName, is_bot: m.authorIsBot })
+const media = (fs) => (fs ? fs.map((f) => ({ artifact_id: f.artifactId, media_type: f.mimeType, filename: f.filename ?? null, byte_length: f.byteLength })) : [])
 
 module.exports = function dropin(binding) {
   /** The truncation's strategy, as Rust's `Truncation` names it. */
   const STRATEGY = binding.TRUNCATION_STRATEGY
+  /** The units of a reply the cut reads. */
+  const READ = binding.REPLY_CUT_READ_UNITS
   // What `_threadPlan` reads and writes, grown as threads need and reused.
   let lengths = new Uint32Array(256)
   let plan = new Float64Array(256 + 3)
@@ -129,7 +127,8 @@ module.exports = function dropin(binding) {
     const out = new Map()
     if (cuts === 0) return out
     const idx = Array.from(plan.subarray(3, 3 + cuts))
-    const cut = binding._cutReplies(idx.map((i) => texts[i]))
+    // Only what the cut reads of each (a reply may be thousands of units past it).
+    const cut = binding._cutReplies(idx.map((i) => texts[i].slice(0, READ)))
     for (let k = 0; k < idx.length; k++) out.set(idx[k], cut[k])
     return out
   }
@@ -140,7 +139,7 @@ module.exports = function dropin(binding) {
    * replies are mapped. Returns null when something read is not what the runner's types
    * say (the native export then names it).
    */
-  function threadContext(t, budget, text) {
+  function threadContext(t, budget) {
     const rootMessageId = t.rootMessageId
     const rootTs = t.rootTs
     const rootAuthorId = t.rootAuthorId
@@ -184,10 +183,10 @@ module.exports = function dropin(binding) {
       shown[i - first] = {
         message_id: ids[3 * i],
         ts: ids[3 * i + 1],
-        author: { user_id: ids[3 * i + 2], display_name: text(authorName), is_bot: authorIsBot },
-        text: short ?? text(texts[i]),
+        author: { user_id: ids[3 * i + 2], display_name: authorName, is_bot: authorIsBot },
+        text: short ?? texts[i],
         is_truncated: short !== undefined,
-        media: media(files, text),
+        media: media(files),
       }
     }
     const omitted = first > 0 ? [ids[1], ids[3 * (first - 1) + 1]] : null
@@ -197,9 +196,9 @@ module.exports = function dropin(binding) {
       root: {
         message_id: rootMessageId,
         ts: rootTs,
-        author: { user_id: rootAuthorId, display_name: text(rootAuthorName), is_bot: rootAuthorIsBot },
-        text: text(rootText),
-        media: media(rootFiles, text),
+        author: { user_id: rootAuthorId, display_name: rootAuthorName, is_bot: rootAuthorIsBot },
+        text: rootText,
+        media: media(rootFiles),
       },
       replies: shown,
       truncation: { total_replies: total, included_replies: shown.length, strategy: STRATEGY, omitted_range_ts: omitted },
@@ -260,7 +259,7 @@ module.exports = function dropin(binding) {
     if (!ok) return binding.applyThreadBudget({ replies, budgetTokens: budget })
     return {
       included: replies.slice(first),
-      truncation: { total_replies: n, included_replies: n - first, strategy: STRATEGY, omitted_range_ts: first > 0 ? [wf(oldest), wf(newest)] : null },
+      truncation: { total_replies: n, included_replies: n - first, strategy: STRATEGY, omitted_range_ts: first > 0 ? [oldest, newest] : null },
     }
   }
   /**
@@ -268,23 +267,23 @@ module.exports = function dropin(binding) {
    * shape) for the native export. A malformed thread is read a second time into the copy
    * the native export names the bad field from.
    */
-  function fast(name, thread, budget, text = wf) {
+  function fast(name, thread, budget) {
     try {
       if (typeof thread !== 'object' || !('rootMessageId' in thread) || !budgetOk(budget)) return { copy: null }
-      const built = threadContext(thread, budget, text)
+      const built = threadContext(thread, budget)
       return built !== null ? { built } : { copy: copyThread(thread) }
     } catch (err) {
       throw unreadable(name, 'thread', err)
     }
   }
 
-  function threadOf(thread, budgetTokens, text) {
+  function threadOf(thread, budgetTokens) {
     if (thread === undefined || thread === null) return binding.buildThreadContext(thread, budgetTokens)
-    const { copy, built } = fast('buildThreadContext', thread, budgetTokens, text)
+    const { copy, built } = fast('buildThreadContext', thread, budgetTokens)
     if (built) return built.context
     return binding.buildThreadContext(copy ?? thread, budgetTokens)
   }
-  const buildThreadContext = (thread, budgetTokens) => threadOf(thread, budgetTokens, wf)
+  const buildThreadContext = (thread, budgetTokens) => threadOf(thread, budgetTokens)
 
   function buildThreadContextWithTelemetry(thread, budgetTokens) {
     if (thread === undefined || thread === null) return binding.buildThreadContextWithTelemetry(thread, budgetTokens)
@@ -293,7 +292,7 @@ module.exports = function dropin(binding) {
     return binding.buildThreadContextWithTelemetry(copy ?? thread, budgetTokens)
   }
 
-  function snapshotOf(input, text) {
+  function buildChannelSnapshot(input) {
     if (input === null || typeof input !== 'object') return binding.buildChannelSnapshot(input)
     let i = null
     try {
@@ -311,21 +310,20 @@ module.exports = function dropin(binding) {
       return {
         message_id: m.messageId,
         ts: m.ts,
-        author: author(m, text),
+        author: author(m),
         snippet: snippets[k],
         thread_activity: replies > 0 ? { reply_count: replies, replies_last_1h: 0, last_reply_ts: null } : null,
         has_media: m.hasMedia ?? false,
-        reactions: m.reactions ? m.reactions.map(text) : [],
+        reactions: m.reactions || [],
       }
     })
     return {
       schema_version: '1.0',
-      channel: { id: i.channelId, name: text(i.channelName), platform: text(i.platform) },
-      anchor: { message_id: a.messageId, ts: a.ts, author: author(a, text), text: text(a.text), media: media(a.files, text), thread_id: a.threadId ?? null },
+      channel: { id: i.channelId, name: i.channelName, platform: i.platform },
+      anchor: { message_id: a.messageId, ts: a.ts, author: author(a), text: a.text, media: media(a.files), thread_id: a.threadId ?? null },
       adjacent,
     }
   }
-  const buildChannelSnapshot = (input) => snapshotOf(input, wf)
 
   const SUBSCRIBER = 'coreSessionContextSubscriber'
   const under = (p) => (p === 'input' || p === 'thread' || p === '' ? 'event.structuredContextInput' : `event.structuredContextInput.${p}`)
@@ -353,13 +351,13 @@ module.exports = function dropin(binding) {
     let snapshot
     let context = null
     try {
-      snapshot = snapshotOf(input, asGiven)
+      snapshot = buildChannelSnapshot(input)
     } catch (err) {
       throw asExport(err, 'buildChannelSnapshot', SUBSCRIBER, under)
     }
     if (thread !== undefined && thread !== null) {
       try {
-        context = threadOf(thread, undefined, asGiven)
+        context = threadOf(thread, undefined)
       } catch (err) {
         throw asExport(err, 'buildThreadContext', SUBSCRIBER, (p) => under(p === 'input' ? 'thread' : `thread.${p}`))
       }

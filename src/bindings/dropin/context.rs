@@ -24,6 +24,13 @@ use serde::Serialize;
 #[napi(skip_typescript)]
 pub const TRUNCATION_STRATEGY: &str = crate::core::model::STRATEGY_MOST_RECENT;
 
+/// How much of a reply `_cutReplies` reads, in UTF-16 units: its cut (1,199 units and `…`)
+/// depends on no later unit, and one unit past the limit says the reply is over. For
+/// `js/dropin/context.js`, which sends no more: converting a long two-byte string to UTF-8
+/// cost more than the cut.
+#[napi(skip_typescript)]
+pub const REPLY_CUT_READ_UNITS: u32 = (crate::core::text::REPLY_MAX_TOKENS * 4 + 1) as u32;
+
 /// Default token budget of a ThreadContext (root plus replies): 8000.
 #[napi]
 pub const THREAD_BUDGET_TOKENS: u32 = crate::core::text::THREAD_BUDGET_TOKENS;

@@ -101,7 +101,38 @@ fn reply_truncation_cuts_to_1199_units_and_ellipsis() {
     assert_eq!(out, format!("{}…", "a".repeat(1198)));
 }
 
+/// The first `n` UTF-16 units of `s` as JavaScript's `slice(0, n)` gives them to a native
+/// call: a surrogate pair cut in half leaves its high half, read as U+FFFD.
+fn js_prefix(s: &str, n: usize) -> String {
+    let mut out = String::new();
+    let mut units = 0;
+    for c in s.chars() {
+        let w = c.len_utf16();
+        if units + w > n {
+            if units < n {
+                out.push('\u{FFFD}');
+            }
+            break;
+        }
+        out.push(c);
+        units += w;
+    }
+    out
+}
+
 proptest! {
+    /// The drop-in sends a reply's first `REPLY_CUT_READ_UNITS` (1,201) units to be cut: the
+    /// cut is the whole reply's.
+    #[test]
+    fn a_reply_is_cut_from_its_first_1201_units_as_from_the_whole(
+        head in proptest::collection::vec(prop_oneof!["a", "é", "😀", "デ", " "], 1_150..1_300),
+        tail in "\\PC{0,40}",
+    ) {
+        let s = format!("{}{tail}", head.concat());
+        let prefix = js_prefix(&s, (REPLY_MAX_TOKENS * 4 + 1) as usize);
+        prop_assert_eq!(truncate_reply(&prefix), truncate_reply(&s));
+    }
+
     #[test]
     fn to_utf16_matches_encode_utf16(s in "\\PC*") {
         prop_assert_eq!(to_utf16(&s), s.encode_utf16().collect::<Vec<u16>>());
