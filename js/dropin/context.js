@@ -6,15 +6,16 @@
 // round trip of the whole input and output (a 200-reply thread cost ~750 µs against the
 // original module's ~30 µs). The rules are Rust's, decided in one typed call per export:
 // the replies' text lengths go in a Uint32Array to `_threadPlan` (the budget with its
-// default and clamp, newest first, and which kept replies are over 300 tokens), the
-// replies it names are cut by `_cutReplies`, snippets come from `truncateSnippet`, and the
+// default and clamp, newest first, which kept replies are over 300 tokens and where each
+// is cut, from the one unit of it the cut looks at), the replies it names are sliced there
+// here, snippets come from `truncateSnippet`, and the
 // subscriber's section is laid out and escaped by `_sessionSection`. This file maps
 // shapes and reads each field once; it decides nothing but whether it can take the input.
 //
 // Text the caller gave comes back as given, as the runner's modules return it: a lone
 // surrogate (half of a UTF-16 pair) passes through, where the native exports (Rust reads
-// strings as UTF-8) give U+FFFD; text made here by Rust (a cut reply, a snippet) is well
-// formed. On well-formed text both doors give one answer. Anything the fast path does not take (a field missing or of another type, the
+// strings as UTF-8) give U+FFFD, a cut reply being the caller's string sliced; a snippet,
+// made by Rust, is well formed. On well-formed text both doors give one answer. Anything the fast path does not take (a field missing or of another type, the
 // engine's nested shapes) goes to the native export with a plain copy of what was read,
 // which validates it and throws the TypeError naming the field, or builds what the
 // engine's shapes ask for.
@@ -23,9 +24,9 @@
 const { asExport, inputError, unreadable } = require('../core/errors.js')
 
 const str = (v) => typeof v === 'string'
-/** An id field: a string without a lone surrogate (the native exports refuse one, since
- * U+FFFD would make it another id). */
-const id = (v) => typeof v === 'string' && v.isWellFormed()
+/** An id field: a string, kept exactly as given here (the native exports refuse one with
+ * a lone surrogate, which U+FFFD would make another id; here it is never converted). */
+const id = str
 const nullableStr = (v) => v === undefined || v === null || str(v)
 const count = (v) => Number.isSafeInteger(v) && v >= 0
 const budgetOk = (b) => b === undefined || b === null || (typeof b === 'number' && b >= 0 && Number.isFinite(b))
@@ -78,7 +79,6 @@ const validReactions = (rs) => rs === undefined || rs === null || (Array.isArray
 const validMessage = (m) => m !== null && typeof m === 'object' && id(m.messageId) && id(m.ts) && validAuthor(m) && str(m.text)
 const validAdjacent = (m) =>
   validMessage(m) &&
-  !(typeof m.threadId === 'string' && !m.threadId.isWellFormed()) &&
   (m.replyCount === undefined || m.replyCount === null || count(m.replyCount)) &&
   (m.hasMedia === undefined || m.hasMedia === null || typeof m.hasMedia === 'boolean') &&
   validReactions(m.reactions)
@@ -105,34 +105,35 @@ const media = (fs) => (fs ? fs.map((f) => ({ artifact_id: f.artifactId, media_ty
 module.exports = function dropin(binding) {
   /** The truncation's strategy, as Rust's `Truncation` names it. */
   const STRATEGY = binding.TRUNCATION_STRATEGY
-  /** The units of a reply the cut reads. */
-  const READ = binding.REPLY_CUT_READ_UNITS
+  /** The unit of a long reply its cut looks at, and what ends a cut reply. */
+  const PROBE = binding.REPLY_CUT_PROBE_UNIT
+  const MARK = binding.CUT_MARK
   // What `_threadPlan` reads and writes, grown as threads need and reused.
   let lengths = new Uint32Array(256)
-  let plan = new Float64Array(256 + 3)
+  let probes = new Uint16Array(256)
+  let plan = new Float64Array(2 * 256 + 3)
   /** The plan of the first `n` lengths: `{ first, used, budget, cuts }` (`cuts`: how many
    * kept replies are cut; their indexes are `plan[3..3 + cuts]`). */
   function planOf(n, budget) {
-    const cuts = binding._threadPlan(lengths, n, budget, plan)
+    const cuts = binding._threadPlan(lengths, n, budget, probes, plan)
     return { first: plan[0], used: plan[1], budget: plan[2], cuts }
   }
   function room(n) {
     if (lengths.length < n) {
       lengths = new Uint32Array(Math.max(n, lengths.length * 2))
-      plan = new Float64Array(lengths.length + 3)
+      probes = new Uint16Array(lengths.length)
+      plan = new Float64Array(2 * lengths.length + 3)
     }
   }
-  /** The texts of the kept replies to cut, cut (one call). */
+  /** The kept replies to cut, cut where the plan says (the caller's string, sliced). */
   function cutTexts(texts, cuts) {
     const out = new Map()
-    if (cuts === 0) return out
-    const idx = Array.from(plan.subarray(3, 3 + cuts))
-    // Only what the cut reads of each (a reply may be thousands of units past it).
-    const cut = binding._cutReplies(idx.map((i) => texts[i].slice(0, READ)))
-    for (let k = 0; k < idx.length; k++) out.set(idx[k], cut[k])
+    for (let k = 0; k < cuts; k++) {
+      const i = plan[3 + k]
+      out.set(i, texts[i].slice(0, plan[3 + cuts + k]) + MARK)
+    }
     return out
   }
-
   /**
    * The runner's ThreadContext and its budget telemetry (see src/dropin/context.rs): the
    * replies' text lengths are read, `_threadPlan` keeps the newest that fit, and the kept
@@ -165,6 +166,7 @@ module.exports = function dropin(binding) {
       const authorId = r.authorId
       if (!(typeof text === 'string' && id(messageId) && id(ts) && id(authorId))) return null
       texts[i] = text
+      probes[i] = text.length > PROBE ? text.charCodeAt(PROBE) : 0
       ids[3 * i] = messageId
       ids[3 * i + 1] = ts
       ids[3 * i + 2] = authorId

@@ -14,6 +14,8 @@ pub const SNIPPET_MAX_CHARS: usize = 150;
 pub const REPLY_MAX_TOKENS: u64 = 300;
 /// The one-character suffix marking a cut text.
 pub const ELLIPSIS: char = '\u{2026}';
+/// [`ELLIPSIS`] as a string.
+pub const ELLIPSIS_STR: &str = "\u{2026}";
 const ELLIPSIS_UNIT: u16 = 0x2026;
 
 /// Number of UTF-16 code units in `s` (what JavaScript's `.length` returns).
@@ -251,21 +253,40 @@ pub fn truncate_snippet(s: &str) -> String {
     out
 }
 
+/// Where a text longer than `max_units` UTF-16 units is cut, in units: `max_units - 1`, or
+/// one less when the last unit that would be kept (`unit_at_probe`, the text's unit at
+/// [`cut_probe_unit`]) is the high half of a surrogate pair, which is never split. The one
+/// rule of [`truncate_units`], for a caller that holds the text's units rather than the
+/// text (the drop-in's JavaScript side, which slices the caller's string itself).
+pub fn cut_end_units(max_units: usize, unit_at_probe: u16) -> usize {
+    let keep = max_units.saturating_sub(1);
+    if (0xD800..0xDC00).contains(&unit_at_probe) {
+        keep.saturating_sub(1)
+    } else {
+        keep
+    }
+}
+
+/// The unit [`cut_end_units`] looks at in a text cut to `max_units`: the last one kept.
+pub const fn cut_probe_unit(max_units: usize) -> usize {
+    max_units.saturating_sub(2)
+}
+
 /// Cuts `s` to `max_units - 1` UTF-16 units plus `…` when it is longer than `max_units`;
-/// returns `None` when it already fits. Never splits a surrogate pair.
+/// returns `None` when it already fits. Never splits a surrogate pair ([`cut_end_units`]).
 pub fn truncate_units(s: &str, max_units: usize) -> Option<String> {
     if utf16_len(s) <= max_units {
         return None;
     }
-    let keep = max_units.saturating_sub(1);
+    let probe = s.encode_utf16().nth(cut_probe_unit(max_units)).unwrap_or(0);
+    let end_units = cut_end_units(max_units, probe);
     let mut used = 0usize;
     let mut end = 0usize;
     for (i, c) in s.char_indices() {
-        let w = c.len_utf16();
-        if used + w > keep {
+        used += c.len_utf16();
+        if used > end_units {
             break;
         }
-        used += w;
         end = i + c.len_utf8();
     }
     let mut out = String::with_capacity(end + ELLIPSIS.len_utf8());

@@ -12,7 +12,9 @@ use crate::core::model::ThreadContext;
 use crate::core::model::{ChannelSnapshotInput, ThreadInput, ThreadTelemetry, Truncation};
 use crate::core::prompt::{build_prompt_section, PromptOptionsInput, PromptSectionInput};
 use crate::core::snapshot::build_channel_snapshot;
-use crate::core::text::{snippet_units, tokens_for_units, truncate_reply};
+use crate::core::text::{
+    cut_end_units, cut_probe_unit, snippet_units, tokens_for_units, REPLY_MAX_TOKENS,
+};
 use crate::core::thread::{build_thread_context, BudgetedThread};
 use crate::dropin::context::{thread_plan, StructuredContextInput, ThreadDataInput};
 use napi::bindgen_prelude::*;
@@ -24,12 +26,14 @@ use serde::Serialize;
 #[napi(skip_typescript)]
 pub const TRUNCATION_STRATEGY: &str = crate::core::model::STRATEGY_MOST_RECENT;
 
-/// How much of a reply `_cutReplies` reads, in UTF-16 units: its cut (1,199 units and `…`)
-/// depends on no later unit, and one unit past the limit says the reply is over. For
-/// `js/dropin/context.js`, which sends no more: converting a long two-byte string to UTF-8
-/// cost more than the cut.
+/// The unit of a reply over 300 tokens its cut looks at (`_threadPlan`'s `probes`), for
+/// `js/dropin/context.js`.
 #[napi(skip_typescript)]
-pub const REPLY_CUT_READ_UNITS: u32 = (crate::core::text::REPLY_MAX_TOKENS * 4 + 1) as u32;
+pub const REPLY_CUT_PROBE_UNIT: u32 = cut_probe_unit((REPLY_MAX_TOKENS * 4) as usize) as u32;
+
+/// What ends a cut text (`…`), for `js/dropin/context.js`.
+#[napi(skip_typescript)]
+pub const CUT_MARK: &str = crate::core::text::ELLIPSIS_STR;
 
 /// Default token budget of a ThreadContext (root plus replies): 8000.
 #[napi]
@@ -379,16 +383,19 @@ pub fn channel_tools_guidance(env: &Env, channel_type: Option<Unknown>) -> Resul
 }
 
 /// The runner's thread rule for `js/dropin/context.js`, which reads the replies' text lengths into
-/// `lengths` (the first `count`) and builds the runner's shapes from the plan: writes the
+/// `lengths` (the first `count`) and, for each reply longer than [`REPLY_CUT_PROBE_UNIT`],
+/// its unit there into `probes`, and builds the runner's shapes from the plan: writes the
 /// kept replies' first index, their tokens and the budget applied (8000 when absent) to
-/// `out[0..3]`, and the indexes of the kept replies to cut after them; returns how many
-/// those are. `out` holds at least `3 + count` numbers.
+/// `out[0..3]`, then the indexes of the kept replies to cut, then where each of those is
+/// cut (in UTF-16 units, `…` to follow); returns how many replies are cut. `out` holds at
+/// least `3 + 2 * count` numbers.
 #[napi(catch_unwind, js_name = "_threadPlan", skip_typescript)]
 pub fn thread_plan_js(
     env: &Env,
     lengths: Uint32ArraySlice,
     count: u32,
     budget_tokens: Option<Unknown>,
+    probes: Uint16ArraySlice,
     mut out: Float64ArraySlice,
 ) -> Result<u32> {
     let budget = thread_budget(env, "threadBudgetCut", budget_tokens.as_ref())?;
@@ -397,33 +404,27 @@ pub fn thread_plan_js(
     // SAFETY: the typed array is the caller's, borrowed for this synchronous call on the
     // JS thread, which nothing else runs on meanwhile.
     let slots = unsafe { out.as_mut() };
-    if slots.len() < 3 + plan.cut.len() {
+    let cuts = plan.cut.len();
+    if slots.len() < 3 + 2 * cuts {
         return Err(throw(
             env,
             "threadBudgetCut",
-            &InputError::range_error("out", format!("must hold {} numbers", 3 + units.len())),
+            &InputError::range_error("out", format!("must hold {} numbers", 3 + 2 * units.len())),
         ));
     }
+    let max_units = (REPLY_MAX_TOKENS * 4) as usize;
     #[allow(clippy::cast_precision_loss)] // counts and budgets are far below 2^53
     {
         slots[0] = plan.first as f64;
         slots[1] = plan.used as f64;
         slots[2] = budget as f64;
-        for (slot, &i) in slots[3..].iter_mut().zip(&plan.cut) {
-            *slot = i as f64;
+        for (k, &i) in plan.cut.iter().enumerate() {
+            slots[3 + k] = i as f64;
+            slots[3 + cuts + k] =
+                cut_end_units(max_units, probes.get(i).copied().unwrap_or(0)) as f64;
         }
     }
-    Ok(plan.cut.len() as u32)
-}
-
-/// Replies over 300 tokens cut as the runner's thread shows them (a surrogate pair kept
-/// whole), for `js/dropin/context.js`: the texts `_threadPlan` named, in one call.
-#[napi(catch_unwind, js_name = "_cutReplies", skip_typescript)]
-pub fn cut_replies(texts: Vec<String>) -> Vec<String> {
-    texts
-        .into_iter()
-        .map(|t| truncate_reply(&t).unwrap_or(t))
-        .collect()
+    Ok(cuts as u32)
 }
 
 /// The section `coreSessionContextSubscriber` adds, from the documents' JSON as

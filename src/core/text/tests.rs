@@ -101,36 +101,43 @@ fn reply_truncation_cuts_to_1199_units_and_ellipsis() {
     assert_eq!(out, format!("{}…", "a".repeat(1198)));
 }
 
-/// The first `n` UTF-16 units of `s` as JavaScript's `slice(0, n)` gives them to a native
-/// call: a surrogate pair cut in half leaves its high half, read as U+FFFD.
-fn js_prefix(s: &str, n: usize) -> String {
+/// A cut as its rule says it: chars kept while they fit in `max_units - 1` units.
+fn cut_by_chars(s: &str, max_units: usize) -> Option<String> {
+    if utf16_len(s) <= max_units {
+        return None;
+    }
+    let mut used = 0;
     let mut out = String::new();
-    let mut units = 0;
     for c in s.chars() {
-        let w = c.len_utf16();
-        if units + w > n {
-            if units < n {
-                out.push('\u{FFFD}');
-            }
+        if used + c.len_utf16() > max_units - 1 {
             break;
         }
+        used += c.len_utf16();
         out.push(c);
-        units += w;
     }
-    out
+    out.push('…');
+    Some(out)
 }
 
 proptest! {
-    /// The drop-in sends a reply's first `REPLY_CUT_READ_UNITS` (1,201) units to be cut: the
-    /// cut is the whole reply's.
+    /// A cut told only the unit it looks at ([`cut_end_units`], as the drop-in's JavaScript
+    /// side cuts the caller's string) ends where the cut of the text does.
     #[test]
-    fn a_reply_is_cut_from_its_first_1201_units_as_from_the_whole(
-        head in proptest::collection::vec(prop_oneof!["a", "é", "😀", "デ", " "], 1_150..1_300),
-        tail in "\\PC{0,40}",
+    fn a_cut_ends_where_its_probe_unit_says(
+        chars in proptest::collection::vec(prop_oneof!["a", "é", "😀", "デ"], 0..80),
+        max in 2usize..60,
     ) {
-        let s = format!("{}{tail}", head.concat());
-        let prefix = js_prefix(&s, (REPLY_MAX_TOKENS * 4 + 1) as usize);
-        prop_assert_eq!(truncate_reply(&prefix), truncate_reply(&s));
+        let s = chars.concat();
+        let units: Vec<u16> = s.encode_utf16().collect();
+        let want = cut_by_chars(&s, max);
+        prop_assert_eq!(truncate_units(&s, max), want.clone());
+        if let Some(cut) = want {
+            let probe = units.get(cut_probe_unit(max)).copied().unwrap_or(0);
+            let end = cut_end_units(max, probe);
+            let mut sliced = String::from_utf16_lossy(&units[..end]);
+            sliced.push('…');
+            prop_assert_eq!(sliced, cut);
+        }
     }
 
     #[test]
