@@ -39,6 +39,30 @@ pub struct NewMessage<'a> {
     pub reply_to: Option<&'a str>,
 }
 
+/// The tests' plain turns: `texts` in `session` of chat 42 under `ids`, user and assistant
+/// in turn from a user's, a millisecond apart from 0, in no topic and replying to none.
+#[cfg(test)]
+pub fn turns<'a>(session: &'a str, ids: &'a [String], texts: &'a [String]) -> Vec<NewMessage<'a>> {
+    ids.iter()
+        .zip(texts)
+        .enumerate()
+        .map(|(i, (id, text))| NewMessage {
+            session_id: session,
+            chat_id: "42",
+            message_id: id,
+            role: if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            text,
+            ts_ms: i64::try_from(i).unwrap_or(0),
+            topic_id: None,
+            reply_to: None,
+        })
+        .collect()
+}
+
 /// A message as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChatMessage {

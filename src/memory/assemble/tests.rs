@@ -173,20 +173,11 @@ fn long_lane(n: usize, needle: Option<(usize, &str)>) -> MemoryStore {
         })
         .collect();
     let ids: Vec<String> = (0..n).map(|i| format!("m{i}")).collect();
-    let batch: Vec<NewMessage<'_>> = (0..n)
-        .map(|i| NewMessage {
-            session_id: S,
-            chat_id: "42",
-            message_id: &ids[i],
-            role: if i % 2 == 0 {
-                Role::User
-            } else {
-                Role::Assistant
-            },
-            text: &texts[i],
-            ts_ms: T0 + i64::try_from(i).unwrap_or(0) * 60_000,
-            topic_id: None,
-            reply_to: None,
+    let batch: Vec<NewMessage<'_>> = crate::memory::message::turns(S, &ids, &texts)
+        .into_iter()
+        .map(|m| NewMessage {
+            ts_ms: T0 + m.ts_ms * 60_000,
+            ..m
         })
         .collect();
     s.ingest_batch(&batch).unwrap_or_else(|e| panic!("{e}"));

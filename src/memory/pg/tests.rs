@@ -1641,7 +1641,6 @@ fn a_tsvector_sent_whole_is_the_one_the_server_parses_from_its_literal() {
 
 #[test]
 fn a_large_batch_leaves_the_word_index_merged_and_its_rows_in_order() {
-    use crate::memory::message::{NewMessage, Role};
     use crate::memory::passages::index_terms::IndexTerms;
     let Some(server) = PgServer::start() else {
         return;
@@ -1657,22 +1656,7 @@ fn a_large_batch_leaves_the_word_index_merged_and_its_rows_in_order() {
             )
         })
         .collect();
-    let batch: Vec<NewMessage<'_>> = (0..1_000)
-        .map(|i| NewMessage {
-            session_id: "s",
-            chat_id: "42",
-            message_id: &ids[i],
-            role: if i % 2 == 0 {
-                Role::User
-            } else {
-                Role::Assistant
-            },
-            text: &texts[i],
-            ts_ms: i64::try_from(i).unwrap_or(0),
-            topic_id: None,
-            reply_to: None,
-        })
-        .collect();
+    let batch = crate::memory::message::turns("s", &ids, &texts);
     let terms = IndexTerms::new().unwrap_or_else(|e| panic!("{e}"));
     let rt = runtime();
     rt.block_on(async {
