@@ -155,9 +155,15 @@ impl MemoryStore {
                 let rows = stmt.query_map(params![session, lane, seq], |r| r.get::<_, i64>(0))?;
                 Ok(rows.collect::<Result<Vec<_>, _>>()?)
             }
-            Backend::Pg(link) => on_pg!(link, "reading a lane", |c| reads::lane_seqs(
-                c, session, lane, seq, after, n
-            )),
+            // The messages come in the same statement, kept for the read that follows.
+            Backend::Pg(link) => {
+                let read = on_pg!(link, "reading a lane", |c| reads::lane_messages(
+                    c, session, lane, seq, after, n
+                ))?;
+                let seqs = read.iter().map(|m| m.seq).collect();
+                self.keep_messages(read.into_iter().map(|m| (session.to_string(), m)).collect());
+                Ok(seqs)
+            }
         }
     }
 

@@ -265,26 +265,29 @@ pub async fn summarized_lanes<C: GenericClient>(
     Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
-/// Up to `n` rows of `lane` of `session` just before `seq` (newest first) or just after
-/// it (`after`, oldest first).
-pub async fn lane_seqs<C: GenericClient>(
+/// Up to `n` messages of `session`'s `lane` just before (`after` false, newest first) or just
+/// after (`after` true, oldest first) the row `seq`, whole.
+pub async fn lane_messages<C: GenericClient>(
     c: &C,
     session: &str,
     lane: &str,
     seq: i64,
     after: bool,
     n: usize,
-) -> Result<Vec<i64>, PgError> {
+) -> Result<Vec<ChatMessage>, PgError> {
     let limit = i64::try_from(n).unwrap_or(i64::MAX);
-    let sql = if after {
-        "SELECT seq FROM memory_messages WHERE session_id = $1 AND thread_key = $2 AND seq > $3
-         ORDER BY seq ASC LIMIT $4"
-    } else {
-        "SELECT seq FROM memory_messages WHERE session_id = $1 AND thread_key = $2 AND seq < $3
-         ORDER BY seq DESC LIMIT $4"
-    };
-    let rows = super::rows(c, sql, &[&session, &lane, &seq, &limit]).await?;
-    Ok(rows.iter().map(|r| r.get(0)).collect())
+    let (side, order) = if after { (">", "ASC") } else { ("<", "DESC") };
+    let rows = super::rows(
+        c,
+        &format!(
+            "SELECT {MESSAGE_COLUMNS} FROM memory_messages
+             WHERE session_id = $1 AND thread_key = $2 AND seq {side} $3
+             ORDER BY seq {order} LIMIT $4"
+        ),
+        &[&session, &lane, &seq, &limit],
+    )
+    .await?;
+    Ok(rows.iter().map(chat_message).collect())
 }
 
 /// A lane holding at most this many rows per row asked around is read whole between the
