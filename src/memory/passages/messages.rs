@@ -136,11 +136,23 @@ impl MemoryStore {
         after: bool,
         n: usize,
     ) -> Result<Vec<ChatMessage>, MemoryError> {
+        if let Backend::Pg(link) = &self.db {
+            // Read whole in one statement, and kept for the reads that follow.
+            let read = on_pg!(link, "reading a lane", |c| reads::lane_messages(
+                c, session, lane, seq, after, n
+            ))?;
+            self.keep_messages(
+                read.iter()
+                    .map(|m| (session.to_string(), m.clone()))
+                    .collect(),
+            );
+            return Ok(read);
+        }
         let seqs = self.lane_seqs(session, lane, seq, after, n)?;
         self.messages_at(session, &seqs)
     }
 
-    /// The rows of [`MemoryStore::lane_neighbours`].
+    /// The rows of [`MemoryStore::lane_neighbours`] on SQLite.
     fn lane_seqs(
         &self,
         session: &str,
@@ -149,22 +161,9 @@ impl MemoryStore {
         after: bool,
         n: usize,
     ) -> Result<Vec<i64>, MemoryError> {
-        match &self.db {
-            Backend::Lite(conn) => {
-                let mut stmt = conn.prepare_cached(&neighbours_sql(after, n))?;
-                let rows = stmt.query_map(params![session, lane, seq], |r| r.get::<_, i64>(0))?;
-                Ok(rows.collect::<Result<Vec<_>, _>>()?)
-            }
-            // The messages come in the same statement, kept for the read that follows.
-            Backend::Pg(link) => {
-                let read = on_pg!(link, "reading a lane", |c| reads::lane_messages(
-                    c, session, lane, seq, after, n
-                ))?;
-                let seqs = read.iter().map(|m| m.seq).collect();
-                self.keep_messages(read.into_iter().map(|m| (session.to_string(), m)).collect());
-                Ok(seqs)
-            }
-        }
+        let mut stmt = self.db.lite()?.prepare_cached(&neighbours_sql(after, n))?;
+        let rows = stmt.query_map(params![session, lane, seq], |r| r.get::<_, i64>(0))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
     /// The rows just before (newest first) and just after (oldest first) each of `at`
