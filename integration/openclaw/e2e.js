@@ -41,6 +41,7 @@ const SLACK = {
  */
 function openclaw(env, args, { allowFailure = false } = {}) {
   return new Promise((resolve, reject) => {
+    const started = Date.now()
     const child = spawn(process.execPath, [openclawBin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
@@ -49,7 +50,7 @@ function openclaw(env, args, { allowFailure = false } = {}) {
     const timer = setTimeout(() => child.kill('SIGKILL'), 240_000)
     child.on('close', (status, signal) => {
       clearTimeout(timer)
-      if (status === 0 || (allowFailure && status !== null)) resolve({ stdout, stderr, status })
+      if (status === 0 || (allowFailure && status !== null)) resolve({ stdout, stderr, status, ms: Date.now() - started })
       else reject(new Error(`openclaw ${args.join(' ')} exited ${status} (${signal ?? 'no signal'})\n${stdout}\n${stderr}`))
     })
   })

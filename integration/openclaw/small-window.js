@@ -15,6 +15,8 @@ const { startRecorder, lastUserText } = require('./recorder.js')
 const { openclaw, openclawHome, installPlugin } = require('./e2e.js')
 const { longNotes } = require('./long-notes.js')
 
+/** The plugin's memory file in a run's home. */
+const PLUGIN_DB = 'memory.sqlite'
 const SESSION = 'agent:main:slack:channel:C0NOTES:thread:1775835600.000100'
 /** The memory session and lane of SESSION as the plugin files them (OpenClaw lowercases keys). */
 const MEMORY_SESSION = 'agent:main:slack:channel:c0notes'
@@ -66,7 +68,7 @@ function failedTurn(run, asked) {
 async function smallWindowRun({ pack, contextWindow, engine, turns, paragraphs, maxTokens = 4096, refuseWithReply = false, log = () => {} }) {
   const recorder = await startRecorder({ contextWindow, refuseWithReply, reply: answer })
   const home = fs.mkdtempSync(path.join(os.tmpdir(), `openclaw-window-${engine}-`))
-  const dbPath = path.join(home, 'memory.sqlite')
+  const dbPath = path.join(home, PLUGIN_DB)
   const { env, configPath } = openclawHome(home, recorder, { contextWindow, maxTokens, setupDone: true })
   const perTurn = []
   try {
@@ -86,9 +88,10 @@ async function smallWindowRun({ pack, contextWindow, engine, turns, paragraphs, 
         }
       }
       const failed = failedTurn(run, asked)
+      const hostWarnings = hostMemoryWarnings(run)
       const sent = asked.filter((r) => !r.refused).at(-1)
-      perTurn.push({ turn: i + 1, requests: asked.length, failed, summaryVersion, past: sent !== undefined && lacksEarlierTurn(sent.body, i + 1), largest: Math.max(0, ...asked.map((r) => r.inputTokens ?? 0)) })
-      log(`${engine} ${contextWindow}: turn ${i + 1}: ${asked.length} requests, largest ${perTurn.at(-1).largest}${failed ? ', FAILED' : ''}${summaryVersion === null ? '' : `, summary v${summaryVersion}`}`)
+      perTurn.push({ turn: i + 1, requests: asked.length, failed, summaryVersion, past: sent !== undefined && lacksEarlierTurn(sent.body, i + 1), largest: Math.max(0, ...asked.map((r) => r.inputTokens ?? 0)), hostWarnings, ms: run.ms })
+      log(`${engine} ${contextWindow}: turn ${i + 1}: ${asked.length} requests, largest ${perTurn.at(-1).largest}${failed ? ', FAILED' : ''}${hostWarnings.length ? `, host warnings: ${hostWarnings.join(' | ')}` : ''}${summaryVersion === null ? '' : `, summary v${summaryVersion}`}`)
     }
     const requests = recorder.requests.filter((r) => r.body && Array.isArray(r.body.messages))
     if (process.env.KEEP_E2E_HOME) fs.writeFileSync(path.join(home, 'requests.json'), JSON.stringify(requests, null, 1))
@@ -97,6 +100,24 @@ async function smallWindowRun({ pack, contextWindow, engine, turns, paragraphs, 
     await recorder.close()
     if (!process.env.KEEP_E2E_HOME) fs.rmSync(home, { recursive: true, force: true })
   }
+}
+
+/**
+ * OpenClaw's memory index failing its session catch-up sync: the sync it starts without
+ * awaiting when a run opens its memory (`runSessionStartupCatchup`) meets the run's agent
+ * database already closed or closing at the end of a short run.
+ */
+const HOST_MEMORY_WARNING = /memory sync failed|database is not open|resources are closing/i
+
+/**
+ * The warnings OpenClaw's own memory index and agent database printed in a run (its
+ * session catch-up sync failing on a closed database, a cleanup that found them closing).
+ */
+function hostMemoryWarnings(run) {
+  return `${run.stdout}\n${run.stderr}`
+    .split('\n')
+    .filter((line) => HOST_MEMORY_WARNING.test(line))
+    .map((line) => line.trim().slice(0, 200))
 }
 
 /**
@@ -165,7 +186,8 @@ async function smallWindows(pack, log = (line) => process.stdout.write(`${line}\
       log(
         `small window ${r.contextWindow}: ${run.engine}: ${run.turns.length} turns, ${failed} failed; ${q.count} requests, ${q.over} over the window with max_tokens (largest input ${q.largestInput}, with the reply ${q.largestWithReply}); ${q.inputTokens} input tokens` +
           `; past the window on ${run.turns.filter((t) => t.past).length} turns` +
-          (run.engine === 'context-engine' ? `; summary v${run.turns.at(-1).summaryVersion}, at most ${rewritesPer10(run)} rewrite(s) in 10 turns past the window` : ''),
+          (run.engine === 'context-engine' ? `; summary v${run.turns.at(-1).summaryVersion}, at most ${rewritesPer10(run)} rewrite(s) in 10 turns past the window` : '') +
+          `; OpenClaw's memory sync warned on ${run.turns.filter((t) => t.hostWarnings.length > 0).length} turns`,
       )
     }
     const where = `window ${r.contextWindow}`
@@ -175,6 +197,10 @@ async function smallWindows(pack, log = (line) => process.stdout.write(`${line}\
     if (plugin.requests.inputTokens > host.requests.inputTokens) {
       failures.push(`${where}: the plugin sent ${plugin.requests.inputTokens} input tokens, OpenClaw's own engine ${host.requests.inputTokens}`)
     }
+    // OpenClaw's memory index warns of its own agent database (a sync racing the end of a
+    // short run, with either engine); never of the plugin's files or the plugin.
+    const ours = plugin.turns.flatMap((t) => t.hostWarnings).filter((w) => w.includes(PLUGIN_DB))
+    if (ours.length > 0) failures.push(`${where}: OpenClaw's memory warned of the plugin: ${ours[0]}`)
     const past = plugin.turns.filter((t) => t.past).length
     if (past < 5) failures.push(`${where}: the conversation went past the window on ${past} turns only`)
     if (rewritesPer10(plugin) > 1) failures.push(`${where}: the summary was rewritten ${rewritesPer10(plugin)} times in 10 turns`)
@@ -182,7 +208,7 @@ async function smallWindows(pack, log = (line) => process.stdout.write(`${line}\
   if (failures.length > 0) throw new Error(`past the window:\n${failures.join('\n')}`)
 }
 
-module.exports = { smallWindowRun, smallWindows, rewritesPer10, RUNS, SESSION }
+module.exports = { HOST_MEMORY_WARNING, smallWindowRun, smallWindows, rewritesPer10, RUNS, SESSION }
 
 if (require.main === module) {
   const { stagePackage } = require('./e2e.js')
