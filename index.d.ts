@@ -2889,8 +2889,8 @@ export interface TokenCounts {
 /**
  * Tokens of `text` by the engine's script-aware estimator (fitted against Claude's
  * reference tokenizer on chat, code, JSON, CJK and emoji): `tokens` is the central
- * estimate, `upperBound` what the engine's budgets count, both scaled by the model's
- * calibrated ratio. The drop-in `estimateTokens` keeps `ceil(length / 4)`.
+ * estimate, `upperBound` what the engine's budgets count (by the model's calibration,
+ * the class of text its usage was observed on included). The drop-in `estimateTokens` keeps `ceil(length / 4)`.
  */
 export declare function tokenEstimate(text: string, options?: TokenEstimateOptions): TokenEstimate
 
@@ -2908,11 +2908,13 @@ export interface TokenEstimate {
   estimate: number
   /**
    * What budgets count for this text alone: it takes at most this many tokens (the
-   * model's meter; by the reference tokenizer until calibrated). A section of several
-   * texts counts less than the sum of theirs: `tokenBound` of the summed estimates.
+   * model's meter, or the meter of the text's class once the model's usage was observed
+   * on enough texts of that class; by the reference tokenizer until calibrated). A
+   * section of several texts counts less than the sum of theirs: `tokenBound` of the
+   * summed estimates.
    */
   upperBound: number
-  /** The model's calibrated ratio applied to both (1 until calibrated). */
+  /** The model's calibrated ratio applied to `tokens` (1 until calibrated). */
   ratio: number
   counts?: TokenCounts
 }

@@ -143,4 +143,42 @@ describe('the engine token estimator', () => {
     expect(tokenCalibration('less')).toMatchObject({ trusted: true })
     expect(tokenBound(sum, { model: 'less' })).toBe(tokenBound(sum))
   })
+
+  it('once calibrated on a class of text, fills its sections to 90% with 0 over; a class never observed keeps the bound', async () => {
+    // One kind of text per thread: English messages (short, many per budget) or Chinese.
+    const pool = { english, chinese: messagesOf('zh-cn') }
+    const thread = (kind: keyof typeof pool, offset: number) => {
+      const from = pool[kind]
+      const store = new ChannelStore({ clock: () => (T0 + 9000) * 1000 })
+      const replies = Array.from({ length: 2000 }, (_, i) => ({ type: 'message', ts: ts(i + 1), user: `U${i % 5}`, text: `${from[(offset + i * 3) % from.length]} ${from[(offset + i * 3 + 1) % from.length]}`, thread_ts: ts(0) }))
+      store.ingestSlackResponse(C, { ok: true, messages: [{ type: 'message', ts: ts(0), user: 'U1', text: 'notes', thread_ts: ts(0), reply_count: 2000 }, ...replies] }, { threadId: ts(0) })
+      return store
+    }
+    const section = async (kind: keyof typeof pool, offset: number, budget: number) => {
+      const built = await thread(kind, offset).buildContext(C, ts(2000), { threadId: ts(0), adjacent: 0, budgetTokens: budget })
+      return { text: JSON.stringify(built.thread), counted: built.tokens.thread, replies: built.thread!.truncation.included_replies }
+    }
+    const before = { english: await section('english', 1, 8_000), chinese: await section('chinese', 1, 8_000) }
+    // The model's usage on 12 English sections (their own text, counted by the reference).
+    for (let k = 0; k < 12; k++) {
+      const { text } = await section('english', 100 + k * 37, 2_000 + k * 500)
+      calibrate({ text, inputTokens: referenceTokens(text) })
+    }
+    for (const budget of [4_000, 8_000]) {
+      const after = await section('english', 1, budget)
+      const real = referenceTokens(after.text)
+      expect(real, `english ${budget}`).toBeLessThanOrEqual(budget)
+      expect(real / budget, `english ${budget}`).toBeGreaterThanOrEqual(0.9)
+      expect(after.counted).toBeLessThanOrEqual(budget)
+    }
+    expect((await section('english', 1, 8_000)).replies).toBeGreaterThan(before.english.replies)
+    // Chinese was never observed: the same replies as before calibration, within budget.
+    const chinese = await section('chinese', 1, 8_000)
+    expect(chinese.replies).toBe(before.chinese.replies)
+    expect(referenceTokens(chinese.text)).toBeLessThanOrEqual(8_000)
+    // Calibrated by an estimate alone, no class is learnt: budgets keep the bound.
+    resetCalibration()
+    for (let k = 0; k < 12; k++) calibrate({ tokensEstimated: 5_000, inputTokens: 4_000 })
+    expect((await section('english', 1, 8_000)).replies).toBe(before.english.replies)
+  })
 })

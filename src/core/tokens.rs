@@ -20,12 +20,21 @@
 //! kind, and checked on held-out ones: at least the reference count on every one of them.
 //! [`Calibration`] learns a model's ratio of real tokens to estimated ones, and how much it
 //! varies, from the `usage` the Messages API returns; a model that counts more tokens than
-//! the reference gets a margin scaled up by its ratio. The margin is never scaled down: the
-//! traffic a calibration learns from need not hold every script a later section does.
+//! the reference gets a margin scaled up by its ratio. That margin is never scaled down:
+//! the traffic a calibration learns from need not hold every script a later section does.
+//! What an observation made on its text teaches is kept by class of text (`classes`): a
+//! section of a class the model's usage was observed on is counted with that class's own
+//! correction, tighter or looser ([`Meter::of_text`]); one of a class never observed keeps
+//! the bound above.
 
 use napi_derive::napi;
 
 mod ascii;
+mod classes;
+pub use classes::{
+    by_class, Classes, Profile, CLASSES_PER_MODEL, CLASS_DEVIATIONS, CLASS_FLOOR, CLASS_PASSES,
+    CLASS_RADIUS, CLASS_SPREAD,
+};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -249,6 +258,23 @@ impl Meter {
         with_calibration(|c| Meter::of_ratio(&c.ratio(model.unwrap_or(DEFAULT_MODEL))))
     }
 
+    /// The meter of a section of `model` whose parts count `counts`: its class's own when
+    /// the model's usage was observed on enough texts of that class, else
+    /// [`Meter::of_model`]'s.
+    pub fn of_text(model: Option<&str>, counts: &Counts) -> Meter {
+        with_calibration(|c| c.meter_of(model.unwrap_or(DEFAULT_MODEL), counts))
+    }
+
+    /// Whether `model`'s calibration has classes (a section may then count with a meter
+    /// of its own, [`Meter::of_text`]).
+    pub fn classes_of(model: Option<&str>) -> bool {
+        with_calibration(|c| {
+            c.classes
+                .get(model.unwrap_or(DEFAULT_MODEL))
+                .is_some_and(|k| !k.is_empty())
+        })
+    }
+
     /// The most tokens a text (or a section of texts) of central estimate `estimate`
     /// takes; 0 when there is nothing.
     pub fn bound(&self, estimate: f64) -> u64 {
@@ -316,6 +342,8 @@ impl Default for ModelRatio {
 #[derive(Debug, Default)]
 pub struct Calibration {
     models: HashMap<String, ModelRatio>,
+    /// Per model, what observations made on texts taught by class of text.
+    classes: HashMap<String, Classes>,
     clock: u64,
 }
 
@@ -333,6 +361,7 @@ impl Calibration {
                 .map(|(k, _)| k.clone())
             {
                 self.models.remove(&oldest);
+                self.classes.remove(&oldest);
             }
         }
         let entry = self.models.entry(model.to_string()).or_default();
@@ -358,6 +387,42 @@ impl Calibration {
         *entry
     }
 
+    /// Takes one observation made on the request's text (its parts `counts`): the
+    /// model's ratio as [`Calibration::observe`] takes it, and the class of the text.
+    pub fn observe_text(&mut self, model: &str, counts: &Counts, input_tokens: f64) -> ModelRatio {
+        let estimated = counts.estimate();
+        let before = self.ratio(model).samples;
+        let r = self.observe(model, estimated, input_tokens);
+        if r.samples > before {
+            if let Some(p) = Profile::of(counts) {
+                let classes = self.classes.entry(model.to_string()).or_default();
+                classes.observe(p, input_tokens / estimated);
+            }
+        }
+        r
+    }
+
+    /// The meter of a section of `model` whose parts count `counts` (see
+    /// [`Meter::of_text`]).
+    pub fn meter_of(&self, model: &str, counts: &Counts) -> Meter {
+        let meter = Meter::of_ratio(&self.ratio(model));
+        let class =
+            Profile::of(counts).and_then(|p| self.classes.get(model).and_then(|k| k.meter(&p)));
+        match class {
+            // Tighter: the class's own correction. Looser: only for a class the model counts
+            // more of than the model's meter allows for (a script the estimate undercounts
+            // past the bound's slope); a class merely varied keeps the model's meter, which
+            // holds for every script of the fit.
+            Some((m, ratio)) if m.slope <= meter.slope || ratio > meter.slope => m,
+            _ => meter,
+        }
+    }
+
+    /// The classes `model`'s observations on texts made (0 for none).
+    pub fn classes(&self, model: &str) -> usize {
+        self.classes.get(model).map_or(0, Classes::len)
+    }
+
     /// The model's ratio (1 for a model never calibrated).
     pub fn ratio(&self, model: &str) -> ModelRatio {
         self.models.get(model).copied().unwrap_or_default()
@@ -365,6 +430,7 @@ impl Calibration {
 
     pub fn clear(&mut self) {
         self.models.clear();
+        self.classes.clear();
     }
 }
 

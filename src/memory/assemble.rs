@@ -60,7 +60,7 @@ use super::history::HistoryRequest;
 use super::message::Role;
 use super::passages::query_terms;
 use super::store::{MemoryStore, Record};
-use crate::core::tokens::Meter;
+use crate::core::tokens::{by_class, Meter};
 
 /// The thread summary's share of the rest of the budget.
 pub const SUMMARY_SHARE: f64 = 0.20;
@@ -240,17 +240,23 @@ pub struct Assembled {
     pub fold_through: Option<String>,
 }
 
-/// The estimate allowance of a budget: the most a text's [`estimate`] may be for
-/// [`counted`] to stay within `budget`.
-fn allowance(budget: u64) -> f64 {
-    Meter::of_model(None).allowance(budget)
+/// Assembles the context for `req` from `store`, counted by the calibration's meter;
+/// where the calibration knows the class of the text assembled, assembled again with that
+/// class's own meter, kept when its text is still of that class (see
+/// [`crate::core::tokens::Meter::of_text`]).
+pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assembled, MemoryError> {
+    by_class(None, |meter| assemble_with(store, req, meter), |a| &a.text)
 }
 
-/// Assembles the context for `req` from `store`.
-pub fn assemble(store: &MemoryStore, req: &AssembleRequest<'_>) -> Result<Assembled, MemoryError> {
+/// Assembles the context for `req` from `store`, counted by `meter`.
+fn assemble_with(
+    store: &MemoryStore,
+    req: &AssembleRequest<'_>,
+    meter: Meter,
+) -> Result<Assembled, MemoryError> {
     let query = req.query.unwrap_or(req.user_message);
     let terms = query_terms(query);
-    let mut a = Assembly::start(store, req)?;
+    let mut a = Assembly::start(store, req, meter)?;
     let named = store.named_lanes(req.session_id, query, req.thread_key)?;
     a.summary_and_memories(query, &terms, &named)?;
     a.recent()?;

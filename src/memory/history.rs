@@ -23,7 +23,7 @@
 
 use crate::core::text::escape::{data_text, escape, push_indented};
 use crate::core::time::civil_from_days;
-use crate::core::tokens::{estimate, Meter};
+use crate::core::tokens::{by_class, estimate, Meter};
 
 /// A conversation is the active one while it ended less than this long ago (30 minutes).
 pub const ACTIVE_WINDOW_MS: i64 = 30 * 60_000;
@@ -307,6 +307,27 @@ pub fn conversation_context(
     zone: &Zone,
     opts: &HistoryOptions,
 ) -> String {
+    let built = by_class(
+        None,
+        |meter| {
+            Ok::<_, std::convert::Infallible>(context_with(conversations, now, zone, opts, meter))
+        },
+        String::as_str,
+    );
+    match built {
+        Ok(text) => text,
+        Err(never) => match never {},
+    }
+}
+
+/// [`conversation_context`] counted by `meter`.
+fn context_with(
+    conversations: &[Conversation],
+    now: i64,
+    zone: &Zone,
+    opts: &HistoryOptions,
+    meter: Meter,
+) -> String {
     let mut newest_first: Vec<&Conversation> = conversations
         .iter()
         .filter(|c| c.ended_at_ms <= now)
@@ -320,7 +341,7 @@ pub fn conversation_context(
     let age = |c: &Conversation| today - zone.day(c.ended_at_ms);
     let active = |c: &Conversation| now - c.ended_at_ms < opts.active_window_ms;
 
-    let mut blocks = Blocks::new(opts.max_tokens);
+    let mut blocks = Blocks::new(opts.max_tokens, meter);
     // Tier 1: the active conversations, in full; the first too big for what is left is cut
     // to its newest turns, and ends the tier.
     for c in newest_first.iter().filter(|c| active(c)) {
@@ -365,11 +386,11 @@ struct Blocks {
 }
 
 impl Blocks {
-    fn new(max_tokens: u64) -> Self {
+    fn new(max_tokens: u64, meter: Meter) -> Self {
         Blocks {
             text: Vec::new(),
             used: 0.0,
-            meter: Meter::of_model(None),
+            meter,
             max_tokens,
         }
     }

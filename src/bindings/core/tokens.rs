@@ -37,10 +37,12 @@ pub struct TokenEstimate {
     /// over the parts of a section and hands to `tokenBound`.
     pub estimate: f64,
     /// What budgets count for this text alone: it takes at most this many tokens (the
-    /// model's meter; by the reference tokenizer until calibrated). A section of several
-    /// texts counts less than the sum of theirs: `tokenBound` of the summed estimates.
+    /// model's meter, or the meter of the text's class once the model's usage was observed
+    /// on enough texts of that class; by the reference tokenizer until calibrated). A
+    /// section of several texts counts less than the sum of theirs: `tokenBound` of the
+    /// summed estimates.
     pub upper_bound: u32,
-    /// The model's calibrated ratio applied to both (1 until calibrated).
+    /// The model's calibrated ratio applied to `tokens` (1 until calibrated).
     pub ratio: f64,
     pub counts: Option<Counts>,
 }
@@ -102,21 +104,21 @@ fn whole(n: f64) -> u32 {
 
 /// Tokens of `text` by the engine's script-aware estimator (fitted against Claude's
 /// reference tokenizer on chat, code, JSON, CJK and emoji): `tokens` is the central
-/// estimate, `upperBound` what the engine's budgets count, both scaled by the model's
-/// calibrated ratio. The drop-in `estimateTokens` keeps `ceil(length / 4)`.
+/// estimate, `upperBound` what the engine's budgets count (by the model's calibration,
+/// the class of text its usage was observed on included). The drop-in `estimateTokens` keeps `ceil(length / 4)`.
 #[napi(catch_unwind, ts_args_type = "text: string, options?: TokenEstimateOptions")]
 pub fn token_estimate(env: &Env, text: Unknown, options: Option<Unknown>) -> Result<TokenEstimate> {
     const F: &str = "tokenEstimate";
     let s = js_string(env, F, "text", &text)?.into_utf8()?;
     let o: TokenEstimateOptions = from_js_opt(env, F, "options", options)?.unwrap_or_default();
     let model = o.model.as_deref().unwrap_or(DEFAULT_MODEL);
-    let r = with_calibration(|c| c.ratio(model));
     let c = Counts::of(s.as_str()?);
+    let (r, meter) = with_calibration(|k| (k.ratio(model), k.meter_of(model, &c)));
     let central = c.estimate();
     Ok(TokenEstimate {
         tokens: whole(central * r.ratio),
         estimate: central,
-        upper_bound: u32::try_from(Meter::of_ratio(&r).bound(central)).unwrap_or(u32::MAX),
+        upper_bound: u32::try_from(meter.bound(central)).unwrap_or(u32::MAX),
         ratio: r.ratio,
         counts: o.counts.unwrap_or(false).then_some(c),
     })
@@ -154,9 +156,9 @@ pub struct TokenBoundOptions {
 pub fn calibrate(env: &Env, input: Unknown) -> Result<ModelCalibration> {
     const F: &str = "calibrate";
     let i: CalibrationInput = from_js(env, F, "input", input)?;
-    let estimated = match (&i.text, i.tokens_estimated) {
-        (Some(t), None) => tokens::estimate(t),
-        (None, Some(n)) if n.is_finite() && n >= 0.0 => n,
+    let counts = match (&i.text, i.tokens_estimated) {
+        (Some(t), None) => Some(Counts::of(t)),
+        (None, Some(n)) if n.is_finite() && n >= 0.0 => None,
         (None, Some(_)) => {
             let e =
                 InputError::range_error("input.tokensEstimated", "expected a finite number >= 0");
@@ -173,7 +175,10 @@ pub fn calibrate(env: &Env, input: Unknown) -> Result<ModelCalibration> {
         return Err(throw(env, F, &e));
     }
     let model = i.model.unwrap_or_else(|| DEFAULT_MODEL.to_string());
-    let r = with_calibration(|c| c.observe(&model, estimated, i.input_tokens));
+    let r = with_calibration(|c| match (&counts, i.tokens_estimated) {
+        (Some(counts), _) => c.observe_text(&model, counts, i.input_tokens),
+        (None, estimated) => c.observe(&model, estimated.unwrap_or(0.0), i.input_tokens),
+    });
     Ok(calibration(model, r))
 }
 

@@ -212,8 +212,6 @@ impl ChannelStore {
             },
             false,
         );
-        let form = snapshot_form(req, &channel, anchor, &anchor_text);
-        let (keep, json_estimate) = within_snapshot_budget(&form, &head, &picks, req, usize::MAX);
         let mut stale = false;
         let mut held = None;
         if let Some(tid) = thread_id {
@@ -221,25 +219,39 @@ impl ChannelStore {
             stale = was_stale;
             held = h.map(|h| (tid, h));
         }
-        let docs = Docs {
-            req,
-            now,
-            channel: &channel,
-            anchor_view: &anchor_view,
-            anchor_secs: anchor.key.0,
-            near: &near,
-            picks: &picks,
-            head: &head,
-            form: &form,
-            thread: held.as_ref().map(|(tid, h)| (tid.as_str(), h)),
-        };
-        let (assembled, truncation, telemetry) = if req.prompt.pretty || req.prompt.compact {
-            self.written_then_counted(&docs, keep)
-        } else {
-            docs.written_from_parts(&keep, json_estimate)
-        };
         let root = held.as_ref().map(|(tid, _)| tid.as_str());
-        let built = finish(assembled, req, quoted_reply, root, truncation, telemetry);
+        // Both documents written, within their budgets by `req`'s meters.
+        let write = |req: &ContextRequest| {
+            let form = snapshot_form(req, &channel, anchor, &anchor_text);
+            let (keep, json_estimate) =
+                within_snapshot_budget(&form, &head, &picks, req, usize::MAX);
+            let docs = Docs {
+                req,
+                now,
+                channel: &channel,
+                anchor_view: &anchor_view,
+                anchor_secs: anchor.key.0,
+                near: &near,
+                picks: &picks,
+                head: &head,
+                form: &form,
+                thread: held.as_ref().map(|(tid, h)| (tid.as_str(), h)),
+            };
+            let (assembled, truncation, telemetry) = if req.prompt.pretty || req.prompt.compact {
+                self.written_then_counted(&docs, keep)
+            } else {
+                docs.written_from_parts(&keep, json_estimate)
+            };
+            finish(
+                assembled,
+                req,
+                quoted_reply.clone(),
+                root,
+                truncation,
+                telemetry,
+            )
+        };
+        let built = by_class(req, write);
         if stale {
             self.counters.stale_serves += 1;
         }
@@ -249,6 +261,77 @@ impl ChannelStore {
             ..built
         })
     }
+}
+
+/// The documents written with the model's meters; where its calibration knows the class
+/// of the thread or the snapshot written, written again with those classes' own meters,
+/// and kept when each section is within its budget by the meter of the class it then
+/// holds (see `tokens::Meter::of_text`); a section that is not keeps the model's meter.
+fn by_class(req: &ContextRequest, write: impl Fn(&ContextRequest) -> Built) -> Built {
+    let first = write(req);
+    let model = req.model.as_deref();
+    if !tokens::Meter::classes_of(model) {
+        return first;
+    }
+    let section = |b: &Built, thread: bool| {
+        let range = if thread {
+            b.thread_range.clone()
+        } else {
+            Some(b.snapshot_range.clone())
+        };
+        range.and_then(|r| b.prompt.get(r)).map(str::to_string)
+    };
+    let own = |b: &Built, thread: bool, used: tokens::Meter| {
+        section(b, thread).map_or(used, |t| {
+            tokens::Meter::of_text(model, &tokens::Counts::of(&t))
+        })
+    };
+    let (thread, snapshot) = (
+        own(&first, true, req.meter),
+        own(&first, false, req.snapshot_meter),
+    );
+    if (thread, snapshot) == (req.meter, req.snapshot_meter) {
+        return first;
+    }
+    let mut meters = (thread, snapshot);
+    // What a class's meter lets in may read as a neighbouring class: written again by
+    // that one's meter, a few times at most; then a section that still moves keeps the
+    // model's meter.
+    for pass in 0..=tokens::CLASS_PASSES {
+        let r = ContextRequest {
+            meter: meters.0,
+            snapshot_meter: meters.1,
+            ..req.clone()
+        };
+        let b = write(&r);
+        // A section counted by the model's meter is as the first build counted it.
+        let read = |thread: bool, used: tokens::Meter, model_meter: tokens::Meter| {
+            if used == model_meter {
+                return None;
+            }
+            let t = section(&b, thread)?;
+            let counts = tokens::Counts::of(&t);
+            let e = counts.estimate();
+            let m = tokens::Meter::of_text(model, &counts);
+            (m.bound(e) > used.bound(e)).then_some(m)
+        };
+        let t = read(true, meters.0, req.meter);
+        let s = read(false, meters.1, req.snapshot_meter);
+        if t.is_none() && s.is_none() {
+            return b;
+        }
+        let last = pass + 1 >= tokens::CLASS_PASSES;
+        if let Some(m) = t {
+            meters.0 = if last { req.meter } else { m };
+        }
+        if let Some(m) = s {
+            meters.1 = if last { req.snapshot_meter } else { m };
+        }
+        if meters == (req.meter, req.snapshot_meter) {
+            break;
+        }
+    }
+    first
 }
 
 mod phases;

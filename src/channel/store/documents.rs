@@ -83,7 +83,7 @@ pub(super) fn within_snapshot_budget(
     order.sort_by_key(|&i| (!picks[i].signal, picks[i].distance));
     let comma = tokens::estimate(",");
     let head_estimate = tokens::estimate(head);
-    let allowance = req.meter.allowance(req.snapshot_budget_tokens);
+    let allowance = req.snapshot_meter.allowance(req.snapshot_budget_tokens);
     let fits = |e: f64| e <= allowance;
     let mut authors = Authors::default();
     let mut used = match form {

@@ -24,8 +24,12 @@ pub struct ContextRequest {
     pub budget_tokens: u64,
     /// Tokens the ChannelSnapshot may take: adjacent messages past it are left out.
     pub snapshot_budget_tokens: u64,
-    /// How the model the context is for counts tokens (see `crate::core::tokens::Meter`).
+    /// The model the context is for (`None`: the calibration's `"default"`).
+    pub model: Option<String>,
+    /// How that model counts the thread's tokens, and the snapshot's (see
+    /// `crate::core::tokens::Meter`: the model's meter, or a section's class's own).
     pub meter: crate::core::tokens::Meter,
+    pub snapshot_meter: crate::core::tokens::Meter,
     pub prompt: PromptOptions,
 }
 
@@ -38,7 +42,9 @@ impl ContextRequest {
             adjacent: DEFAULT_ADJACENT,
             budget_tokens: u64::from(THREAD_BUDGET_TOKENS),
             snapshot_budget_tokens: SNAPSHOT_BUDGET_TOKENS,
+            model: None,
             meter: crate::core::tokens::Meter::REFERENCE,
+            snapshot_meter: crate::core::tokens::Meter::REFERENCE,
             prompt: PromptOptions::default(),
         }
     }
@@ -109,6 +115,8 @@ impl ContextRequest {
             req.snapshot_budget_tokens = budget_tokens(b, "options.snapshotBudgetTokens")?;
         }
         req.meter = crate::core::tokens::Meter::of_model(options.model.as_deref());
+        req.snapshot_meter = req.meter;
+        req.model = options.model;
         req.prompt = PromptOptions::from(PromptOptionsInput {
             direct_message: options.direct_message,
             tool_names: options.tool_names,

@@ -143,6 +143,112 @@ fn a_calibration_raises_the_margin_and_never_lowers_it() {
     assert_eq!(Meter::of_ratio(&r), Meter::REFERENCE);
 }
 
+#[test]
+fn a_class_of_text_is_counted_by_its_own_correction_and_an_unseen_one_keeps_the_bound() {
+    let chat =
+        "sure, I can look at the deploy logs after lunch and tell you what broke\n".repeat(40);
+    let cjk = "部署已经完成，所有服务运行正常。请检查日志并确认配置。\n".repeat(40);
+    let (chat_c, cjk_c) = (Counts::of(&chat), Counts::of(&cjk));
+    let mut c = Calibration::default();
+    // Observations on chat text counting 0.95 of its estimate, give or take 1%.
+    for i in 0..CALIBRATION_TRUSTED {
+        let real = chat_c.estimate() * if i % 2 == 0 { 0.94 } else { 0.96 };
+        c.observe_text("m", &chat_c, real);
+    }
+    assert_eq!(c.classes("m"), 1);
+    let own = c.meter_of("m", &chat_c);
+    // Tighter than the bound for every script, and still above what the model counts.
+    assert!(own.slope < SUM_SLOPE && own.slope > 0.96, "{own:?}");
+    assert!(own.bound(chat_c.estimate()) as f64 >= chat_c.estimate() * 0.96);
+    // CJK was never observed: it keeps the model's meter (the reference one here).
+    assert_eq!(c.meter_of("m", &cjk_c), Meter::of_ratio(&c.ratio("m")));
+    assert_eq!(c.meter_of("m", &cjk_c), Meter::REFERENCE);
+    // Nor does another model's traffic teach this one.
+    assert_eq!(c.meter_of("other", &chat_c), Meter::REFERENCE);
+    // A class the model counts more of than the reference gets a looser meter.
+    for _ in 0..CALIBRATION_TRUSTED {
+        c.observe_text("m", &cjk_c, cjk_c.estimate() * 1.4);
+    }
+    assert_eq!(c.classes("m"), 2);
+    assert!(c.meter_of("m", &cjk_c).slope > SUM_SLOPE * 1.1);
+    // Untrusted before CALIBRATION_TRUSTED observations.
+    let mut fresh = Calibration::default();
+    for _ in 1..CALIBRATION_TRUSTED {
+        fresh.observe_text("m", &chat_c, chat_c.estimate() * 0.95);
+    }
+    assert_eq!(fresh.meter_of("m", &chat_c), Meter::REFERENCE);
+    // An estimate alone (no text) teaches no class; clearing forgets them.
+    fresh.observe("n", 1000.0, 900.0);
+    assert_eq!(fresh.classes("n"), 0);
+    c.clear();
+    assert_eq!(
+        (c.classes("m"), c.meter_of("m", &chat_c)),
+        (0, Meter::REFERENCE)
+    );
+}
+
+#[test]
+fn a_class_that_varies_keeps_a_wider_margin_and_classes_are_bounded() {
+    let text = "the build queue is long today, checking step 4 again\n".repeat(30);
+    let counts = Counts::of(&text);
+    let mut c = [(); 3].map(|()| Calibration::default());
+    for i in 0..CALIBRATION_TRUSTED * 2 {
+        let even = i % 2 == 0;
+        c[0].observe_text("m", &counts, counts.estimate() * 0.9);
+        c[1].observe_text(
+            "m",
+            &counts,
+            counts.estimate() * if even { 0.85 } else { 0.95 },
+        );
+        c[2].observe_text(
+            "m",
+            &counts,
+            counts.estimate() * if even { 0.7 } else { 1.1 },
+        );
+    }
+    let [s, v, w] = c.map(|c| c.meter_of("m", &counts));
+    assert!((s.slope - 0.9 * (1.0 + CLASS_FLOOR)).abs() < 1e-9, "{s:?}");
+    assert!(v.slope > s.slope + 0.1 && v.slope < SUM_SLOPE, "{v:?}");
+    // So varied that its margin passes the bound for every script: that bound is kept.
+    assert_eq!(w, Meter::REFERENCE);
+    // Texts of many kinds: at most CLASSES_PER_MODEL classes are kept.
+    let mut many = Calibration::default();
+    let kinds = [
+        "abc ",
+        "123 ",
+        "{}[] ",
+        "é ",
+        "€ ",
+        "日本 ",
+        "😀 ",
+        "\t",
+        "→ ",
+        "  x",
+        "\\n",
+        "abcdefghijkl ",
+    ];
+    for (i, a) in kinds.iter().enumerate() {
+        for b in kinds.iter().skip(i + 1) {
+            let t = format!("{}{}", a.repeat(300), b.repeat(100));
+            let c = Counts::of(&t);
+            many.observe_text("m", &c, c.estimate());
+        }
+    }
+    assert!(many.classes("m") <= CLASSES_PER_MODEL && many.classes("m") > 4);
+}
+
+proptest! {
+    #[test]
+    fn profiles_are_shares_and_their_distance_a_metric(a in "\\PC{1,200}", b in "\\PC{1,200}") {
+        let (pa, pb) = (Profile::of(&Counts::of(&a)), Profile::of(&Counts::of(&b)));
+        if let (Some(pa), Some(pb)) = (pa, pb) {
+            prop_assert!(pa.distance(&pa).abs() < 1e-12);
+            prop_assert!((pa.distance(&pb) - pb.distance(&pa)).abs() < 1e-12);
+            prop_assert!(pa.distance(&pb) <= 2.0 + 1e-9);
+        }
+    }
+}
+
 /// The counting of ASCII as first written, byte by byte with branches: what the block-wise
 /// `Counts::of` must agree with (characters beyond ASCII are counted by the same code).
 fn reference_counts(text: &str) -> Counts {

@@ -8,11 +8,11 @@ use super::plan::{fit_summary, Item, Plan};
 use super::render::{data_section, section, Block, Line};
 use super::tail::Tail;
 use super::{
-    allowance, blocks, retrieve, shows_as_memory, AssembleRequest, Assembled, FOLD_AT_SHARE,
-    FOLD_KEEPS, FOLD_MIN_TURNS, MEMORIES_SHARE, RECENT_SHARE, SUMMARY_SHARE,
+    blocks, retrieve, shows_as_memory, AssembleRequest, Assembled, FOLD_AT_SHARE, FOLD_KEEPS,
+    FOLD_MIN_TURNS, MEMORIES_SHARE, RECENT_SHARE, SUMMARY_SHARE,
 };
 use crate::core::text::escape::{data_text, escape};
-use crate::core::tokens::estimate;
+use crate::core::tokens::{estimate, Meter};
 use crate::memory::db::MemoryError;
 use crate::memory::history::Zone;
 use crate::memory::store::{MemoryStore, RecordKind};
@@ -48,6 +48,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
     pub(super) fn start(
         store: &'s MemoryStore,
         req: &'r AssembleRequest<'r>,
+        meter: Meter,
     ) -> Result<Self, MemoryError> {
         let optional = |tag: &str, body: &str| {
             if body.is_empty() {
@@ -67,6 +68,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
         let (turn_count, system_count) = (turn_given.len(), system_given.len());
         let mut plan = Plan {
             req,
+            meter,
             now_day: zone.day(req.now_ms),
             zone,
             policy: optional("policy", req.policy),
@@ -96,7 +98,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
                 .map(|(_, to)| to.as_str());
             plan.host = Some(HostWindow::new(messages, covered_to));
         }
-        let cap = allowance(req.budget_tokens);
+        let cap = meter.allowance(req.budget_tokens);
         plan.give_way_to(cap);
         let shaped = req.verbatim_share.is_some() && plan.host.is_some();
         // The seq of the last message the summary covers (0: none), for a shaped context.
@@ -309,7 +311,9 @@ impl<'s, 'r> Assembly<'s, 'r> {
         // and a half times the room, and on until a fill that takes each one that fits
         // what is left would be full (long lines skipped leave room to shorter ones after
         // them), three times the room at most.
-        let cap = req.passages_max_tokens.map_or(f64::INFINITY, allowance);
+        let cap = req
+            .passages_max_tokens
+            .map_or(f64::INFINITY, |t| self.plan.meter.allowance(t));
         let room = (self.rest - self.used).min(cap);
         let (mut offered_est, mut greedy) = (0.0, 0.0);
         let mut around = retrieve::all_neighbours(store, req, &mut found, below)?;

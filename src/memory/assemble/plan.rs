@@ -24,6 +24,8 @@ pub(super) struct Item {
 /// Everything an assembly chose, and how it renders.
 pub(super) struct Plan<'r> {
     pub(super) req: &'r AssembleRequest<'r>,
+    /// What the context is counted by.
+    pub(super) meter: Meter,
     pub(super) zone: Zone,
     pub(super) now_day: i64,
     pub(super) policy: String,
@@ -197,7 +199,7 @@ impl Plan<'_> {
         .concat();
         let host_est = self.host.as_ref().map_or(0.0, |h| h.est);
         let text_est = estimate(&system) + estimate(&turn) + host_est;
-        let meter = Meter::of_model(None);
+        let meter = self.meter;
         let total = meter.bound(text_est);
         let tokens = LayerTokens {
             policy: counted(&self.policy),

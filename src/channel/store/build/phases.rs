@@ -226,13 +226,18 @@ impl ChannelStore {
             let a = assemble_documents(guidance, snapshot_json, thread_json, req.prompt.compact);
             let kept = keep.iter().filter(|k| **k).count();
             let (s_est, t_est) = a.estimates;
-            let snapshot_over = kept > 0 && !req.meter.fits(s_est, req.snapshot_budget_tokens);
+            let snapshot_over =
+                kept > 0 && !req.snapshot_meter.fits(s_est, req.snapshot_budget_tokens);
             let thread_over = included > 1 && !req.meter.fits(t_est, req.budget_tokens);
             if !snapshot_over && !thread_over {
                 return (a, truncation, telemetry);
             }
             if snapshot_over {
-                let n = fewer(kept, s_est, req.meter.allowance(req.snapshot_budget_tokens));
+                let n = fewer(
+                    kept,
+                    s_est,
+                    req.snapshot_meter.allowance(req.snapshot_budget_tokens),
+                );
                 keep = within_snapshot_budget(docs.form, docs.head, docs.picks, req, n).0;
             }
             if thread_over {
@@ -311,17 +316,24 @@ pub(super) fn finish(
         None => 0.0,
     };
     let g_est = guidance_estimate(req.prompt);
-    let bound = |e: f64| req.meter.bound(e);
-    // What the thread shown counts (the compact or indented form's own text).
+    // The thread and the snapshot by their own meters; the rest, and the whole, by the
+    // model's (the whole at least what its sections count).
+    let model = tokens::Meter::of_model(req.model.as_deref());
     if let Some(t) = telemetry.as_mut() {
-        t.actual_tokens = bound(t_est);
+        t.actual_tokens = req.meter.bound(t_est);
+    }
+    let (snapshot, thread) = (req.snapshot_meter.bound(s_est), req.meter.bound(t_est));
+    let (guidance, quoted) = (model.bound(g_est), model.bound(q_est));
+    let mut total = model.bound(g_est + s_est + t_est + frame_est + q_est);
+    if (req.meter, req.snapshot_meter) != (model, model) {
+        total = total.max(guidance + snapshot + thread + quoted);
     }
     let tokens = Tokens {
-        guidance: bound(g_est),
-        snapshot: bound(s_est),
-        thread: bound(t_est),
-        quoted_reply: bound(q_est),
-        total: bound(g_est + s_est + t_est + frame_est + q_est),
+        guidance,
+        snapshot,
+        thread,
+        quoted_reply: quoted,
+        total,
     };
     Built {
         prompt,

@@ -165,7 +165,7 @@ fn past_the_share_the_window_after_the_summary_is_whole_and_a_fold_is_named_at_i
     // The fold leaves the newest whole turns within half the mark (a quarter of the
     // budget's allowance) and takes a user turn's start with it.
     let kept: f64 = host[at + 1..].iter().map(|m| m.est).sum();
-    let cap = allowance(4_000);
+    let cap = Meter::of_model(None).allowance(4_000);
     assert!(kept <= cap * FOLD_AT_SHARE * FOLD_KEEPS + 1e-9, "{kept}");
     assert!(kept + 40.0 > cap * FOLD_AT_SHARE * FOLD_KEEPS, "{kept}");
     assert!(host[at + 1].user);
