@@ -25,6 +25,7 @@ const path = require('node:path')
 const { createContextEngine } = require(path.join(__dirname, '..', 'openclaw'))
 const { loadLongChats } = require('./long-chats')
 const { lengthenAssistantTurns } = require('./long-turns')
+const { engineContext } = require('./engine-context')
 
 const chatsArg = process.argv.indexOf('--chats')
 const CHATS = chatsArg > 0 ? Number(process.argv[chatsArg + 1]) : 2
@@ -34,16 +35,6 @@ const FEEDS = ['every turn', 'fed only', 'restarted']
 const ASKS = ['in its session', 'new session']
 
 const message = (t) => ({ id: t.id, role: t.role, content: t.text, timestamp: t.ts })
-
-function contextText(out) {
-  const parts = []
-  if (typeof out.systemPromptAddition === 'string') parts.push(out.systemPromptAddition)
-  for (const m of out.messages ?? []) {
-    if (typeof m.content === 'string') parts.push(m.content)
-    else if (Array.isArray(m.content)) for (const b of m.content) if (b?.type === 'text') parts.push(b.text)
-  }
-  return parts.join('\n')
-}
 
 /** Feeds `sessions` to `engine`, assembling before each user turn when `assembling`. */
 async function feed(engine, chat, sessions, budget, assembling) {
@@ -99,7 +90,7 @@ async function main() {
                 prompt: q.question,
                 tokenBudget: budget,
               })
-              const text = contextText(out)
+              const text = engineContext(out)
               const key = `${how}|${ask}|${budget}`
               const a = acc.get(key) ?? { evidence: 0, n: 0 }
               a.evidence += evidence.filter((t) => text.includes(t)).length / evidence.length

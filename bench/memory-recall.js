@@ -62,6 +62,7 @@ const { MemoryStore } = require(ROOT)
 const { createContextEngine } = require(path.join(ROOT, 'openclaw'))
 const { loadLongChats } = require('./long-chats')
 const { lengthenAssistantTurns } = require('./long-turns')
+const { engineContext } = require('./engine-context')
 const { referenceTokens } = require('./reference-tokens')
 const embedder = require('./embedder')
 
@@ -137,16 +138,6 @@ function score(q, context) {
   const lower = context.toLowerCase()
   const found = q.evidenceTexts.filter((t) => context.includes(t)).length
   return { evidence: found / q.evidenceTexts.length, answer: lower.includes(q.answer.toLowerCase()) ? 1 : 0 }
-}
-
-function engineContext(out) {
-  const parts = []
-  if (typeof out.systemPromptAddition === 'string') parts.push(out.systemPromptAddition)
-  for (const m of out.messages ?? []) {
-    if (typeof m.content === 'string') parts.push(m.content)
-    else if (Array.isArray(m.content)) for (const b of m.content) if (b?.type === 'text') parts.push(b.text)
-  }
-  return parts.join('\n')
 }
 
 async function main() {
