@@ -273,17 +273,9 @@ fn by_class(req: &ContextRequest, write: impl Fn(&ContextRequest) -> Built) -> B
     if !tokens::Meter::classes_of(model) {
         return first;
     }
-    let section = |b: &Built, thread: bool| {
-        let range = if thread {
-            b.thread_range.clone()
-        } else {
-            Some(b.snapshot_range.clone())
-        };
-        range.and_then(|r| b.prompt.get(r)).map(str::to_string)
-    };
     let own = |b: &Built, thread: bool, used: tokens::Meter| {
         section(b, thread).map_or(used, |t| {
-            tokens::Meter::of_text(model, &tokens::Counts::of(&t))
+            tokens::Meter::of_text(model, &tokens::Counts::of(t))
         })
     };
     let (thread, snapshot) = (
@@ -309,11 +301,7 @@ fn by_class(req: &ContextRequest, write: impl Fn(&ContextRequest) -> Built) -> B
             if used == model_meter {
                 return None;
             }
-            let t = section(&b, thread)?;
-            let counts = tokens::Counts::of(&t);
-            let e = counts.estimate();
-            let m = tokens::Meter::of_text(model, &counts);
-            (m.bound(e) > used.bound(e)).then_some(m)
+            used.read_as(model, section(&b, thread)?)
         };
         let t = read(true, meters.0, req.meter);
         let s = read(false, meters.1, req.snapshot_meter);
@@ -332,6 +320,16 @@ fn by_class(req: &ContextRequest, write: impl Fn(&ContextRequest) -> Built) -> B
         }
     }
     first
+}
+
+/// The thread's text in `b`'s prompt (`thread`), or the snapshot's.
+fn section(b: &Built, thread: bool) -> Option<&str> {
+    let range = if thread {
+        b.thread_range.clone()
+    } else {
+        Some(b.snapshot_range.clone())
+    };
+    range.and_then(|r| b.prompt.get(r))
 }
 
 mod phases;

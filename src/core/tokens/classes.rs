@@ -153,10 +153,22 @@ impl Classes {
     }
 }
 
+impl Meter {
+    /// The meter of the class `text` (built within a budget by this meter) reads as, when
+    /// that one counts it for more than this one does; `None` when this one holds.
+    pub fn read_as(&self, model: Option<&str>, text: &str) -> Option<Meter> {
+        let counts = Counts::of(text);
+        let e = counts.estimate();
+        let read = Meter::of_text(model, &counts);
+        (read.bound(e) > self.bound(e)).then_some(read)
+    }
+}
+
 /// Builds a section of `model` with the calibration's meter; where the calibration knows
 /// the class of the text built, builds it again with that class's own meter and keeps
-/// that one when its text is still of the class (else the first). `build` keeps what it
-/// builds within its budget by the meter it is given; `text` is what it built.
+/// that one when it is within budget by the meter of the class it reads as (else builds
+/// it by that one, [`CLASS_PASSES`] times at most, then keeps the first). `build` keeps
+/// what it builds within its budget by the meter it is given; `text` is what it built.
 pub fn by_class<T, E>(
     model: Option<&str>,
     mut build: impl FnMut(Meter) -> Result<T, E>,
@@ -175,12 +187,10 @@ pub fn by_class<T, E>(
     // one's meter, a few times at most.
     for _ in 0..CLASS_PASSES {
         let next = build(own)?;
-        let counts = Counts::of(text(&next));
-        let read = Meter::of_text(model, &counts);
-        if read.bound(counts.estimate()) <= own.bound(counts.estimate()) {
-            return Ok(next);
+        match own.read_as(model, text(&next)) {
+            None => return Ok(next),
+            Some(read) => own = read,
         }
-        own = read;
     }
     Ok(first)
 }
