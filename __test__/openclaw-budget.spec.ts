@@ -3,9 +3,12 @@
 // summary only with them; retrieval uses the room the budget leaves, only from what is not
 // in view and only past its relevance bar. Driven as OpenClaw drives the engine: assemble
 // with the transcript so far and the prompt, then commitTurn and maintain.
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createContextEngine, isTurnMessage, laneOf, placeSession, type HostMessage } from '@openclaw/context-engine/openclaw'
-import { tokenBound, tokenEstimate } from '@openclaw/context-engine'
+import { tokenEstimate } from '@openclaw/context-engine'
 
 const KEY = 'agent:main:slack:channel:C0BUDGET:thread:1775835600.000100'
 const T0 = 1_775_835_600_000
@@ -92,17 +95,72 @@ describe('the budget the plugin is given', () => {
       }
       previous = now
     })
-    // The transcript outgrows the threshold early; from then on, steps are rare: each
-    // frees at least a quarter of the threshold's share of the budget (folding at half
-    // of it, keeping half of that), so there are at most as many as the transcript's
-    // tokens fill such quarters, and one more.
+    // The transcript outgrows the threshold early; from then on, steps are rare: the window
+    // opens at a step line and moves on a step at a time (a quarter of the fold mark, half
+    // the threshold's share of the budget's allowance: over an eighth of that share, in
+    // estimated tokens), the summary changing with it, so there are at most as many steps as
+    // the transcript's estimate fills such eighths, and one more.
     const text = (m: HostMessage) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))
-    const total = tokenBound(turns(160, true).reduce((n, t) => n + t.messages.reduce((k, m) => k + tokenEstimate(text(m)).estimate, 0), 0))
+    const total = turns(160, true).reduce((n, t) => n + t.messages.reduce((k, m) => k + tokenEstimate(text(m)).estimate, 0), 0)
     expect(steps).toBeGreaterThan(0)
-    expect(steps).toBeLessThanOrEqual(Math.ceil(total / ((budget * 0.75) / 4)) + 1)
-    expect(appended).toBeGreaterThan(130)
+    expect(steps).toBeLessThanOrEqual(Math.ceil(total / ((budget * 0.75) / 8)) + 1)
+    // Between steps, several turns append to the window for each step.
+    expect(appended).toBeGreaterThan(3 * steps)
+    expect(appended).toBeGreaterThan(110)
     expect(e.diagnostics).toEqual([])
     await e.dispose()
+  })
+
+  it('past the threshold, keeps the same window however the folds happened: assembled every turn, fed only, or restarted', async () => {
+    const budget = 4_000
+    const list = turns(120, true)
+    const transcript = list.flatMap((t) => t.messages)
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fold-history-'))
+    const open = (name: string) => createContextEngine({ path: path.join(dir, `${name}.sqlite`) })
+    const fed = async (e: ReturnType<typeof createContextEngine>, part: Turn[], from: number) => {
+      for (const [i, t] of part.entries()) {
+        await e.commitTurn({ sessionId: 's1', sessionKey: KEY, messages: t.messages, advancementKey: `t${from + i}` })
+        await e.maintain({ sessionId: 's1', sessionKey: KEY })
+      }
+    }
+    try {
+      // The host assembles before every turn: the engine folds at its own step lines.
+      const every = open('every')
+      await replay(every, list, budget, () => {})
+      // The host never assembles: the store's own compaction triggers fold.
+      const fedOnly = open('fed')
+      await fed(fedOnly, list, 0)
+      // Assembled every turn for half the session, then restarted and fed only.
+      let restarted = open('restarted')
+      await replay(restarted, list.slice(0, 60), budget, () => {})
+      await restarted.dispose()
+      restarted = open('restarted')
+      await fed(restarted, list.slice(60), 60)
+      const asked = async (e: ReturnType<typeof createContextEngine>) => {
+        const out = await e.assemble({ sessionId: 's1', sessionKey: KEY, messages: transcript, prompt: 'Which lab has the zebrafish tank whose filter needs replacing?', tokenBudget: budget })
+        expect(out.estimatedTokens).toBeLessThanOrEqual(budget)
+        const place = placeSession(KEY, 's1')
+        const summary = (await e.memory()).record(place.sessionId, 'thread_summary', laneOf(place))
+        return { out, folded: JSON.stringify(summary?.messageRange ?? null) }
+      }
+      const [a, b, c] = [await asked(every), await asked(fedOnly), await asked(restarted)]
+      // The lanes folded differently (their summaries end elsewhere), yet the window is the
+      // same: the same first message and as many, so retrieval has the same room.
+      expect(new Set([a.folded, b.folded, c.folded]).size).toBe(3)
+      const window = kept(a.out)
+      expect(window.length).toBeGreaterThan(2)
+      expect(window.length).toBeLessThan(transcript.length / 2)
+      for (const other of [b, c]) {
+        expect(kept(other.out)).toEqual(window)
+        expect(kept(other.out)[0]).toBe(window[0])
+      }
+      for (const e of [every, fedOnly, restarted]) {
+        expect(e.diagnostics).toEqual([])
+        await e.dispose()
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('retrieves with the room the budget leaves, not a fixed 2,000 tokens, and only what clears its bar', async () => {

@@ -402,7 +402,7 @@ describe('the OpenClaw plugin', () => {
     const messages = conversation(40).map((m) =>
       m.role === 'user' ? { ...m, content: `${m.content} ${'with all the details of the plan '.repeat(6)}` } : m,
     )
-    const ask = () => e.assemble({ sessionId: 's', sessionKey: SLACK_THREAD, messages, tokenBudget: 3_000 })
+    const ask = () => e.assemble({ sessionId: 's', sessionKey: SLACK_THREAD, messages, tokenBudget: 8_000 })
     const first = await ask()
     // The host's request was 900 tokens over its 16,000 window: OpenClaw asks to compact.
     const overflow = { force: true, runtimeContext: { trigger: 'overflow' } }

@@ -205,7 +205,9 @@ describe('a question asked again', () => {
     const prompt = 'Who owns workstream 2?'
     const small = await e.assemble({ sessionId: 's1', sessionKey: KEY, messages: transcript.slice(), prompt, tokenBudget: 2_000 })
     const large = await e.assemble({ sessionId: 's1', sessionKey: KEY, messages: transcript.slice(), prompt, tokenBudget: 8_000 })
-    expect(large.estimatedTokens).toBeGreaterThan(small.estimatedTokens + 2_000)
+    // The kept window is a share of the budget: four times the budget, a larger window (what
+    // is retrieved is sized by the question, not by the room, so it does not grow with it).
+    expect(large.estimatedTokens).toBeGreaterThan(small.estimatedTokens + 1_000)
     expect(hostOnly(large.messages).length).toBeGreaterThan(hostOnly(small.messages).length)
     await e.dispose()
   })

@@ -16,7 +16,7 @@
 // Issue 63 #3 asks the fed and restarted engines to hold what the every-turn one holds,
 // within 2 points.
 //
-//   node bench/fold-history.js [--chats N] [--json]
+//   node bench/fold-history.js [--chats N] [--budgets 1000,2000,4000] [--json]
 'use strict'
 
 const fs = require('node:fs')
@@ -29,7 +29,8 @@ const { engineContext } = require('./engine-context')
 
 const chatsArg = process.argv.indexOf('--chats')
 const CHATS = chatsArg > 0 ? Number(process.argv[chatsArg + 1]) : 2
-const BUDGETS = [1_000, 2_000, 4_000]
+const budgetsArg = process.argv.indexOf('--budgets')
+const BUDGETS = (budgetsArg > 0 ? process.argv[budgetsArg + 1] : '1000,2000,4000').split(',').map(Number)
 const OPTIONS = { history: false, threadStatus: false, threadBlock: false }
 const FEEDS = ['every turn', 'fed only', 'restarted']
 const ASKS = ['in its session', 'new session']

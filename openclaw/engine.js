@@ -373,7 +373,7 @@ class MemoryContextEngine {
    * After a turn, what the lane's last assembly calls for: while the host's messages went
    * verbatim (or before any assembly), the store's own compaction triggers keep the
    * summary current for search, the tools and the history; past `contextThreshold`, the
-   * summary changes only at a fold step (the kept window passed its fold mark), so a
+   * summary changes only at a fold step (the kept window moved on to a new step line), so a
    * prompt cache keeps the prefix between steps. Resolves to the compaction or null.
    */
   async afterAssembly(place, lane, runtimeContext) {
@@ -459,8 +459,9 @@ class MemoryContextEngine {
    * One call into the store's assembly: the layers, the retrieved messages, the thread
    * block and the history share `tokenBudget` with the host's own messages, returned as
    * the host's own objects: all of them while they fit `contextThreshold` of it, else
-   * those after the thread summary (whole turns, the current one always), folded in large
-   * steps (`foldThrough`, acted on by `maintain` / `afterTurn`). What changes seldom (policy, personality, summary, history) is the
+   * those from the window's step line on (whole turns, the current one always), moving on
+   * and folded in large steps (`foldThrough`, acted on by `maintain` / `afterTurn`). What
+   * changes seldom (policy, personality, summary, history) is the
    * `systemPromptAddition`; what changes every turn (the memories and messages retrieved
    * for this question, the thread block) is one user message after the kept ones, just
    * before the turn's prompt, so a prompt cache reuses the system prompt and the history.

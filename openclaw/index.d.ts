@@ -45,10 +45,12 @@ export interface ContextEngineOptions {
    * While the host's transcript and the engine's fixed parts (policy, history) fit this
    * share of `tokenBudget` (default 0.75, above 0 and at most 1), the host's messages pass
    * through unchanged and nothing is retrieved from what they already hold: a session that
-   * fits sees its whole transcript at the cost of sending it. Past it, the messages after
-   * the thread summary are kept whole, folded in large steps when they pass half the budget
-   * (the summary changes only then, so a prompt cache keeps the prefix between steps), and
-   * retrieval fills the room the budget leaves.
+   * fits sees its whole transcript at the cost of sending it. Past it, the newest messages
+   * are kept from a step line on (between one and two quarters of this share of the budget,
+   * growing append-only and moving on a step at a time, the summary changing only then, so a
+   * prompt cache keeps the prefix between steps; the same window however the thread was
+   * folded), and what the question matches near its best match is retrieved within the room
+   * left.
    */
   contextThreshold?: number
   /**
@@ -69,9 +71,10 @@ export interface ContextEngineOptions {
   /** After a compaction, re-attach this thread's images once (default true). */
   reattachMedia?: boolean
   /**
-   * Past `contextThreshold`, fold the oldest kept messages into the thread summary when they
-   * pass half the budget (or the budget left some out), in one large step (default true);
-   * they stay retrievable word for word. false: only the store's compaction triggers fold.
+   * Past `contextThreshold`, fold the messages before the kept window into the thread summary
+   * when the window moves on a step and at least 10 user turns wait outside the summary, in
+   * one large step (default true); they stay retrievable word for word. false: only the
+   * store's compaction triggers fold.
    */
   compactWhenTrimming?: boolean
   /**

@@ -68,6 +68,10 @@ pub const SUMMARY_SHARE: f64 = 0.20;
 pub const MEMORIES_SHARE: f64 = 0.10;
 /// The recent messages' share of the rest of the budget.
 pub const RECENT_SHARE: f64 = 0.30;
+/// Shaped for a prompt cache (`verbatim_share`), the retrieved messages are sent anew every
+/// turn: a match or neighbour weighing less than this share of the best one is not offered,
+/// so the retrieved part is sized by how many weigh near the best, not by the room left.
+pub const RETRIEVED_MIN_SHARE: f64 = 0.25;
 /// Matches of the query considered at most.
 pub const HIT_LIMIT: usize = 200;
 /// Matches from the session's other lanes considered at most.
@@ -80,16 +84,24 @@ pub const MAX_NEIGHBOURS: usize = 16;
 pub const NEIGHBOUR_WEIGHT: f64 = 0.5;
 /// Messages read at a time when the recent messages reach back.
 const TAIL_CHUNK: usize = 32;
-/// Past the verbatim share, the kept window (the caller's messages after the summary) is
-/// due to fold once it takes more than this share of the budget (or the verbatim share,
-/// when that is smaller).
+/// Past the verbatim share, the fold mark is this share of what the verbatim share of the
+/// budget's allowance (less the current turn) leaves after the policy and the personality:
+/// the kept window (the caller's messages from
+/// a step line on) never holds more of the messages before the current turn than the mark,
+/// so the summary, the memories and the retrieved messages keep the rest of the share.
 pub const FOLD_AT_SHARE: f64 = 0.5;
-/// A fold leaves this part of the fold mark verbatim: the newest whole turns within half
-/// of it, so the window grows append-only for many turns before the next fold.
+/// The window's step, this part of the fold mark: the window opens at a step line (a whole
+/// number of steps into the caller's messages, at a user turn) and grows append-only until
+/// the messages pass the next line, holding between one and two steps; a fold takes what
+/// lies before the line. The same messages at the same budget give the same window, however
+/// the lane's folds happened.
 pub const FOLD_KEEPS: f64 = 0.5;
+/// The window's step is a whole number of these estimated tokens: a step that moved with
+/// each turn's size would move the step lines, and the window's start, with it.
+pub const STEP_GRAIN: f64 = 64.0;
 /// A fold takes at least this many user turns into the lane's summary: the summary, in the
-/// cached system part, is rewritten in large, rare steps. Where the budget holds fewer
-/// turns than that (long turns, a small window), the kept window slides past its fold mark,
+/// cached system part, is rewritten in large, rare steps. Where a step holds fewer turns
+/// than that (long turns, a small window), the window moves on at its step lines meanwhile,
 /// what it no longer holds is retrieved when a question needs it, and the summary catches
 /// up once this many turns wait outside it.
 pub const FOLD_MIN_TURNS: usize = 10;

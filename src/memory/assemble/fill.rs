@@ -2,14 +2,14 @@
 //! layers, the summary and memories, the recent messages, the retrieved ones, reaching
 //! back with the room left), each within its share of the rest of the budget.
 
-use super::host::HostWindow;
+use super::host::{share_allowance, HostWindow};
 use super::ladder::fill_by_ladder;
 use super::plan::{fit_summary, Item, Plan};
 use super::render::{data_section, section, Block, Line};
 use super::tail::Tail;
 use super::{
-    blocks, retrieve, shows_as_memory, AssembleRequest, Assembled, FOLD_AT_SHARE, FOLD_KEEPS,
-    FOLD_MIN_TURNS, MEMORIES_SHARE, RECENT_SHARE, SUMMARY_SHARE,
+    blocks, retrieve, shows_as_memory, AssembleRequest, Assembled, FOLD_MIN_TURNS, MEMORIES_SHARE,
+    RECENT_SHARE, RETRIEVED_MIN_SHARE, SUMMARY_SHARE,
 };
 use crate::core::text::escape::{data_text, escape};
 use crate::core::tokens::{estimate, Meter};
@@ -127,10 +127,13 @@ impl<'s, 'r> Assembly<'s, 'r> {
         // Past the share, the whole context stays within it: what the host adds around it
         // (its system prompt, tools, the reply) has the rest of the budget.
         let limit = match req.verbatim_share {
-            Some(share) if shaped && !verbatim => share * cap,
+            Some(share) if shaped && !verbatim => share_allowance(meter, req.budget_tokens, share),
             _ => cap,
         };
         let mut summary = summary.map(|r| r.body);
+        if let (Some(share), false) = (req.verbatim_share, verbatim) {
+            plan.step_window(meter, req.budget_tokens, share);
+        }
         if let Some(host) = plan.host.as_mut().filter(|_| verbatim) {
             host.keep_all();
             // A summary of messages all in view says nothing they do not.
@@ -213,23 +216,10 @@ impl<'s, 'r> Assembly<'s, 'r> {
     /// is counted with the fixed layers) or the newest of the lane, up to their share
     /// and the cap.
     pub(super) fn recent(&mut self) -> Result<(), MemoryError> {
-        // Shaped for a cache, the window after the summary is kept whole while it fits its
-        // fold mark; past the mark (a window that slides until a fold is due) it keeps first
-        // what a fold would leave, the newest turns within half the mark, and what it leaves
-        // goes to retrieval before the window reaches back.
+        // Shaped for a cache, the window is the caller's messages from its step line on
+        // (`HostWindow::step_from`), as many of its newest whole turns as the rest holds.
         let room = if self.shaped {
-            let keep = match (self.verbatim, self.req.verbatim_share, &self.plan.host) {
-                (false, Some(share), Some(host)) => {
-                    let mark = FOLD_AT_SHARE.min(share) * self.cap;
-                    if host.window_est() > mark {
-                        mark * FOLD_KEEPS - host.est
-                    } else {
-                        f64::INFINITY
-                    }
-                }
-                _ => f64::INFINITY,
-            };
-            (self.rest - self.used).min(keep.max(0.0))
+            self.rest - self.used
         } else {
             self.rest * RECENT_SHARE
         };
@@ -319,7 +309,14 @@ impl<'s, 'r> Assembly<'s, 'r> {
         let mut around = retrieve::all_neighbours(store, req, &mut found, below)?;
         let mut lines: Vec<Option<Line>> = Vec::new();
         let mut offered: HashSet<i64> = HashSet::new();
-        for (_, rank, step) in retrieve::candidates(&found, req.passages_neighbours) {
+        let offers = retrieve::candidates(&found, req.passages_neighbours);
+        // Shaped for a cache, the retrieved part is sent anew every turn: it holds what
+        // weighs near the best match, not whatever fills the room.
+        let bar = match offers.first() {
+            Some(&(best, _, _)) if self.shaped => best * RETRIEVED_MIN_SHARE,
+            _ => f64::NEG_INFINITY,
+        };
+        for (_, rank, step) in offers.into_iter().take_while(|&(w, _, _)| w >= bar) {
             if offered_est > 3.0 * room || offered_est > 1.5 * room && room - greedy < min_line {
                 break;
             }
@@ -374,6 +371,27 @@ impl<'s, 'r> Assembly<'s, 'r> {
         });
         self.used += plan.passages.est;
         Ok(())
+    }
+
+    /// The fold due: through what lies before the window's step line, once that holds
+    /// [`FOLD_MIN_TURNS`] user turns the summary does not.
+    fn fold_due(&self) -> Result<Option<String>, MemoryError> {
+        Ok(match (&self.plan.host, self.req.verbatim_share) {
+            (Some(host), Some(_)) if !self.verbatim => match host.fold_before_start() {
+                Some(through) => self
+                    .store
+                    .user_turns_through(
+                        self.req.session_id,
+                        self.req.thread_key,
+                        self.covered,
+                        through,
+                    )?
+                    .filter(|&turns| turns >= FOLD_MIN_TURNS)
+                    .map(|_| through.to_string()),
+                None => None,
+            },
+            _ => None,
+        })
     }
 
     /// Room left: the caller's messages reach further back, whole turns (a retrieved
@@ -453,28 +471,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
             (system, turn, tokens) = self.plan.render();
         }
         let plan = &self.plan;
-        let fold_through = match (&plan.host, self.req.verbatim_share) {
-            (Some(host), Some(share)) if !self.verbatim => {
-                let mark = FOLD_AT_SHARE.min(share) * self.cap;
-                match (host.window_est() > mark || host.from > host.floor)
-                    .then(|| host.fold_through(mark * FOLD_KEEPS))
-                    .flatten()
-                {
-                    Some(through) => self
-                        .store
-                        .user_turns_through(
-                            self.req.session_id,
-                            self.req.thread_key,
-                            self.covered,
-                            through,
-                        )?
-                        .filter(|&turns| turns >= FOLD_MIN_TURNS)
-                        .map(|_| through.to_string()),
-                    None => None,
-                }
-            }
-            _ => None,
-        };
+        let fold_through = self.fold_due()?;
         Ok(Assembled {
             verbatim: self.verbatim,
             fold_through,

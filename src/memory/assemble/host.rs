@@ -1,16 +1,23 @@
 //! The caller's own messages as the recent layer: which of them are kept, whole turns
 //! from the newest, never before what the lane's summary stands for.
 
-use super::HostMessage;
+use super::{HostMessage, FOLD_AT_SHARE, FOLD_KEEPS, STEP_GRAIN};
+use crate::core::tokens::Meter;
 use std::collections::HashSet;
 
 /// The caller's messages kept: `messages[from..]`, whole turns, from the newest.
 pub(super) struct HostWindow<'a> {
     pub(super) messages: &'a [HostMessage<'a>],
     pub(super) from: usize,
-    /// The window never opens before this: the lane's summary stands for the messages
-    /// before it (and retrieval brings back what a question needs of them).
+    /// The lane's summary stands for the messages before this (and retrieval brings back
+    /// what a question needs of them).
     pub(super) floor: usize,
+    /// The window opens no earlier than this: the floor, or a step line
+    /// ([`HostWindow::step_from`]) for a window shaped for a prompt cache.
+    pub(super) start: usize,
+    /// Where the next turn's window opens at the earliest (the floor when the window has
+    /// no step line): a fold ends before it.
+    pub(super) step_at: usize,
     /// The current turn (from the last user message on): always kept.
     pub(super) mandatory: usize,
     pub(super) est: f64,
@@ -42,6 +49,8 @@ impl<'a> HostWindow<'a> {
             messages,
             from: mandatory,
             floor,
+            start: floor,
+            step_at: floor,
             mandatory,
             est: messages[mandatory..].iter().map(|m| m.est).sum(),
             summary_in_view: covered_at.is_some(),
@@ -53,51 +62,68 @@ impl<'a> HostWindow<'a> {
         self.messages.iter().map(|m| m.est).sum()
     }
 
-    /// What the messages after the summary cost together.
-    pub(super) fn window_est(&self) -> f64 {
-        self.messages[self.floor..].iter().map(|m| m.est).sum()
+    /// Opens the window at the first turn at or past the step line before the last two
+    /// (`k·step`, `k = ⌊t / step⌋ − 1`, `t` what the messages before the current turn
+    /// weigh), wherever the lane's summary ends: it holds at most two steps of them (none,
+    /// where a turn is longer than that), one at least but for the turn the line cuts; it
+    /// grows append-only until the messages pass the next line, and is the same for the
+    /// same messages whatever the lane's folds were. A fold ends before the turn the next
+    /// window opens at, at the earliest (`t` counting the current turn), so the summary
+    /// changes with the window's start, not a turn after it.
+    pub(super) fn step_from(&mut self, step: f64) {
+        let before: f64 = self.messages[..self.mandatory].iter().map(|m| m.est).sum();
+        self.start = self.line_start(before, step);
+        self.step_at = self.line_start(before + self.est, step);
+    }
+
+    /// The first user message at or past the step line before the last two of `weight`.
+    fn line_start(&self, weight: f64, step: f64) -> usize {
+        let line = if step > 0.0 {
+            ((weight / step).floor() - 1.0).max(0.0) * step
+        } else {
+            weight
+        };
+        if line <= 0.0 {
+            return 0;
+        }
+        let mut at = 0.0;
+        self.messages[..self.mandatory]
+            .iter()
+            .position(|m| {
+                let past = m.user && at >= line;
+                at += m.est;
+                past
+            })
+            .unwrap_or(self.mandatory)
     }
 
     /// Keeps every message, the summary's ones included.
     pub(super) fn keep_all(&mut self) {
         self.floor = 0;
+        self.start = 0;
+        self.step_at = 0;
         self.from = 0;
         self.est = self.all_est();
     }
 
-    /// Where a fold should end so that the newest whole turns within `keep` stay: the
-    /// stored id of the last message before them (`None` when no stored message of the
-    /// window would be folded).
-    pub(super) fn fold_through(&self, keep: f64) -> Option<&'a str> {
-        let mut at = self.mandatory;
-        let mut kept = self.messages[at..].iter().map(|m| m.est).sum::<f64>();
-        // Whole turns, from the newest, while they fit.
-        while at > self.floor {
-            let Some(start) = self.messages[self.floor..at].iter().rposition(|m| m.user) else {
-                break;
-            };
-            let start = self.floor + start;
-            let est: f64 = self.messages[start..at].iter().map(|m| m.est).sum();
-            if kept + est > keep {
-                break;
-            }
-            kept += est;
-            at = start;
-        }
-        self.messages[self.floor..at]
+    /// Where a fold should end so that the window from its start on stays: the stored id
+    /// of the last unsummarized message before it (`None` when there is none).
+    pub(super) fn fold_before_start(&self) -> Option<&'a str> {
+        self.messages[self.floor.min(self.step_at)..self.step_at]
             .iter()
             .rev()
             .find(|m| !m.id.is_empty())
             .map(|m| m.id)
     }
 
-    /// The turn just before the window (`[start, from)`) and its estimate.
+    /// The turn just before the window (`[start, from)`, no earlier than where the window
+    /// may open) and its estimate.
     pub(super) fn previous_turn(&self) -> Option<(usize, f64)> {
-        if self.from <= self.floor {
+        if self.from <= self.start {
             return None;
         }
-        let start = self.floor
-            + self.messages[self.floor..self.from]
+        let start = self.start
+            + self.messages[self.start..self.from]
                 .iter()
                 .rposition(|m| m.user)?;
         Some((
@@ -151,4 +177,32 @@ impl<'a> HostWindow<'a> {
             .map(|m| m.id)
             .collect()
     }
+}
+
+/// The window's step (`HostWindow::step_from`): [`FOLD_KEEPS`] of the fold mark, that is of
+/// [`FOLD_AT_SHARE`] of what the verbatim share of the budget's allowance leaves after the
+/// layers that never change (`steady`: the policy and the personality), the budget less the
+/// current turn (a host that adds the turn's prompt to the budget, as the OpenClaw engine
+/// does, gets the same step every turn), in whole [`STEP_GRAIN`]s, so the step lines stay
+/// where they were from turn to turn.
+pub(super) fn window_step(
+    meter: Meter,
+    budget: u64,
+    turn_est: f64,
+    share: f64,
+    steady: f64,
+) -> f64 {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    // a turn's estimate, far below 2^53
+    let basis = budget.saturating_sub(turn_est.ceil() as u64);
+    let step = FOLD_AT_SHARE * FOLD_KEEPS * (share * meter.allowance(basis) - steady).max(0.0);
+    (step / STEP_GRAIN).floor() * STEP_GRAIN
+}
+
+/// The share of the budget in real tokens as an allowance (what `finish` holds the text to),
+/// not the share of the budget's allowance: a bound grows faster than its estimate.
+pub(super) fn share_allowance(meter: Meter, budget: u64, share: f64) -> f64 {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+    // a share of a u64 budget, at most the budget
+    meter.allowance((share * budget as f64).floor() as u64)
 }

@@ -2,7 +2,7 @@
 //! each section, the token count of each layer, the order things give way in when the
 //! rendered text is over the budget, and how a thread summary is cut to fit.
 
-use super::host::HostWindow;
+use super::host::{window_step, HostWindow};
 use super::render::{day_heading, message_line, section, Block, Line};
 use super::{AssembleRequest, LayerTokens};
 use crate::core::tokens::{counted, estimate, Meter};
@@ -59,6 +59,15 @@ impl Plan<'_> {
             + self.turn_blocks.iter().map(|b| estimate(b)).sum::<f64>()
             + self.system_blocks.iter().map(|b| estimate(b)).sum::<f64>()
             + self.host.as_ref().map_or(0.0, |h| h.est)
+    }
+
+    /// Opens the caller's window at its step line ([`HostWindow::step_from`]) for `share`
+    /// of `budget`, what the policy and the personality take left out of the step.
+    pub(super) fn step_window(&mut self, meter: Meter, budget: u64, share: f64) {
+        let steady = estimate(&self.policy) + self.personality.as_deref().map_or(0.0, estimate);
+        if let Some(host) = self.host.as_mut() {
+            host.step_from(window_step(meter, budget, host.est, share, steady));
+        }
     }
 
     /// When the fixed layers alone are over `cap`: the caller's blocks give way (the last

@@ -165,15 +165,20 @@ const T0: i64 = 1_699_920_000_000;
 /// A lane of `n` messages, one a minute from `t0`, about the work of the day; the
 /// message at `needle` (if any) holds `needle_text`.
 fn long_lane(n: usize, needle: Option<(usize, &str)>) -> MemoryStore {
-    let mut s = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
     let texts: Vec<String> = (0..n)
         .map(|i| match needle {
             Some((at, text)) if at == i => text.to_string(),
             _ => format!("message {i}: the build queue is long today, checking step {i} again"),
         })
         .collect();
-    let ids: Vec<String> = (0..n).map(|i| format!("m{i}")).collect();
-    let batch: Vec<NewMessage<'_>> = crate::memory::message::turns(S, &ids, &texts)
+    lane_of(&texts)
+}
+
+/// A lane of `texts`, stored as `m0`, `m1`, ..., one a minute from `t0`, turn by turn.
+fn lane_of(texts: &[String]) -> MemoryStore {
+    let mut s = MemoryStore::open(":memory:").unwrap_or_else(|e| panic!("{e}"));
+    let ids: Vec<String> = (0..texts.len()).map(|i| format!("m{i}")).collect();
+    let batch: Vec<NewMessage<'_>> = crate::memory::message::turns(S, &ids, texts)
         .into_iter()
         .map(|m| NewMessage {
             ts_ms: T0 + m.ts_ms * 60_000,

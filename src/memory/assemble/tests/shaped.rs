@@ -1,7 +1,13 @@
 //! The context shaped for a prompt cache around a caller's messages (`verbatim_share`):
-//! verbatim while they fit, then a window after the summary that changes in fold steps.
+//! verbatim while they fit, then a window from a step line that moves, and folds, in steps.
 
+use super::host::window_step;
 use super::*;
+
+/// The window's step at `budget` for [`shaped`]'s share, the current turn weighing `turn`.
+fn step_at(budget: u64, turn: f64) -> f64 {
+    window_step(Meter::of_model(None), budget, turn, 0.75, 0.0)
+}
 
 /// Folds the lane's unsummarized messages through `through`, as a caller of
 /// `fold_through` does; the plan's fold.
@@ -142,48 +148,69 @@ fn past_the_share_the_context_stays_within_the_share_of_the_budget() {
         #[allow(clippy::cast_precision_loss)]
         let total = a.tokens.total as f64;
         assert!(total <= share, "{budget}: {total}");
-        // And uses it: what is left out is less than a message's worth of the share.
-        assert!(total > share - 60.0, "{budget}: {total}");
+        // The window holds at least a step of the messages before the current turn; the
+        // rest is what the question needs (the match and its neighbours), not a fill.
+        let kept: f64 = host[a.keep_from..298].iter().map(|m| m.est).sum();
+        assert!(kept > step_at(budget, 20.0) - 40.0, "{budget}: {kept}");
+        assert!(a.turn.contains("zebrafish"), "{budget}: {}", a.turn);
+        assert!(a.passages_included <= 1 + 2 * 2, "{budget}: {}", a.turn);
     }
 }
 
 #[test]
-fn past_the_share_the_window_after_the_summary_is_whole_and_a_fold_is_named_at_its_mark() {
-    let s = summarized_lane(300, 10);
+fn past_the_share_the_window_opens_at_its_step_line_whatever_the_lanes_folds_were() {
     let ids: Vec<String> = (0..300).map(|i| format!("m{i}")).collect();
     let host = host_of(300, &ids);
-    // 290 messages of 20 tokens after the summary: past 0.75 of 4,000, far past the mark.
+    let step = step_at(4_000, 20.0);
+    // Nothing folded, folded early, folded late, folded into the window itself: the same
+    // messages at the same budget keep the same window.
+    let from_of = |folded: usize| {
+        let s = summarized_lane(300, folded);
+        let a = assemble(&s, &shaped(&host, "and the build queue?", 4_000))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!a.verbatim);
+        assert!(a.tokens.total <= 4_000);
+        a.keep_from
+    };
+    let from = from_of(10);
+    for folded in [0, 150, 290] {
+        assert_eq!(
+            from_of(folded),
+            from,
+            "folded through m{}",
+            folded.max(1) - 1
+        );
+    }
+    // One to two steps of the messages before the current turn (less the turn the line
+    // cuts), from a user turn's start.
+    let kept: f64 = host[from..298].iter().map(|m| m.est).sum();
+    assert!(
+        kept > step - 40.0 && kept <= 2.0 * step,
+        "{kept} of a {step} step"
+    );
+    assert!(host[from].user);
+    // A fold is named through the message before the line; the rare word it takes into
+    // the summary comes back retrieved.
+    let mut s = summarized_lane(300, 10);
     let a = assemble(&s, &shaped(&host, "where is the zebrafish tank?", 4_000))
         .unwrap_or_else(|e| panic!("{e}"));
-    assert!(!a.verbatim);
-    assert!(a.tokens.total <= 4_000);
     let through = a
         .fold_through
         .clone()
         .unwrap_or_else(|| panic!("a fold is due"));
-    let at: usize = through[1..].parse().unwrap_or(0);
-    // The fold leaves the newest whole turns within half the mark (a quarter of the
-    // budget's allowance) and takes a user turn's start with it.
-    let kept: f64 = host[at + 1..].iter().map(|m| m.est).sum();
-    let cap = Meter::of_model(None).allowance(4_000);
-    assert!(kept <= cap * FOLD_AT_SHARE * FOLD_KEEPS + 1e-9, "{kept}");
-    assert!(kept + 40.0 > cap * FOLD_AT_SHARE * FOLD_KEEPS, "{kept}");
-    assert!(host[at + 1].user);
-    // The zebrafish message, summarized, comes back retrieved (a rare word clears the bar).
+    assert_eq!(through, format!("m{}", from - 1));
     assert!(a.turn.contains("zebrafish"), "{}", a.turn);
-    // After the fold, the window is what it named: whole, from the summary on.
-    let mut s = s;
+    // After the fold, the same window and nothing more to fold.
     fold(&mut s, &through);
     let b = assemble(&s, &shaped(&host, "and the build queue?", 4_000))
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(b.keep_from, at + 1);
-    assert_eq!(b.fold_through, None, "under its mark, nothing to fold");
-    // The window grows append-only: two more turns keep the same start and summary.
+    assert_eq!((b.keep_from, b.fold_through), (from, None));
+    // The window grows append-only: two more messages keep its start and the summary.
     let more: Vec<String> = (0..302).map(|i| format!("m{i}")).collect();
     let longer = host_of(302, &more);
     let c = assemble(&s, &shaped(&longer, "and the build queue?", 4_000))
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!((c.keep_from, &c.system), (at + 1, &b.system));
+    assert_eq!((c.keep_from, &c.system), (from, &b.system));
 }
 
 #[test]
@@ -249,4 +276,62 @@ fn a_fold_waits_until_it_takes_enough_turns_and_the_window_slides_meanwhile() {
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or(0);
     assert!(turns >= FOLD_MIN_TURNS, "{turns}");
+}
+
+#[test]
+fn a_host_that_adds_the_prompt_to_the_budget_keeps_the_same_window_whatever_its_size() {
+    let s = summarized_lane(300, 10);
+    let ids: Vec<String> = (0..300).map(|i| format!("m{i}")).collect();
+    // The same 298 messages before the current turn; a prompt of 30 or 600 tokens, the
+    // budget raised by it (as the OpenClaw engine raises the host's).
+    let from_with = |prompt: f64| {
+        let mut host = host_of(299, &ids);
+        host[298].est = prompt;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let budget = 4_000 + prompt.ceil() as u64;
+        let a = assemble(&s, &shaped(&host, "and the build queue?", budget))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!a.verbatim);
+        a.keep_from
+    };
+    let short = from_with(30.0);
+    assert!(short > 10 && short < 298, "{short}");
+    for prompt in [31.0, 90.0, 250.0, 600.0] {
+        assert_eq!(from_with(prompt), short, "a prompt of {prompt}");
+    }
+}
+
+#[test]
+fn shaped_for_a_cache_the_retrieved_part_holds_what_weighs_near_the_best_match() {
+    // One message holds the question's rare words; every 15th holds a common one of them.
+    let texts: Vec<String> = (0..300)
+        .map(|i| match i {
+            3 => "the zebrafish tank moved to room 4 next to the aquarium pumps".to_string(),
+            _ if i % 15 == 7 => format!("message {i}: checking the pumps again"),
+            _ => format!("message {i}: the build queue is long today, step {i}"),
+        })
+        .collect();
+    let s = lane_of(&texts);
+    let ids: Vec<String> = (0..300).map(|i| format!("m{i}")).collect();
+    let host = host_of(300, &ids);
+    let window = &host[250..];
+    let query = "where did the zebrafish tank with the pumps move?";
+    let loose = AssembleRequest {
+        passages_min_weight: 0.0,
+        ..shaped(window, query, 8_000)
+    };
+    let a = assemble(&s, &loose).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!a.verbatim);
+    assert!(a.turn.contains("zebrafish tank moved"), "{}", a.turn);
+    // The lone-word matches weigh far less than the best one: not offered, however much
+    // room is left.
+    assert!(!a.turn.contains("checking the pumps"), "{}", a.turn);
+    assert!(a.passages_included <= 1 + 2 * NEIGHBOURS, "{}", a.turn);
+    // Not shaped (no share), the same question fills the room with them.
+    let filled = AssembleRequest {
+        verbatim_share: None,
+        ..loose
+    };
+    let b = assemble(&s, &filled).unwrap_or_else(|e| panic!("{e}"));
+    assert!(b.turn.contains("checking the pumps"), "{}", b.turn);
 }
