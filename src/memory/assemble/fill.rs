@@ -2,7 +2,7 @@
 //! layers, the summary and memories, the recent messages, the retrieved ones, reaching
 //! back with the room left), each within its share of the rest of the budget.
 
-use super::host::{share_allowance, HostWindow};
+use super::host::{share_of, HostWindow};
 use super::ladder::fill_by_ladder;
 use super::plan::{fit_summary, Item, Plan};
 use super::render::{data_section, section, Block, Line};
@@ -127,7 +127,11 @@ impl<'s, 'r> Assembly<'s, 'r> {
         // Past the share, the whole context stays within it: what the host adds around it
         // (its system prompt, tools, the reply) has the rest of the budget.
         let limit = match req.verbatim_share {
-            Some(share) if shaped && !verbatim => share_allowance(meter, req.budget_tokens, share),
+            // The allowance of the share in real tokens (what `finish` holds the text to),
+            // not the share of the allowance: a bound grows faster than its estimate.
+            Some(share) if shaped && !verbatim => {
+                meter.allowance(share_of(req.budget_tokens, share))
+            }
             _ => cap,
         };
         let mut summary = summary.map(|r| r.body);
@@ -461,9 +465,7 @@ impl<'s, 'r> Assembly<'s, 'r> {
         let budget = self.req.budget_tokens;
         // Past the verbatim share, the text itself stays within that share of the budget.
         let hard = match self.req.verbatim_share {
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            // a share of a u64 budget, at most the budget
-            Some(share) if self.shaped && !self.verbatim => (share * budget as f64).floor() as u64,
+            Some(share) if self.shaped && !self.verbatim => share_of(budget, share),
             _ => budget,
         };
         let (mut system, mut turn, mut tokens) = self.plan.render();

@@ -199,10 +199,10 @@ pub(super) fn window_step(
     (step / STEP_GRAIN).floor() * STEP_GRAIN
 }
 
-/// The share of the budget in real tokens as an allowance (what `finish` holds the text to),
-/// not the share of the budget's allowance: a bound grows faster than its estimate.
-pub(super) fn share_allowance(meter: Meter, budget: u64, share: f64) -> f64 {
+/// `share` of `budget` in real tokens: what a context past the verbatim share is held to.
+pub(super) fn share_of(budget: u64, share: f64) -> u64 {
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
     // a share of a u64 budget, at most the budget
-    meter.allowance((share * budget as f64).floor() as u64)
+    let tokens = (share * budget as f64).floor() as u64;
+    tokens
 }
