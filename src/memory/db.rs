@@ -4,6 +4,7 @@
 
 use super::passages::terms::{index_text, scope_tokens};
 use crate::core::db::{DbError, INDEX_STEP};
+use rusqlite::functions::FunctionFlags;
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// Why the store could not do what was asked.
@@ -110,6 +111,14 @@ fn backfill(tx: &rusqlite::Transaction<'_>) -> Result<(), MemoryError> {
 /// process gets the write lock first).
 pub(super) fn open(path: &str) -> Result<Connection, MemoryError> {
     let mut conn = crate::core::db::open(path)?;
+    // Ranking reads of each matched message whether it asks something, by the one rule
+    // (`message::asks`), without reading its text out of SQLite.
+    conn.create_scalar_function(
+        "asks",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| Ok(ctx.get_raw(0).as_str().is_ok_and(super::message::asks)),
+    )?;
     // Read first: a file with nothing pending (the usual case) takes no write lock here.
     let pending = |c: &Connection| -> Result<bool, MemoryError> {
         let table: Option<String> = c

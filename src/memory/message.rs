@@ -83,22 +83,57 @@ pub struct RankingRow {
     pub chars: usize,
     pub ts_ms: i64,
     pub role: Option<Role>,
-    /// It ends in a question mark.
+    /// It asks something ([`asks`]).
     pub asks: bool,
 }
 
 impl RankingRow {
     /// What ranking reads of `m`, as the SQLite store's statement reads it of the row:
-    /// its length in characters, and whether it ends in a question mark once the spaces
-    /// after it are trimmed.
+    /// its length in characters, and whether it asks something.
     pub fn of(m: &ChatMessage) -> Self {
         RankingRow {
             chars: m.text.chars().count(),
             ts_ms: m.ts_ms,
             role: Some(m.role),
-            asks: m.text.trim_end_matches(' ').ends_with('?'),
+            asks: asks(&m.text),
         }
     }
+}
+
+/// Question marks that end a question wherever they stand: the full-width one (Chinese,
+/// Japanese), the Arabic, the Armenian and the Ethiopic.
+const QUESTION_MARKS: [char; 4] = ['\u{FF1F}', '\u{061F}', '\u{055E}', '\u{1367}'];
+
+/// What may follow a question mark that closes a sentence: a closing quote or bracket,
+/// or more marks (`?!`, `??`).
+const AFTER_QUESTION: [char; 11] = [
+    '"', '\'', ')', ']', '}', '\u{201D}', '\u{2019}', '\u{00BB}', '?', '!', '*',
+];
+
+/// Whether a message asks something: one of its sentences is a question (a `?` after a
+/// word, at the end of the text or before a space, a line break or a closing mark; or one
+/// of [`QUESTION_MARKS`]), wherever it stands in the message. A long turn often asks its
+/// question first and goes on ("Which one do you use? Here is how each is set up: ..."),
+/// and the turn after it answers the question all the same. A `?` inside a word (a URL's
+/// query) or after a space (a ternary `a ? b`) asks nothing.
+pub fn asks(text: &str) -> bool {
+    // A message that opens with its question mark ("?", "?? it broke") asks.
+    let mut prev = '\0';
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if QUESTION_MARKS.contains(&c) {
+            return true;
+        }
+        if c == '?' && !prev.is_whitespace() {
+            match chars.peek() {
+                None => return true,
+                Some(&n) if n.is_whitespace() || AFTER_QUESTION.contains(&n) => return true,
+                _ => {}
+            }
+        }
+        prev = c;
+    }
+    false
 }
 
 /// A message from the columns `seq, message_id, thread_key, role, text, ts_ms, reply_to`.
@@ -136,3 +171,51 @@ pub fn count_and_mean((n, chars): (i64, i64)) -> (usize, f64) {
 
 /// The rows before (newest first) and after (oldest first) a row of a lane.
 pub type RowsAround = (Vec<i64>, Vec<i64>);
+
+#[cfg(test)]
+mod tests {
+    use super::asks;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_message_asks_when_one_of_its_sentences_is_a_question() {
+        for text in [
+            "Which venue did you book?",
+            "Which venue did you book? I looked at three; the one by the river had the best light, and the parking was easy.",
+            "Which venue did you book?\nI looked at three.",
+            "Did it ship?!",
+            "He asked \"why not?\" and left.",
+            "?",
+            "你订了哪个场地？我看了三个。",
+            "هل حجزت القاعة؟ رأيت ثلاثاً.",
+        ] {
+            assert!(asks(text), "{text}");
+        }
+        for text in [
+            "",
+            "The venue is booked.",
+            "The list is at https://example.com/search?q=venue&page=2 now.",
+            "let x = ready ? 1 : 2;",
+            "Well ? no.",
+        ] {
+            assert!(!asks(text), "{text}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn a_question_asks_whatever_follows_it(
+            head in "[a-zA-Z][a-zA-Z ]{0,40}[a-zA-Z]",
+            tail in "[a-zA-Z .,!]{0,300}",
+        ) {
+            let (question, asked_first) = (format!("{head}?"), format!("{head}? {tail}"));
+            prop_assert!(asks(&question));
+            prop_assert!(asks(&asked_first));
+        }
+
+        #[test]
+        fn a_text_without_a_question_mark_asks_nothing(text in "[^?\u{FF1F}\u{061F}\u{055E}\u{1367}]{0,200}") {
+            prop_assert!(!asks(&text));
+        }
+    }
+}

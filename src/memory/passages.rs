@@ -94,7 +94,7 @@ pub struct Hit {
     /// What the searched terms it holds weigh together: the sum of their idf in the
     /// scope searched (see [`crate::core::search::bm25::idf`]), before its length and the chat's signals count.
     pub weight: f64,
-    /// The message asks something (it ends in a question mark): the turn after it is its
+    /// The message asks something ([`crate::memory::message::asks`]): the turn after it is its
     /// answer.
     pub asks: bool,
 }
@@ -303,7 +303,7 @@ impl MemoryStore {
         let read = match &self.db {
             Backend::Lite(conn) => {
                 let mut stmt = conn.prepare_cached(
-                    "SELECT m.seq, length(m.text), m.ts_ms, m.role, substr(rtrim(m.text), -1) = '?'
+                    "SELECT m.seq, length(m.text), m.ts_ms, m.role, asks(m.text)
                      FROM json_each(?1) j JOIN messages m ON m.seq = j.value",
                 )?;
                 let rows = stmt.query_map(params![json_list(unread)], |r| {

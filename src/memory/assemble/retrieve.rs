@@ -5,6 +5,7 @@
 
 use super::{AssembleRequest, HIT_LIMIT, MAX_NEIGHBOURS, NEIGHBOUR_WEIGHT, STRONG_LIMIT};
 use crate::memory::db::MemoryError;
+use crate::memory::message::asks;
 use crate::memory::passages::vectors::CLEAR_NEAREST;
 use crate::memory::passages::{clear_weight, fallback_terms, fuse, Hit, HitScope};
 use crate::memory::store::{ChatMessage, MemoryStore};
@@ -71,7 +72,7 @@ pub(super) fn matches(
                 score: strong,
                 terms: terms.len(),
                 weight: strong,
-                asks: m.text.trim_end().ends_with('?'),
+                asks: asks(&m.text),
             },
             lane: m.thread_key.clone(),
             message: Some(m),

@@ -489,3 +489,39 @@ fn a_kept_message_is_given_only_to_its_own_session() {
         None
     );
 }
+
+#[test]
+fn the_store_reads_whether_a_message_asks_by_the_one_rule() {
+    // SQLite's ranking statement and a message read whole agree, a question inside a long
+    // turn included.
+    let texts = [
+        "Which venue did you book? I looked at three; the riverside one had the best light.",
+        "The riverside one, booked for May.",
+        "See https://example.com/venues?city=lisbon for the list.",
+        "你订了哪个场地？我看了三个。",
+        "let x = ready ? 1 : 2;",
+        "Booked?",
+    ]
+    .map(String::from);
+    let s = store_of_texts(&texts);
+    let seqs: Vec<i64> = (0..texts.len())
+        .map(|i| {
+            s.message_by_id(S, &i.to_string())
+                .unwrap_or_else(|e| panic!("{e}"))
+                .map_or(-1, |m| m.seq)
+        })
+        .collect();
+    let rows = s
+        .ranking_rows(seqs.iter().copied())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let asked: Vec<bool> = seqs
+        .iter()
+        .map(|q| rows.get(q).is_some_and(|r| r.asks))
+        .collect();
+    assert_eq!(asked, [true, false, false, true, false, true]);
+    for q in &seqs {
+        let m = s.message_in(S, *q).unwrap_or_else(|e| panic!("{e}"));
+        let whole = m.map(|m| crate::memory::message::RankingRow::of(&m));
+        assert_eq!(whole.as_ref(), rows.get(q), "{q}");
+    }
+}
