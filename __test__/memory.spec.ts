@@ -205,6 +205,37 @@ describe('MemoryStore', () => {
     expect(thrown(() => ask(m, { user: 'Sam' as unknown as string[] }))).toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' })
   })
 
+  it('brings the answer to a question a long turn asks before it goes on', () => {
+    // The assistant asks, then goes on in the same turn; the user's next turn answers.
+    // A weaker match (one of the question's words) competes for the room.
+    const more = 'Meanwhile the build queue drained overnight, the flaky integration suite passed twice in a row, and the release notes draft is in the shared folder for review before Friday.'
+    const turns = [
+      msg('1', 'Can you help me plan the team trip?'),
+      msg('2', `Happy to. Which venue in Lisbon did you book for the offsite? ${more}`, { role: 'assistant' }),
+      msg('3', 'The riverside hall, for the second week of May.'),
+      ...Array.from({ length: 30 }, (_, i) => msg(String(i + 4), `unrelated note ${i} about lunch orders`, { role: i % 2 ? 'user' : 'assistant' })),
+      msg('34', 'Flights to Lisbon are cheaper on Tuesdays.', { role: 'assistant' }),
+      msg('35', 'ok noted'),
+      ...Array.from({ length: 30 }, (_, i) => msg(String(i + 36), `unrelated note ${i + 30} about parking`, { role: i % 2 ? 'user' : 'assistant' })),
+    ]
+    const m = new MemoryStore()
+    try {
+      m.ingest(turns)
+      const ask = (retrievedMaxTokens: number) =>
+        m.assemble({ sessionId: S, threadKey: 'root:42', userMessage: 'Which venue did we book in Lisbon for the offsite?', budgetTokens: 2_000, recent: 0, retrievedMaxTokens, retrievedNeighbours: 1, now: T0 + 86_400_000 }).text
+      // Room for the question and a little more: its answer comes with it, at its weight.
+      const roomy = ask(200)
+      expect(roomy).toContain('did you book for the offsite?')
+      expect(roomy).toContain('The riverside hall, for the second week of May.')
+      // Room for short lines only: the answer comes before the weaker match.
+      const tight = ask(100)
+      expect(tight).toContain('The riverside hall, for the second week of May.')
+      expect(tight).not.toContain('cheaper on Tuesdays')
+    } finally {
+      m.close()
+    }
+  })
+
   it("keeps a host's own messages from the newest within the budget and never repeats them", () => {
     const m = new MemoryStore()
     const batch = Array.from({ length: 60 }, (_, i) =>
