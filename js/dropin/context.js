@@ -125,15 +125,6 @@ module.exports = function dropin(binding) {
       plan = new Float64Array(2 * lengths.length + 3)
     }
   }
-  /** The kept replies to cut, cut where the plan says (the caller's string, sliced). */
-  function cutTexts(texts, cuts) {
-    const out = new Map()
-    for (let k = 0; k < cuts; k++) {
-      const i = plan[3 + k]
-      out.set(i, texts[i].slice(0, plan[3 + cuts + k]) + MARK)
-    }
-    return out
-  }
   /**
    * The runner's ThreadContext and its budget telemetry (see src/dropin/context.rs): the
    * replies' text lengths are read, `_threadPlan` keeps the newest that fit, and the kept
@@ -172,25 +163,36 @@ module.exports = function dropin(binding) {
       ids[3 * i + 2] = authorId
       lengths[i] = text.length
     }
-    const { first, used, budget: applied, cuts } = planOf(n, budget)
-    const cut = cutTexts(texts, cuts)
+    const cuts = binding._threadPlan(lengths, n, budget, probes, plan)
+    const first = plan[0]
     const shown = new Array(n - first)
+    // The kept replies to cut, in index order: `plan[3 + k]`, cut at `plan[3 + cuts + k]`.
+    let k = 0
+    let next = cuts > 0 ? plan[3] : -1
     for (let i = first; i < n; i++) {
       const r = replies[i]
       const authorName = r.authorName
       const authorIsBot = r.authorIsBot
       const files = copyFiles(r.files)
       if (!(str(authorName) && typeof authorIsBot === 'boolean' && validFiles(files))) return null
-      const short = cut.get(i)
+      const isCut = i === next
+      let text = texts[i]
+      if (isCut) {
+        text = text.slice(0, plan[3 + cuts + k]) + MARK
+        k++
+        next = k < cuts ? plan[3 + k] : -1
+      }
       shown[i - first] = {
         message_id: ids[3 * i],
         ts: ids[3 * i + 1],
         author: { user_id: ids[3 * i + 2], display_name: authorName, is_bot: authorIsBot },
-        text: short ?? texts[i],
-        is_truncated: short !== undefined,
+        text,
+        is_truncated: isCut,
         media: media(files),
       }
     }
+    const used = plan[1]
+    const applied = plan[2]
     const omitted = first > 0 ? [ids[1], ids[3 * (first - 1) + 1]] : null
     const context = {
       schema_version: '1.0',
