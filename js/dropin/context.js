@@ -146,8 +146,8 @@ module.exports = function dropin(binding) {
     room(n)
     // Every reply's text and ids are read (once) and checked, as the native export checks
     // them; the other fields only of the replies kept.
-    const texts = new Array(n)
-    const ids = new Array(3 * n)
+    // Per reply, four slots: its text, id, stamp and author's id.
+    const read = new Array(4 * n)
     for (let i = 0; i < n; i++) {
       const r = replies[i]
       if (r === null || typeof r !== 'object') return null
@@ -156,11 +156,11 @@ module.exports = function dropin(binding) {
       const ts = r.ts
       const authorId = r.authorId
       if (!(typeof text === 'string' && id(messageId) && id(ts) && id(authorId))) return null
-      texts[i] = text
+      read[4 * i] = text
+      read[4 * i + 1] = messageId
+      read[4 * i + 2] = ts
+      read[4 * i + 3] = authorId
       probes[i] = text.length > PROBE ? text.charCodeAt(PROBE) : 0
-      ids[3 * i] = messageId
-      ids[3 * i + 1] = ts
-      ids[3 * i + 2] = authorId
       lengths[i] = text.length
     }
     const cuts = binding._threadPlan(lengths, n, budget, probes, plan)
@@ -176,16 +176,16 @@ module.exports = function dropin(binding) {
       const files = copyFiles(r.files)
       if (!(str(authorName) && typeof authorIsBot === 'boolean' && validFiles(files))) return null
       const isCut = i === next
-      let text = texts[i]
+      let text = read[4 * i]
       if (isCut) {
         text = text.slice(0, plan[3 + cuts + k]) + MARK
         k++
         next = k < cuts ? plan[3 + k] : -1
       }
       shown[i - first] = {
-        message_id: ids[3 * i],
-        ts: ids[3 * i + 1],
-        author: { user_id: ids[3 * i + 2], display_name: authorName, is_bot: authorIsBot },
+        message_id: read[4 * i + 1],
+        ts: read[4 * i + 2],
+        author: { user_id: read[4 * i + 3], display_name: authorName, is_bot: authorIsBot },
         text,
         is_truncated: isCut,
         media: media(files),
@@ -193,7 +193,7 @@ module.exports = function dropin(binding) {
     }
     const used = plan[1]
     const applied = plan[2]
-    const omitted = first > 0 ? [ids[1], ids[3 * (first - 1) + 1]] : null
+    const omitted = first > 0 ? [read[2], read[4 * (first - 1) + 2]] : null
     const context = {
       schema_version: '1.0',
       thread_id: rootTs,
