@@ -112,12 +112,6 @@ module.exports = function dropin(binding) {
   let lengths = new Uint32Array(256)
   let probes = new Uint16Array(256)
   let plan = new Float64Array(2 * 256 + 3)
-  /** The plan of the first `n` lengths: `{ first, used, budget, cuts }` (`cuts`: how many
-   * kept replies are cut; their indexes are `plan[3..3 + cuts]`). */
-  function planOf(n, budget) {
-    const cuts = binding._threadPlan(lengths, n, budget, probes, plan)
-    return { first: plan[0], used: plan[1], budget: plan[2], cuts }
-  }
   function room(n) {
     if (lengths.length < n) {
       lengths = new Uint32Array(Math.max(n, lengths.length * 2))
@@ -250,7 +244,7 @@ module.exports = function dropin(binding) {
         lengths[i] = text.length
       }
       if (ok) {
-        first = planOf(n, budget).first
+        first = binding._threadFirst(lengths, n, budget)
         if (first > 0) {
           oldest = replies[0].ts
           newest = first > 1 ? replies[first - 1].ts : oldest

@@ -427,6 +427,23 @@ pub fn thread_plan_js(
     Ok(cuts as u32)
 }
 
+/// `applyThreadBudget`'s rule for `js/dropin/context.js`: of the first `count` replies,
+/// whose text lengths in UTF-16 units are in `lengths`, the index of the first one kept
+/// (the plan of [`thread_plan_js`] without the cuts, in one typed array: the call is most
+/// of what a small budget costs).
+#[napi(catch_unwind, js_name = "_threadFirst", skip_typescript)]
+pub fn thread_first_js(
+    env: &Env,
+    lengths: Uint32ArraySlice,
+    count: u32,
+    budget_tokens: Option<Unknown>,
+) -> Result<u32> {
+    let budget = thread_budget(env, "applyThreadBudget", budget_tokens.as_ref())?;
+    let units = lengths.get(..count as usize).unwrap_or(&lengths[..]);
+    let first = thread_plan(units.iter().map(|&u| u as usize), budget).first;
+    Ok(u32::try_from(first).unwrap_or(u32::MAX))
+}
+
 /// The section `coreSessionContextSubscriber` adds, from the documents' JSON as
 /// `JSON.stringify(value, null, 2)` wrote them (see `crate::dropin::session`), read and
 /// written as UTF-16 units.
