@@ -411,19 +411,23 @@ pub fn budget_arg(
     v: Option<&Unknown>,
     default: u64,
 ) -> Result<u64> {
-    let Some(v) = v.filter(|v| !is_nullish(v)) else {
+    let Some(v) = v else {
         return Ok(default);
     };
-    if v.get_type()? != ValueType::Number {
-        return Err(throw(
+    // One look at the type (a budget is read on every call of the drop-in's thread path).
+    match v.get_type()? {
+        ValueType::Undefined | ValueType::Null => Ok(default),
+        ValueType::Number => {
+            // SAFETY: a number, as its type says.
+            let n: f64 = unsafe { v.cast()? };
+            input::budget_tokens(n, path).map_err(|e| throw(env, func, &e))
+        }
+        _ => Err(throw(
             env,
             func,
             &InputError::type_error(path, format!("expected a number, got {}", describe(v))),
-        ));
+        )),
     }
-    // SAFETY: checked to be a number above.
-    let n: f64 = unsafe { v.cast()? };
-    input::budget_tokens(n, path).map_err(|e| throw(env, func, &e))
 }
 
 /// The system clock in epoch ms, as a JavaScript number.
