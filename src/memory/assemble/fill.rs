@@ -380,22 +380,22 @@ impl<'s, 'r> Assembly<'s, 'r> {
     /// The fold due: through what lies before the window's step line, once that holds
     /// [`FOLD_MIN_TURNS`] user turns the summary does not.
     fn fold_due(&self) -> Result<Option<String>, MemoryError> {
-        Ok(match (&self.plan.host, self.req.verbatim_share) {
-            (Some(host), Some(_)) if !self.verbatim => match host.fold_before_start() {
-                Some(through) => self
-                    .store
-                    .user_turns_through(
-                        self.req.session_id,
-                        self.req.thread_key,
-                        self.covered,
-                        through,
-                    )?
-                    .filter(|&turns| turns >= FOLD_MIN_TURNS)
-                    .map(|_| through.to_string()),
-                None => None,
-            },
+        let through = match (&self.plan.host, self.req.verbatim_share) {
+            (Some(host), Some(_)) if !self.verbatim => host.fold_before_start(),
             _ => None,
-        })
+        };
+        let Some(through) = through else {
+            return Ok(None);
+        };
+        let turns = self.store.user_turns_through(
+            self.req.session_id,
+            self.req.thread_key,
+            self.covered,
+            through,
+        )?;
+        Ok(turns
+            .filter(|&t| t >= FOLD_MIN_TURNS)
+            .map(|_| through.to_string()))
     }
 
     /// Room left: the caller's messages reach further back, whole turns (a retrieved

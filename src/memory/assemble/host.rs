@@ -200,9 +200,8 @@ pub(super) fn window_step(
 }
 
 /// `share` of `budget` in real tokens: what a context past the verbatim share is held to.
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+// a share of a u64 budget, at most the budget
 pub(super) fn share_of(budget: u64, share: f64) -> u64 {
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
-    // a share of a u64 budget, at most the budget
-    let tokens = (share * budget as f64).floor() as u64;
-    tokens
+    (share * budget as f64).floor() as u64
 }
