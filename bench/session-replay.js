@@ -47,7 +47,8 @@
 //
 //   node bench/session-replay.js [--quick] [--json] [--chats N] [--budgets 180000,8000] [--long-turns] [--pg]
 //   (--pg: the plugin on PostgreSQL as well, a server started here)
-//   (--long-turns: the chats with long assistant turns of bench/long-turns.js)
+//   (--long-turns: the chats with long assistant turns of bench/long-turns.js; with --spread,
+//   each turn's own text at a seeded place among the other chat's turns)
 //   (--quick: the three shortest of the ten chats, every 4th question)
 'use strict'
 
@@ -336,7 +337,7 @@ function sum(rows, key) {
 
 async function chatsRun() {
   const all = await loadLongChats({ count: 10 })
-  if (LONG_TURNS) lengthenAssistantTurns(all)
+  if (LONG_TURNS) lengthenAssistantTurns(all, { spread: process.argv.includes('--spread') })
   const chats = QUICK ? all.slice(-3) : all.slice(0, CHATS)
   const results = []
   for (const budget of BUDGETS) {
