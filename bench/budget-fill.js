@@ -19,7 +19,11 @@
 // Plus the bundled channel's default snapshot (fixtures/slack-channel.json, 1,500 tokens,
 // 20 adjacent): how many adjacent messages each rendering carries.
 //
-//   node bench/budget-fill.js [--json]       exits 1 when a section is over its budget
+// With --by-source, the calibrated measure again for each source of the corpus alone (one
+// language, one file type, one layout: the traffic of a gateway that keeps to one), in
+// place of the tables above.
+//
+//   node bench/budget-fill.js [--json] [--by-source]   exits 1 when a section is over its budget
 'use strict'
 
 const path = require('node:path')
@@ -164,8 +168,54 @@ async function bundledSnapshot() {
   }
 }
 
+/** Warms the "default" model on `WARMUP` rounds of sections of `train`, then builds the sections of `held`. */
+async function calibratedSections(train, held, random) {
+  engine.resetCalibration()
+  for (let i = 0; i < WARMUP; i++) {
+    for (const s of await sections(draw(train, 1_600, random))) {
+      if (s.text !== '') engine.calibrate({ text: s.text, inputTokens: referenceTokens(s.text) })
+    }
+  }
+  const out = (await sections(draw(held, 1_600, random))).map((s) => ({ ...s, real: referenceTokens(s.text) }))
+  engine.resetCalibration()
+  return out
+}
+
+/** The calibrated fill of each source's sections, calibrated on that source alone. */
+async function bySource(corpus) {
+  const sources = [...new Set(corpus.map((t) => t.source))]
+  const rows = []
+  for (const [i, source] of sources.entries()) {
+    const of = (heldOut) => corpus.filter((t) => t.source === source && t.heldOut === heldOut).map((t) => t.text)
+    for (const s of await calibratedSections(of(false), of(true), xorshift(0xface ^ (i + 1) * 7919))) {
+      rows.push({ source, section: s.section, budget: s.budget, real: s.real, fill: s.real / s.budget, leftOut: s.leftOut })
+    }
+  }
+  if (process.argv.includes('--json')) {
+    console.log(JSON.stringify({ bySource: rows }, null, 2))
+  } else {
+    const names = [...new Set(rows.map((r) => r.section))]
+    console.log(`after calibrating on ${WARMUP} rounds of sections of one source alone:`)
+    console.log(`| source | ${names.join(' | ')} |`)
+    console.log(`| --- | ${names.map(() => '---:').join(' | ')} |`)
+    for (const source of sources) {
+      const cells = names.map((name) => {
+        const r = rows.find((x) => x.source === source && x.section === name)
+        const pct = `${(r.fill * 100).toFixed(0)}%`
+        return `${r.real > r.budget ? `**${pct} over**` : pct}${r.leftOut ? '' : ' (all)'}`
+      })
+      console.log(`| ${source} | ${cells.join(' | ')} |`)
+    }
+  }
+  const due = rows.filter((r) => r.leftOut)
+  const over = rows.filter((r) => r.real > r.budget)
+  console.log(`sections over budget: ${over.length} of ${rows.length}; at ${FILL_TARGET * 100}% or more with material left out: ${due.filter((r) => r.fill >= FILL_TARGET).length} of ${due.length}`)
+  if (over.length > 0) process.exitCode = 1
+}
+
 async function main() {
   const corpus = await tokenCorpus()
+  if (process.argv.includes('--by-source')) return bySource(corpus)
   const rows = []
   for (const kind of KINDS) {
     const random = xorshift(0x5eed ^ (KINDS.indexOf(kind) + 1) * 7919)

@@ -22,18 +22,18 @@
 //! varies, from the `usage` the Messages API returns; a model that counts more tokens than
 //! the reference gets a margin scaled up by its ratio. That margin is never scaled down:
 //! the traffic a calibration learns from need not hold every script a later section does.
-//! What an observation made on its text teaches is kept by class of text (`classes`): a
-//! section of a class the model's usage was observed on is counted with that class's own
-//! correction, tighter or looser ([`Meter::of_text`]); one of a class never observed keeps
-//! the bound above.
+//! What an observation made on its text teaches is kept with the text's class, its profile
+//! (`classes`): a section is counted by the observations whose profiles lie around its
+//! own, with their correction, tighter or looser ([`Meter::of_text`]); a section no
+//! observation lies near keeps the bound above.
 
 use napi_derive::napi;
 
 mod ascii;
 mod classes;
 pub use classes::{
-    by_class, Classes, Profile, CLASSES_PER_MODEL, CLASS_DEVIATIONS, CLASS_FLOOR, CLASS_PASSES,
-    CLASS_RADIUS, CLASS_SPREAD,
+    by_class, Classes, Neighbourhood, Profile, CLASS_DEVIATIONS, CLASS_DISTANCE, CLASS_FLOOR,
+    CLASS_PASSES, CLASS_RADIUS, CLASS_SPREAD, CLASS_TRUSTED, OBSERVATIONS_PER_MODEL,
 };
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -418,7 +418,7 @@ impl Calibration {
         }
     }
 
-    /// The classes `model`'s observations on texts made (0 for none).
+    /// The observations on texts `model`'s calibration keeps (0 for none).
     pub fn classes(&self, model: &str) -> usize {
         self.classes.get(model).map_or(0, Classes::len)
     }

@@ -3,30 +3,40 @@
 //!
 //! A text's [`Profile`] is what each counted part (ASCII words, punctuation, CJK,
 //! emoji, other non-ASCII letters, ...) adds to its estimate, as shares of it: JSON, code,
-//! English chat, European languages, CJK and emoji each have their own, and a section of
-//! 2,000 estimated tokens lies within [`CLASS_RADIUS`] of others of its kind (measured on
-//! the token corpus, `bench/token-corpus.js`). An observation made on a text joins the
-//! nearest class of its model within the radius, or starts one; a section is then counted
-//! with its own class's correction (its ratio of real to estimated tokens, plus a margin
-//! of how much that ratio varied), and a section of a kind no observation held keeps the
-//! bound that holds for every script. What the profile cannot tell apart, two languages
-//! of one script whose parts weigh alike (Spanish and Italian, Korean and traditional
-//! Chinese), shares a class, and the margin of its deviation.
+//! English chat, European languages, CJK and emoji each have their own. A model keeps its
+//! last [`OBSERVATIONS_PER_MODEL`] observations (a profile and what the model counted
+//! against the estimate); a section is counted by the observations around its own profile,
+//! each weighing the more the nearer it lies (nothing past [`CLASS_RADIUS`]): their
+//! weighted ratio of real to estimated tokens, plus a margin of how much they varied and of
+//! how far the nearest one lies. A section with too little weight around it, a kind no
+//! observation held, keeps the bound that holds for every script. Observations are not
+//! grouped ahead of the section: sections of one kind spread (a thread of a few long code
+//! messages lies 0.05 to 0.2 from another), and classes drawn around the first ones split
+//! that spread into many classes too small to trust. What the profile cannot tell apart,
+//! two languages of one script whose parts weigh alike (Spanish and Italian, Korean and
+//! traditional Chinese), shares its neighbours, and the margin of their deviation.
 
-use super::{Counts, Meter, CALIBRATION_TRUSTED, CALIBRATION_WEIGHT, RATIO_RANGE, WEIGHTS};
+use super::{Counts, Meter, RATIO_RANGE, SUM_OFFSET, WEIGHTS};
 
-/// The largest L1 distance between profiles of one class (shares sum to 1, so 2 is the
-/// most two profiles can differ).
-pub const CLASS_RADIUS: f64 = 0.25;
-/// Classes a model keeps (the least recently observed is forgotten).
-pub const CLASSES_PER_MODEL: usize = 16;
-/// Mean deviations of a class's observed ratio its margin adds above the ratio.
-pub const CLASS_DEVIATIONS: f64 = 4.0;
-/// The least margin above a class's ratio, as a share of it.
+/// The L1 distance between profiles past which an observation says nothing of a section
+/// (shares sum to 1, so 2 is the most two profiles can differ); an observation weighs
+/// `1 - distance / CLASS_RADIUS`.
+pub const CLASS_RADIUS: f64 = 0.3;
+/// Observations a model keeps (the oldest is forgotten).
+pub const OBSERVATIONS_PER_MODEL: usize = 256;
+/// The weight of the observations around a section before their ratio is trusted for it
+/// (four observations of its very profile, or more further away).
+pub const CLASS_TRUSTED: f64 = 4.0;
+/// Mean deviations of the neighbours' ratios the margin adds above their ratio.
+pub const CLASS_DEVIATIONS: f64 = 2.5;
+/// The margin, as a share of the ratio, per unit of L1 distance between the section and
+/// the nearest observation: the further the evidence, the less it is trusted.
+pub const CLASS_DISTANCE: f64 = 0.75;
+/// The least margin above the neighbours' ratio, as a share of it.
 pub const CLASS_FLOOR: f64 = 0.03;
-/// The square-root term of a class's bound, times its ratio: the error of a sum of a few
-/// parts, which the ratios of whole sections do not show.
-pub const CLASS_SPREAD: f64 = 2.0;
+/// The square-root term of a section's bound, times the ratio: the error of a sum of a
+/// few parts, which the ratios of large sections do not show.
+pub const CLASS_SPREAD: f64 = 0.5;
 
 /// The shares of a text's estimate by counted part, in [`Counts`] order.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -53,114 +63,122 @@ impl Profile {
     pub fn distance(&self, other: &Profile) -> f64 {
         self.0.iter().zip(other.0).map(|(a, b)| (a - b).abs()).sum()
     }
-
-    /// Moves this profile towards `other` by `weight`.
-    fn blend(&mut self, other: &Profile, weight: f64) {
-        for (a, b) in self.0.iter_mut().zip(other.0) {
-            *a += weight * (b - *a);
-        }
-    }
 }
 
-/// One class of a model's traffic: where its texts lie, and what the model counts for
-/// them against the estimate.
+/// One observation: a text of this profile the model counted `ratio` times its estimate.
 #[derive(Debug, Clone, Copy)]
-struct Class {
-    centroid: Profile,
+struct Observation {
+    profile: Profile,
     ratio: f64,
-    /// The mean absolute deviation of the observations from the ratio (moving average).
-    deviation: f64,
-    samples: u64,
-    stamp: u64,
 }
 
-impl Class {
-    /// The meter of this class, once it is trusted.
-    fn meter(&self) -> Option<Meter> {
-        if self.samples < CALIBRATION_TRUSTED {
+/// What the observations around a profile say.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Neighbourhood {
+    /// The observations' summed weight.
+    pub weight: f64,
+    /// Their weighted ratio of real to estimated tokens.
+    pub ratio: f64,
+    /// The weighted mean absolute deviation of their ratios from it.
+    pub deviation: f64,
+    /// The distance to the nearest of them.
+    pub nearest: f64,
+}
+
+impl Neighbourhood {
+    /// The meter of a section in this neighbourhood, once its weight is trusted.
+    pub fn meter(&self) -> Option<Meter> {
+        if self.weight < CLASS_TRUSTED {
             return None;
         }
         let r = self.ratio;
+        let margin = CLASS_DEVIATIONS * self.deviation + CLASS_DISTANCE * self.nearest * r;
         Some(Meter {
-            slope: (r + CLASS_DEVIATIONS * self.deviation).max(r * (1.0 + CLASS_FLOOR)),
+            slope: (r + margin).max(r * (1.0 + CLASS_FLOOR)),
             spread: CLASS_SPREAD * r,
-            offset: super::SUM_OFFSET * r,
+            offset: SUM_OFFSET * r,
         })
     }
 }
 
-/// A model's classes.
+/// A model's observations on texts, the newest last.
 #[derive(Debug, Clone, Default)]
 pub struct Classes {
-    list: Vec<Class>,
-    clock: u64,
+    seen: std::collections::VecDeque<Observation>,
 }
 
 impl Classes {
     /// Takes one observation: a text of profile `p` that the model counted `seen` times
     /// its estimate.
     pub fn observe(&mut self, p: Profile, seen: f64) {
-        self.clock += 1;
-        let seen = seen.clamp(RATIO_RANGE.0, RATIO_RANGE.1);
-        if let Some(i) = self.nearest(&p) {
-            let c = &mut self.list[i];
-            c.centroid.blend(&p, CALIBRATION_WEIGHT);
-            c.deviation += CALIBRATION_WEIGHT * ((seen - c.ratio).abs() - c.deviation);
-            c.ratio += CALIBRATION_WEIGHT * (seen - c.ratio);
-            c.samples += 1;
-            c.stamp = self.clock;
-            return;
+        if self.seen.len() >= OBSERVATIONS_PER_MODEL {
+            self.seen.pop_front();
         }
-        if self.list.len() >= CLASSES_PER_MODEL {
-            if let Some(oldest) = (0..self.list.len()).min_by_key(|&i| self.list[i].stamp) {
-                self.list.swap_remove(oldest);
-            }
-        }
-        self.list.push(Class {
-            centroid: p,
-            ratio: seen,
-            deviation: 0.0,
-            samples: 1,
-            stamp: self.clock,
+        self.seen.push_back(Observation {
+            profile: p,
+            ratio: seen.clamp(RATIO_RANGE.0, RATIO_RANGE.1),
         });
     }
 
-    /// The meter of the trusted class a text of profile `p` belongs to, and that class's
-    /// ratio, if any.
-    pub fn meter(&self, p: &Profile) -> Option<(Meter, f64)> {
-        self.nearest(p)
-            .and_then(|i| self.list[i].meter().map(|m| (m, self.list[i].ratio)))
+    /// What the observations within [`CLASS_RADIUS`] of `p` say; `None` when none is.
+    pub fn around(&self, p: &Profile) -> Option<Neighbourhood> {
+        // Each observation near enough: its distance, weight and ratio.
+        let near = || {
+            self.seen.iter().filter_map(|o| {
+                let d = o.profile.distance(p);
+                (d < CLASS_RADIUS).then(|| (d, 1.0 - d / CLASS_RADIUS, o.ratio))
+            })
+        };
+        let (mut weight, mut sum, mut nearest) = (0.0, 0.0, f64::INFINITY);
+        for (d, k, r) in near() {
+            weight += k;
+            sum += k * r;
+            nearest = nearest.min(d);
+        }
+        if weight <= 0.0 {
+            return None;
+        }
+        let ratio = sum / weight;
+        let deviation = near().map(|(_, k, r)| k * (r - ratio).abs()).sum::<f64>() / weight;
+        Some(Neighbourhood {
+            weight,
+            ratio,
+            deviation,
+            nearest,
+        })
     }
 
-    /// Classes observed.
+    /// The meter a text of profile `p` is counted by, when enough observations lie
+    /// around it, and their ratio.
+    pub fn meter(&self, p: &Profile) -> Option<(Meter, f64)> {
+        self.around(p).and_then(|n| n.meter().map(|m| (m, n.ratio)))
+    }
+
+    /// Observations kept.
     pub fn len(&self) -> usize {
-        self.list.len()
+        self.seen.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
-    }
-
-    /// The class nearest `p` within the radius.
-    fn nearest(&self, p: &Profile) -> Option<usize> {
-        self.list
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (i, c.centroid.distance(p)))
-            .filter(|&(_, d)| d <= CLASS_RADIUS)
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(i, _)| i)
+        self.seen.is_empty()
     }
 }
 
 impl Meter {
-    /// The meter of the class `text` (built within a budget by this meter) reads as, when
-    /// that one counts it for more than this one does; `None` when this one holds.
+    /// When the meter of the texts `text` (built within a budget by this meter) lies among
+    /// counts it for more than this one does, the two widened into one (each term the
+    /// larger), to build it again by; `None` when this one holds. Widened, the meters a
+    /// section is built by only grow from pass to pass, so the section only shrinks and
+    /// settles where its own neighbourhood holds it.
     pub fn read_as(&self, model: Option<&str>, text: &str) -> Option<Meter> {
         let counts = Counts::of(text);
         let e = counts.estimate();
         let read = Meter::of_text(model, &counts);
-        (read.bound(e) > self.bound(e)).then_some(read)
+        (read.bound(e) > self.bound(e)).then(|| Meter {
+            slope: self.slope.max(read.slope),
+            spread: self.spread.max(read.spread),
+            offset: self.offset.max(read.offset),
+        })
     }
 }
 

@@ -143,6 +143,11 @@ fn a_calibration_raises_the_margin_and_never_lowers_it() {
     assert_eq!(Meter::of_ratio(&r), Meter::REFERENCE);
 }
 
+/// Observations a neighbourhood of identical profiles needs before it is trusted.
+fn trusted_after() -> u64 {
+    CLASS_TRUSTED.ceil() as u64
+}
+
 #[test]
 fn a_class_of_text_is_counted_by_its_own_correction_and_an_unseen_one_keeps_the_bound() {
     let chat =
@@ -151,29 +156,32 @@ fn a_class_of_text_is_counted_by_its_own_correction_and_an_unseen_one_keeps_the_
     let (chat_c, cjk_c) = (Counts::of(&chat), Counts::of(&cjk));
     let mut c = Calibration::default();
     // Observations on chat text counting 0.95 of its estimate, give or take 1%.
-    for i in 0..CALIBRATION_TRUSTED {
+    for i in 0..trusted_after() {
         let real = chat_c.estimate() * if i % 2 == 0 { 0.94 } else { 0.96 };
         c.observe_text("m", &chat_c, real);
     }
-    assert_eq!(c.classes("m"), 1);
+    assert_eq!(c.classes("m"), trusted_after() as usize);
     let own = c.meter_of("m", &chat_c);
-    // Tighter than the bound for every script, and still above what the model counts.
-    assert!(own.slope < SUM_SLOPE && own.slope > 0.96, "{own:?}");
-    assert!(own.bound(chat_c.estimate()) as f64 >= chat_c.estimate() * 0.96);
+    // The neighbours' ratio plus 2.5 mean deviations (0.01 each) or the floor, nothing for
+    // distance.
+    let expected = (0.95 + CLASS_DEVIATIONS * 0.01).max(0.95 * (1.0 + CLASS_FLOOR));
+    assert!((own.slope - expected).abs() < 1e-9, "{own:?}");
+    assert!(
+        own.slope < SUM_SLOPE && own.bound(chat_c.estimate()) as f64 >= chat_c.estimate() * 0.96
+    );
     // CJK was never observed: it keeps the model's meter (the reference one here).
     assert_eq!(c.meter_of("m", &cjk_c), Meter::of_ratio(&c.ratio("m")));
     assert_eq!(c.meter_of("m", &cjk_c), Meter::REFERENCE);
     // Nor does another model's traffic teach this one.
     assert_eq!(c.meter_of("other", &chat_c), Meter::REFERENCE);
     // A class the model counts more of than the reference gets a looser meter.
-    for _ in 0..CALIBRATION_TRUSTED {
+    for _ in 0..trusted_after() {
         c.observe_text("m", &cjk_c, cjk_c.estimate() * 1.4);
     }
-    assert_eq!(c.classes("m"), 2);
     assert!(c.meter_of("m", &cjk_c).slope > SUM_SLOPE * 1.1);
-    // Untrusted before CALIBRATION_TRUSTED observations.
+    // Untrusted before the neighbourhood weighs CLASS_TRUSTED.
     let mut fresh = Calibration::default();
-    for _ in 1..CALIBRATION_TRUSTED {
+    for _ in 1..trusted_after() {
         fresh.observe_text("m", &chat_c, chat_c.estimate() * 0.95);
     }
     assert_eq!(fresh.meter_of("m", &chat_c), Meter::REFERENCE);
@@ -188,11 +196,11 @@ fn a_class_of_text_is_counted_by_its_own_correction_and_an_unseen_one_keeps_the_
 }
 
 #[test]
-fn a_class_that_varies_keeps_a_wider_margin_and_classes_are_bounded() {
+fn a_class_that_varies_keeps_a_wider_margin_and_observations_are_bounded() {
     let text = "the build queue is long today, checking step 4 again\n".repeat(30);
     let counts = Counts::of(&text);
     let mut c = [(); 3].map(|()| Calibration::default());
-    for i in 0..CALIBRATION_TRUSTED * 2 {
+    for i in 0..trusted_after() * 4 {
         let even = i % 2 == 0;
         c[0].observe_text("m", &counts, counts.estimate() * 0.9);
         c[1].observe_text(
@@ -208,33 +216,52 @@ fn a_class_that_varies_keeps_a_wider_margin_and_classes_are_bounded() {
     }
     let [s, v, w] = c.map(|c| c.meter_of("m", &counts));
     assert!((s.slope - 0.9 * (1.0 + CLASS_FLOOR)).abs() < 1e-9, "{s:?}");
-    assert!(v.slope > s.slope + 0.1 && v.slope < SUM_SLOPE, "{v:?}");
+    assert!(
+        (v.slope - (0.9 + CLASS_DEVIATIONS * 0.05)).abs() < 1e-9,
+        "{v:?}"
+    );
     // So varied that its margin passes the bound for every script: that bound is kept.
     assert_eq!(w, Meter::REFERENCE);
-    // Texts of many kinds: at most CLASSES_PER_MODEL classes are kept.
-    let mut many = Calibration::default();
-    let kinds = [
-        "abc ",
-        "123 ",
-        "{}[] ",
-        "é ",
-        "€ ",
-        "日本 ",
-        "😀 ",
-        "\t",
-        "→ ",
-        "  x",
-        "\\n",
-        "abcdefghijkl ",
-    ];
-    for (i, a) in kinds.iter().enumerate() {
-        for b in kinds.iter().skip(i + 1) {
-            let t = format!("{}{}", a.repeat(300), b.repeat(100));
-            let c = Counts::of(&t);
-            many.observe_text("m", &c, c.estimate());
-        }
+    // At most OBSERVATIONS_PER_MODEL are kept, the oldest forgotten: a model that now
+    // counts 1.1 of what it counted 0.9 of is counted by the new ratio alone.
+    let mut moved = Calibration::default();
+    for _ in 0..OBSERVATIONS_PER_MODEL {
+        moved.observe_text("m", &counts, counts.estimate() * 0.9);
     }
-    assert!(many.classes("m") <= CLASSES_PER_MODEL && many.classes("m") > 4);
+    for _ in 0..OBSERVATIONS_PER_MODEL {
+        moved.observe_text("m", &counts, counts.estimate() * 1.1);
+    }
+    assert_eq!(moved.classes("m"), OBSERVATIONS_PER_MODEL);
+    let m = moved.meter_of("m", &counts);
+    assert!((m.slope - 1.1 * (1.0 + CLASS_FLOOR)).abs() < 1e-9, "{m:?}");
+}
+
+#[test]
+fn the_further_the_evidence_the_wider_the_margin() {
+    let near = "the build queue is long today, checking step 4 again\n".repeat(30);
+    // The same chat with a JSON-ish tail: punctuation takes a larger share.
+    let far = format!("{near}{}", "{\"a\": [1, 2]}, ".repeat(6));
+    let (nc, fc) = (Counts::of(&near), Counts::of(&far));
+    let (np, fp) = (Profile::of(&nc), Profile::of(&fc));
+    let d = np.zip(fp).map_or(0.0, |(a, b)| a.distance(&b));
+    assert!(d > 0.05 && d < CLASS_RADIUS, "{d}");
+    let mut c = Calibration::default();
+    for _ in 0..trusted_after() * 3 {
+        c.observe_text("m", &nc, nc.estimate() * 0.9);
+    }
+    let (at, off) = (c.meter_of("m", &nc), c.meter_of("m", &fc));
+    let k = 1.0 - d / CLASS_RADIUS;
+    // Off the observations, their weight falls and the margin grows with the distance.
+    let around = c
+        .classes
+        .get("m")
+        .and_then(|k| fp.and_then(|p| k.around(&p)));
+    assert!(around.is_some_and(|n| (n.weight - k * 3.0 * trusted_after() as f64).abs() < 1e-9));
+    assert!(
+        (off.slope - 0.9 * (1.0 + CLASS_DISTANCE * d)).abs() < 1e-9,
+        "{off:?}"
+    );
+    assert!(off.slope > at.slope, "{at:?} {off:?}");
 }
 
 proptest! {
