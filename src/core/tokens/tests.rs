@@ -237,6 +237,42 @@ fn a_class_that_varies_keeps_a_wider_margin_and_observations_are_bounded() {
 }
 
 #[test]
+fn sections_of_one_kind_that_spread_are_counted_by_their_neighbours_together() {
+    // Three sections of one kind of traffic (chat, some with code, some with figures) that
+    // lie more than 0.25 apart: grouped as they came, they made three classes of four
+    // observations, none trusted, and a section holding all three kept the bound.
+    let chat = "sure, I can look at the deploy logs after lunch and tell you what broke\n";
+    let code = "if (x.len() > 0) { v[i] = f(&x[..n], 2); }\n";
+    let figures = "build 4512 took 38.2s on node-17, queue 0.93\n";
+    let texts = [
+        chat.repeat(40),
+        format!("{}{code}", chat.repeat(3)).repeat(10),
+        format!("{}{figures}", chat.repeat(3)).repeat(10),
+    ];
+    let counts = texts.each_ref().map(|t| Counts::of(t));
+    let profiles = counts.map(|c| Profile::of(&c));
+    for (i, a) in profiles.iter().enumerate() {
+        for b in profiles.iter().skip(i + 1) {
+            let d = a.zip(*b).map_or(0.0, |(a, b)| a.distance(&b));
+            assert!(d > 0.25, "{d}");
+        }
+    }
+    let mut c = Calibration::default();
+    for i in 0..12 {
+        let k = &counts[i % 3];
+        let ratio = if i % 2 == 0 { 0.89 } else { 0.91 };
+        c.observe_text("m", k, k.estimate() * ratio);
+    }
+    let all = Counts::of(&texts.concat());
+    let m = c.meter_of("m", &all);
+    assert!(m.slope < SUM_SLOPE * 0.85 && m.slope > 0.91, "{m:?}");
+    // Still above what the model counts for it, at every size a budget may take.
+    for e in [200.0, 1_000.0, 8_000.0] {
+        assert!(m.bound(e) as f64 >= 0.91 * e);
+    }
+}
+
+#[test]
 fn the_further_the_evidence_the_wider_the_margin() {
     let near = "the build queue is long today, checking step 4 again\n".repeat(30);
     // The same chat with a JSON-ish tail: punctuation takes a larger share.
