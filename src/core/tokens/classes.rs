@@ -165,11 +165,11 @@ impl Classes {
 }
 
 impl Meter {
-    /// When the meter of the texts `text` (built within a budget by this meter) lies among
-    /// counts it for more than this one does, the two widened into one (each term the
-    /// larger), to build it again by; `None` when this one holds. Widened, the meters a
+    /// When the meter of the observations around `text` (built within a budget by this
+    /// meter) counts it for more than this one does, the two widened into one (each term
+    /// the larger), to build it again by; `None` when this one holds. Widened, the meters a
     /// section is built by only grow from pass to pass, so the section only shrinks and
-    /// settles where its own neighbourhood holds it.
+    /// settles where the observations around it hold it.
     pub fn read_as(&self, model: Option<&str>, text: &str) -> Option<Meter> {
         let counts = Counts::of(text);
         let e = counts.estimate();
