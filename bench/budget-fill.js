@@ -17,7 +17,8 @@
 // other kind; calibrated on every kind but Italian and traditional Chinese, sections of
 // those two (0 over is the rule there too).
 // Plus the bundled channel's default snapshot (fixtures/slack-channel.json, 1,500 tokens,
-// 20 adjacent): how many adjacent messages each rendering carries.
+// 20 adjacent): how many adjacent messages each rendering carries, before calibration, after
+// calibrating on 24 of its whole prompt sections, and after calibrating on the sections in them.
 //
 // With --by-source, the calibrated measure again for each source of the corpus alone (one
 // language, one file type, one layout: the traffic of a gateway that keeps to one), in
@@ -153,16 +154,23 @@ async function bundledSnapshot() {
     engine.resetCalibration()
     const before = await measure()
     const others = data.messages.filter((m) => m.ts !== ANCHOR)
-    for (let i = 0; i < 12; i++) {
-      const m = others[Math.floor(((i + 0.5) * others.length) / 12)]
-      for (const format of ['json', 'compact']) {
-        const r = await inspect(engine, parseArgs([dir, '--anchor', m.ts, '--format', format]))
-        engine.calibrate({ text: r.promptSection, inputTokens: referenceTokens(r.promptSection) })
+    // Calibrated on what a request's usage counts (the whole prompt section), or on the
+    // sections themselves (as the Messages API's token counting endpoint counts a text).
+    const calibrated = async (part) => {
+      engine.resetCalibration()
+      for (let i = 0; i < 12; i++) {
+        const m = others[Math.floor(((i + 0.5) * others.length) / 12)]
+        for (const format of ['json', 'compact']) {
+          const r = await inspect(engine, parseArgs([dir, '--anchor', m.ts, '--format', format]))
+          for (const text of part(r.promptSection)) engine.calibrate({ text, inputTokens: referenceTokens(text) })
+        }
       }
+      return measure()
     }
-    const after = await measure()
+    const after = await calibrated((prompt) => [prompt])
+    const bySection = await calibrated((prompt) => ['channel_snapshot', 'thread_context'].map((name) => inside(prompt, name)).filter((t) => t !== ''))
     engine.resetCalibration()
-    return { before, after }
+    return { before, after, bySection }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
@@ -286,7 +294,7 @@ async function main() {
       }
     }
     console.log('\ncells: real tokens / budget, then messages (or conversations) shown; "(all)": everything fitted, so no fill is due')
-    for (const [label, b] of [['uncalibrated', bundled.before], ['calibrated on 24 of its prompt sections', bundled.after]]) {
+    for (const [label, b] of [['uncalibrated', bundled.before], ['calibrated on 24 of its prompt sections', bundled.after], ['calibrated on the snapshots and threads of those 24', bundled.bySection]]) {
       console.log(`bundled channel, default snapshot (1,500 tokens, 20 adjacent asked), ${label}: JSON ${b.json.adjacent} adjacent (${b.json.real} real tokens), compact ${b.compact.adjacent} (${b.compact.real})`)
     }
   }
