@@ -297,14 +297,19 @@ fn by_class(req: &ContextRequest, write: impl Fn(&ContextRequest) -> Built) -> B
         };
         let b = write(&r);
         // A section counted by the model's meter is as the first build counted it.
-        let read = |thread: bool, used: tokens::Meter, model_meter: tokens::Meter| {
+        let read = |thread: bool, used: tokens::Meter, model_meter: tokens::Meter, limit: u64| {
             if used == model_meter {
                 return None;
             }
-            used.read_as(model, section(&b, thread)?)
+            used.read_as(model, section(&b, thread)?, Some(limit))
         };
-        let t = read(true, meters.0, req.meter);
-        let s = read(false, meters.1, req.snapshot_meter);
+        let t = read(true, meters.0, req.meter, req.budget_tokens);
+        let s = read(
+            false,
+            meters.1,
+            req.snapshot_meter,
+            req.snapshot_budget_tokens,
+        );
         if t.is_none() && s.is_none() {
             return b;
         }

@@ -23,7 +23,7 @@ use super::{Counts, Meter, RATIO_RANGE, SUM_OFFSET, WEIGHTS};
 /// `1 - distance / CLASS_RADIUS`.
 pub const CLASS_RADIUS: f64 = 0.3;
 /// Observations a model keeps (the oldest is forgotten).
-pub const OBSERVATIONS_PER_MODEL: usize = 256;
+pub const OBSERVATIONS_PER_MODEL: usize = 128;
 /// The weight of the observations around a section before their ratio is trusted for it
 /// (four observations of its very profile, or more further away).
 pub const CLASS_TRUSTED: f64 = 4.0;
@@ -65,13 +65,6 @@ impl Profile {
     }
 }
 
-/// One observation: a text of this profile the model counted `ratio` times its estimate.
-#[derive(Debug, Clone, Copy)]
-struct Observation {
-    profile: Profile,
-    ratio: f64,
-}
-
 /// What the observations around a profile say.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Neighbourhood {
@@ -101,50 +94,79 @@ impl Neighbourhood {
     }
 }
 
-/// A model's observations on texts, the newest last.
+/// A model's observations on texts: a ring of [`OBSERVATIONS_PER_MODEL`], kept by column
+/// (each counted part's shares side by side), so that a section's distances to all of them
+/// are summed part by part over contiguous numbers, which the compiler vectorizes.
 #[derive(Debug, Clone, Default)]
 pub struct Classes {
-    seen: std::collections::VecDeque<Observation>,
+    /// Per counted part, each observation's share (single precision: distances need no
+    /// more than 1e-6).
+    shares: [Vec<f32>; 17],
+    /// Each observation's ratio of real to estimated tokens.
+    ratios: Vec<f32>,
+    /// Where the next observation goes once the ring is full (the oldest one).
+    next: usize,
 }
 
 impl Classes {
     /// Takes one observation: a text of profile `p` that the model counted `seen` times
     /// its estimate.
     pub fn observe(&mut self, p: Profile, seen: f64) {
-        if self.seen.len() >= OBSERVATIONS_PER_MODEL {
-            self.seen.pop_front();
+        let seen = seen.clamp(RATIO_RANGE.0, RATIO_RANGE.1);
+        if self.ratios.len() < OBSERVATIONS_PER_MODEL {
+            for (col, &x) in self.shares.iter_mut().zip(&p.0) {
+                col.push(x as f32);
+            }
+            self.ratios.push(seen as f32);
+            return;
         }
-        self.seen.push_back(Observation {
-            profile: p,
-            ratio: seen.clamp(RATIO_RANGE.0, RATIO_RANGE.1),
-        });
+        let at = self.next % OBSERVATIONS_PER_MODEL;
+        for (col, &x) in self.shares.iter_mut().zip(&p.0) {
+            if let Some(slot) = col.get_mut(at) {
+                *slot = x as f32;
+            }
+        }
+        if let Some(slot) = self.ratios.get_mut(at) {
+            *slot = seen as f32;
+        }
+        self.next = at + 1;
     }
 
     /// What the observations within [`CLASS_RADIUS`] of `p` say; `None` when none is.
+    /// Every step runs over all the observations without a branch, a far one weighing 0.
     pub fn around(&self, p: &Profile) -> Option<Neighbourhood> {
-        // Each observation near enough: its distance, weight and ratio.
-        let near = || {
-            self.seen.iter().filter_map(|o| {
-                let d = o.profile.distance(p);
-                (d < CLASS_RADIUS).then(|| (d, 1.0 - d / CLASS_RADIUS, o.ratio))
-            })
-        };
-        let (mut weight, mut sum, mut nearest) = (0.0, 0.0, f64::INFINITY);
-        for (d, k, r) in near() {
-            weight += k;
-            sum += k * r;
-            nearest = nearest.min(d);
+        let mut weights = vec![0.0f32; self.ratios.len()];
+        for (col, &x) in self.shares.iter().zip(&p.0) {
+            let x = x as f32;
+            for (d, &y) in weights.iter_mut().zip(col) {
+                *d += (y - x).abs();
+            }
         }
+        let nearest = weights.iter().fold(f32::INFINITY, |m, &d| m.min(d));
+        let radius = CLASS_RADIUS as f32;
+        for k in &mut weights {
+            *k = (1.0 - *k / radius).max(0.0);
+        }
+        let weight = lane_sum(&weights);
         if weight <= 0.0 {
             return None;
         }
-        let ratio = sum / weight;
-        let deviation = near().map(|(_, k, r)| k * (r - ratio).abs()).sum::<f64>() / weight;
+        let mut terms: Vec<f32> = weights
+            .iter()
+            .zip(&self.ratios)
+            .map(|(k, r)| k * r)
+            .collect();
+        let ratio = lane_sum(&terms) / weight;
+        let r = ratio as f32;
+        for ((t, k), x) in terms.iter_mut().zip(&weights).zip(&self.ratios) {
+            *t = k * (x - r).abs();
+        }
+        let spread = lane_sum(&terms);
         Some(Neighbourhood {
             weight,
             ratio,
-            deviation,
-            nearest,
+            deviation: spread / weight,
+            nearest: f64::from(nearest),
         })
     }
 
@@ -156,25 +178,40 @@ impl Classes {
 
     /// Observations kept.
     pub fn len(&self) -> usize {
-        self.seen.len()
+        self.ratios.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.seen.is_empty()
+        self.ratios.is_empty()
     }
+}
+
+/// The sum of `xs` in eight lanes, which the compiler keeps in vector registers (one
+/// running sum would wait on each addition in turn).
+fn lane_sum(xs: &[f32]) -> f64 {
+    let mut lanes = [0.0f32; 8];
+    let chunks = xs.chunks_exact(8);
+    let rest: f32 = chunks.remainder().iter().sum();
+    for c in chunks {
+        for (l, x) in lanes.iter_mut().zip(c) {
+            *l += x;
+        }
+    }
+    lanes.iter().map(|&x| f64::from(x)).sum::<f64>() + f64::from(rest)
 }
 
 impl Meter {
     /// When the meter of the observations around `text` (built within a budget by this
-    /// meter) counts it for more than this one does, the two widened into one (each term
-    /// the larger), to build it again by; `None` when this one holds. Widened, the meters a
-    /// section is built by only grow from pass to pass, so the section only shrinks and
-    /// settles where the observations around it hold it.
-    pub fn read_as(&self, model: Option<&str>, text: &str) -> Option<Meter> {
+    /// meter) counts it for more than `limit` (the section's budget; `None`: what this
+    /// meter counts for it), the two meters widened into one (each term the larger), to
+    /// build it again by; `None` when the text holds. Widened, the meters a section is
+    /// built by only grow from pass to pass, so the section only shrinks and settles where
+    /// the observations around it hold it.
+    pub fn read_as(&self, model: Option<&str>, text: &str, limit: Option<u64>) -> Option<Meter> {
         let counts = Counts::of(text);
         let e = counts.estimate();
         let read = Meter::of_text(model, &counts);
-        (read.bound(e) > self.bound(e)).then(|| Meter {
+        (read.bound(e) > limit.unwrap_or_else(|| self.bound(e))).then(|| Meter {
             slope: self.slope.max(read.slope),
             spread: self.spread.max(read.spread),
             offset: self.offset.max(read.offset),
@@ -205,7 +242,7 @@ pub fn by_class<T, E>(
     // one's meter, a few times at most.
     for _ in 0..CLASS_PASSES {
         let next = build(own)?;
-        match own.read_as(model, text(&next)) {
+        match own.read_as(model, text(&next), None) {
             None => return Ok(next),
             Some(read) => own = read,
         }
