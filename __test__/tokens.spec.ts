@@ -144,6 +144,24 @@ describe('the engine token estimator', () => {
     expect(tokenBound(sum, { model: 'less' })).toBe(tokenBound(sum))
   })
 
+  it('counts a text by the observations around it together, though they spread too far apart to make one class', () => {
+    // Three kinds of one traffic: chat, chat with code, chat with figures, each more than
+    // 0.25 from the others (the class rule made three classes of four observations, none
+    // trusted, and a text holding all three kept the bound for every script).
+    const chat = 'sure, I can look at the deploy logs after lunch and tell you what broke\n'
+    const code = 'if (x.len() > 0) { v[i] = f(&x[..n], 2); }\n'
+    const figures = 'build 4512 took 38.2s on node-17, queue 0.93\n'
+    const texts = [chat.repeat(40), (chat.repeat(3) + code).repeat(10), (chat.repeat(3) + figures).repeat(10)]
+    const all = texts.join('')
+    const before = tokenEstimate(all).upperBound
+    for (let i = 0; i < 12; i++) calibrate({ text: texts[i % 3], inputTokens: referenceTokens(texts[i % 3]) })
+    const after = tokenEstimate(all).upperBound
+    expect(after).toBeLessThan(before * 0.95)
+    expect(after).toBeGreaterThanOrEqual(referenceTokens(all))
+    // Another model's budgets learnt nothing from it.
+    expect(tokenEstimate(all, { model: 'another' }).upperBound).toBe(before)
+  })
+
   it('once calibrated on a class of text, fills its sections to 90% with 0 over; a class never observed keeps the bound', async () => {
     // One kind of text per thread: English messages (short, many per budget) or Chinese.
     const pool = { english, chinese: messagesOf('zh-cn') }
