@@ -176,14 +176,19 @@ async function bundledSnapshot() {
   }
 }
 
-/** Warms the "default" model on `WARMUP` rounds of sections of `train`, then builds the sections of `held`. */
-async function calibratedSections(train, held, random) {
+/** Calibrates the "default" model afresh on `WARMUP` rounds of sections of `train`. */
+async function warmUp(train, random) {
   engine.resetCalibration()
   for (let i = 0; i < WARMUP; i++) {
     for (const s of await sections(draw(train, 1_600, random))) {
       if (s.text !== '') engine.calibrate({ text: s.text, inputTokens: referenceTokens(s.text) })
     }
   }
+}
+
+/** Warms the "default" model on `WARMUP` rounds of sections of `train`, then builds the sections of `held`. */
+async function calibratedSections(train, held, random) {
+  await warmUp(train, random)
   const out = (await sections(draw(held, 1_600, random))).map((s) => ({ ...s, real: referenceTokens(s.text) }))
   engine.resetCalibration()
   return out
@@ -231,13 +236,7 @@ async function main() {
     const train = corpus.filter((t) => t.kind === kind && !t.heldOut).map((t) => t.text)
     for (const calibrated of [false, true]) {
       engine.resetCalibration()
-      if (calibrated) {
-        for (let i = 0; i < WARMUP; i++) {
-          for (const s of await sections(draw(train, 1_600, random))) {
-            if (s.text !== '') engine.calibrate({ text: s.text, inputTokens: referenceTokens(s.text) })
-          }
-        }
-      }
+      if (calibrated) await warmUp(train, random)
       for (const s of await sections(draw(held, 1_600, random))) {
         const real = referenceTokens(s.text)
         rows.push({ kind, calibrated, section: s.section, budget: s.budget, real, fill: real / s.budget, leftOut: s.leftOut, shown: s.shown })
@@ -260,12 +259,7 @@ async function main() {
   ]
   for (const c of cases) {
     const random = xorshift(0x5eed ^ 0x1234)
-    engine.resetCalibration()
-    for (let i = 0; i < WARMUP; i++) {
-      for (const s of await sections(draw(c.train, 1_600, random))) {
-        if (s.text !== '') engine.calibrate({ text: s.text, inputTokens: referenceTokens(s.text) })
-      }
-    }
+    await warmUp(c.train, random)
     for (const [name, held] of c.tests) {
       for (const s of await sections(draw(held, 1_600, random))) {
         const real = referenceTokens(s.text)
