@@ -2871,6 +2871,16 @@ export interface TokenCounts {
   tabRuns: number
   /** Han, kana, Hangul, CJK punctuation and full-width forms. */
   cjk: number
+  /**
+   * Of `cjk`: kana (hiragana, katakana, half-width katakana). Not a part of the
+   * estimate apart from `cjk`; a calibration tells Japanese from Chinese by it.
+   */
+  kana: number
+  /**
+   * Of `cjk`: Hangul (syllables, jamo, half-width forms). Not a part of the estimate
+   * apart from `cjk`; a calibration tells Korean from Chinese and Japanese by it.
+   */
+  hangul: number
   /** Characters outside the Basic Multilingual Plane (emoji, rare Han). */
   supplementary: number
   /** Zero-width joiners and variation selector 16 (parts of emoji sequences). */

@@ -144,22 +144,44 @@ describe('the engine token estimator', () => {
     expect(tokenBound(sum, { model: 'less' })).toBe(tokenBound(sum))
   })
 
-  it('counts a text by the observations around it together, though they spread too far apart to make one class', () => {
-    // Three kinds of one traffic: chat, chat with code, chat with figures, each more than
-    // 0.25 from the others (the class rule made three classes of four observations, none
-    // trusted, and a text holding all three kept the bound for every script).
+  it('counts a text by the observations nearest it, though its traffic spreads too far to make one class', () => {
+    // One traffic, chat with more or less code in it: from end to end its texts lie more
+    // than 0.25 apart (the class rule split them into classes too small to trust, and kept
+    // the bound for every script).
     const chat = 'sure, I can look at the deploy logs after lunch and tell you what broke\n'
     const code = 'if (x.len() > 0) { v[i] = f(&x[..n], 2); }\n'
-    const figures = 'build 4512 took 38.2s on node-17, queue 0.93\n'
-    const texts = [chat.repeat(40), (chat.repeat(3) + code).repeat(10), (chat.repeat(3) + figures).repeat(10)]
-    const all = texts.join('')
-    const before = tokenEstimate(all).upperBound
-    for (let i = 0; i < 12; i++) calibrate({ text: texts[i % 3], inputTokens: referenceTokens(texts[i % 3]) })
-    const after = tokenEstimate(all).upperBound
-    expect(after).toBeLessThan(before * 0.95)
-    expect(after).toBeGreaterThanOrEqual(referenceTokens(all))
+    const mix = (n: number) => chat.repeat(40 - n) + code.repeat(n)
+    for (let i = 0; i < 12; i++) calibrate({ text: mix(2 * i), inputTokens: referenceTokens(mix(2 * i)) })
+    for (const n of [7, 13, 19]) {
+      const text = mix(n)
+      const before = tokenEstimate(text, { model: 'another' }).upperBound
+      const after = tokenEstimate(text).upperBound
+      expect(after, `${n}`).toBeLessThan(before * 0.9)
+      expect(after, `${n}`).toBeGreaterThanOrEqual(referenceTokens(text))
+    }
     // Another model's budgets learnt nothing from it.
-    expect(tokenEstimate(all, { model: 'another' }).upperBound).toBe(before)
+    expect(tokenEstimate(mix(7), { model: 'another' }).upperBound).toBe(tokenEstimate(mix(7), { model: 'a third' }).upperBound)
+  })
+
+  it('keeps each CJK script apart: calibrated on Japanese, Korean and Chinese text keep the bound', () => {
+    // The estimate counts Han, kana and Hangul alike; the reference tokenizer counts Korean
+    // and traditional Chinese for a quarter to a third more of it than Japanese.
+    const chunks = (lang: string) => {
+      const m = messagesOf(lang)
+      return Array.from({ length: 14 }, (_, i) => m.slice(i * 40, i * 40 + 40).join('\n'))
+    }
+    const [ja, ko, zh] = ['ja', 'ko', 'zh-tw'].map(chunks)
+    for (const text of ja.slice(0, 12)) calibrate({ model: 'ja', text, inputTokens: referenceTokens(text) })
+    const bound = (text: string) => tokenEstimate(text, { model: 'ja' }).upperBound
+    const reference = (text: string) => tokenEstimate(text).upperBound
+    for (const text of ja.slice(12)) {
+      expect(bound(text)).toBeLessThan(reference(text) * 0.9)
+      expect(bound(text)).toBeGreaterThanOrEqual(referenceTokens(text))
+    }
+    for (const text of [...ko, ...zh]) {
+      expect(bound(text)).toBe(reference(text))
+      expect(bound(text)).toBeGreaterThanOrEqual(referenceTokens(text))
+    }
   })
 
   it('once calibrated on a class of text, fills its sections to 90% with 0 over; a class never observed keeps the bound', async () => {

@@ -23,7 +23,7 @@
 //! the reference gets a margin scaled up by its ratio. That margin is never scaled down:
 //! the traffic a calibration learns from need not hold every script a later section does.
 //! What an observation made on its text teaches is kept with the text's class, its profile
-//! (`classes`): a section is counted by the observations whose profiles lie around its
+//! (`classes`): a section is counted by the observations whose profiles lie nearest its
 //! own, with their correction, tighter or looser ([`Meter::of_text`]); a section no
 //! observation lies near keeps the bound above.
 
@@ -33,7 +33,8 @@ mod ascii;
 mod classes;
 pub use classes::{
     by_class, Classes, Neighbourhood, Profile, CLASS_DEVIATIONS, CLASS_DISTANCE, CLASS_FLOOR,
-    CLASS_PASSES, CLASS_RADIUS, CLASS_SPREAD, CLASS_TRUSTED, OBSERVATIONS_PER_MODEL,
+    CLASS_NEIGHBOURS, CLASS_PASSES, CLASS_RADIUS, CLASS_SPREAD, CLASS_TRUSTED,
+    OBSERVATIONS_PER_MODEL,
 };
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -66,6 +67,12 @@ pub struct Counts {
     pub tab_runs: u32,
     /// Han, kana, Hangul, CJK punctuation and full-width forms.
     pub cjk: u32,
+    /// Of `cjk`: kana (hiragana, katakana, half-width katakana). Not a part of the
+    /// estimate apart from `cjk`; a calibration tells Japanese from Chinese by it.
+    pub kana: u32,
+    /// Of `cjk`: Hangul (syllables, jamo, half-width forms). Not a part of the estimate
+    /// apart from `cjk`; a calibration tells Korean from Chinese and Japanese by it.
+    pub hangul: u32,
     /// Characters outside the Basic Multilingual Plane (emoji, rare Han).
     pub supplementary: u32,
     /// Zero-width joiners and variation selector 16 (parts of emoji sequences).
@@ -151,6 +158,8 @@ impl Counts {
             false
         } else if is_cjk(cp) {
             self.cjk += 1;
+            self.kana += u32::from(is_kana(cp));
+            self.hangul += u32::from(is_hangul(cp));
             false
         } else if (0x2190..=0x2BFF).contains(&cp) {
             self.symbols += 1;
@@ -205,6 +214,16 @@ fn is_cjk(cp: u32) -> bool {
         | 0xF900..=0xFAFF // CJK compatibility ideographs
         | 0xFF00..=0xFFEF // half- and full-width forms
     )
+}
+
+/// Kana: one script of [`is_cjk`]'s (Japanese writes it beside Han).
+fn is_kana(cp: u32) -> bool {
+    matches!(cp, 0x3040..=0x30FF | 0x31F0..=0x31FF | 0xFF65..=0xFF9F)
+}
+
+/// Hangul: one script of [`is_cjk`]'s (Korean).
+fn is_hangul(cp: u32) -> bool {
+    matches!(cp, 0x1100..=0x11FF | 0x3130..=0x318F | 0xAC00..=0xD7AF | 0xFFA0..=0xFFDC)
 }
 
 /// The central estimate of `text`'s tokens (fractional; 0 for `""`).

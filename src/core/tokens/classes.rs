@@ -1,22 +1,27 @@
 //! Calibration by class of text: what a model's usage taught about one kind of text is
 //! trusted for that kind alone.
 //!
-//! A text's [`Profile`] is what each counted part (ASCII words, punctuation, CJK,
-//! emoji, other non-ASCII letters, ...) adds to its estimate, as shares of it: JSON, code,
-//! English chat, European languages, CJK and emoji each have their own. A model keeps its
-//! last [`OBSERVATIONS_PER_MODEL`] observations (a profile and what the model counted
-//! against the estimate); a section is counted by the observations around its own profile,
-//! each weighing the more the nearer it lies (nothing past [`CLASS_RADIUS`]): their
+//! A text's [`Profile`] is what each counted part (ASCII words, punctuation, emoji, other
+//! non-ASCII letters, ...) adds to its estimate, as shares of it, with the CJK part split by
+//! script (Han, kana, Hangul): JSON, code, English chat, European languages, Chinese,
+//! Japanese, Korean and emoji each have their own. A model keeps its last
+//! [`OBSERVATIONS_PER_MODEL`] observations (a profile and what the model counted against the
+//! estimate); a section is counted by the [`CLASS_NEIGHBOURS`] observations nearest its own
+//! profile, each weighing the more the nearer it lies (nothing past [`CLASS_RADIUS`]): their
 //! weighted ratio of real to estimated tokens, plus a margin of how much they varied and of
-//! how far the nearest one lies. A section with too little weight around it, a kind no
+//! how far the nearest one lies. A section with too little weight near it, a kind no
 //! observation held, keeps the bound that holds for every script. Observations are not
 //! grouped ahead of the section: sections of one kind spread (a thread of a few long code
 //! messages lies 0.05 to 0.2 from another), and classes drawn around the first ones split
-//! that spread into many classes too small to trust. What the profile cannot tell apart,
-//! two languages of one script whose parts weigh alike (Spanish and Italian, Korean and
-//! traditional Chinese), shares its neighbours, and the margin of their deviation.
+//! that spread into many classes too small to trust; nor pooled over all within reach: on
+//! mixed traffic the further ones are of another kind. What the profile cannot tell apart,
+//! two languages of one script whose parts weigh alike (Spanish and Italian, simplified and
+//! traditional Chinese), shares its neighbours.
 
 use super::{Counts, Meter, RATIO_RANGE, SUM_OFFSET, WEIGHTS};
+
+/// Where [`Counts::to_array`] puts the CJK count.
+const CJK: usize = 11;
 
 /// The L1 distance between profiles past which an observation says nothing of a section
 /// (shares sum to 1, so 2 is the most two profiles can differ); an observation weighs
@@ -24,11 +29,15 @@ use super::{Counts, Meter, RATIO_RANGE, SUM_OFFSET, WEIGHTS};
 pub const CLASS_RADIUS: f64 = 0.3;
 /// Observations a model keeps (the oldest is forgotten).
 pub const OBSERVATIONS_PER_MODEL: usize = 128;
-/// The weight of the observations around a section before their ratio is trusted for it
-/// (four observations of its very profile, or more further away).
+/// The weight of the [`CLASS_NEIGHBOURS`] nearest observations before their ratio is
+/// trusted for a section (four observations of its very profile; six of them no further
+/// than 0.1 on average).
 pub const CLASS_TRUSTED: f64 = 4.0;
 /// Mean deviations of the neighbours' ratios the margin adds above their ratio.
-pub const CLASS_DEVIATIONS: f64 = 2.5;
+pub const CLASS_DEVIATIONS: f64 = 2.0;
+/// The nearest observations a section is counted by (the others, further, say less of it
+/// than these do: on mixed traffic they are of another kind of section or language).
+pub const CLASS_NEIGHBOURS: usize = 6;
 /// The margin, as a share of the ratio, per unit of L1 distance between the section and
 /// the nearest observation: the further the evidence, the less it is trusted.
 pub const CLASS_DISTANCE: f64 = 0.75;
@@ -38,16 +47,29 @@ pub const CLASS_FLOOR: f64 = 0.03;
 /// few parts, which the ratios of large sections do not show.
 pub const CLASS_SPREAD: f64 = 0.5;
 
-/// The shares of a text's estimate by counted part, in [`Counts`] order.
+/// Parts of a [`Profile`]: the counted parts of the estimate, with the CJK share split by
+/// script (Han and the rest, kana, Hangul).
+pub const PARTS: usize = 19;
+
+/// The shares of a text's estimate by counted part, in [`Counts`] order, then the shares
+/// of its CJK part that are kana and Hangul (taken out of the CJK share): Japanese,
+/// Korean and Chinese count alike in the estimate but not in a model's tokenizer.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Profile([f64; 17]);
+pub struct Profile([f64; PARTS]);
 
 impl Profile {
     /// The profile of `counts`; `None` for a text that estimates to nothing.
     pub fn of(counts: &Counts) -> Option<Profile> {
-        let mut shares = [0.0; 17];
+        let mut shares = [0.0; PARTS];
         for ((s, n), w) in shares.iter_mut().zip(counts.to_array()).zip(WEIGHTS) {
             *s = f64::from(n) * w;
+        }
+        if counts.cjk > 0 {
+            let per = shares[CJK] / f64::from(counts.cjk);
+            let (kana, hangul) = (f64::from(counts.kana), f64::from(counts.hangul));
+            shares[CJK] = per * (f64::from(counts.cjk) - kana - hangul).max(0.0);
+            shares[PARTS - 2] = per * kana;
+            shares[PARTS - 1] = per * hangul;
         }
         let total: f64 = shares.iter().sum();
         if total <= 0.0 || !total.is_finite() {
@@ -57,6 +79,11 @@ impl Profile {
             *s /= total;
         }
         Some(Profile(shares))
+    }
+
+    /// The shares, in the order the type's docs give.
+    pub fn shares(&self) -> &[f64; PARTS] {
+        &self.0
     }
 
     /// The L1 distance between two profiles (0 to 2).
@@ -101,7 +128,7 @@ impl Neighbourhood {
 pub struct Classes {
     /// Per counted part, each observation's share (single precision: distances need no
     /// more than 1e-6).
-    shares: [Vec<f32>; 17],
+    shares: [Vec<f32>; PARTS],
     /// Each observation's ratio of real to estimated tokens.
     ratios: Vec<f32>,
     /// Where the next observation goes once the ring is full (the oldest one).
@@ -132,41 +159,61 @@ impl Classes {
         self.next = at + 1;
     }
 
-    /// What the observations within [`CLASS_RADIUS`] of `p` say; `None` when none is.
-    /// Every step runs over all the observations without a branch, a far one weighing 0.
+    /// What the [`CLASS_NEIGHBOURS`] observations nearest `p` say, each weighing by its
+    /// distance (nothing past [`CLASS_RADIUS`]); `None` when none lies within it. The
+    /// distances to all the observations are summed part by part without a branch.
     pub fn around(&self, p: &Profile) -> Option<Neighbourhood> {
-        let mut weights = vec![0.0f32; self.ratios.len()];
+        let mut distances = vec![0.0f32; self.ratios.len()];
         for (col, &x) in self.shares.iter().zip(&p.0) {
             let x = x as f32;
-            for (d, &y) in weights.iter_mut().zip(col) {
+            for (d, &y) in distances.iter_mut().zip(col) {
                 *d += (y - x).abs();
             }
         }
-        let nearest = weights.iter().fold(f32::INFINITY, |m, &d| m.min(d));
-        let radius = CLASS_RADIUS as f32;
-        for k in &mut weights {
-            *k = (1.0 - *k / radius).max(0.0);
+        // The nearest, kept in order, read from the newest observation back (so the newer
+        // comes first among equals).
+        let n = self.ratios.len();
+        let oldest = if n < OBSERVATIONS_PER_MODEL {
+            0
+        } else {
+            self.next % n
+        };
+        let mut near: [(f32, f32); CLASS_NEIGHBOURS] = [(f32::INFINITY, 0.0); CLASS_NEIGHBOURS];
+        for age in (0..n).rev() {
+            let slot = (oldest + age) % n;
+            let (Some(&d), Some(&r)) = (distances.get(slot), self.ratios.get(slot)) else {
+                continue;
+            };
+            if d < near[CLASS_NEIGHBOURS - 1].0 {
+                let at = near
+                    .iter()
+                    .position(|&(e, _)| d < e)
+                    .unwrap_or(CLASS_NEIGHBOURS - 1);
+                near.copy_within(at..CLASS_NEIGHBOURS - 1, at + 1);
+                near[at] = (d, r);
+            }
         }
-        let weight = lane_sum(&weights);
+        let radius = CLASS_RADIUS as f32;
+        let weigh = |d: f32| f64::from((1.0 - d / radius).max(0.0));
+        let weight: f64 = near.iter().map(|&(d, _)| weigh(d)).sum();
         if weight <= 0.0 {
             return None;
         }
-        let mut terms: Vec<f32> = weights
+        let ratio = near
             .iter()
-            .zip(&self.ratios)
-            .map(|(k, r)| k * r)
-            .collect();
-        let ratio = lane_sum(&terms) / weight;
-        let r = ratio as f32;
-        for ((t, k), x) in terms.iter_mut().zip(&weights).zip(&self.ratios) {
-            *t = k * (x - r).abs();
-        }
-        let spread = lane_sum(&terms);
+            .map(|&(d, r)| weigh(d) * f64::from(r))
+            .sum::<f64>()
+            / weight;
+        let deviation = near
+            .iter()
+            .map(|&(d, r)| weigh(d) * (f64::from(r) - ratio).abs())
+            .sum::<f64>()
+            / weight;
         Some(Neighbourhood {
             weight,
             ratio,
-            deviation: spread / weight,
-            nearest: f64::from(nearest),
+            deviation,
+            nearest: f64::from(near[0].0),
         })
     }
 
@@ -184,20 +231,6 @@ impl Classes {
     pub fn is_empty(&self) -> bool {
         self.ratios.is_empty()
     }
-}
-
-/// The sum of `xs` in eight lanes, which the compiler keeps in vector registers (one
-/// running sum would wait on each addition in turn).
-fn lane_sum(xs: &[f32]) -> f64 {
-    let mut lanes = [0.0f32; 8];
-    let chunks = xs.chunks_exact(8);
-    let rest: f32 = chunks.remainder().iter().sum();
-    for c in chunks {
-        for (l, x) in lanes.iter_mut().zip(c) {
-            *l += x;
-        }
-    }
-    lanes.iter().map(|&x| f64::from(x)).sum::<f64>() + f64::from(rest)
 }
 
 impl Meter {

@@ -162,7 +162,7 @@ fn a_class_of_text_is_counted_by_its_own_correction_and_an_unseen_one_keeps_the_
     }
     assert_eq!(c.classes("m"), trusted_after() as usize);
     let own = c.meter_of("m", &chat_c);
-    // The neighbours' ratio plus 2.5 mean deviations (0.01 each) or the floor, nothing for
+    // The neighbours' ratio plus 2 mean deviations (0.01 each) or the floor, nothing for
     // distance.
     let expected = (0.95 + CLASS_DEVIATIONS * 0.01).max(0.95 * (1.0 + CLASS_FLOOR));
     assert!((own.slope - expected).abs() < 1e-6, "{own:?}");
@@ -193,6 +193,30 @@ fn a_class_of_text_is_counted_by_its_own_correction_and_an_unseen_one_keeps_the_
         (c.classes("m"), c.meter_of("m", &chat_c)),
         (0, Meter::REFERENCE)
     );
+}
+
+#[test]
+fn each_cjk_script_is_its_own_class() {
+    // Japanese, Korean and Chinese count alike in the estimate (each character a CJK part),
+    // and unlike in a model's tokenizer (the reference counts a Korean or traditional
+    // Chinese text for a third more of its estimate than a Japanese one).
+    let ja = "デプロイが完了しました。すべてのサービスは正常に動作しています。\n".repeat(40);
+    let ko = "배포가완료되었습니다。모든서비스가정상적으로작동합니다。\n".repeat(40);
+    let zh = "部署已经完成，所有服务运行正常。请检查日志并确认配置。\n".repeat(40);
+    let [ja_c, ko_c, zh_c] = [&ja, &ko, &zh].map(|t| Counts::of(t));
+    assert_eq!((ja_c.kana, ja_c.hangul), (960, 0));
+    assert_eq!(
+        (ko_c.kana, ko_c.hangul, zh_c.kana, zh_c.hangul),
+        (0, 1_040, 0, 0)
+    );
+    let mut c = Calibration::default();
+    for _ in 0..trusted_after() * 2 {
+        c.observe_text("m", &ja_c, ja_c.estimate() * 0.9);
+    }
+    assert!(c.meter_of("m", &ja_c).slope < 0.95);
+    // Calibrated on Japanese alone, Korean and Chinese keep the bound for every script.
+    assert_eq!(c.meter_of("m", &ko_c), Meter::REFERENCE);
+    assert_eq!(c.meter_of("m", &zh_c), Meter::REFERENCE);
 }
 
 #[test]
@@ -237,38 +261,37 @@ fn a_class_that_varies_keeps_a_wider_margin_and_observations_are_bounded() {
 }
 
 #[test]
-fn sections_of_one_kind_that_spread_are_counted_by_their_neighbours_together() {
-    // Three sections of one kind of traffic (chat, some with code, some with figures) that
-    // lie more than 0.25 apart: grouped as they came, they made three classes of four
-    // observations, none trusted, and a section holding all three kept the bound.
+fn sections_of_one_kind_that_spread_are_counted_by_their_nearest_observations() {
+    // One kind of traffic (chat with more or less code in it) whose sections spread more
+    // than 0.25 from end to end: grouped as they came, classes split them and left most
+    // untrusted. A section is counted by the observations nearest it.
     let chat = "sure, I can look at the deploy logs after lunch and tell you what broke\n";
     let code = "if (x.len() > 0) { v[i] = f(&x[..n], 2); }\n";
-    let figures = "build 4512 took 38.2s on node-17, queue 0.93\n";
-    let texts = [
-        chat.repeat(40),
-        format!("{}{code}", chat.repeat(3)).repeat(10),
-        format!("{}{figures}", chat.repeat(3)).repeat(10),
-    ];
-    let counts = texts.each_ref().map(|t| Counts::of(t));
-    let profiles = counts.map(|c| Profile::of(&c));
-    for (i, a) in profiles.iter().enumerate() {
-        for b in profiles.iter().skip(i + 1) {
-            let d = a.zip(*b).map_or(0.0, |(a, b)| a.distance(&b));
-            assert!(d > 0.25, "{d}");
-        }
-    }
+    let mix = |i: usize| format!("{}{}", chat.repeat(40 - 2 * i), code.repeat(2 * i));
+    let counts: Vec<Counts> = (0..12).map(|i| Counts::of(&mix(i))).collect();
+    let ends = (Profile::of(&counts[0]), Profile::of(&counts[11]));
+    let spread = ends.0.zip(ends.1).map_or(0.0, |(a, b)| a.distance(&b));
+    assert!(spread > 0.25, "{spread}");
     let mut c = Calibration::default();
-    for i in 0..12 {
-        let k = &counts[i % 3];
+    for (i, k) in counts.iter().enumerate() {
         let ratio = if i % 2 == 0 { 0.89 } else { 0.91 };
         c.observe_text("m", k, k.estimate() * ratio);
     }
-    let all = Counts::of(&texts.concat());
-    let m = c.meter_of("m", &all);
-    assert!(m.slope < SUM_SLOPE * 0.85 && m.slope > 0.91, "{m:?}");
-    // Still above what the model counts for it, at every size a budget may take.
-    for e in [200.0, 1_000.0, 8_000.0] {
-        assert!(m.bound(e) as f64 >= 0.91 * e);
+    for held in [3, 6, 9] {
+        let k = Counts::of(&format!(
+            "{}{}",
+            chat.repeat(39 - 2 * held),
+            code.repeat(2 * held + 1)
+        ));
+        let m = c.meter_of("m", &k);
+        assert!(
+            m.slope < SUM_SLOPE * 0.85 && m.slope > 0.91,
+            "{held}: {m:?}"
+        );
+        // Still above what the model counts for it, at every size a budget may take.
+        for e in [200.0, 1_000.0, 8_000.0] {
+            assert!(m.bound(e) as f64 >= 0.91 * e);
+        }
     }
 }
 
@@ -276,11 +299,12 @@ fn sections_of_one_kind_that_spread_are_counted_by_their_neighbours_together() {
 fn the_further_the_evidence_the_wider_the_margin() {
     let near = "the build queue is long today, checking step 4 again\n".repeat(30);
     // The same chat with a JSON-ish tail: punctuation takes a larger share.
-    let far = format!("{near}{}", "{\"a\": [1, 2]}, ".repeat(6));
+    let far = format!("{near}{}", "{\"a\": [1, 2]}, ".repeat(2));
     let (nc, fc) = (Counts::of(&near), Counts::of(&far));
     let (np, fp) = (Profile::of(&nc), Profile::of(&fc));
     let d = np.zip(fp).map_or(0.0, |(a, b)| a.distance(&b));
-    assert!(d > 0.05 && d < CLASS_RADIUS, "{d}");
+    // Near enough for the nearest six to be trusted (weighing 4 of 6 at 0.1).
+    assert!(d > 0.02 && d < 0.1, "{d}");
     let mut c = Calibration::default();
     for _ in 0..trusted_after() * 3 {
         c.observe_text("m", &nc, nc.estimate() * 0.9);
@@ -292,7 +316,7 @@ fn the_further_the_evidence_the_wider_the_margin() {
         .classes
         .get("m")
         .and_then(|k| fp.and_then(|p| k.around(&p)));
-    assert!(around.is_some_and(|n| (n.weight - k * 3.0 * trusted_after() as f64).abs() < 1e-6));
+    assert!(around.is_some_and(|n| (n.weight - k * CLASS_NEIGHBOURS as f64).abs() < 1e-6));
     assert!(
         (off.slope - 0.9 * (1.0 + CLASS_DISTANCE * d)).abs() < 1e-6,
         "{off:?}"
@@ -329,11 +353,23 @@ proptest! {
         let newest = &kept[kept.len().saturating_sub(OBSERVATIONS_PER_MODEL)..];
         prop_assert_eq!(k.len(), newest.len());
         let Some(q) = Profile::of(&Counts::of(&query)) else { return Ok(()) };
-        let near: Vec<(f64, f64, f64)> = newest
+        // Distances summed part by part in single precision, as the columns are; the
+        // nearest CLASS_NEIGHBOURS in order (the newer first among equals), those within
+        // the radius weighing.
+        let mut all: Vec<(f64, f64)> = newest
             .iter()
-            .map(|(p, r)| (p.distance(&q), *r))
-            .filter(|&(d, _)| d < CLASS_RADIUS)
-            .map(|(d, r)| (d, 1.0 - d / CLASS_RADIUS, r))
+            .rev()
+            .map(|(p, r)| {
+                let d = p.shares().iter().zip(q.shares()).fold(0.0f32, |a, (x, y)| a + (*x as f32 - *y as f32).abs());
+                (f64::from(d), f64::from(*r as f32))
+            })
+            .collect();
+        all.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let near: Vec<(f64, f64, f64)> = all
+            .iter()
+            .take(CLASS_NEIGHBOURS)
+            .filter(|&&(d, _)| d < CLASS_RADIUS)
+            .map(|&(d, r)| (d, 1.0 - d / CLASS_RADIUS, r))
             .collect();
         let weight: f64 = near.iter().map(|x| x.1).sum();
         match k.around(&q) {
@@ -341,7 +377,7 @@ proptest! {
             Some(n) => {
                 let ratio = near.iter().map(|x| x.1 * x.2).sum::<f64>() / weight;
                 let deviation = near.iter().map(|x| x.1 * (x.2 - ratio).abs()).sum::<f64>() / weight;
-                let nearest = near.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
+                let nearest = all.first().map_or(f64::INFINITY, |x| x.0);
                 prop_assert!((n.weight - weight).abs() < 1e-5 * (1.0 + weight));
                 prop_assert!((n.ratio - ratio).abs() < 1e-5, "{} {ratio}", n.ratio);
                 prop_assert!((n.deviation - deviation).abs() < 1e-5);
