@@ -41,7 +41,9 @@ afterEach(() => resetCalibration())
 describe('the engine token estimator', () => {
   it('counts by script, with an upper bound, and the drop-in keeps length / 4', () => {
     const e = tokenEstimate('部署已经完成，所有服务运行正常。😀', { counts: true })
-    expect(e.counts).toMatchObject({ cjk: 16, supplementary: 1 })
+    expect(e.counts).toMatchObject({ cjk: 16, kana: 0, hangul: 0, supplementary: 1 })
+    // Of the CJK part, the kana and the Hangul (the estimate counts them alike; a calibration does not).
+    expect(tokenEstimate('デプロイ、배포 部署', { counts: true }).counts).toMatchObject({ cjk: 9, kana: 4, hangul: 2 })
     expect(e.upperBound).toBeGreaterThanOrEqual(e.tokens)
     expect(e.tokens).toBeGreaterThan(estimateTokens('部署已经完成，所有服务运行正常。😀'))
     expect(tokenEstimate('')).toEqual({ tokens: 0, estimate: 0, upperBound: 0, ratio: 1, counts: undefined })

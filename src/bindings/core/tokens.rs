@@ -55,7 +55,8 @@ pub struct TokenEstimate {
 pub struct CalibrationInput {
     /// The model (default `"default"`).
     pub model: Option<String>,
-    /// Everything the request carried as text (system prompt, messages, tool definitions).
+    /// What was counted: everything the request carried as text (system prompt, messages,
+    /// tool definitions), or one section's text.
     pub text: Option<String>,
     /// Or: `tokenEstimate(text).tokens` of it, summed over its parts.
     pub tokens_estimated: Option<f64>,
@@ -148,10 +149,15 @@ pub struct TokenBoundOptions {
     pub model: Option<String>,
 }
 
-/// Learns a model's ratio of real tokens to estimated ones from one response's `usage`
-/// (a moving average, each observation weighing 0.2, bounded to 0.8-2), so the engine's
-/// budgets follow the model in use: budgets of stores built with `model` (or none, for
-/// `"default"`) scale by it. Give `text` or `tokensEstimated`, and `inputTokens`.
+/// Learns from one count the model made: a response's `usage` (the whole request), or the
+/// token counting endpoint's count of one section. The model's ratio of real tokens to
+/// estimated ones (a moving average, each observation weighing 0.2, bounded to 0.8-2)
+/// widens the budgets of a model that counts more than the reference (stores built with
+/// `model`, or none for `"default"`). With `text`, the observation is also kept by the
+/// text's profile, and a section whose six nearest observations weigh enough is counted by
+/// them (tighter where the model counts less); a whole request teaches no section in it,
+/// so calibrate on sections to fill them (docs/tokens.md). Give `text` or
+/// `tokensEstimated`, and `inputTokens`.
 #[napi(catch_unwind, ts_args_type = "input: CalibrationInput")]
 pub fn calibrate(env: &Env, input: Unknown) -> Result<ModelCalibration> {
     const F: &str = "calibrate";
