@@ -131,7 +131,8 @@ pub struct Classes {
     shares: [Vec<f32>; PARTS],
     /// Each observation's ratio of real to estimated tokens.
     ratios: Vec<f32>,
-    /// Where the next observation goes once the ring is full (the oldest one).
+    /// Where the next observation goes once the ring is full: the oldest one (0 until
+    /// then, when the oldest is the first).
     next: usize,
 }
 
@@ -147,7 +148,7 @@ impl Classes {
             self.ratios.push(seen as f32);
             return;
         }
-        let at = self.next % OBSERVATIONS_PER_MODEL;
+        let at = self.next;
         for (col, &x) in self.shares.iter_mut().zip(&p.0) {
             if let Some(slot) = col.get_mut(at) {
                 *slot = x as f32;
@@ -156,7 +157,7 @@ impl Classes {
         if let Some(slot) = self.ratios.get_mut(at) {
             *slot = seen as f32;
         }
-        self.next = at + 1;
+        self.next = (at + 1) % OBSERVATIONS_PER_MODEL;
     }
 
     /// What the [`CLASS_NEIGHBOURS`] observations nearest `p` say, each weighing by its
@@ -173,14 +174,9 @@ impl Classes {
         // The nearest, kept in order, read from the newest observation back (so the newer
         // comes first among equals).
         let n = self.ratios.len();
-        let oldest = if n < OBSERVATIONS_PER_MODEL {
-            0
-        } else {
-            self.next % n
-        };
         let mut near: [(f32, f32); CLASS_NEIGHBOURS] = [(f32::INFINITY, 0.0); CLASS_NEIGHBOURS];
         for age in (0..n).rev() {
-            let slot = (oldest + age) % n;
+            let slot = (self.next + age) % n;
             let (Some(&d), Some(&r)) = (distances.get(slot), self.ratios.get(slot)) else {
                 continue;
             };
@@ -194,26 +190,22 @@ impl Classes {
             }
         }
         let radius = CLASS_RADIUS as f32;
-        let weigh = |d: f32| f64::from((1.0 - d / radius).max(0.0));
-        let weight: f64 = near.iter().map(|&(d, _)| weigh(d)).sum();
+        let near = near.map(|(d, r)| (f64::from((1.0 - d / radius).max(0.0)), f64::from(r), d));
+        let weight: f64 = near.iter().map(|&(k, _, _)| k).sum();
         if weight <= 0.0 {
             return None;
         }
-        let ratio = near
-            .iter()
-            .map(|&(d, r)| weigh(d) * f64::from(r))
-            .sum::<f64>()
-            / weight;
+        let ratio = near.iter().map(|&(k, r, _)| k * r).sum::<f64>() / weight;
         let deviation = near
             .iter()
-            .map(|&(d, r)| weigh(d) * (f64::from(r) - ratio).abs())
+            .map(|&(k, r, _)| k * (r - ratio).abs())
             .sum::<f64>()
             / weight;
         Some(Neighbourhood {
             weight,
             ratio,
             deviation,
-            nearest: f64::from(near[0].0),
+            nearest: f64::from(near[0].2),
         })
     }
 
