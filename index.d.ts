@@ -1453,8 +1453,9 @@ export interface BuiltContextJson {
  * estimated ones (a moving average, each observation weighing 0.2, bounded to 0.8-2)
  * widens the budgets of a model that counts more than the reference (stores built with
  * `model`, or none for `"default"`). With `text`, the observation is also kept by the
- * text's profile, and a section whose six nearest observations weigh enough is counted by
- * them (tighter where the model counts less); a whole request teaches no section in it,
+ * text's profile, and a section among its nearest observations (weighing enough, and
+ * within 0.08 of a mixture of theirs) is counted by their ratios in that mixture (tighter
+ * where the model counts less); a whole request teaches no section in it,
  * so calibrate on sections to fill them (docs/tokens.md). Give `text` or
  * `tokensEstimated`, and `inputTokens`.
  */

@@ -165,6 +165,25 @@ describe('the engine token estimator', () => {
     expect(tokenEstimate(mix(7), { model: 'another' }).upperBound).toBe(tokenEstimate(mix(7), { model: 'a third' }).upperBound)
   })
 
+  it('counts a mixture of two observed kinds by their ratios in the same mixture', () => {
+    // Chat, and chat with eight lines of code: observed six times each. A section holding
+    // both (or half as much code) lies 0.1 from each, among them: its ratio is theirs mixed
+    // in its proportions. Under the rule of the six nearest it kept the bound (73%).
+    const chat = 'sure, I can look at the deploy logs after lunch and tell you what broke\n'
+    const code = 'if (x.len() > 0) { v[i] = f(&x[..n], 2); }\n'
+    const mix = (n: number) => chat.repeat(40 - n) + code.repeat(n)
+    for (let i = 0; i < 6; i++) for (const text of [mix(0), mix(8)]) calibrate({ model: 'mix', text, inputTokens: referenceTokens(text) })
+    for (const text of [mix(8) + mix(0), mix(4)]) {
+      const real = referenceTokens(text)
+      const bound = tokenEstimate(text, { model: 'mix' }).upperBound
+      expect(bound).toBeGreaterThanOrEqual(real)
+      expect(real / bound).toBeGreaterThan(0.9)
+    }
+    // Emoji, a part neither held, in a large share: outside every mixture, the bound.
+    const outside = mix(4) + '\u{1f680}\u{2705} '.repeat(60)
+    expect(tokenEstimate(outside, { model: 'mix' }).upperBound).toBe(tokenEstimate(outside).upperBound)
+  })
+
   it('keeps each CJK script apart: calibrated on Japanese, Korean and Chinese text keep the bound', () => {
     // The estimate counts Han, kana and Hangul alike; the reference tokenizer counts Korean
     // and traditional Chinese for a quarter to a third more of it than Japanese.

@@ -7,10 +7,13 @@
 //! Japanese, Korean and emoji each have their own. A model keeps its last
 //! [`OBSERVATIONS_PER_MODEL`] observations (a profile and what the model counted against the
 //! estimate); a section is counted by the [`CLASS_NEIGHBOURS`] observations nearest its own
-//! profile, each weighing the more the nearer it lies (nothing past [`CLASS_RADIUS`]): their
-//! weighted ratio of real to estimated tokens, plus a margin of how much they varied and of
-//! how far the nearest one lies. A section with too little weight near it, a kind no
-//! observation held, keeps the bound that holds for every script. Observations are not
+//! profile, each weighing the more the nearer it lies (nothing past [`CLASS_RADIUS`]), when
+//! it lies within [`CLASS_HULL`] of a mixture of theirs: a text's ratio of real to
+//! estimated tokens is its parts' ratios mixed by its profile, so the section is counted by
+//! their ratios in the mixture nearest it, plus a margin of how much they varied and of how
+//! far that mixture lies. A section with too little weight near it, or outside every
+//! mixture of it (a part, or a proportion of parts, no observation held), keeps the bound
+//! that holds for every script. Observations are not
 //! grouped ahead of the section: sections of one kind spread (a thread of a few long code
 //! messages lies 0.05 to 0.2 from another), and classes drawn around the first ones split
 //! that spread into many classes too small to trust; nor pooled over all within reach: on
@@ -33,16 +36,24 @@ pub const OBSERVATIONS_PER_MODEL: usize = 128;
 /// trusted for a section (four observations of its very profile; six of them no further
 /// than 0.1 on average).
 pub const CLASS_TRUSTED: f64 = 4.0;
+/// The L1 distance from the nearest mixture of its neighbours' profiles past which a
+/// section is not trusted to them: it holds parts, or proportions of parts, that they
+/// did not.
+pub const CLASS_HULL: f64 = 0.08;
+/// Steps taken towards the nearest mixture of the neighbours' profiles (each step moves
+/// it towards one of them; a few more than the neighbours).
+pub const HULL_STEPS: usize = 32;
 /// Mean deviations of the neighbours' ratios the margin adds above their ratio.
 pub const CLASS_DEVIATIONS: f64 = 2.0;
 /// The nearest observations a section is counted by (the others, further, say less of it
 /// than these do: on mixed traffic they are of another kind of section or language).
-pub const CLASS_NEIGHBOURS: usize = 6;
+pub const CLASS_NEIGHBOURS: usize = 12;
 /// The margin, as a share of the ratio, per unit of L1 distance between the section and
-/// the nearest observation: the further the evidence, the less it is trusted.
+/// the nearest mixture of its neighbours: the further from what was seen, the less the
+/// evidence is trusted.
 pub const CLASS_DISTANCE: f64 = 0.75;
 /// The least margin above the neighbours' ratio, as a share of it.
-pub const CLASS_FLOOR: f64 = 0.03;
+pub const CLASS_FLOOR: f64 = 0.05;
 /// The square-root term of a section's bound, times the ratio: the error of a sum of a
 /// few parts, which the ratios of large sections do not show.
 pub const CLASS_SPREAD: f64 = 0.5;
@@ -97,22 +108,26 @@ impl Profile {
 pub struct Neighbourhood {
     /// The observations' summed weight.
     pub weight: f64,
-    /// Their weighted ratio of real to estimated tokens.
+    /// The ratio of real to estimated tokens of the mixture of them nearest the profile
+    /// (their ratios mixed in the same proportions).
     pub ratio: f64,
-    /// The weighted mean absolute deviation of their ratios from it.
+    /// The weighted mean absolute deviation of their ratios from their weighted mean.
     pub deviation: f64,
+    /// The L1 distance from the profile to that mixture.
+    pub hull: f64,
     /// The distance to the nearest of them.
     pub nearest: f64,
 }
 
 impl Neighbourhood {
-    /// The meter of a section in this neighbourhood, once its weight is trusted.
+    /// The meter of a section in this neighbourhood, once its weight is trusted and the
+    /// section lies within [`CLASS_HULL`] of a mixture of it.
     pub fn meter(&self) -> Option<Meter> {
-        if self.weight < CLASS_TRUSTED {
+        if self.weight < CLASS_TRUSTED || self.hull > CLASS_HULL {
             return None;
         }
         let r = self.ratio;
-        let margin = CLASS_DEVIATIONS * self.deviation + CLASS_DISTANCE * self.nearest * r;
+        let margin = CLASS_DEVIATIONS * self.deviation + CLASS_DISTANCE * self.hull * r;
         Some(Meter {
             slope: (r + margin).max(r * (1.0 + CLASS_FLOOR)),
             spread: CLASS_SPREAD * r,
@@ -171,13 +186,14 @@ impl Classes {
                 *d += (y - x).abs();
             }
         }
-        // The nearest, kept in order, read from the newest observation back (so the newer
-        // comes first among equals).
+        // The nearest within reach, kept in order, read from the newest observation back
+        // (so the newer comes first among equals): (distance, slot).
         let n = self.ratios.len();
-        let mut near: [(f32, f32); CLASS_NEIGHBOURS] = [(f32::INFINITY, 0.0); CLASS_NEIGHBOURS];
+        let radius = CLASS_RADIUS as f32;
+        let mut near = [(radius, usize::MAX); CLASS_NEIGHBOURS];
         for age in (0..n).rev() {
             let slot = (self.next + age) % n;
-            let (Some(&d), Some(&r)) = (distances.get(slot), self.ratios.get(slot)) else {
+            let Some(&d) = distances.get(slot) else {
                 continue;
             };
             if d < near[CLASS_NEIGHBOURS - 1].0 {
@@ -186,26 +202,49 @@ impl Classes {
                     .position(|&(e, _)| d < e)
                     .unwrap_or(CLASS_NEIGHBOURS - 1);
                 near.copy_within(at..CLASS_NEIGHBOURS - 1, at + 1);
-                near[at] = (d, r);
+                near[at] = (d, slot);
             }
         }
-        let radius = CLASS_RADIUS as f32;
-        let near = near.map(|(d, r)| (f64::from((1.0 - d / radius).max(0.0)), f64::from(r), d));
-        let weight: f64 = near.iter().map(|&(k, _, _)| k).sum();
-        if weight <= 0.0 {
-            return None;
-        }
-        let ratio = near.iter().map(|&(k, r, _)| k * r).sum::<f64>() / weight;
-        let deviation = near
+        let found = near
             .iter()
-            .map(|&(k, r, _)| k * (r - ratio).abs())
+            .take_while(|&&(_, slot)| slot != usize::MAX)
+            .count();
+        let near = &near[..found];
+        let first = near.first()?;
+        let ratios: Vec<f64> = near
+            .iter()
+            .map(|&(_, slot)| self.ratios.get(slot).map_or(0.0, |&r| f64::from(r)))
+            .collect();
+        let weights: Vec<f64> = near
+            .iter()
+            .map(|&(d, _)| f64::from(1.0 - d / radius))
+            .collect();
+        let weight: f64 = weights.iter().sum();
+        let mean = weights.iter().zip(&ratios).map(|(k, r)| k * r).sum::<f64>() / weight;
+        let deviation = weights
+            .iter()
+            .zip(&ratios)
+            .map(|(k, r)| k * (r - mean).abs())
             .sum::<f64>()
             / weight;
+        let profiles: Vec<[f64; PARTS]> = near
+            .iter()
+            .map(|&(_, slot)| {
+                let mut q = [0.0; PARTS];
+                for (x, col) in q.iter_mut().zip(&self.shares) {
+                    *x = col.get(slot).map_or(0.0, |&y| f64::from(y));
+                }
+                q
+            })
+            .collect();
+        let (mix, hull) = hull(&profiles, &weights, &p.0);
+        let ratio = mix.iter().zip(&ratios).map(|(w, r)| w * r).sum::<f64>();
         Some(Neighbourhood {
             weight,
             ratio,
             deviation,
-            nearest: f64::from(near[0].2),
+            hull,
+            nearest: f64::from(first.0),
         })
     }
 
@@ -277,3 +316,63 @@ pub fn by_class<T, E>(
 
 /// Builds a section may take by class meters after the first (see [`by_class`]).
 pub const CLASS_PASSES: usize = 3;
+
+/// How far `p` lies from the profiles it could be a mixture of: the weights of the mixture
+/// of `profiles` nearest it (least squares, by [`HULL_STEPS`] steps of Frank and Wolfe's
+/// method from their mixture by `weights`, which is kept where it is `p`) and the L1
+/// distance from that mixture to `p`. A text's ratio of real to estimated tokens is its
+/// parts' ratios mixed by its profile, so a mixture of observed profiles has the same
+/// mixture of their ratios; a profile no mixture reaches holds parts, or proportions of
+/// them, that the observations did not.
+fn hull(profiles: &[[f64; PARTS]], weights: &[f64], p: &[f64; PARTS]) -> (Vec<f64>, f64) {
+    fn dot(a: &[f64; PARTS], b: &[f64; PARTS]) -> f64 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+    let total: f64 = weights.iter().sum();
+    if profiles.is_empty() || profiles.len() != weights.len() || total <= 0.0 {
+        return (vec![0.0; profiles.len()], 2.0);
+    }
+    let mut mix: Vec<f64> = weights.iter().map(|k| k / total).collect();
+    let mut x = [0.0; PARTS];
+    for (q, m) in profiles.iter().zip(&mix) {
+        for (a, b) in x.iter_mut().zip(q) {
+            *a += m * b;
+        }
+    }
+    for _ in 0..HULL_STEPS {
+        let mut off = [0.0; PARTS];
+        for ((o, a), b) in off.iter_mut().zip(&x).zip(p) {
+            *o = a - b;
+        }
+        let Some((to, q)) = profiles
+            .iter()
+            .enumerate()
+            .min_by(|a, b| dot(a.1, &off).total_cmp(&dot(b.1, &off)))
+        else {
+            break;
+        };
+        let mut step = [0.0; PARTS];
+        for ((s, a), b) in step.iter_mut().zip(q).zip(&x) {
+            *s = a - b;
+        }
+        let length = dot(&step, &step);
+        if length < 1e-12 {
+            break;
+        }
+        let t = (-dot(&off, &step) / length).clamp(0.0, 1.0);
+        if t <= 1e-9 {
+            break;
+        }
+        for m in &mut mix {
+            *m *= 1.0 - t;
+        }
+        if let Some(m) = mix.get_mut(to) {
+            *m += t;
+        }
+        for (a, s) in x.iter_mut().zip(&step) {
+            *a += t * s;
+        }
+    }
+    let distance = x.iter().zip(p).map(|(a, b)| (a - b).abs()).sum();
+    (mix, distance)
+}

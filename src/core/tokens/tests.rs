@@ -296,6 +296,82 @@ fn sections_of_one_kind_that_spread_are_counted_by_their_nearest_observations() 
 }
 
 #[test]
+fn a_mixture_of_observed_kinds_is_counted_by_the_same_mixture_of_their_ratios() {
+    // Two kinds of a traffic (chat, and chat quoting JSON) that the model counts for 0.88
+    // and 0.94 of their estimates, 0.2 apart; a section holding both in equal parts lies
+    // 0.1 from each. A text's ratio is its parts' ratios mixed by its profile, so the
+    // section's ratio is theirs mixed in its proportions.
+    let chat = "sure, I can look at the deploy logs after lunch and tell you what broke\n";
+    let json = "{\"id\": 42, \"ok\": [1, 2, 3], \"at\": \"2026-11-30\"}\n";
+    let (a, b) = (
+        chat.repeat(40),
+        format!("{}{}", chat.repeat(32), json.repeat(3)),
+    );
+    let (ac, bc) = (Counts::of(&a), Counts::of(&b));
+    let d = Profile::of(&ac)
+        .zip(Profile::of(&bc))
+        .map_or(0.0, |(p, q)| p.distance(&q));
+    assert!(d > 0.17 && d < 0.23, "{d}");
+    let mut c = Calibration::default();
+    for _ in 0..CLASS_NEIGHBOURS / 2 {
+        c.observe_text("m", &ac, ac.estimate() * 0.88);
+        c.observe_text("m", &bc, bc.estimate() * 0.94);
+    }
+    // Both halves, in the order a thread would hold them.
+    let both = Counts::of(&format!("{b}{a}"));
+    let real = 0.88 * ac.estimate() + 0.94 * bc.estimate();
+    let around = c
+        .classes
+        .get("m")
+        .zip(Profile::of(&both))
+        .and_then(|(k, p)| k.around(&p));
+    let Some(n) = around else {
+        panic!("no neighbourhood")
+    };
+    assert!(n.hull < 0.01, "{n:?}");
+    assert!((n.ratio - real / both.estimate()).abs() < 0.005, "{n:?}");
+    // Counted, it keeps above what the model counts and fills more than 90% of a budget.
+    let m = c.meter_of("m", &both);
+    let bound = m.bound(both.estimate()) as f64;
+    assert!(
+        bound >= real && real / bound > 0.9,
+        "{real} of {bound}: {m:?}"
+    );
+}
+
+#[test]
+fn a_section_no_mixture_of_the_observations_reaches_keeps_the_bound() {
+    // Chat calibrated with more or less JSON quoted in it: a section with as much JSON
+    // lies among them; one with emoji, a part none of them held, lies outside however
+    // near it is.
+    let chat = "sure, I can look at the deploy logs after lunch and tell you what broke\n";
+    let json = "{\"id\": 42, \"ok\": [1, 2, 3]}\n";
+    let text = |json_lines: usize, emoji: usize| {
+        format!(
+            "{}{}{}",
+            chat.repeat(40),
+            json.repeat(json_lines),
+            "\u{1f680}\u{2705} ".repeat(emoji)
+        )
+    };
+    let mut c = Calibration::default();
+    for i in 0..OBSERVATIONS_PER_MODEL / 4 {
+        let k = Counts::of(&text(i % 8, 0));
+        c.observe_text("m", &k, k.estimate() * 0.9);
+    }
+    let among = Counts::of(&text(5, 0));
+    assert!(c.meter_of("m", &among).slope < 0.95);
+    let outside = Counts::of(&text(5, 12));
+    let p = Profile::of(&outside);
+    let n = c.classes.get("m").zip(p).and_then(|(k, p)| k.around(&p));
+    assert!(
+        n.is_some_and(|n| n.weight >= CLASS_TRUSTED && n.hull > CLASS_HULL && n.nearest < 0.1),
+        "{n:?}"
+    );
+    assert_eq!(c.meter_of("m", &outside), Meter::REFERENCE);
+}
+
+#[test]
 fn the_further_the_evidence_the_wider_the_margin() {
     let near = "the build queue is long today, checking step 4 again\n".repeat(30);
     // The same chat with a JSON-ish tail: punctuation takes a larger share.
@@ -303,13 +379,20 @@ fn the_further_the_evidence_the_wider_the_margin() {
     let (nc, fc) = (Counts::of(&near), Counts::of(&far));
     let (np, fp) = (Profile::of(&nc), Profile::of(&fc));
     let d = np.zip(fp).map_or(0.0, |(a, b)| a.distance(&b));
-    // Near enough for the nearest six to be trusted (weighing 4 of 6 at 0.1).
-    assert!(d > 0.02 && d < 0.1, "{d}");
+    // Near enough to be trusted: within CLASS_HULL of what was observed (the observations
+    // are all of one profile, so the nearest mixture of them is that profile).
+    assert!(d > 0.02 && d < CLASS_HULL, "{d}");
     let mut c = Calibration::default();
-    for _ in 0..trusted_after() * 3 {
-        c.observe_text("m", &nc, nc.estimate() * 0.9);
+    // A ratio of 0.9, give or take 0.02: at the observations the floor is the margin.
+    for i in 0..CLASS_NEIGHBOURS {
+        let ratio = if i % 2 == 0 { 0.88 } else { 0.92 };
+        c.observe_text("m", &nc, nc.estimate() * ratio);
     }
     let (at, off) = (c.meter_of("m", &nc), c.meter_of("m", &fc));
+    assert!(
+        (at.slope - 0.9 * (1.0 + CLASS_FLOOR)).abs() < 1e-6,
+        "{at:?}"
+    );
     let k = 1.0 - d / CLASS_RADIUS;
     // Off the observations, their weight falls and the margin grows with the distance.
     let around = c
@@ -318,7 +401,7 @@ fn the_further_the_evidence_the_wider_the_margin() {
         .and_then(|k| fp.and_then(|p| k.around(&p)));
     assert!(around.is_some_and(|n| (n.weight - k * CLASS_NEIGHBOURS as f64).abs() < 1e-6));
     assert!(
-        (off.slope - 0.9 * (1.0 + CLASS_DISTANCE * d)).abs() < 1e-6,
+        (off.slope - (0.9 + CLASS_DEVIATIONS * 0.02 + 0.9 * CLASS_DISTANCE * d)).abs() < 1e-6,
         "{off:?}"
     );
     assert!(off.slope > at.slope, "{at:?} {off:?}");
@@ -375,13 +458,18 @@ proptest! {
         match k.around(&q) {
             None => prop_assert!(weight < 1e-5, "{weight}"),
             Some(n) => {
-                let ratio = near.iter().map(|x| x.1 * x.2).sum::<f64>() / weight;
-                let deviation = near.iter().map(|x| x.1 * (x.2 - ratio).abs()).sum::<f64>() / weight;
+                let mean = near.iter().map(|x| x.1 * x.2).sum::<f64>() / weight;
+                let deviation = near.iter().map(|x| x.1 * (x.2 - mean).abs()).sum::<f64>() / weight;
                 let nearest = all.first().map_or(f64::INFINITY, |x| x.0);
                 prop_assert!((n.weight - weight).abs() < 1e-5 * (1.0 + weight));
-                prop_assert!((n.ratio - ratio).abs() < 1e-5, "{} {ratio}", n.ratio);
                 prop_assert!((n.deviation - deviation).abs() < 1e-5);
                 prop_assert!((n.nearest - nearest).abs() < 1e-5);
+                // The ratio is a mixture of the neighbours' ratios; the mixture lies no
+                // further than the nearest neighbour (by least squares, so within the
+                // L1 distance the nearest one's L2 distance allows).
+                let (lo, hi) = near.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), x| (lo.min(x.2), hi.max(x.2)));
+                prop_assert!(n.ratio >= lo - 1e-6 && n.ratio <= hi + 1e-6, "{} not in {lo}..{hi}", n.ratio);
+                prop_assert!(n.hull >= 0.0 && n.hull <= nearest * (classes::PARTS as f64).sqrt() + 1e-5, "{} {nearest}", n.hull);
                 // Never below the neighbours' ratio and its floor.
                 if let Some(m) = n.meter() {
                     prop_assert!(m.slope >= n.ratio * (1.0 + CLASS_FLOOR) - 1e-12);
