@@ -109,11 +109,13 @@ pub struct Neighbourhood {
     /// The observations' summed weight.
     pub weight: f64,
     /// The ratio of real to estimated tokens of the mixture of them nearest the profile
-    /// (their ratios mixed in the same proportions).
+    /// (their ratios mixed in the same proportions; their weighted mean when they weigh
+    /// less than [`CLASS_TRUSTED`]).
     pub ratio: f64,
     /// The weighted mean absolute deviation of their ratios from their weighted mean.
     pub deviation: f64,
-    /// The L1 distance from the profile to that mixture.
+    /// The L1 distance from the profile to that mixture (infinite when the observations
+    /// weigh less than [`CLASS_TRUSTED`]: the mixture is not sought).
     pub hull: f64,
     /// The distance to the nearest of them.
     pub nearest: f64,
@@ -209,36 +211,43 @@ impl Classes {
             .iter()
             .take_while(|&&(_, slot)| slot != usize::MAX)
             .count();
-        let near = &near[..found];
-        let first = near.first()?;
-        let ratios: Vec<f64> = near
+        let first = near.first().filter(|_| found > 0)?;
+        // Each neighbour's weight, ratio and profile, side by side on the stack.
+        let mut weights = [0.0; CLASS_NEIGHBOURS];
+        let mut ratios = [0.0; CLASS_NEIGHBOURS];
+        let mut profiles = [[0.0; PARTS]; CLASS_NEIGHBOURS];
+        for (((&(d, slot), k), r), q) in near
             .iter()
-            .map(|&(_, slot)| self.ratios.get(slot).map_or(0.0, |&r| f64::from(r)))
-            .collect();
-        let weights: Vec<f64> = near
-            .iter()
-            .map(|&(d, _)| f64::from(1.0 - d / radius))
-            .collect();
+            .zip(&mut weights)
+            .zip(&mut ratios)
+            .zip(&mut profiles)
+            .take(found)
+        {
+            *k = f64::from(1.0 - d / radius);
+            *r = self.ratios.get(slot).map_or(0.0, |&r| f64::from(r));
+            for (x, col) in q.iter_mut().zip(&self.shares) {
+                *x = col.get(slot).map_or(0.0, |&y| f64::from(y));
+            }
+        }
+        let (weights, ratios, profiles) = (&weights[..found], &ratios[..found], &profiles[..found]);
         let weight: f64 = weights.iter().sum();
-        let mean = weights.iter().zip(&ratios).map(|(k, r)| k * r).sum::<f64>() / weight;
+        let mean = weights.iter().zip(ratios).map(|(k, r)| k * r).sum::<f64>() / weight;
         let deviation = weights
             .iter()
-            .zip(&ratios)
+            .zip(ratios)
             .map(|(k, r)| k * (r - mean).abs())
             .sum::<f64>()
             / weight;
-        let profiles: Vec<[f64; PARTS]> = near
-            .iter()
-            .map(|&(_, slot)| {
-                let mut q = [0.0; PARTS];
-                for (x, col) in q.iter_mut().zip(&self.shares) {
-                    *x = col.get(slot).map_or(0.0, |&y| f64::from(y));
-                }
-                q
-            })
-            .collect();
-        let (mix, hull) = hull(&profiles, &weights, &p.0);
-        let ratio = mix.iter().zip(&ratios).map(|(w, r)| w * r).sum::<f64>();
+        // The mixture is sought only where the neighbours weigh enough to be trusted.
+        let (ratio, hull) = if weight >= CLASS_TRUSTED {
+            let (mix, hull) = hull(profiles, weights, &p.0);
+            (
+                mix.iter().zip(ratios).map(|(w, r)| w * r).sum::<f64>(),
+                hull,
+            )
+        } else {
+            (mean, f64::INFINITY)
+        };
         Some(Neighbourhood {
             weight,
             ratio,
@@ -324,15 +333,22 @@ pub const CLASS_PASSES: usize = 3;
 /// parts' ratios mixed by its profile, so a mixture of observed profiles has the same
 /// mixture of their ratios; a profile no mixture reaches holds parts, or proportions of
 /// them, that the observations did not.
-fn hull(profiles: &[[f64; PARTS]], weights: &[f64], p: &[f64; PARTS]) -> (Vec<f64>, f64) {
+fn hull(
+    profiles: &[[f64; PARTS]],
+    weights: &[f64],
+    p: &[f64; PARTS],
+) -> ([f64; CLASS_NEIGHBOURS], f64) {
     fn dot(a: &[f64; PARTS], b: &[f64; PARTS]) -> f64 {
         a.iter().zip(b).map(|(x, y)| x * y).sum()
     }
     let total: f64 = weights.iter().sum();
+    let mut mix = [0.0; CLASS_NEIGHBOURS];
     if profiles.is_empty() || profiles.len() != weights.len() || total <= 0.0 {
-        return (vec![0.0; profiles.len()], 2.0);
+        return (mix, 2.0);
     }
-    let mut mix: Vec<f64> = weights.iter().map(|k| k / total).collect();
+    for (m, k) in mix.iter_mut().zip(weights) {
+        *m = k / total;
+    }
     let mut x = [0.0; PARTS];
     for (q, m) in profiles.iter().zip(&mix) {
         for (a, b) in x.iter_mut().zip(q) {
@@ -344,6 +360,7 @@ fn hull(profiles: &[[f64; PARTS]], weights: &[f64], p: &[f64; PARTS]) -> (Vec<f6
         for ((o, a), b) in off.iter_mut().zip(&x).zip(p) {
             *o = a - b;
         }
+        // The profile towards which |x - p| falls fastest: the least q . (x - p) ...
         let Some((to, q)) = profiles
             .iter()
             .enumerate()
@@ -351,6 +368,7 @@ fn hull(profiles: &[[f64; PARTS]], weights: &[f64], p: &[f64; PARTS]) -> (Vec<f6
         else {
             break;
         };
+        // ... and how far to move towards it: the least |x - p| on the way.
         let mut step = [0.0; PARTS];
         for ((s, a), b) in step.iter_mut().zip(q).zip(&x) {
             *s = a - b;

@@ -469,7 +469,11 @@ proptest! {
                 // L1 distance the nearest one's L2 distance allows).
                 let (lo, hi) = near.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), x| (lo.min(x.2), hi.max(x.2)));
                 prop_assert!(n.ratio >= lo - 1e-6 && n.ratio <= hi + 1e-6, "{} not in {lo}..{hi}", n.ratio);
-                prop_assert!(n.hull >= 0.0 && n.hull <= nearest * (classes::PARTS as f64).sqrt() + 1e-5, "{} {nearest}", n.hull);
+                if n.weight >= CLASS_TRUSTED {
+                    prop_assert!(n.hull >= 0.0 && n.hull <= nearest * (classes::PARTS as f64).sqrt() + 1e-5, "{} {nearest}", n.hull);
+                } else {
+                    prop_assert!((n.ratio - mean).abs() < 1e-5 && n.hull.is_infinite());
+                }
                 // Never below the neighbours' ratio and its floor.
                 if let Some(m) = n.meter() {
                     prop_assert!(m.slope >= n.ratio * (1.0 + CLASS_FLOOR) - 1e-12);
