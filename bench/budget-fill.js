@@ -15,8 +15,10 @@
 // (training texts), as a gateway's calibration does from the Messages API's answers.
 // Then what a calibration has not seen: calibrated on chat alone, the sections of every
 // other kind; calibrated on every kind but Italian and traditional Chinese, sections of
-// those two; calibrated on Japanese, sections of Korean and Chinese (0 over is the rule
-// there too). And what it cannot tell apart, reported apart: calibrated on Spanish, Italian;
+// those two; calibrated on Japanese, sections of Korean and Chinese; on Korean, Japanese
+// and Chinese; on TypeScript, JavaScript, Rust and package.json; on German, Czech, Polish,
+// Turkish and Russian; on code, and on JSON, every other kind (0 over is the rule there
+// too). And what it cannot tell apart, reported apart: calibrated on Spanish, Italian;
 // on simplified Chinese, traditional.
 // Plus the bundled channel's default snapshot (fixtures/slack-channel.json, 1,500 tokens,
 // 20 adjacent): how many adjacent messages each rendering carries, before calibration, after
@@ -256,7 +258,10 @@ async function main() {
   // What a calibration has not seen keeps the bound: calibrated on chat alone, then
   // sections of every other kind; calibrated on mixed traffic of every kind but Italian and
   // traditional Chinese (the two the estimate undercounts most), then sections of those;
-  // calibrated on Japanese, then Korean and Chinese (other scripts of the CJK part).
+  // calibrated on Japanese, then Korean and Chinese (other scripts of the CJK part), and on
+  // Korean, then Japanese and Chinese; calibrated on TypeScript, then JavaScript, Rust and
+  // package.json; on German, then Czech, Polish, Turkish and Russian (other letters); on
+  // code, then every other kind; on JSON, then every other kind.
   const unseen = []
   const trainOf = (keep) => corpus.filter((t) => !t.heldOut && keep(t)).map((t) => t.text)
   const heldOf = (keep) => corpus.filter((t) => t.heldOut && keep(t)).map((t) => t.text)
@@ -272,6 +277,26 @@ async function main() {
       train: trainOf((t) => t.source === 'ja'),
       tests: [['Korean', heldOf((t) => t.source === 'ko')], ['simplified Chinese', heldOf((t) => t.source === 'zh-cn')], ['traditional Chinese', heldOf((t) => t.source === 'zh-tw')]],
     },
+    {
+      trained: 'Korean',
+      train: trainOf((t) => t.source === 'ko'),
+      tests: [['Japanese', heldOf((t) => t.source === 'ja')], ['simplified Chinese', heldOf((t) => t.source === 'zh-cn')], ['traditional Chinese', heldOf((t) => t.source === 'zh-tw')]],
+    },
+    {
+      trained: 'TypeScript',
+      train: trainOf((t) => t.source === 'ts'),
+      tests: [['JavaScript', heldOf((t) => t.source === 'js')], ['Rust', heldOf((t) => t.source === 'rs')], ['package.json', heldOf((t) => t.source === 'package.json')]],
+    },
+    {
+      trained: 'German',
+      train: trainOf((t) => t.source === 'de'),
+      tests: ['cs', 'pl', 'tr', 'ru'].map((s) => [s, heldOf((t) => t.source === s)]),
+    },
+    ...['code', 'json'].map((kind) => ({
+      trained: kind,
+      train: trainOf((t) => t.kind === kind),
+      tests: KINDS.filter((k) => k !== kind).map((k) => [k, heldOf((t) => t.kind === k)]),
+    })),
   ]
   // What the profile cannot tell apart: another language of the same script and parts.
   // Reported, not held to 0 over (see docs/tokens.md, "What a calibration cannot tell").
