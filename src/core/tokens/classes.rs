@@ -391,6 +391,30 @@ fn hull(
             *a += t * s;
         }
     }
-    let distance = x.iter().zip(p).map(|(a, b)| (a - b).abs()).sum();
-    (mix, distance)
+    let l1 = |q: &[f64; PARTS]| q.iter().zip(p).map(|(a, b)| (a - b).abs()).sum::<f64>();
+    let distance = l1(&x);
+    // The steps close in on the nearest mixture by least squares, slowly near the end: the
+    // nearest observations (by L1) may lie nearer still, and then they are the mixture,
+    // each by its weight.
+    let mut each = [f64::INFINITY; CLASS_NEIGHBOURS];
+    for (e, q) in each.iter_mut().zip(profiles) {
+        *e = l1(q);
+    }
+    let least = each.iter().copied().fold(f64::INFINITY, f64::min);
+    if least + 1e-9 >= distance {
+        return (mix, distance);
+    }
+    let mut only = [0.0; CLASS_NEIGHBOURS];
+    for ((m, e), k) in only.iter_mut().zip(&each).zip(weights) {
+        if *e <= least + 1e-9 {
+            *m = *k;
+        }
+    }
+    let sum: f64 = only.iter().sum();
+    if sum > 0.0 {
+        for m in &mut only {
+            *m /= sum;
+        }
+    }
+    (only, least)
 }

@@ -465,12 +465,11 @@ proptest! {
                 prop_assert!((n.deviation - deviation).abs() < 1e-5);
                 prop_assert!((n.nearest - nearest).abs() < 1e-5);
                 // The ratio is a mixture of the neighbours' ratios; the mixture lies no
-                // further than the nearest neighbour (by least squares, so within the
-                // L1 distance the nearest one's L2 distance allows).
+                // further than the nearest neighbour.
                 let (lo, hi) = near.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), x| (lo.min(x.2), hi.max(x.2)));
                 prop_assert!(n.ratio >= lo - 1e-6 && n.ratio <= hi + 1e-6, "{} not in {lo}..{hi}", n.ratio);
                 if n.weight >= CLASS_TRUSTED {
-                    prop_assert!(n.hull >= 0.0 && n.hull <= nearest * (classes::PARTS as f64).sqrt() + 1e-5, "{} {nearest}", n.hull);
+                    prop_assert!(n.hull >= 0.0 && n.hull <= nearest + 1e-5, "{} {nearest}", n.hull);
                 } else {
                     prop_assert!((n.ratio - mean).abs() < 1e-5 && n.hull.is_infinite());
                 }
