@@ -2890,6 +2890,14 @@ export interface TokenCounts {
    * apart from `cjk`; a calibration tells Korean from Chinese and Japanese by it.
    */
   hangul: number
+  /**
+   * Of `cjk`: Han written with a simplified radical (讠, 纟, 钅, 门, 页, 贝, 车, 马,
+   * ...: the runs of them Unicode places after each full radical's). Simplified Chinese
+   * writes them (7% of its Han in TypeScript's messages), traditional Chinese and
+   * Japanese write the full forms (0.3% and 1.5%). Not a part of the estimate apart from
+   * `cjk`; a calibration tells simplified from traditional Chinese by it.
+   */
+  simplified: number
   /** Characters outside the Basic Multilingual Plane (emoji, rare Han). */
   supplementary: number
   /** Zero-width joiners and variation selector 16 (parts of emoji sequences). */

@@ -41,9 +41,11 @@ afterEach(() => resetCalibration())
 describe('the engine token estimator', () => {
   it('counts by script, with an upper bound, and the drop-in keeps length / 4', () => {
     const e = tokenEstimate('部署已经完成，所有服务运行正常。😀', { counts: true })
-    expect(e.counts).toMatchObject({ cjk: 16, kana: 0, hangul: 0, supplementary: 1 })
-    // Of the CJK part, the kana and the Hangul (the estimate counts them alike; a calibration does not).
-    expect(tokenEstimate('デプロイ、배포 部署', { counts: true }).counts).toMatchObject({ cjk: 9, kana: 4, hangul: 2 })
+    expect(e.counts).toMatchObject({ cjk: 16, kana: 0, hangul: 0, simplified: 1, supplementary: 1 })
+    // Of the CJK part, the kana, the Hangul and the Han of simplified radicals (经 above, 请 认 证
+    // below; the estimate counts them alike, a calibration does not).
+    expect(tokenEstimate('デプロイ、배포 部署', { counts: true }).counts).toMatchObject({ cjk: 9, kana: 4, hangul: 2, simplified: 0 })
+    expect(tokenEstimate('请认证', { counts: true }).counts).toMatchObject({ cjk: 3, simplified: 3 })
     expect(e.upperBound).toBeGreaterThanOrEqual(e.tokens)
     expect(e.tokens).toBeGreaterThan(estimateTokens('部署已经完成，所有服务运行正常。😀'))
     expect(tokenEstimate('')).toEqual({ tokens: 0, estimate: 0, upperBound: 0, ratio: 1, counts: undefined })
@@ -203,6 +205,18 @@ describe('the engine token estimator', () => {
       expect(bound(text)).toBe(reference(text))
       expect(bound(text)).toBeGreaterThanOrEqual(referenceTokens(text))
     }
+    // Simplified and traditional Chinese write one script; the simplified writes simplified
+    // radicals (TokenCounts.simplified). Calibrated on simplified, traditional keeps the bound.
+    const cn = chunks('zh-cn')
+    for (const text of cn.slice(0, 12)) calibrate({ model: 'cn', text, inputTokens: referenceTokens(text) })
+    const counts = (text: string) => tokenEstimate(text, { counts: true }).counts!
+    expect(counts(cn[0]).simplified / counts(cn[0]).cjk).toBeGreaterThan(0.04)
+    expect(counts(zh[0]).simplified / counts(zh[0]).cjk).toBeLessThan(0.01)
+    for (const text of cn.slice(12)) {
+      expect(tokenEstimate(text, { model: 'cn' }).upperBound).toBeLessThan(reference(text) * 0.9)
+      expect(tokenEstimate(text, { model: 'cn' }).upperBound).toBeGreaterThanOrEqual(referenceTokens(text))
+    }
+    for (const text of zh) expect(tokenEstimate(text, { model: 'cn' }).upperBound).toBe(reference(text))
   })
 
   it('once calibrated on a class of text, fills its sections to 90% with 0 over; a class never observed keeps the bound', async () => {

@@ -73,6 +73,12 @@ pub struct Counts {
     /// Of `cjk`: Hangul (syllables, jamo, half-width forms). Not a part of the estimate
     /// apart from `cjk`; a calibration tells Korean from Chinese and Japanese by it.
     pub hangul: u32,
+    /// Of `cjk`: Han written with a simplified radical (讠, 纟, 钅, 门, 页, 贝, 车, 马,
+    /// ...: the runs of them Unicode places after each full radical's). Simplified Chinese
+    /// writes them (7% of its Han in TypeScript's messages), traditional Chinese and
+    /// Japanese write the full forms (0.3% and 1.5%). Not a part of the estimate apart from
+    /// `cjk`; a calibration tells simplified from traditional Chinese by it.
+    pub simplified: u32,
     /// Characters outside the Basic Multilingual Plane (emoji, rare Han).
     pub supplementary: u32,
     /// Zero-width joiners and variation selector 16 (parts of emoji sequences).
@@ -160,6 +166,7 @@ impl Counts {
             self.cjk += 1;
             self.kana += u32::from(is_kana(cp));
             self.hangul += u32::from(is_hangul(cp));
+            self.simplified += u32::from(is_simplified(cp));
             false
         } else if (0x2190..=0x2BFF).contains(&cp) {
             self.symbols += 1;
@@ -224,6 +231,28 @@ fn is_kana(cp: u32) -> bool {
 /// Hangul: one script of [`is_cjk`]'s (Korean).
 fn is_hangul(cp: u32) -> bool {
     matches!(cp, 0x1100..=0x11FF | 0x3130..=0x318F | 0xAC00..=0xD7AF | 0xFFA0..=0xFFDC)
+}
+
+/// Han written with a simplified radical: the run of each simplified radical's characters
+/// in CJK Unified Ideographs (见, 讠, 贝, 车, 纟, 钅, 门, 韦, 页, 风, 饣, 马, 鱼, 鸟, 齿).
+fn is_simplified(cp: u32) -> bool {
+    matches!(cp,
+        0x7E9F..=0x7F35 // 纟
+        | 0x89C1..=0x89D1 // 见
+        | 0x8BA0..=0x8C36 // 讠
+        | 0x8D1D..=0x8D63 // 贝
+        | 0x8F66..=0x8F9A // 车
+        | 0x9485..=0x9576 // 钅
+        | 0x95E8..=0x961B // 门
+        | 0x97E6..=0x97EC // 韦
+        | 0x9875..=0x98A7 // 页
+        | 0x98CE..=0x98DA // 风
+        | 0x9963..=0x9995 // 饣
+        | 0x9A6C..=0x9AA7 // 马
+        | 0x9C7C..=0x9CE4 // 鱼
+        | 0x9E1F..=0x9E74 // 鸟
+        | 0x9F7F..=0x9F8C // 齿
+    )
 }
 
 /// The central estimate of `text`'s tokens (fractional; 0 for `""`).

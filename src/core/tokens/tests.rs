@@ -217,6 +217,21 @@ fn each_cjk_script_is_its_own_class() {
     // Calibrated on Japanese alone, Korean and Chinese keep the bound for every script.
     assert_eq!(c.meter_of("m", &ko_c), Meter::REFERENCE);
     assert_eq!(c.meter_of("m", &zh_c), Meter::REFERENCE);
+    // Simplified and traditional Chinese write one script, the simplified with simplified
+    // radicals (经, 请, 认 here): the reference counts traditional for 1.2 of its estimate,
+    // simplified for 0.83. Calibrated on simplified, traditional keeps the bound.
+    let tw = "部署已經完成，所有服務運行正常。請檢查日誌並確認配置。\n".repeat(40);
+    let tw_c = Counts::of(&tw);
+    assert_eq!(
+        (zh_c.cjk, zh_c.simplified, tw_c.cjk, tw_c.simplified),
+        (1_080, 120, 1_080, 0)
+    );
+    let mut c = Calibration::default();
+    for _ in 0..trusted_after() * 2 {
+        c.observe_text("m", &zh_c, zh_c.estimate() * 0.83);
+    }
+    assert!(c.meter_of("m", &zh_c).slope < 0.9);
+    assert_eq!(c.meter_of("m", &tw_c), Meter::REFERENCE);
 }
 
 #[test]
