@@ -20,6 +20,9 @@
 // Turkish and Russian; on simplified Chinese, traditional, and the other way; on code,
 // and on JSON, every other kind (0 over is the rule there too). And what it cannot tell
 // apart, reported apart: calibrated on Spanish, Italian.
+// Then conversations shaped like the real ones, which no constant of the calibration was
+// chosen on: bench/long-chats.js's two-person chats, as they are and with long assistant
+// turns, calibrated on half the chats and measured on the other half.
 // Plus the bundled channel's default snapshot (fixtures/slack-channel.json, 1,500 tokens,
 // 20 adjacent): how many adjacent messages each rendering carries, before calibration, after
 // calibrating on 24 of its whole prompt sections, and after calibrating on the sections in them.
@@ -37,6 +40,8 @@
 const path = require('node:path')
 const engine = require(path.join(__dirname, '..'))
 const { tokenCorpus, KINDS } = require('./token-corpus')
+const { loadLongChats } = require('./long-chats')
+const { lengthenAssistantTurns } = require('./long-turns')
 const { referenceTokens } = require('./reference-tokens')
 const { xorshift } = require('./rng')
 
@@ -206,8 +211,8 @@ async function calibratedSections(train, held, random) {
   return out
 }
 
-/** The calibrated fill of each source's sections, calibrated on that source alone. */
-async function bySource(corpus) {
+/** The calibrated fill of each source's sections, calibrated on that source's training texts alone. */
+async function sourceRows(corpus) {
   const sources = [...new Set(corpus.map((t) => t.source))]
   const rows = []
   for (const [i, source] of sources.entries()) {
@@ -216,26 +221,53 @@ async function bySource(corpus) {
       rows.push({ source, section: s.section, budget: s.budget, real: s.real, fill: s.real / s.budget, leftOut: s.leftOut })
     }
   }
-  if (process.argv.includes('--json')) {
-    console.log(JSON.stringify({ bySource: rows }, null, 2))
-  } else {
-    const names = [...new Set(rows.map((r) => r.section))]
-    console.log(`after calibrating on ${WARMUP} rounds of sections of one source alone:`)
-    console.log(`| source | ${names.join(' | ')} |`)
-    console.log(`| --- | ${names.map(() => '---:').join(' | ')} |`)
-    for (const source of sources) {
-      const cells = names.map((name) => {
-        const r = rows.find((x) => x.source === source && x.section === name)
-        const pct = `${(r.fill * 100).toFixed(0)}%`
-        return `${r.real > r.budget ? `**${pct} over**` : pct}${r.leftOut ? '' : ' (all)'}`
-      })
-      console.log(`| ${source} | ${cells.join(' | ')} |`)
-    }
+  return rows
+}
+
+/** Prints `rows` of sourceRows as a table, a source a row, then its tally; exit code 1 when one is over. */
+function printSources(rows, title) {
+  const names = [...new Set(rows.map((r) => r.section))]
+  console.log(title)
+  console.log(`| source | ${names.join(' | ')} |`)
+  console.log(`| --- | ${names.map(() => '---:').join(' | ')} |`)
+  for (const source of new Set(rows.map((r) => r.source))) {
+    const cells = names.map((name) => {
+      const r = rows.find((x) => x.source === source && x.section === name)
+      const pct = `${(r.fill * 100).toFixed(0)}%`
+      return `${r.real > r.budget ? `**${pct} over**` : pct}${r.leftOut ? '' : ' (all)'}`
+    })
+    console.log(`| ${source} | ${cells.join(' | ')} |`)
   }
   const due = rows.filter((r) => r.leftOut)
   const over = rows.filter((r) => r.real > r.budget)
   console.log(`sections over budget: ${over.length} of ${rows.length}; at ${FILL_TARGET * 100}% or more with material left out: ${due.filter((r) => r.fill >= FILL_TARGET).length} of ${due.length}`)
   if (over.length > 0) process.exitCode = 1
+}
+
+/** Each source of the corpus alone. */
+async function bySource(corpus) {
+  const rows = await sourceRows(corpus)
+  if (process.argv.includes('--json')) console.log(JSON.stringify({ bySource: rows }, null, 2))
+  else printSources(rows, `after calibrating on ${WARMUP} rounds of sections of one source alone:`)
+}
+
+/**
+ * Conversations shaped like the real ones, which no constant of the calibration was chosen
+ * on: the two-person chats of bench/long-chats.js (the chitchat corpus's 10 longest pairs),
+ * their turns as messages, as they are and with long assistant turns (bench/long-turns.js);
+ * calibrated on the sections of the even-numbered chats, the odd-numbered ones measured.
+ */
+async function chatRows() {
+  const plain = await loadLongChats({ count: 10 })
+  const long = JSON.parse(JSON.stringify(plain))
+  lengthenAssistantTurns(long)
+  const corpus = []
+  for (const [source, chats] of [['two-person chats', plain], ['long assistant turns', long]]) {
+    chats.forEach((chat, i) => {
+      for (const session of chat.sessions) for (const turn of session.turns) corpus.push({ source, text: turn.text, heldOut: i % 2 === 1 })
+    })
+  }
+  return sourceRows(corpus)
 }
 
 async function main() {
@@ -321,8 +353,9 @@ async function main() {
   }
   engine.resetCalibration()
   const bundled = await bundledSnapshot()
+  const chats = await chatRows()
   if (process.argv.includes('--json')) {
-    console.log(JSON.stringify({ rows, unseen, sameScript: same, bundled }, null, 2))
+    console.log(JSON.stringify({ rows, unseen, sameScript: same, bundled, chats }, null, 2))
   } else {
     const names = [...new Set(rows.map((r) => r.section))]
     for (const calibrated of [false, true]) {
@@ -343,7 +376,9 @@ async function main() {
     for (const [label, b] of [['uncalibrated', bundled.before], ['calibrated on 24 of its prompt sections', bundled.after], ['calibrated on the snapshots and threads of those 24', bundled.bySection]]) {
       console.log(`bundled channel, default snapshot (1,500 tokens, 20 adjacent asked), ${label}: JSON ${b.json.adjacent} adjacent (${b.json.real} real tokens), compact ${b.compact.adjacent} (${b.compact.real})`)
     }
+    printSources(chats, `\nconversations shaped like the real ones (bench/long-chats.js, 10 chats), calibrated on ${WARMUP} rounds of sections of the even-numbered chats, the odd-numbered measured:`)
   }
+  if (chats.some((r) => r.real > r.budget)) process.exitCode = 1
   const unseenOver = unseen.filter((r) => r.real > r.budget)
   console.log(
     `sections of a kind the calibration had not seen: ${unseen.length}, ${unseenOver.length} over budget${unseenOver.length ? `: ${unseenOver.map((r) => `${r.section} ${r.kind} after ${r.trained} ${(r.fill * 100).toFixed(0)}%`).join(', ')}` : ''}; fill ${Math.round(Math.min(...unseen.map((r) => r.fill)) * 100)}-${Math.round(Math.max(...unseen.map((r) => r.fill)) * 100)}%`,
