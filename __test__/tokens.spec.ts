@@ -148,13 +148,15 @@ describe('the engine token estimator', () => {
     expect(tokenBound(sum, { model: 'less' })).toBe(tokenBound(sum))
   })
 
+  // One traffic, chat with n lines of code in it, for the two tests below.
+  const chatLine = 'sure, I can look at the deploy logs after lunch and tell you what broke\n'
+  const codeLine = 'if (x.len() > 0) { v[i] = f(&x[..n], 2); }\n'
+  const mix = (n: number) => chatLine.repeat(40 - n) + codeLine.repeat(n)
+
   it('counts a text by the observations nearest it, though its traffic spreads too far to make one class', () => {
     // One traffic, chat with more or less code in it: from end to end its texts lie more
     // than 0.25 apart (the class rule split them into classes too small to trust, and kept
     // the bound for every script).
-    const chat = 'sure, I can look at the deploy logs after lunch and tell you what broke\n'
-    const code = 'if (x.len() > 0) { v[i] = f(&x[..n], 2); }\n'
-    const mix = (n: number) => chat.repeat(40 - n) + code.repeat(n)
     for (let i = 0; i < 12; i++) calibrate({ text: mix(2 * i), inputTokens: referenceTokens(mix(2 * i)) })
     for (const n of [7, 13, 19]) {
       const text = mix(n)
@@ -171,9 +173,6 @@ describe('the engine token estimator', () => {
     // Chat, and chat with eight lines of code: observed six times each. A section holding
     // both (or half as much code) lies 0.1 from each, among them: its ratio is theirs mixed
     // in its proportions. Under the rule of the six nearest it kept the bound (73%).
-    const chat = 'sure, I can look at the deploy logs after lunch and tell you what broke\n'
-    const code = 'if (x.len() > 0) { v[i] = f(&x[..n], 2); }\n'
-    const mix = (n: number) => chat.repeat(40 - n) + code.repeat(n)
     for (let i = 0; i < 6; i++) for (const text of [mix(0), mix(8)]) calibrate({ model: 'mix', text, inputTokens: referenceTokens(text) })
     for (const text of [mix(8) + mix(0), mix(4)]) {
       const real = referenceTokens(text)
@@ -195,7 +194,7 @@ describe('the engine token estimator', () => {
     }
     const [ja, ko, zh] = ['ja', 'ko', 'zh-tw'].map(chunks)
     for (const text of ja.slice(0, 12)) calibrate({ model: 'ja', text, inputTokens: referenceTokens(text) })
-    const bound = (text: string) => tokenEstimate(text, { model: 'ja' }).upperBound
+    const bound = (text: string, model = 'ja') => tokenEstimate(text, { model }).upperBound
     const reference = (text: string) => tokenEstimate(text).upperBound
     for (const text of ja.slice(12)) {
       expect(bound(text)).toBeLessThan(reference(text) * 0.9)
@@ -213,10 +212,10 @@ describe('the engine token estimator', () => {
     expect(counts(cn[0]).simplified / counts(cn[0]).cjk).toBeGreaterThan(0.04)
     expect(counts(zh[0]).simplified / counts(zh[0]).cjk).toBeLessThan(0.01)
     for (const text of cn.slice(12)) {
-      expect(tokenEstimate(text, { model: 'cn' }).upperBound).toBeLessThan(reference(text) * 0.9)
-      expect(tokenEstimate(text, { model: 'cn' }).upperBound).toBeGreaterThanOrEqual(referenceTokens(text))
+      expect(bound(text, 'cn')).toBeLessThan(reference(text) * 0.9)
+      expect(bound(text, 'cn')).toBeGreaterThanOrEqual(referenceTokens(text))
     }
-    for (const text of zh) expect(tokenEstimate(text, { model: 'cn' }).upperBound).toBe(reference(text))
+    for (const text of zh) expect(bound(text, 'cn')).toBe(reference(text))
   })
 
   it('once calibrated on a class of text, fills its sections to 90% with 0 over; a class never observed keeps the bound', async () => {

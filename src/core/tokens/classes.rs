@@ -385,10 +385,11 @@ fn hull(
             *o = a - b;
         }
         // The profile towards which |x - p| falls fastest: the least q . (x - p) ...
-        let Some((to, q)) = profiles
+        let Some((to, q, _)) = profiles
             .iter()
             .enumerate()
-            .min_by(|a, b| dot(a.1, &off).total_cmp(&dot(b.1, &off)))
+            .map(|(i, q)| (i, q, dot(q, &off)))
+            .min_by(|a, b| a.2.total_cmp(&b.2))
         else {
             break;
         };

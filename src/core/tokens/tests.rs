@@ -148,6 +148,16 @@ fn trusted_after() -> u64 {
     CLASS_TRUSTED.ceil() as u64
 }
 
+/// Model "m" calibrated `times` times on a text of `counts` the model counted `ratio` times
+/// its estimate.
+fn observed(counts: &Counts, ratio: f64, times: u64) -> Calibration {
+    let mut c = Calibration::default();
+    for _ in 0..times {
+        c.observe_text("m", counts, counts.estimate() * ratio);
+    }
+    c
+}
+
 #[test]
 fn a_class_of_text_is_counted_by_its_own_correction_and_an_unseen_one_keeps_the_bound() {
     let chat =
@@ -180,10 +190,7 @@ fn a_class_of_text_is_counted_by_its_own_correction_and_an_unseen_one_keeps_the_
     }
     assert!(c.meter_of("m", &cjk_c).slope > SUM_SLOPE * 1.1);
     // Untrusted before the neighbourhood weighs CLASS_TRUSTED.
-    let mut fresh = Calibration::default();
-    for _ in 1..trusted_after() {
-        fresh.observe_text("m", &chat_c, chat_c.estimate() * 0.95);
-    }
+    let mut fresh = observed(&chat_c, 0.95, trusted_after() - 1);
     assert_eq!(fresh.meter_of("m", &chat_c), Meter::REFERENCE);
     // An estimate alone (no text) teaches no class; clearing forgets them.
     fresh.observe("n", 1000.0, 900.0);
@@ -209,10 +216,7 @@ fn each_cjk_script_is_its_own_class() {
         (ko_c.kana, ko_c.hangul, zh_c.kana, zh_c.hangul),
         (0, 1_040, 0, 0)
     );
-    let mut c = Calibration::default();
-    for _ in 0..trusted_after() * 2 {
-        c.observe_text("m", &ja_c, ja_c.estimate() * 0.9);
-    }
+    let c = observed(&ja_c, 0.9, trusted_after() * 2);
     assert!(c.meter_of("m", &ja_c).slope < 0.95);
     // Calibrated on Japanese alone, Korean and Chinese keep the bound for every script.
     assert_eq!(c.meter_of("m", &ko_c), Meter::REFERENCE);
@@ -226,10 +230,7 @@ fn each_cjk_script_is_its_own_class() {
         (zh_c.cjk, zh_c.simplified, tw_c.cjk, tw_c.simplified),
         (1_080, 120, 1_080, 0)
     );
-    let mut c = Calibration::default();
-    for _ in 0..trusted_after() * 2 {
-        c.observe_text("m", &zh_c, zh_c.estimate() * 0.83);
-    }
+    let c = observed(&zh_c, 0.83, trusted_after() * 2);
     assert!(c.meter_of("m", &zh_c).slope < 0.9);
     assert_eq!(c.meter_of("m", &tw_c), Meter::REFERENCE);
 }
@@ -263,10 +264,7 @@ fn a_class_that_varies_keeps_a_wider_margin_and_observations_are_bounded() {
     assert_eq!(w, Meter::REFERENCE);
     // At most OBSERVATIONS_PER_MODEL are kept, the oldest forgotten: a model that now
     // counts 1.1 of what it counted 0.9 of is counted by the new ratio alone.
-    let mut moved = Calibration::default();
-    for _ in 0..OBSERVATIONS_PER_MODEL {
-        moved.observe_text("m", &counts, counts.estimate() * 0.9);
-    }
+    let mut moved = observed(&counts, 0.9, OBSERVATIONS_PER_MODEL as u64);
     for _ in 0..OBSERVATIONS_PER_MODEL {
         moved.observe_text("m", &counts, counts.estimate() * 1.1);
     }
