@@ -255,4 +255,44 @@ describe('the engine token estimator', () => {
     for (let k = 0; k < 12; k++) calibrate({ tokensEstimated: 5_000, inputTokens: 4_000 })
     expect((await section('english', 1, 8_000)).replies).toBe(before.english.replies)
   })
+
+  it('keeps the largest thread that holds when a class meter lets in replies of another kind', async () => {
+    // A thread whose newest replies are English and older ones Chinese, calibrated on
+    // English threads: the English meter lets Chinese replies in, and that thread reads as
+    // a class never observed (the bound would count it over budget). Written again by the
+    // meters halfway between, it keeps more replies than the model's meter did, within
+    // budget in real tokens (under the former rule it kept the model meter's: 26 and 56).
+    const N = 2_000
+    const chinese = messagesOf('zh-cn')
+    const thread = (englishNewest: number) => {
+      const store = new ChannelStore({ clock: () => (T0 + 9000) * 1000 })
+      const replies = Array.from({ length: N }, (_, i) => {
+        const from = i >= N - englishNewest ? english : chinese
+        return { type: 'message', ts: ts(i + 1), user: `U${i % 5}`, text: `${from[(1 + i * 3) % from.length]} ${from[(2 + i * 3) % from.length]}`, thread_ts: ts(0) }
+      })
+      store.ingestSlackResponse(C, { ok: true, messages: [{ type: 'message', ts: ts(0), user: 'U1', text: 'notes', thread_ts: ts(0), reply_count: N }, ...replies] }, { threadId: ts(0) })
+      return store
+    }
+    const section = async (englishNewest: number, budget: number, model?: string) => {
+      const built = await thread(englishNewest).buildContext(C, ts(N), { threadId: ts(0), adjacent: 0, budgetTokens: budget, model })
+      const text = JSON.stringify(built.thread)
+      return { real: referenceTokens(text), replies: built.thread!.truncation.included_replies }
+    }
+    for (let k = 0; k < 12; k++) {
+      const store = thread(N)
+      const built = await store.buildContext(C, ts(N - k * 41), { threadId: ts(0), adjacent: 0, budgetTokens: 2_000 + k * 500 })
+      const text = JSON.stringify(built.thread)
+      calibrate({ text, inputTokens: referenceTokens(text) })
+    }
+    for (const budget of [4_000, 8_000]) {
+      const uncalibrated = await section(N, budget, 'never calibrated')
+      const english = await section(N, budget)
+      // Half way from what the bound lets in to what the English meter does, Chinese.
+      const newest = Math.round((uncalibrated.replies + english.replies) / 2)
+      const mixed = await section(newest, budget)
+      expect(mixed.replies, `${budget}`).toBeGreaterThan(uncalibrated.replies)
+      expect(mixed.real, `${budget}`).toBeLessThanOrEqual(budget)
+      expect(mixed.real / budget, `${budget}`).toBeGreaterThan(uncalibrated.real / budget + 0.1)
+    }
+  })
 })

@@ -31,12 +31,13 @@ use napi_derive::napi;
 
 mod ascii;
 mod classes;
+mod passes;
 mod scripts;
 pub use classes::{
-    by_class, Classes, Neighbourhood, Profile, CLASS_DEVIATIONS, CLASS_DISTANCE, CLASS_FLOOR,
-    CLASS_HULL, CLASS_NEIGHBOURS, CLASS_PASSES, CLASS_RADIUS, CLASS_SPREAD, CLASS_TRUSTED,
-    OBSERVATIONS_PER_MODEL,
+    Classes, Neighbourhood, Profile, CLASS_DEVIATIONS, CLASS_DISTANCE, CLASS_FLOOR, CLASS_HULL,
+    CLASS_NEIGHBOURS, CLASS_RADIUS, CLASS_SPREAD, CLASS_TRUSTED, OBSERVATIONS_PER_MODEL,
 };
+pub use passes::{by_class, Halving, CLASS_HALVINGS, CLASS_PASSES};
 use scripts::{is_cjk, is_hangul, is_kana, is_simplified};
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -297,59 +297,6 @@ impl Classes {
     }
 }
 
-impl Meter {
-    /// When the meter of the observations around `text` (built within a budget by this
-    /// meter) counts it for more than `limit` (the section's budget; `None`: what this
-    /// meter counts for it), the two meters widened into one (each term the larger), to
-    /// build it again by; `None` when the text holds. Widened, the meters a section is
-    /// built by only grow from pass to pass, so the section only shrinks and settles where
-    /// the observations around it hold it.
-    pub fn read_as(&self, model: Option<&str>, text: &str, limit: Option<u64>) -> Option<Meter> {
-        let counts = Counts::of(text);
-        let e = counts.estimate();
-        let read = Meter::of_text(model, &counts);
-        (read.bound(e) > limit.unwrap_or_else(|| self.bound(e))).then(|| Meter {
-            slope: self.slope.max(read.slope),
-            spread: self.spread.max(read.spread),
-            offset: self.offset.max(read.offset),
-        })
-    }
-}
-
-/// Builds a section of `model` with the calibration's meter; where the calibration knows
-/// the class of the text built, builds it again with that class's own meter and keeps
-/// that one when it is within budget by the meter of the class it reads as (else builds
-/// it by that one, [`CLASS_PASSES`] times at most, then keeps the first). `build` keeps
-/// what it builds within its budget by the meter it is given; `text` is what it built.
-pub fn by_class<T, E>(
-    model: Option<&str>,
-    mut build: impl FnMut(Meter) -> Result<T, E>,
-    text: impl Fn(&T) -> &str,
-) -> Result<T, E> {
-    let meter = Meter::of_model(model);
-    let first = build(meter)?;
-    if !Meter::classes_of(model) {
-        return Ok(first);
-    }
-    let mut own = Meter::of_text(model, &Counts::of(text(&first)));
-    if own == meter {
-        return Ok(first);
-    }
-    // What a class's meter lets in may read as a neighbouring class: built again by that
-    // one's meter, a few times at most.
-    for _ in 0..CLASS_PASSES {
-        let next = build(own)?;
-        match own.read_as(model, text(&next), None) {
-            None => return Ok(next),
-            Some(read) => own = read,
-        }
-    }
-    Ok(first)
-}
-
-/// Builds a section may take by class meters after the first (see [`by_class`]).
-pub const CLASS_PASSES: usize = 3;
-
 /// How far `p` lies from the profiles it could be a mixture of: the weights of the mixture
 /// of `profiles` nearest it (least squares, by [`HULL_STEPS`] steps of Frank and Wolfe's
 /// method from their mixture by `weights`, which is kept where it is `p`) and the L1

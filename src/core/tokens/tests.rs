@@ -622,3 +622,79 @@ proptest! {
         prop_assert_eq!((c.words, c.long_letters), (1, n.saturating_sub(6) as u32));
     }
 }
+
+/// A section built by a calibrated class's meter that lets in a text of another class
+/// (chat lines, then Chinese ones past the 36th: what a thread's older replies may hold)
+/// goes over by that class's meter; the widened meter builds what the model's meter built.
+/// The meters halfway between keep more of the chat, within budget by its class's meter.
+#[test]
+fn a_section_that_went_over_by_its_class_keeps_the_largest_build_that_holds() {
+    const MODEL: &str = "halving";
+    const BUDGET: u64 = 770;
+    let chat = "sure, I can look at the deploy logs after lunch and tell you what broke\n";
+    let cjk = "部署已经完成，所有服务运行正常。请检查日志并确认配置。\n";
+    let chat_c = Counts::of(&chat.repeat(30));
+    with_calibration(|c| {
+        for i in 0..8 {
+            let ratio = if i % 2 == 0 { 0.94 } else { 0.96 };
+            c.observe_text(MODEL, &chat_c, chat_c.estimate() * ratio);
+        }
+    });
+    // The most lines that fit BUDGET by `meter`, chat first.
+    let line = |i: usize| if i < 36 { chat } else { cjk };
+    let build = |meter: Meter| -> Result<String, ()> {
+        let mut text = String::new();
+        for i in 0..120 {
+            let before = text.len();
+            text.push_str(line(i));
+            if meter.bound(estimate(&text)) > BUDGET {
+                text.truncate(before);
+                break;
+            }
+        }
+        Ok(text)
+    };
+    let lines = |t: &str| t.lines().count();
+    let first = build(Meter::of_model(Some(MODEL))).unwrap_or_default();
+    let own = Meter::of_text(Some(MODEL), &Counts::of(&first));
+    let too_much = build(own).unwrap_or_default();
+    // The class's own meter lets Chinese in, which that class does not hold.
+    assert!(too_much.contains('部'), "{}", lines(&too_much));
+    let kept = by_class(Some(MODEL), build, |t: &String| t.as_str()).unwrap_or_default();
+    let e = estimate(&kept);
+    let read = Meter::of_text(Some(MODEL), &Counts::of(&kept));
+    assert!(
+        lines(&kept) > lines(&first) && read.bound(e) <= BUDGET && read != Meter::REFERENCE,
+        "kept {} lines (the model's meter: {}, the class's: {}), counted {} of {BUDGET}",
+        lines(&kept),
+        lines(&first),
+        lines(&too_much),
+        read.bound(e)
+    );
+    with_calibration(|c| {
+        c.classes.remove(MODEL);
+        c.models.remove(MODEL);
+    });
+}
+
+#[test]
+fn halving_narrows_the_room_from_the_side_the_build_fell() {
+    let tight = Meter {
+        slope: 1.0,
+        spread: 0.5,
+        offset: 1.0,
+    };
+    let mut h = Halving {
+        tight,
+        loose: Meter::REFERENCE,
+    };
+    let mid = h.next();
+    assert!((mid.slope - (1.0 + SUM_SLOPE) / 2.0).abs() < 1e-12);
+    assert!((mid.spread - (0.5 + SUM_SPREAD) / 2.0).abs() < 1e-12);
+    h.settle(mid, true);
+    assert_eq!(h.loose, mid);
+    let next = h.next();
+    h.settle(next, false);
+    assert_eq!((h.tight, h.loose), (next, mid));
+    assert!(next.slope < mid.slope && next.slope > tight.slope);
+}
