@@ -37,7 +37,7 @@ pub use classes::{
     Classes, Neighbourhood, Profile, CLASS_DEVIATIONS, CLASS_DISTANCE, CLASS_FLOOR, CLASS_HULL,
     CLASS_NEIGHBOURS, CLASS_RADIUS, CLASS_SPREAD, CLASS_TRUSTED, OBSERVATIONS_PER_MODEL,
 };
-pub use passes::{by_class, Halving, CLASS_HALVINGS, CLASS_PASSES};
+pub use passes::{by_class, Halving, Largest, ToTry, CLASS_HALVINGS, CLASS_PASSES, CLASS_PROBE};
 use scripts::{is_cjk, is_hangul, is_kana, is_simplified};
 use std::collections::HashMap;
 use std::sync::Mutex;

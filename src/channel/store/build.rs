@@ -263,118 +263,6 @@ impl ChannelStore {
     }
 }
 
-/// The documents written with the model's meters; where its calibration knows the class
-/// of the thread or the snapshot written, written again with those classes' own meters,
-/// and kept when each section is within its budget by the meter of the class it then
-/// holds (see `tokens::Meter::of_text`); a section that is not is written by the meters
-/// halfway between its class's and the one it held by (`tokens::Halving`), and the
-/// largest writing in which both hold is kept (the first when none does).
-fn by_class(req: &ContextRequest, write: impl Fn(&ContextRequest) -> Built) -> Built {
-    let first = write(req);
-    let model = req.model.as_deref();
-    if !tokens::Meter::classes_of(model) {
-        return first;
-    }
-    let own = |b: &Built, thread: bool, used: tokens::Meter| {
-        section(b, thread).map_or(used, |t| {
-            tokens::Meter::of_text(model, &tokens::Counts::of(t))
-        })
-    };
-    let tight = (
-        own(&first, true, req.meter),
-        own(&first, false, req.snapshot_meter),
-    );
-    let models = (req.meter, req.snapshot_meter);
-    if tight == models {
-        return first;
-    }
-    // Which sections of a writing by `meters` hold by the meters of the classes they read
-    // as (a section counted by the model's meter is as the first writing counted it).
-    let written = |meters: (tokens::Meter, tokens::Meter)| {
-        let b = write(&ContextRequest {
-            meter: meters.0,
-            snapshot_meter: meters.1,
-            ..req.clone()
-        });
-        let read = |thread: bool, used: tokens::Meter, model_meter: tokens::Meter, limit: u64| {
-            if used == model_meter {
-                return None;
-            }
-            used.read_as(model, section(&b, thread)?, Some(limit))
-        };
-        let t = read(true, meters.0, req.meter, req.budget_tokens);
-        let s = read(
-            false,
-            meters.1,
-            req.snapshot_meter,
-            req.snapshot_budget_tokens,
-        );
-        (b, t, s)
-    };
-    // What a class's meter lets in may read as a neighbouring class: written again by
-    // that one's meter, a few times at most; then a section that still moves keeps the
-    // model's meter.
-    let mut meters = tight;
-    let mut held = None;
-    for pass in 0..=tokens::CLASS_PASSES {
-        let (b, t, s) = written(meters);
-        if t.is_none() && s.is_none() {
-            held = Some(b);
-            break;
-        }
-        let last = pass + 1 >= tokens::CLASS_PASSES;
-        if let Some(m) = t {
-            meters.0 = if last { req.meter } else { m };
-        }
-        if let Some(m) = s {
-            meters.1 = if last { req.snapshot_meter } else { m };
-        }
-        if meters == models {
-            break;
-        }
-    }
-    let (mut best, loose) = match held {
-        Some(b) => (b, meters),
-        None => (first, models),
-    };
-    // Each section that did not hold by its class's meter: the room between that meter
-    // and the one it held by, halved; the largest writing in which both hold is kept.
-    let search = |tight: tokens::Meter, loose: tokens::Meter| {
-        (tight != loose).then_some(tokens::Halving { tight, loose })
-    };
-    let mut searches = (search(tight.0, loose.0), search(tight.1, loose.1));
-    if searches == (None, None) {
-        return best;
-    }
-    let size = |b: &Built| {
-        [true, false]
-            .into_iter()
-            .filter_map(|thread| section(b, thread))
-            .map(|t| tokens::Counts::of(t).estimate())
-            .sum::<f64>()
-    };
-    let mut largest = size(&best);
-    for _ in 0..tokens::CLASS_HALVINGS {
-        let tried = (
-            searches.0.map_or(loose.0, |h| h.next()),
-            searches.1.map_or(loose.1, |h| h.next()),
-        );
-        let (b, t, s) = written(tried);
-        if let Some(h) = &mut searches.0 {
-            h.settle(tried.0, t.is_none());
-        }
-        if let Some(h) = &mut searches.1 {
-            h.settle(tried.1, s.is_none());
-        }
-        let e = size(&b);
-        if t.is_none() && s.is_none() && e > largest {
-            best = b;
-            largest = e;
-        }
-    }
-    best
-}
-
 /// The thread's text in `b`'s prompt (`thread`), or the snapshot's.
 fn section(b: &Built, thread: bool) -> Option<&str> {
     let range = if thread {
@@ -385,5 +273,7 @@ fn section(b: &Built, thread: bool) -> Option<&str> {
     range.and_then(|r| b.prompt.get(r))
 }
 
+mod by_class;
 mod phases;
+use by_class::by_class;
 use phases::{finish, snapshot_form, Docs};

@@ -152,13 +152,25 @@ impl Neighbourhood {
         if self.weight < CLASS_TRUSTED || self.hull > CLASS_HULL {
             return None;
         }
+        Some(self.meter_at(self.hull))
+    }
+
+    /// The meter these observations would give a section lying on their mixture, trusted
+    /// or not: not a count of the section, but a meter to build a larger one by, which is
+    /// kept only if what it lets in reads as a class that holds it (see
+    /// [`super::by_class`]).
+    pub fn probe(&self) -> Meter {
+        self.meter_at(0.0)
+    }
+
+    fn meter_at(&self, hull: f64) -> Meter {
         let r = self.ratio;
-        let margin = CLASS_DEVIATIONS * self.deviation + CLASS_DISTANCE * self.hull * r;
-        Some(Meter {
+        let margin = CLASS_DEVIATIONS * self.deviation + CLASS_DISTANCE * hull * r;
+        Meter {
             slope: (r + margin).max(r * (1.0 + CLASS_FLOOR)),
             spread: CLASS_SPREAD * r,
             offset: SUM_OFFSET * r,
-        })
+        }
     }
 }
 

@@ -12,8 +12,12 @@
 //! of the class it reads as: the search only decides how much of the room between the
 //! two meters a section may take.
 
-use super::{Counts, Meter};
+use super::{with_calibration, Calibration, Counts, Meter, Profile, CLASS_HULL, DEFAULT_MODEL};
 
+/// The L1 distance from the section built by the model's meter to the nearest observation
+/// within which their meter is tried though they do not count it (twice [`CLASS_HULL`]:
+/// further, what a larger section lets in seldom reads as theirs, and the build is lost).
+pub const CLASS_PROBE: f64 = 2.0 * CLASS_HULL;
 /// Builds a section may take by widened class meters after the first.
 pub const CLASS_PASSES: usize = 3;
 /// Builds a section may take after those, each by the meter halfway between the tightest
@@ -39,6 +43,12 @@ impl Meter {
         })
     }
 
+    /// The meter to build a section of `model` by again, once built with the model's meter
+    /// into a text of `counts` (see [`Calibration::meter_to_try`]).
+    pub fn to_try(model: Option<&str>, counts: &Counts) -> ToTry {
+        with_calibration(|c| c.meter_to_try(model.unwrap_or(DEFAULT_MODEL), counts))
+    }
+
     /// The meter halfway between this one and `other`, term by term.
     pub fn halfway(&self, other: &Meter) -> Meter {
         Meter {
@@ -47,6 +57,51 @@ impl Meter {
             offset: (self.offset + other.offset) / 2.0,
         }
     }
+}
+
+impl Calibration {
+    /// The meter to build a section of `model` by again, once built with the model's meter
+    /// into a text of `counts`: its class's own ([`Calibration::meter_of`]) when that
+    /// differs; else, when observations lie within [`CLASS_PROBE`] of the text though too
+    /// few or too far to count it, the meter they would give on their mixture, when tighter
+    /// than the model's (a larger section may lie nearer them: a snapshot of more
+    /// messages, whose fixed header weighs less in it); else the model's meter (nothing to
+    /// try).
+    pub fn meter_to_try(&self, model: &str, counts: &Counts) -> ToTry {
+        let own = self.meter_of(model, counts);
+        let meter = Meter::of_ratio(&self.ratio(model));
+        if own != meter {
+            return ToTry {
+                meter: own,
+                probe: false,
+            };
+        }
+        Profile::of(counts)
+            .and_then(|p| self.classes.get(model).and_then(|k| k.around(&p)))
+            .filter(|n| n.nearest <= CLASS_PROBE)
+            .map(|n| n.probe())
+            .filter(|probe| probe.slope < meter.slope)
+            .map_or(
+                ToTry {
+                    meter,
+                    probe: false,
+                },
+                |probe| ToTry {
+                    meter: probe,
+                    probe: true,
+                },
+            )
+    }
+}
+
+/// The meter to build a section by again, and whether it is a probe: the meter of
+/// observations that do not count the section built so far, tried once in case what it
+/// lets in reads as theirs (a probe that does not hold is not widened nor halved: the
+/// section keeps what it had).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ToTry {
+    pub meter: Meter,
+    pub probe: bool,
 }
 
 /// The search for the tightest meter a section holds by: between `tight`, a meter it went
@@ -92,45 +147,74 @@ pub fn by_class<T, E>(
     if !Meter::classes_of(model) {
         return Ok(first);
     }
-    let tight = Meter::of_text(model, &Counts::of(text(&first)));
+    let ToTry {
+        meter: tight,
+        probe,
+    } = Meter::to_try(model, &Counts::of(text(&first)));
     if tight == meter {
         return Ok(first);
     }
+    let size = |t: &T| Counts::of(text(t)).estimate();
+    let holds = |m: Meter, t: &T| m.read_as(model, text(t), None).is_none();
+    let first_size = if holds(meter, &first) {
+        size(&first)
+    } else {
+        f64::NEG_INFINITY
+    };
+    let mut kept = Largest::new(first, first_size);
     // What a class's meter lets in may read as a neighbouring class: built again by that
     // one's meter, a few times at most.
     let mut own = tight;
-    let mut held = None;
+    let mut loose = meter;
     for _ in 0..CLASS_PASSES {
         let next = build(own)?;
         match own.read_as(model, text(&next), None) {
             None => {
-                held = Some(next);
+                kept.offer(size(&next), next);
+                loose = own;
                 break;
             }
+            Some(_) if probe => break,
             Some(read) => own = read,
         }
     }
-    let (mut best, loose) = match held {
-        Some(built) => (built, own),
-        None => (first, meter),
-    };
-    if loose == tight {
-        return Ok(best);
-    }
-    // The room between the class's own meter, which let in too much, and the one the
-    // section held by: halved, keeping the largest build that holds.
-    let mut search = Halving { tight, loose };
-    let mut size = Counts::of(text(&best)).estimate();
-    for _ in 0..CLASS_HALVINGS {
-        let tried = search.next();
-        let next = build(tried)?;
-        let holds = tried.read_as(model, text(&next), None).is_none();
-        let e = Counts::of(text(&next)).estimate();
-        if holds && e > size {
-            best = next;
-            size = e;
+    // The room between the meter that let in too much and the one the section held by:
+    // halved, keeping the largest build that holds.
+    if loose != tight && !probe {
+        let mut search = Halving { tight, loose };
+        for _ in 0..CLASS_HALVINGS {
+            let tried = search.next();
+            let next = build(tried)?;
+            let held = holds(tried, &next);
+            if held {
+                kept.offer(size(&next), next);
+            }
+            search.settle(tried, held);
         }
-        search.settle(tried, holds);
     }
-    Ok(best)
+    Ok(kept.built)
+}
+
+/// The largest of the builds of a section that held, by their estimate, starting from the
+/// first build (kept when none holds; counted against the others only when it held).
+#[derive(Debug)]
+pub struct Largest<T> {
+    pub built: T,
+    size: f64,
+}
+
+impl<T> Largest<T> {
+    /// From the first build and its estimate (`f64::NEG_INFINITY` when it did not hold by
+    /// the meter of the class it reads as: any build that holds replaces it).
+    pub fn new(first: T, size: f64) -> Largest<T> {
+        Largest { built: first, size }
+    }
+
+    /// Keeps `built`, of estimate `size`, when it is larger than the one kept.
+    pub fn offer(&mut self, size: f64, built: T) {
+        if size > self.size {
+            self.built = built;
+            self.size = size;
+        }
+    }
 }

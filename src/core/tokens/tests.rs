@@ -698,3 +698,101 @@ fn halving_narrows_the_room_from_the_side_the_build_fell() {
     assert_eq!((h.tight, h.loose), (next, mid));
     assert!(next.slope < mid.slope && next.slope > tight.slope);
 }
+
+/// A section built by the model's meter may lie too far from the observations to be
+/// counted by them (a short snapshot: its fixed header weighs more in it than in the
+/// longer ones observed), though what their meter lets in lies among them: built by the
+/// meter its neighbours would give, it is kept when it reads as their class and holds.
+#[test]
+fn a_section_too_short_to_read_as_its_class_is_built_by_its_neighbours_meter_and_kept_if_it_holds()
+{
+    const MODEL: &str = "probe";
+    let header = "{\"channel\":{\"id\":\"C0123ABCD\",\"name\":\"deploys\"},\"anchor\":{\"ts\":\"1775736192.817058\",\"user\":\"U0456EFGH\"},\"adjacent\":[\n".repeat(8);
+    let chat = "sure, I can look at the deploy logs after lunch and tell you what broke\n";
+    let text_of = |n: usize| format!("{header}{}", chat.repeat(n));
+    let observed = Counts::of(&text_of(40));
+    with_calibration(|c| {
+        for i in 0..8 {
+            let ratio = if i % 2 == 0 { 0.94 } else { 0.96 };
+            c.observe_text(MODEL, &observed, observed.estimate() * ratio);
+        }
+    });
+    let class = Meter::of_text(Some(MODEL), &observed);
+    assert_ne!(class, Meter::REFERENCE);
+    let budget = class.bound(observed.estimate()) + 2;
+    let build = |meter: Meter| -> Result<String, ()> {
+        let n = (0..80)
+            .take_while(|&n| meter.bound(estimate(&text_of(n))) <= budget)
+            .last()
+            .unwrap_or(0);
+        Ok(text_of(n))
+    };
+    let lines = |t: &str| t.lines().count();
+    let first = build(Meter::of_model(Some(MODEL))).unwrap_or_default();
+    // The short one does not read as the class observed: the bound counts it.
+    assert_eq!(
+        Meter::of_text(Some(MODEL), &Counts::of(&first)),
+        Meter::REFERENCE
+    );
+    let kept = by_class(Some(MODEL), build, |t: &String| t.as_str()).unwrap_or_default();
+    let read = Meter::of_text(Some(MODEL), &Counts::of(&kept));
+    assert!(
+        lines(&kept) > lines(&first) + 5
+            && read != Meter::REFERENCE
+            && read.bound(estimate(&kept)) <= budget,
+        "kept {} lines, the model's meter {}; counted {} of {budget}",
+        lines(&kept),
+        lines(&first),
+        read.bound(estimate(&kept))
+    );
+    with_calibration(|c| {
+        c.classes.remove(MODEL);
+        c.models.remove(MODEL);
+    });
+}
+
+/// A text no observation lies near is built once; a probe that does not hold costs one
+/// build and keeps the first.
+#[test]
+fn a_probe_is_tried_once_and_only_near_observations() {
+    const MODEL: &str = "probe-once";
+    let chat = "sure, I can look at the deploy logs after lunch and tell you what broke\n";
+    let cjk = "部署已经完成，所有服务运行正常。请检查日志并确认配置。\n";
+    let observed = Counts::of(&chat.repeat(40));
+    with_calibration(|c| {
+        for _ in 0..2 {
+            c.observe_text(MODEL, &observed, observed.estimate() * 0.95);
+        }
+    });
+    let builds = std::cell::Cell::new(0);
+    // Chinese, which no observation is near: built once.
+    let kept = by_class(
+        Some(MODEL),
+        |_| -> Result<String, ()> {
+            builds.set(builds.get() + 1);
+            Ok(cjk.repeat(20))
+        },
+        |t: &String| t.as_str(),
+    );
+    assert_eq!((kept, builds.get()), (Ok(cjk.repeat(20)), 1));
+    // Chat, too little observed to count it (two observations weigh less than
+    // CLASS_TRUSTED): the probe's build lets in more chat, which the two do not count
+    // either, so the first is kept after one build more.
+    builds.set(0);
+    let build = |meter: Meter| -> Result<String, ()> {
+        builds.set(builds.get() + 1);
+        let n = (0..80)
+            .take_while(|&n| meter.bound(estimate(&chat.repeat(n))) <= 600)
+            .last()
+            .unwrap_or(0);
+        Ok(chat.repeat(n))
+    };
+    let first = build(Meter::of_model(Some(MODEL)));
+    builds.set(0);
+    let kept = by_class(Some(MODEL), build, |t: &String| t.as_str());
+    assert_eq!((kept, builds.get()), (first, 2));
+    with_calibration(|c| {
+        c.classes.remove(MODEL);
+        c.models.remove(MODEL);
+    });
+}
