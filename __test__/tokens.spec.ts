@@ -295,4 +295,35 @@ describe('the engine token estimator', () => {
       expect(mixed.real / budget, `${budget}`).toBeGreaterThan(uncalibrated.real / budget + 0.1)
     }
   })
+
+  it('fills a thread too short to read as the threads observed once what their meter lets in reads as them', async () => {
+    // A thread whose root is a long JSON listing (about 450 estimated tokens) and whose
+    // replies are English, calibrated on threads of it within 2,400 to 5,700 tokens: within
+    // 2,000 the model's meter keeps 5 replies, and the root weighs so much in so short a
+    // thread that it lies outside what was observed. Built by the meter the observations
+    // would give, it holds 14 replies and reads as them (under the former rule: 5, 53%).
+    const N = 2_000
+    const root = Array.from({ length: 12 }, (_, i) => `{"service":"svc-${i}","region":"eu-west-${i % 3}","replicas":${i + 2},"image":"registry.local/svc-${i}:2.4.${i}"}`).join('\n')
+    const store = new ChannelStore({ clock: () => (T0 + 9000) * 1000 })
+    const replies = Array.from({ length: N }, (_, i) => ({ type: 'message', ts: ts(i + 1), user: `U${i % 5}`, text: `${english[(1 + i * 3) % english.length]} ${english[(2 + i * 3) % english.length]}`, thread_ts: ts(0) }))
+    store.ingestSlackResponse(C, { ok: true, messages: [{ type: 'message', ts: ts(0), user: 'U1', text: root, thread_ts: ts(0), reply_count: N }, ...replies] }, { threadId: ts(0) })
+    const section = async (anchor: number, budget: number, model?: string) => {
+      const built = await store.buildContext(C, ts(anchor), { threadId: ts(0), adjacent: 0, budgetTokens: budget, model })
+      const text = JSON.stringify(built.thread)
+      return { text, real: referenceTokens(text), replies: built.thread!.truncation.included_replies }
+    }
+    for (let k = 0; k < 12; k++) {
+      const { text } = await section(N - k * 41, 2_400 + k * 300)
+      calibrate({ text, inputTokens: referenceTokens(text) })
+    }
+    const uncalibrated = await section(N, 2_000, 'never calibrated')
+    const calibrated = await section(N, 2_000)
+    expect(calibrated.replies).toBeGreaterThan(uncalibrated.replies * 2)
+    expect(calibrated.real).toBeLessThanOrEqual(2_000)
+    expect(calibrated.real / 2_000).toBeGreaterThanOrEqual(0.9)
+    // Within 1,500 the thread lies further still: it keeps the bound's.
+    const further = await section(N, 1_500)
+    expect(further.replies).toBe((await section(N, 1_500, 'never calibrated')).replies)
+    expect(further.real).toBeLessThanOrEqual(1_500)
+  })
 })
