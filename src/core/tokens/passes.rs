@@ -8,9 +8,11 @@
 //! class counting it for more is built again by the two meters widened into one, a few
 //! times ([`CLASS_PASSES`]); then the meters between the class's own (which went over) and
 //! the one it held by (the widened one, or the model's) are halved [`CLASS_HALVINGS`]
-//! times, and the largest build that holds is kept. Whatever is kept holds by the meter
-//! of the class it reads as: the search only decides how much of the room between the
-//! two meters a section may take.
+//! times, and the largest build that holds is kept. A section the calibration does not
+//! count, with observations within [`CLASS_PROBE`] of it, is built once by the meter they
+//! would give (a probe: a larger section may lie nearer them), kept if it holds. Whatever
+//! is kept holds by the meter of the class it reads as, or is the first build: the search
+//! only decides how much of the room between the meters a section may take.
 
 use super::{with_calibration, Calibration, Counts, Meter, Profile, CLASS_HULL, DEFAULT_MODEL};
 
@@ -131,7 +133,8 @@ impl Halving {
 }
 
 /// Builds a section of `model` with the calibration's meter; where the calibration knows
-/// the class of the text built, builds it again with that class's own meter and keeps
+/// the class of the text built (or observations lie near enough to probe, see
+/// [`Calibration::meter_to_try`]), builds it again with that class's own meter and keeps
 /// that one when it is within budget by the meter of the class it reads as (else builds
 /// it by that one, [`CLASS_PASSES`] times at most, then by the meters halfway between
 /// that class's and the one it last held by, [`CLASS_HALVINGS`] times, keeping the largest
