@@ -37,7 +37,7 @@ const SIMPLIFIED: usize = 19;
 /// 1.5% (TypeScript's messages, 40 at a time). Taken as it is, the share spreads the
 /// sections of simplified Chinese apart as their words change; taken whole from here on,
 /// they lie together, and as far from traditional as they can.
-const SIMPLIFIED_FULL: f64 = 0.03;
+pub const SIMPLIFIED_FULL: f64 = 0.03;
 
 /// The L1 distance between profiles past which an observation says nothing of a section
 /// (shares sum to 1, so 2 is the most two profiles can differ); an observation weighs
