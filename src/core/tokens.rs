@@ -36,6 +36,7 @@ mod scripts;
 pub use classes::{
     Classes, Neighbourhood, Profile, CLASS_DEVIATIONS, CLASS_DISTANCE, CLASS_FLOOR, CLASS_HULL,
     CLASS_NEIGHBOURS, CLASS_RADIUS, CLASS_SPREAD, CLASS_TRUSTED, OBSERVATIONS_PER_MODEL,
+    SIMPLIFIED_FULL,
 };
 pub use passes::{by_class, Halving, Largest, ToTry, CLASS_HALVINGS, CLASS_PASSES, CLASS_PROBE};
 use scripts::{is_cjk, is_hangul, is_kana, is_simplified};
