@@ -415,10 +415,18 @@ impl Calibration {
     /// The meter of a section of `model` whose parts count `counts` (see
     /// [`Meter::of_text`]).
     pub fn meter_of(&self, model: &str, counts: &Counts) -> Meter {
+        self.meter_around(model, self.around(model, counts).as_ref())
+    }
+
+    /// The observations of `model` around a text of `counts` (`None`: none within reach).
+    pub fn around(&self, model: &str, counts: &Counts) -> Option<Neighbourhood> {
+        Profile::of(counts).and_then(|p| self.classes.get(model).and_then(|k| k.around(&p)))
+    }
+
+    /// The meter of a section of `model` whose neighbourhood is `around`.
+    fn meter_around(&self, model: &str, around: Option<&Neighbourhood>) -> Meter {
         let meter = Meter::of_ratio(&self.ratio(model));
-        let class =
-            Profile::of(counts).and_then(|p| self.classes.get(model).and_then(|k| k.meter(&p)));
-        match class {
+        match around.and_then(|n| n.meter().map(|m| (m, n.ratio))) {
             // Tighter: the class's own correction. Looser: only for a class the model counts
             // more of than the model's meter allows for (a script the estimate undercounts
             // past the bound's slope); a class merely varied keeps the model's meter, which

@@ -14,7 +14,7 @@
 //! is kept holds by the meter of the class it reads as, or is the first build: the search
 //! only decides how much of the room between the meters a section may take.
 
-use super::{with_calibration, Calibration, Counts, Meter, Profile, CLASS_HULL, DEFAULT_MODEL};
+use super::{with_calibration, Calibration, Counts, Meter, CLASS_HULL, DEFAULT_MODEL};
 
 /// The L1 distance from the section built by the model's meter to the nearest observation
 /// within which their meter is tried though they do not count it (twice [`CLASS_HULL`]:
@@ -28,16 +28,20 @@ pub const CLASS_PASSES: usize = 3;
 pub const CLASS_HALVINGS: usize = 3;
 
 impl Meter {
-    /// When the meter of the observations around `text` (built within a budget by this
+    /// When the meter of the observations around a text of `counts` (built within a budget by this
     /// meter) counts it for more than `limit` (the section's budget; `None`: what this
     /// meter counts for it), the two meters widened into one (each term the larger), to
     /// build it again by; `None` when the text holds. Widened, the meters a section is
     /// built by only grow from pass to pass, so the section only shrinks and settles where
     /// the observations around it hold it.
-    pub fn read_as(&self, model: Option<&str>, text: &str, limit: Option<u64>) -> Option<Meter> {
-        let counts = Counts::of(text);
+    pub fn read_as(
+        &self,
+        model: Option<&str>,
+        counts: &Counts,
+        limit: Option<u64>,
+    ) -> Option<Meter> {
         let e = counts.estimate();
-        let read = Meter::of_text(model, &counts);
+        let read = Meter::of_text(model, counts);
         (read.bound(e) > limit.unwrap_or_else(|| self.bound(e))).then(|| Meter {
             slope: self.slope.max(read.slope),
             spread: self.spread.max(read.spread),
@@ -70,40 +74,46 @@ impl Calibration {
     /// messages, whose fixed header weighs less in it); else the model's meter (nothing to
     /// try).
     pub fn meter_to_try(&self, model: &str, counts: &Counts) -> ToTry {
-        let own = self.meter_of(model, counts);
+        let around = self.around(model, counts);
+        let read = self.meter_around(model, around.as_ref());
         let meter = Meter::of_ratio(&self.ratio(model));
-        if own != meter {
-            return ToTry {
-                meter: own,
-                probe: false,
-            };
-        }
-        Profile::of(counts)
-            .and_then(|p| self.classes.get(model).and_then(|k| k.around(&p)))
-            .filter(|n| n.nearest <= CLASS_PROBE)
-            .map(|n| n.probe())
-            .filter(|probe| probe.slope < meter.slope)
-            .map_or(
-                ToTry {
-                    meter,
-                    probe: false,
-                },
-                |probe| ToTry {
-                    meter: probe,
-                    probe: true,
-                },
-            )
+        let meter = if read != meter {
+            read
+        } else {
+            around
+                .filter(|n| n.nearest <= CLASS_PROBE)
+                .map(|n| n.probe())
+                .filter(|probe| probe.slope < meter.slope)
+                .unwrap_or(meter)
+        };
+        ToTry { meter, read }
     }
 }
 
-/// The meter to build a section by again, and whether it is a probe: the meter of
-/// observations that do not count the section built so far, tried once in case what it
-/// lets in reads as theirs (a probe that does not hold is not widened nor halved: the
-/// section keeps what it had).
+/// The meter to build a section by again (`meter`), and the meter the text built so far
+/// reads as (`read`, [`Meter::of_text`]'s). They differ for a probe: the meter of
+/// observations that do not count the text, tried once in case what it lets in reads as
+/// theirs (a probe that does not hold is not widened nor halved: the section keeps what
+/// it had).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ToTry {
     pub meter: Meter,
-    pub probe: bool,
+    pub read: Meter,
+}
+
+impl ToTry {
+    /// Nothing to try: a section not written, by `used`.
+    pub fn none(used: Meter) -> ToTry {
+        ToTry {
+            meter: used,
+            read: used,
+        }
+    }
+
+    /// Whether `meter` is a probe.
+    pub fn probe(&self) -> bool {
+        self.meter != self.read
+    }
 }
 
 /// The search for the tightest meter a section holds by: between `tight`, a meter it went
@@ -150,17 +160,17 @@ pub fn by_class<T, E>(
     if !Meter::classes_of(model) {
         return Ok(first);
     }
-    let ToTry {
-        meter: tight,
-        probe,
-    } = Meter::to_try(model, &Counts::of(text(&first)));
+    let counted = |t: &T| Counts::of(text(t));
+    let counts = counted(&first);
+    let to_try = Meter::to_try(model, &counts);
+    let (tight, probe) = (to_try.meter, to_try.probe());
     if tight == meter {
         return Ok(first);
     }
-    let size = |t: &T| Counts::of(text(t)).estimate();
-    let holds = |m: Meter, t: &T| m.read_as(model, text(t), None).is_none();
-    let first_size = if holds(meter, &first) {
-        size(&first)
+    // The first build counts against the others when it holds by the meter it reads as.
+    let e = counts.estimate();
+    let first_size = if to_try.read.bound(e) <= meter.bound(e) {
+        e
     } else {
         f64::NEG_INFINITY
     };
@@ -171,9 +181,10 @@ pub fn by_class<T, E>(
     let mut loose = meter;
     for _ in 0..CLASS_PASSES {
         let next = build(own)?;
-        match own.read_as(model, text(&next), None) {
+        let counts = counted(&next);
+        match own.read_as(model, &counts, None) {
             None => {
-                kept.offer(size(&next), next);
+                kept.offer(counts.estimate(), next);
                 loose = own;
                 break;
             }
@@ -188,9 +199,10 @@ pub fn by_class<T, E>(
         for _ in 0..CLASS_HALVINGS {
             let tried = search.next();
             let next = build(tried)?;
-            let held = holds(tried, &next);
+            let counts = counted(&next);
+            let held = tried.read_as(model, &counts, None).is_none();
             if held {
-                kept.offer(size(&next), next);
+                kept.offer(counts.estimate(), next);
             }
             search.settle(tried, held);
         }

@@ -623,6 +623,33 @@ proptest! {
     }
 }
 
+/// The process's calibration of `model` (what `by_class` reads) observing a text of
+/// `counts` once per ratio of real to estimated tokens.
+fn calibrate_process(model: &str, counts: &Counts, ratios: &[f64]) {
+    with_calibration(|c| {
+        for r in ratios {
+            c.observe_text(model, counts, counts.estimate() * r);
+        }
+    });
+}
+
+/// Forgets what the process's calibration learnt of `model`.
+fn forget(model: &str) {
+    with_calibration(|c| {
+        c.classes.remove(model);
+        c.models.remove(model);
+    });
+}
+
+/// `text_of(n)` for the most `n` (under 80) that fits `budget` by `meter`.
+fn most_that_fit(meter: Meter, budget: u64, text_of: impl Fn(usize) -> String) -> String {
+    let n = (0..80)
+        .take_while(|&n| meter.bound(estimate(&text_of(n))) <= budget)
+        .last()
+        .unwrap_or(0);
+    text_of(n)
+}
+
 /// A section built by a calibrated class's meter that lets in a text of another class
 /// (chat lines, then Chinese ones past the 36th: what a thread's older replies may hold)
 /// goes over by that class's meter; the widened meter builds what the model's meter built.
@@ -634,12 +661,7 @@ fn a_section_that_went_over_by_its_class_keeps_the_largest_build_that_holds() {
     let chat = "sure, I can look at the deploy logs after lunch and tell you what broke\n";
     let cjk = "部署已经完成，所有服务运行正常。请检查日志并确认配置。\n";
     let chat_c = Counts::of(&chat.repeat(30));
-    with_calibration(|c| {
-        for i in 0..8 {
-            let ratio = if i % 2 == 0 { 0.94 } else { 0.96 };
-            c.observe_text(MODEL, &chat_c, chat_c.estimate() * ratio);
-        }
-    });
+    calibrate_process(MODEL, &chat_c, &[0.94, 0.96].repeat(4));
     // The most lines that fit BUDGET by `meter`, chat first.
     let line = |i: usize| if i < 36 { chat } else { cjk };
     let build = |meter: Meter| -> Result<String, ()> {
@@ -671,10 +693,7 @@ fn a_section_that_went_over_by_its_class_keeps_the_largest_build_that_holds() {
         lines(&too_much),
         read.bound(e)
     );
-    with_calibration(|c| {
-        c.classes.remove(MODEL);
-        c.models.remove(MODEL);
-    });
+    forget(MODEL);
 }
 
 #[test]
@@ -711,22 +730,11 @@ fn a_section_too_short_to_read_as_its_class_is_built_by_its_neighbours_meter_and
     let chat = "sure, I can look at the deploy logs after lunch and tell you what broke\n";
     let text_of = |n: usize| format!("{header}{}", chat.repeat(n));
     let observed = Counts::of(&text_of(40));
-    with_calibration(|c| {
-        for i in 0..8 {
-            let ratio = if i % 2 == 0 { 0.94 } else { 0.96 };
-            c.observe_text(MODEL, &observed, observed.estimate() * ratio);
-        }
-    });
+    calibrate_process(MODEL, &observed, &[0.94, 0.96].repeat(4));
     let class = Meter::of_text(Some(MODEL), &observed);
     assert_ne!(class, Meter::REFERENCE);
     let budget = class.bound(observed.estimate()) + 2;
-    let build = |meter: Meter| -> Result<String, ()> {
-        let n = (0..80)
-            .take_while(|&n| meter.bound(estimate(&text_of(n))) <= budget)
-            .last()
-            .unwrap_or(0);
-        Ok(text_of(n))
-    };
+    let build = |meter: Meter| -> Result<String, ()> { Ok(most_that_fit(meter, budget, text_of)) };
     let lines = |t: &str| t.lines().count();
     let first = build(Meter::of_model(Some(MODEL))).unwrap_or_default();
     // The short one does not read as the class observed: the bound counts it.
@@ -745,10 +753,7 @@ fn a_section_too_short_to_read_as_its_class_is_built_by_its_neighbours_meter_and
         lines(&first),
         read.bound(estimate(&kept))
     );
-    with_calibration(|c| {
-        c.classes.remove(MODEL);
-        c.models.remove(MODEL);
-    });
+    forget(MODEL);
 }
 
 /// A text no observation lies near is built once; a probe that does not hold costs one
@@ -759,11 +764,7 @@ fn a_probe_is_tried_once_and_only_near_observations() {
     let chat = "sure, I can look at the deploy logs after lunch and tell you what broke\n";
     let cjk = "部署已经完成，所有服务运行正常。请检查日志并确认配置。\n";
     let observed = Counts::of(&chat.repeat(40));
-    with_calibration(|c| {
-        for _ in 0..2 {
-            c.observe_text(MODEL, &observed, observed.estimate() * 0.95);
-        }
-    });
+    calibrate_process(MODEL, &observed, &[0.95, 0.95]);
     let builds = std::cell::Cell::new(0);
     // Chinese, which no observation is near: built once.
     let kept = by_class(
@@ -781,18 +782,11 @@ fn a_probe_is_tried_once_and_only_near_observations() {
     builds.set(0);
     let build = |meter: Meter| -> Result<String, ()> {
         builds.set(builds.get() + 1);
-        let n = (0..80)
-            .take_while(|&n| meter.bound(estimate(&chat.repeat(n))) <= 600)
-            .last()
-            .unwrap_or(0);
-        Ok(chat.repeat(n))
+        Ok(most_that_fit(meter, 600, |n| chat.repeat(n)))
     };
     let first = build(Meter::of_model(Some(MODEL)));
     builds.set(0);
     let kept = by_class(Some(MODEL), build, |t: &String| t.as_str());
     assert_eq!((kept, builds.get()), (first, 2));
-    with_calibration(|c| {
-        c.classes.remove(MODEL);
-        c.models.remove(MODEL);
-    });
+    forget(MODEL);
 }

@@ -11,7 +11,7 @@
 
 use super::super::request::ContextRequest;
 use super::{section, Built};
-use crate::core::tokens::{self, Meter, ToTry};
+use crate::core::tokens::{self, Counts, Meter, ToTry};
 
 /// A meter per section: the thread's, then the snapshot's.
 type Meters = (Meter, Meter);
@@ -26,15 +26,16 @@ pub(super) fn by_class(req: &ContextRequest, write: impl Fn(&ContextRequest) -> 
     if !Meter::classes_of(w.model) {
         return first;
     }
+    let counts = counts(&first);
     let to_try = (
-        w.to_try(&first, true, req.meter),
-        w.to_try(&first, false, req.snapshot_meter),
+        w.to_try(counts.0.as_ref(), req.meter),
+        w.to_try(counts.1.as_ref(), req.snapshot_meter),
     );
     if (to_try.0.meter, to_try.1.meter) == w.models() {
         return first;
     }
-    let first_size = if w.holds(&first) {
-        size(&first)
+    let first_size = if w.holds(counts, to_try) {
+        size(counts)
     } else {
         f64::NEG_INFINITY
     };
@@ -44,12 +45,18 @@ pub(super) fn by_class(req: &ContextRequest, write: impl Fn(&ContextRequest) -> 
     kept.built
 }
 
-/// What was built, by size: the two sections' estimates.
-fn size(b: &Built) -> f64 {
-    [true, false]
-        .into_iter()
-        .filter_map(|thread| section(b, thread))
-        .map(|t| tokens::Counts::of(t).estimate())
+/// What each section of `b` counts (the thread's, then the snapshot's; `None`: not written).
+fn counts(b: &Built) -> (Option<Counts>, Option<Counts>) {
+    let of = |thread| section(b, thread).map(Counts::of);
+    (of(true), of(false))
+}
+
+/// What was written, by size: the two sections' estimates.
+fn size(counts: (Option<Counts>, Option<Counts>)) -> f64 {
+    [counts.0, counts.1]
+        .iter()
+        .flatten()
+        .map(|c| c.estimate())
         .sum()
 }
 
@@ -65,56 +72,50 @@ impl<W: Fn(&ContextRequest) -> Built> Writer<'_, W> {
         (self.req.meter, self.req.snapshot_meter)
     }
 
-    /// What to write the section of `b` (the thread, or the snapshot) by again.
-    fn to_try(&self, b: &Built, thread: bool, used: Meter) -> ToTry {
-        section(b, thread).map_or(
-            ToTry {
-                meter: used,
-                probe: false,
-            },
-            |t| Meter::to_try(self.model, &tokens::Counts::of(t)),
-        )
+    /// What to write a section of `counts` (`None`: not written), written by `used`, by
+    /// again.
+    fn to_try(&self, counts: Option<&Counts>, used: Meter) -> ToTry {
+        counts.map_or(ToTry::none(used), |c| Meter::to_try(self.model, c))
     }
 
-    /// Whether both sections of the first writing hold by the meters of the classes they
-    /// read as (a class the model counts more of than its meter allows may not).
-    fn holds(&self, first: &Built) -> bool {
-        let req = self.req;
+    /// Whether both sections of the first writing, of `counts`, hold by the meters of the
+    /// classes they read as (a class the model counts more of than its meter allows may
+    /// not).
+    fn holds(&self, counts: (Option<Counts>, Option<Counts>), to_try: (ToTry, ToTry)) -> bool {
+        let limits = (self.req.budget_tokens, self.req.snapshot_budget_tokens);
         [
-            (true, req.meter, req.budget_tokens),
-            (false, req.snapshot_meter, req.snapshot_budget_tokens),
+            (counts.0, to_try.0, limits.0),
+            (counts.1, to_try.1, limits.1),
         ]
         .into_iter()
-        .all(|(thread, used, limit)| {
-            section(first, thread)
-                .is_none_or(|t| used.read_as(self.model, t, Some(limit)).is_none())
-        })
+        .all(|(counts, t, limit)| counts.is_none_or(|c| t.read.bound(c.estimate()) <= limit))
     }
 
-    /// The documents written by `meters`, and for each section the meter to write it by
-    /// again when it does not hold by the meter of the class it reads as (a section
-    /// counted by the model's meter is as the first writing counted it).
-    fn written(&self, meters: Meters) -> (Built, Option<Meter>, Option<Meter>) {
+    /// The documents written by `meters`, for each section the meter to write it by again
+    /// when it does not hold by the meter of the class it reads as (a section counted by
+    /// the model's meter is as the first writing counted it), and their size.
+    fn written(&self, meters: Meters) -> (Built, Option<Meter>, Option<Meter>, f64) {
         let req = self.req;
         let b = (self.write)(&ContextRequest {
             meter: meters.0,
             snapshot_meter: meters.1,
             ..req.clone()
         });
-        let read = |thread: bool, used: Meter, model_meter: Meter, limit: u64| {
+        let counts = counts(&b);
+        let read = |counts: Option<&Counts>, used: Meter, model_meter: Meter, limit: u64| {
             if used == model_meter {
                 return None;
             }
-            used.read_as(self.model, section(&b, thread)?, Some(limit))
+            used.read_as(self.model, counts?, Some(limit))
         };
-        let t = read(true, meters.0, req.meter, req.budget_tokens);
+        let t = read(counts.0.as_ref(), meters.0, req.meter, req.budget_tokens);
         let s = read(
-            false,
+            counts.1.as_ref(),
             meters.1,
             req.snapshot_meter,
             req.snapshot_budget_tokens,
         );
-        (b, t, s)
+        (b, t, s, size(counts))
     }
 
     /// Written again by the meters to try, widened while a section reads as a class that
@@ -125,17 +126,25 @@ impl<W: Fn(&ContextRequest) -> Built> Writer<'_, W> {
         let models = self.models();
         let mut meters = (to_try.0.meter, to_try.1.meter);
         for pass in 0..=tokens::CLASS_PASSES {
-            let (b, t, s) = self.written(meters);
+            let (b, t, s, size) = self.written(meters);
             if t.is_none() && s.is_none() {
-                kept.offer(size(&b), b);
+                kept.offer(size, b);
                 return meters;
             }
             let last = pass + 1 >= tokens::CLASS_PASSES;
             if let Some(m) = t {
-                meters.0 = if last || to_try.0.probe { models.0 } else { m };
+                meters.0 = if last || to_try.0.probe() {
+                    models.0
+                } else {
+                    m
+                };
             }
             if let Some(m) = s {
-                meters.1 = if last || to_try.1.probe { models.1 } else { m };
+                meters.1 = if last || to_try.1.probe() {
+                    models.1
+                } else {
+                    m
+                };
             }
             if meters == models {
                 break;
@@ -149,7 +158,7 @@ impl<W: Fn(&ContextRequest) -> Built> Writer<'_, W> {
     /// writing in which both hold is offered to `kept`.
     fn halve(&self, to_try: (ToTry, ToTry), loose: Meters, kept: &mut tokens::Largest<Built>) {
         let search = |t: ToTry, loose: Meter| {
-            (t.meter != loose && !t.probe).then_some(tokens::Halving {
+            (t.meter != loose && !t.probe()).then_some(tokens::Halving {
                 tight: t.meter,
                 loose,
             })
@@ -163,7 +172,7 @@ impl<W: Fn(&ContextRequest) -> Built> Writer<'_, W> {
                 searches.0.map_or(loose.0, |h| h.next()),
                 searches.1.map_or(loose.1, |h| h.next()),
             );
-            let (b, t, s) = self.written(tried);
+            let (b, t, s, size) = self.written(tried);
             if let Some(h) = &mut searches.0 {
                 h.settle(tried.0, t.is_none());
             }
@@ -171,7 +180,7 @@ impl<W: Fn(&ContextRequest) -> Built> Writer<'_, W> {
                 h.settle(tried.1, s.is_none());
             }
             if t.is_none() && s.is_none() {
-                kept.offer(size(&b), b);
+                kept.offer(size, b);
             }
         }
     }
