@@ -28,10 +28,10 @@ pub const CLASS_PASSES: usize = 3;
 pub const CLASS_HALVINGS: usize = 3;
 
 impl Meter {
-    /// When the meter of the observations around a text of `counts` (built within a budget by this
-    /// meter) counts it for more than `limit` (the section's budget; `None`: what this
-    /// meter counts for it), the two meters widened into one (each term the larger), to
-    /// build it again by; `None` when the text holds. Widened, the meters a section is
+    /// When the meter of the observations around a text of `counts` (built within a budget
+    /// by this meter) counts it for more than `limit` (the section's budget; `None`: what
+    /// this meter counts for it), the two meters widened into one (each term the larger),
+    /// to build it again by; `None` when the text holds. Widened, the meters a section is
     /// built by only grow from pass to pass, so the section only shrinks and settles where
     /// the observations around it hold it.
     pub fn read_as(

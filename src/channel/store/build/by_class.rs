@@ -132,20 +132,17 @@ impl<W: Fn(&ContextRequest) -> Built> Writer<'_, W> {
                 return meters;
             }
             let last = pass + 1 >= tokens::CLASS_PASSES;
-            if let Some(m) = t {
-                meters.0 = if last || to_try.0.probe() {
-                    models.0
-                } else {
-                    m
-                };
-            }
-            if let Some(m) = s {
-                meters.1 = if last || to_try.1.probe() {
-                    models.1
-                } else {
-                    m
-                };
-            }
+            // A section that held stays; one that did not is widened, or takes the
+            // model's meter on the last pass and after a probe.
+            let again = |over: Option<Meter>, used: Meter, t: ToTry, model: Meter| match over {
+                None => used,
+                Some(_) if last || t.probe() => model,
+                Some(widened) => widened,
+            };
+            meters = (
+                again(t, meters.0, to_try.0, models.0),
+                again(s, meters.1, to_try.1, models.1),
+            );
             if meters == models {
                 break;
             }
