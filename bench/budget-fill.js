@@ -27,6 +27,11 @@
 // 20 adjacent): how many adjacent messages each rendering carries, before calibration, after
 // calibrating on 24 of its whole prompt sections, and after calibrating on the sections in them.
 //
+// Each calibrated section under 90% with material left out is built again, the engine given a
+// budget 1% larger at a time until it shows more, to tell why: that next larger build within
+// the budget in real tokens means the engine's meter left out what fitted; over it, the next
+// message did not fit (the material's grain).
+//
 // With --by-source, the calibrated measure again for each source of the corpus alone (one
 // language, one file type, one layout: the traffic of a gateway that keeps to one), in
 // place of the tables above.
@@ -75,8 +80,8 @@ function draw(pool, n, random, maxChars = 1_500) {
 const ts = (s) => `${s}.000100`
 const author = (i) => ({ userId: `U${100 + (i % 7)}`, displayName: ['Priya', 'Sam', 'Lee', 'Ana', 'Kofi', 'Mei', 'Olu'][i % 7] })
 
-/** The channel sections (thread and snapshot) of `texts`, in `format`. */
-async function channelSections(texts, format) {
+/** The channel sections (thread and snapshot) of `texts`, in `format`, the engine given `scale` times each budget. */
+async function channelSections(texts, format, scale) {
   const channelId = 'CFILL'
   const root = ts(T0 + 10_000)
   const top = texts.slice(0, 120).map((text, i) => ({ messageId: ts(T0 + i * 160), ts: ts(T0 + i * 160), author: author(i), text }))
@@ -95,8 +100,8 @@ async function channelSections(texts, format) {
   store.ingestMany([...top, ...replies].map((message) => ({ type: 'message', channelId, message })))
   const ctx = await store.buildContext(channelId, anchor.messageId, {
     threadId: root,
-    budgetTokens: THREAD_BUDGET,
-    snapshotBudgetTokens: SNAPSHOT_BUDGET,
+    budgetTokens: Math.floor(THREAD_BUDGET * scale),
+    snapshotBudgetTokens: Math.floor(SNAPSHOT_BUDGET * scale),
     adjacent: 120,
     format,
   })
@@ -107,8 +112,8 @@ async function channelSections(texts, format) {
   ]
 }
 
-/** MemoryStore.assemble of a 1,500-turn lane within each budget. */
-function memorySections(texts) {
+/** MemoryStore.assemble of a 1,500-turn lane within each budget (times `scale`). */
+function memorySections(texts, scale) {
   const memory = new engine.MemoryStore({ path: ':memory:' })
   try {
     const t0 = T0 * 1000
@@ -116,7 +121,7 @@ function memorySections(texts) {
     const batch = texts.slice(0, 1_500).map((text, i) => ({ sessionId: 'fill', chatId: 'fill', messageId: `m${i}`, role: i % 2 === 0 ? 'user' : 'assistant', text, ts: t0 + i * 60_000 }))
     for (let i = 0; i < batch.length; i += 100) [{ threadKey: lane }] = memory.ingest(batch.slice(i, i + 100))
     return MEMORY_BUDGETS.map((budget) => {
-      const out = memory.assemble({ sessionId: 'fill', threadKey: lane, userMessage: texts[1_500], budgetTokens: budget, now: t0 + 1_501 * 60_000 })
+      const out = memory.assemble({ sessionId: 'fill', threadKey: lane, userMessage: texts[1_500], budgetTokens: Math.floor(budget * scale), now: t0 + 1_501 * 60_000 })
       return { section: `assemble ${budget.toLocaleString('en-US')}`, budget, text: out.text, leftOut: out.recentIncluded + out.passagesIncluded < 1_500, shown: out.recentIncluded + out.passagesIncluded }
     })
   } finally {
@@ -124,8 +129,8 @@ function memorySections(texts) {
   }
 }
 
-/** buildConversationContext over 40 conversations of the last week. */
-function historySection(texts) {
+/** buildConversationContext over 40 conversations of the last week (within `scale` times the budget). */
+function historySection(texts, scale) {
   const memory = new engine.MemoryStore({ path: ':memory:' })
   try {
     const now = (T0 + 8 * 86_400) * 1000
@@ -134,15 +139,53 @@ function historySection(texts) {
       const turns = texts.slice(c * 12, c * 12 + 12).map((text, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', text, ts: end - (12 - i) * 60_000 }))
       memory.putConversation({ chatId: 'fill', sessionId: `s${c}`, turns, summary: texts[480 + c].slice(0, 280), endedAt: end })
     }
-    const text = memory.buildConversationContext({ chatId: 'fill', maxTokens: HISTORY_BUDGET, now })
+    const text = memory.buildConversationContext({ chatId: 'fill', maxTokens: Math.floor(HISTORY_BUDGET * scale), now })
     return [{ section: 'conversation history', budget: HISTORY_BUDGET, text, leftOut: (text.match(/<conversation /g) ?? []).length + (text.match(/<conversation-summary /g) ?? []).length < 40, shown: (text.match(/<conversation[ -]/g) ?? []).length }]
   } finally {
     memory.close()
   }
 }
 
-async function sections(texts) {
-  return [...(await channelSections(texts, 'json')), ...(await channelSections(texts, 'compact')), ...memorySections(texts), ...historySection(texts)]
+/**
+ * The seven sections of `texts`, each `budget` the one measured against; the engine is given
+ * `scale` times it (1 but for `withNext`).
+ */
+async function sections(texts, scale = 1) {
+  return [...(await channelSections(texts, 'json', scale)), ...(await channelSections(texts, 'compact', scale)), ...memorySections(texts, scale), ...historySection(texts, scale)]
+}
+
+/** The budget multiples tried for the next larger build: 1% more at a time, up to half more. */
+const NEXT_SCALES = Array.from({ length: 50 }, (_, i) => 1 + (i + 1) / 100)
+
+/**
+ * `built` (the sections of `texts`, with `real`) with, for each under FILL_TARGET with
+ * material left out, `next`: the real tokens of the next larger build the engine makes
+ * (given a budget 1% larger at a time, until it shows more), and how many more it shows.
+ * When `next.real` is within the budget, the engine's meter left out what fitted; when not,
+ * the next message did not fit (the material's grain).
+ */
+async function withNext(texts, built) {
+  const due = built.map((s) => s.leftOut && s.real < FILL_TARGET * s.budget)
+  const next = built.map(() => null)
+  for (const scale of NEXT_SCALES) {
+    if (!due.some((d, i) => d && next[i] === null)) break
+    ;(await sections(texts, scale)).forEach((s, i) => {
+      if (due[i] && next[i] === null && s.shown > built[i].shown) next[i] = { real: referenceTokens(s.text), more: s.shown - built[i].shown }
+    })
+  }
+  return built.map((s, i) => (due[i] ? { ...s, next: next[i] } : s))
+}
+
+/** How many of `rows` under FILL_TARGET with material left out the next larger build would have fitted (`next` of withNext). */
+function nextTally(rows) {
+  const low = rows.filter((r) => r.leftOut && r.fill < FILL_TARGET)
+  const fitted = low.filter((r) => r.next && r.next.real <= r.budget).length
+  const grain = low.filter((r) => r.next && r.next.real > r.budget).length
+  const unknown = low.length - fitted - grain
+  return (
+    `of the ${low.length} under ${FILL_TARGET * 100}% with material left out, the engine's next larger build is within the budget in real tokens for ${fitted} (the meter left out what fitted), over it for ${grain} (the next message did not fit)` +
+    (unknown ? `, not found within ${NEXT_SCALES[NEXT_SCALES.length - 1]}x the budget for ${unknown}` : '')
+  )
 }
 
 /**
@@ -206,7 +249,8 @@ async function warmUp(train, random) {
 /** Warms the "default" model on `WARMUP` rounds of sections of `train`, then builds the sections of `held`. */
 async function calibratedSections(train, held, random) {
   await warmUp(train, random)
-  const out = (await sections(draw(held, 1_600, random))).map((s) => ({ ...s, real: referenceTokens(s.text) }))
+  const texts = draw(held, 1_600, random)
+  const out = await withNext(texts, (await sections(texts)).map((s) => ({ ...s, real: referenceTokens(s.text) })))
   engine.resetCalibration()
   return out
 }
@@ -218,7 +262,7 @@ async function sourceRows(corpus) {
   for (const [i, source] of sources.entries()) {
     const of = (heldOut) => corpus.filter((t) => t.source === source && t.heldOut === heldOut).map((t) => t.text)
     for (const s of await calibratedSections(of(false), of(true), xorshift(0xface ^ (i + 1) * 7919))) {
-      rows.push({ source, section: s.section, budget: s.budget, real: s.real, fill: s.real / s.budget, leftOut: s.leftOut })
+      rows.push({ source, section: s.section, budget: s.budget, real: s.real, fill: s.real / s.budget, leftOut: s.leftOut, next: s.next })
     }
   }
   return rows
@@ -244,7 +288,7 @@ function printSources(rows, title) {
 function tallySources(rows) {
   const due = rows.filter((r) => r.leftOut)
   const over = rows.filter((r) => r.real > r.budget)
-  console.log(`sections over budget: ${over.length} of ${rows.length}; at ${FILL_TARGET * 100}% or more with material left out: ${due.filter((r) => r.fill >= FILL_TARGET).length} of ${due.length}`)
+  console.log(`sections over budget: ${over.length} of ${rows.length}; at ${FILL_TARGET * 100}% or more with material left out: ${due.filter((r) => r.fill >= FILL_TARGET).length} of ${due.length}; ${nextTally(rows)}`)
   if (over.length > 0) process.exitCode = 1
 }
 
@@ -286,9 +330,10 @@ async function main() {
     for (const calibrated of [false, true]) {
       engine.resetCalibration()
       if (calibrated) await warmUp(train, random)
-      for (const s of await sections(draw(held, 1_600, random))) {
-        const real = referenceTokens(s.text)
-        rows.push({ kind, calibrated, section: s.section, budget: s.budget, real, fill: real / s.budget, leftOut: s.leftOut, shown: s.shown })
+      const texts = draw(held, 1_600, random)
+      const built = (await sections(texts)).map((s) => ({ ...s, real: referenceTokens(s.text) }))
+      for (const s of calibrated ? await withNext(texts, built) : built) {
+        rows.push({ kind, calibrated, section: s.section, budget: s.budget, real: s.real, fill: s.real / s.budget, leftOut: s.leftOut, shown: s.shown, next: s.next })
       }
     }
   }
@@ -393,6 +438,7 @@ async function main() {
   const summary = (list) => list.map((r) => `${r.section} ${r.kind}${r.calibrated ? ' (calibrated)' : ''} ${(r.fill * 100).toFixed(0)}%`).join(', ')
   console.log(`sections over budget: ${over.length} of ${rows.length}${over.length ? `: ${summary(over)}` : ''}`)
   console.log(`sections under ${FILL_TARGET * 100}% with material left out: ${low.length} of ${rows.filter((r) => r.leftOut).length}`)
+  console.log(`calibrated: ${nextTally(rows.filter((r) => r.calibrated))}`)
   if (over.length > 0) process.exitCode = 1
 }
 
