@@ -34,12 +34,15 @@
 //
 // With --by-source, the calibrated measure again for each source of the corpus alone (one
 // language, one file type, one layout: the traffic of a gateway that keeps to one), in
-// place of the tables above.
+// place of the tables above. With --several-sources, for each kind of several sources,
+// calibrated on its sources' sections in turn, each section of one source (a gateway whose
+// users write in several languages), then each source's sections.
 //
 // --rounds N: calibrate on N rounds in place of 12 (a model keeps 128 observations, about 18
 // rounds of the 7 sections).
 //
-//   node bench/budget-fill.js [--json] [--by-source] [--rounds N]   exits 1 when a section is over its budget
+//   node bench/budget-fill.js [--json] [--by-source | --several-sources] [--rounds N]
+//   exits 1 when a section is over its budget
 'use strict'
 
 const path = require('node:path')
@@ -301,6 +304,43 @@ async function bySource(corpus) {
 }
 
 /**
+ * Traffic of several sources of one kind, each section of one source (a gateway whose users
+ * write in several languages, or send several file types): calibrated on WARMUP rounds of
+ * each source's sections in turn (the model keeping its last 128 observations, about 18
+ * rounds), then each source's sections.
+ */
+async function severalSources(corpus) {
+  const out = {}
+  for (const [k, kind] of KINDS.entries()) {
+    const sources = [...new Set(corpus.filter((t) => t.kind === kind).map((t) => t.source))]
+    if (sources.length < 2) continue
+    const of = (source, heldOut) => corpus.filter((t) => t.source === source && t.heldOut === heldOut).map((t) => t.text)
+    const random = xorshift(0xbeef ^ (k + 1) * 7919)
+    engine.resetCalibration()
+    for (let i = 0; i < WARMUP * sources.length; i++) {
+      for (const s of await sections(draw(of(sources[i % sources.length], false), 1_600, random))) {
+        if (s.text !== '') engine.calibrate({ text: s.text, inputTokens: referenceTokens(s.text) })
+      }
+    }
+    const rows = []
+    for (const source of sources) {
+      const texts = draw(of(source, true), 1_600, random)
+      for (const s of await withNext(texts, (await sections(texts)).map((x) => ({ ...x, real: referenceTokens(x.text) })))) {
+        rows.push({ source, section: s.section, budget: s.budget, real: s.real, fill: s.real / s.budget, leftOut: s.leftOut, next: s.next })
+      }
+    }
+    engine.resetCalibration()
+    out[kind] = rows
+    if (!process.argv.includes('--json')) {
+      printSources(rows, `\n${kind}: after calibrating on ${WARMUP} rounds of each of its sources in turn (${sources.join(', ')}), each section of one source:`)
+      tallySources(rows)
+    }
+  }
+  if (process.argv.includes('--json')) console.log(JSON.stringify({ severalSources: out }, null, 2))
+  else tallySources(Object.values(out).flat())
+}
+
+/**
  * Conversations shaped like the real ones, which no constant of the calibration was chosen
  * on: the two-person chats of bench/long-chats.js (the chitchat corpus's 10 longest pairs),
  * their turns as messages, as they are and with long assistant turns (bench/long-turns.js);
@@ -322,6 +362,7 @@ async function chatRows() {
 async function main() {
   const corpus = await tokenCorpus()
   if (process.argv.includes('--by-source')) return bySource(corpus)
+  if (process.argv.includes('--several-sources')) return severalSources(corpus)
   const rows = []
   for (const kind of KINDS) {
     const random = xorshift(0x5eed ^ (KINDS.indexOf(kind) + 1) * 7919)
