@@ -39,9 +39,10 @@
 // users write in several languages), then each source's sections.
 //
 // --rounds N: calibrate on N rounds in place of 12 (a model keeps 128 observations, about 18
-// rounds of the 7 sections).
+// rounds of the 7 sections). --seed N: draw the texts by another seed (0, the default, is the
+// one the docs' figures come from), to see how much a figure moves with the draw.
 //
-//   node bench/budget-fill.js [--json] [--by-source | --several-sources] [--rounds N]
+//   node bench/budget-fill.js [--json] [--by-source | --several-sources] [--rounds N] [--seed N]
 //   exits 1 when a section is over its budget
 'use strict'
 
@@ -64,6 +65,13 @@ const WARMUP = (() => {
   const at = process.argv.indexOf('--rounds')
   const n = at < 0 ? 12 : Number(process.argv[at + 1])
   if (!Number.isInteger(n) || n < 1) throw new Error('--rounds takes a whole number of rounds, 1 or more')
+  return n
+})()
+/** Mixed into every draw's seed: 0 for the figures the docs give; another to see how much they move with the draw. */
+const SEED = (() => {
+  const at = process.argv.indexOf('--seed')
+  const n = at < 0 ? 0 : Number(process.argv[at + 1])
+  if (!Number.isInteger(n) || n < 0) throw new Error('--seed takes a whole number, 0 or more')
   return n
 })()
 const T0 = 1_775_000_000 // seconds: the channel's first message
@@ -264,7 +272,7 @@ async function sourceRows(corpus) {
   const rows = []
   for (const [i, source] of sources.entries()) {
     const of = (heldOut) => corpus.filter((t) => t.source === source && t.heldOut === heldOut).map((t) => t.text)
-    for (const s of await calibratedSections(of(false), of(true), xorshift(0xface ^ (i + 1) * 7919))) {
+    for (const s of await calibratedSections(of(false), of(true), xorshift(SEED ^ 0xface ^ (i + 1) * 7919))) {
       rows.push({ source, section: s.section, budget: s.budget, real: s.real, fill: s.real / s.budget, leftOut: s.leftOut, next: s.next })
     }
   }
@@ -315,7 +323,7 @@ async function severalSources(corpus) {
     const sources = [...new Set(corpus.filter((t) => t.kind === kind).map((t) => t.source))]
     if (sources.length < 2) continue
     const of = (source, heldOut) => corpus.filter((t) => t.source === source && t.heldOut === heldOut).map((t) => t.text)
-    const random = xorshift(0xbeef ^ (k + 1) * 7919)
+    const random = xorshift(SEED ^ 0xbeef ^ (k + 1) * 7919)
     engine.resetCalibration()
     for (let i = 0; i < WARMUP * sources.length; i++) {
       for (const s of await sections(draw(of(sources[i % sources.length], false), 1_600, random))) {
@@ -365,7 +373,7 @@ async function main() {
   if (process.argv.includes('--several-sources')) return severalSources(corpus)
   const rows = []
   for (const kind of KINDS) {
-    const random = xorshift(0x5eed ^ (KINDS.indexOf(kind) + 1) * 7919)
+    const random = xorshift(SEED ^ 0x5eed ^ (KINDS.indexOf(kind) + 1) * 7919)
     const held = corpus.filter((t) => t.kind === kind && t.heldOut).map((t) => t.text)
     const train = corpus.filter((t) => t.kind === kind && !t.heldOut).map((t) => t.text)
     for (const calibrated of [false, true]) {
@@ -426,7 +434,7 @@ async function main() {
   const same = []
   for (const [list, out] of [[cases, unseen], [sameScript, same]]) {
     for (const c of list) {
-      const random = xorshift(0x5eed ^ 0x1234)
+      const random = xorshift(SEED ^ 0x5eed ^ 0x1234)
       await warmUp(c.train, random)
       for (const [name, held] of c.tests) {
         for (const s of await sections(draw(held, 1_600, random))) {
