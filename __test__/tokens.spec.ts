@@ -185,6 +185,26 @@ describe('the engine token estimator', () => {
     expect(tokenEstimate(outside, { model: 'mix' }).upperBound).toBe(tokenEstimate(outside).upperBound)
   })
 
+  it('remembers a kind of text through 400 observations of others, as a gateway of several languages sees them', () => {
+    // Traffic of several kinds, each text of one, in turn: simplified Chinese, then Polish,
+    // Japanese, English and code for 400 observations. A model keeps its last 512, so the
+    // Chinese ones still count a Chinese section (with the 128 it kept before, they were
+    // forgotten and the section kept the bound: bench/budget-fill.js --several-sources, 54
+    // of 217 sections at 90% or more against 106).
+    const chinese = messagesOf('zh-cn')
+    const others = [messagesOf('pl'), messagesOf('ja'), english, code]
+    const textOf = (from: string[], i: number) => Array.from({ length: 30 }, (_, k) => from[(i * 31 + k * 17) % from.length]).join('\n')
+    const observe = (text: string) => calibrate({ model: 'several', text, inputTokens: referenceTokens(text) })
+    for (let i = 0; i < 12; i++) observe(textOf(chinese, i))
+    const section = textOf(chinese, 99)
+    const counted = tokenEstimate(section, { model: 'several' }).upperBound
+    for (let i = 0; i < 400; i++) observe(textOf(others[i % others.length], i))
+    expect(tokenCalibration('several').samples).toBe(412)
+    expect(tokenEstimate(section, { model: 'several' }).upperBound).toBe(counted)
+    expect(counted).toBeLessThan(tokenEstimate(section).upperBound * 0.9)
+    expect(counted).toBeGreaterThanOrEqual(referenceTokens(section))
+  })
+
   it('keeps each CJK script apart: calibrated on Japanese, Korean and Chinese text keep the bound', () => {
     // The estimate counts Han, kana and Hangul alike; the reference tokenizer counts Korean
     // and traditional Chinese for a quarter to a third more of it than Japanese.

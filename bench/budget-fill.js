@@ -38,7 +38,7 @@
 // calibrated on its sources' sections in turn, each section of one source (a gateway whose
 // users write in several languages), then each source's sections.
 //
-// --rounds N: calibrate on N rounds in place of 12 (a model keeps 128 observations, about 18
+// --rounds N: calibrate on N rounds in place of 12 (a model keeps 512 observations, about 73
 // rounds of the 7 sections). --seed N: draw the texts by another seed (0, the default, is the
 // one the docs' figures come from), to see how much a figure moves with the draw.
 //
@@ -314,7 +314,7 @@ async function bySource(corpus) {
 /**
  * Traffic of several sources of one kind, each section of one source (a gateway whose users
  * write in several languages, or send several file types): calibrated on WARMUP rounds of
- * each source's sections in turn (the model keeping its last 128 observations, about 18
+ * each source's sections in turn (the model keeping its last 512 observations, about 73
  * rounds), then each source's sections.
  */
 async function severalSources(corpus) {

@@ -43,8 +43,11 @@ pub const SIMPLIFIED_FULL: f64 = 0.03;
 /// (shares sum to 1, so 2 is the most two profiles can differ); an observation weighs
 /// `1 - distance / CLASS_RADIUS`.
 pub const CLASS_RADIUS: f64 = 0.3;
-/// Observations a model keeps (the oldest is forgotten).
-pub const OBSERVATIONS_PER_MODEL: usize = 128;
+/// Observations a model keeps (the oldest is forgotten): on traffic of several languages or
+/// layouts, each section of one, 128 held about two of each section of each of nine
+/// languages, too few to count one (`bench/budget-fill.js --several-sources`: 54 of 217
+/// sections at 90% or more with 128, 106 with 512, 0 over either way).
+pub const OBSERVATIONS_PER_MODEL: usize = 512;
 /// The weight of the [`CLASS_NEIGHBOURS`] nearest observations before their ratio is
 /// trusted for a section (four observations of its very profile; six of them no further
 /// than 0.1 on average).
