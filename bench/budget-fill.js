@@ -247,21 +247,32 @@ async function bundledSnapshot() {
   }
 }
 
-/** Calibrates the "default" model afresh on `WARMUP` rounds of sections of `train`. */
-async function warmUp(train, random) {
+/**
+ * Calibrates the "default" model afresh on `rounds` rounds of sections of `train`, or of
+ * `train(i)` in round `i` when it is a function (a pool per round).
+ */
+async function warmUp(train, random, rounds = WARMUP) {
   engine.resetCalibration()
-  for (let i = 0; i < WARMUP; i++) {
-    for (const s of await sections(draw(train, 1_600, random))) {
+  for (let i = 0; i < rounds; i++) {
+    for (const s of await sections(draw(typeof train === 'function' ? train(i) : train, 1_600, random))) {
       if (s.text !== '') engine.calibrate({ text: s.text, inputTokens: referenceTokens(s.text) })
     }
   }
 }
 
-/** Warms the "default" model on `WARMUP` rounds of sections of `train`, then builds the sections of `held`. */
+/** The sections of `texts`, each with its real tokens and, when `next`, withNext's `next`. */
+async function measured(texts, next = true) {
+  const built = (await sections(texts)).map((s) => ({ ...s, real: referenceTokens(s.text) }))
+  return next ? withNext(texts, built) : built
+}
+
+/** A row of sourceRows (and severalSources): section `s` of `source`, measured. */
+const sourceRow = (source, s) => ({ source, section: s.section, budget: s.budget, real: s.real, fill: s.real / s.budget, leftOut: s.leftOut, next: s.next })
+
+/** Warms the "default" model on `WARMUP` rounds of sections of `train`, then measures the sections of `held`. */
 async function calibratedSections(train, held, random) {
   await warmUp(train, random)
-  const texts = draw(held, 1_600, random)
-  const out = await withNext(texts, (await sections(texts)).map((s) => ({ ...s, real: referenceTokens(s.text) })))
+  const out = await measured(draw(held, 1_600, random))
   engine.resetCalibration()
   return out
 }
@@ -272,9 +283,7 @@ async function sourceRows(corpus) {
   const rows = []
   for (const [i, source] of sources.entries()) {
     const of = (heldOut) => corpus.filter((t) => t.source === source && t.heldOut === heldOut).map((t) => t.text)
-    for (const s of await calibratedSections(of(false), of(true), xorshift(SEED ^ 0xface ^ (i + 1) * 7919))) {
-      rows.push({ source, section: s.section, budget: s.budget, real: s.real, fill: s.real / s.budget, leftOut: s.leftOut, next: s.next })
-    }
+    for (const s of await calibratedSections(of(false), of(true), xorshift(SEED ^ 0xface ^ (i + 1) * 7919))) rows.push(sourceRow(source, s))
   }
   return rows
 }
@@ -324,18 +333,11 @@ async function severalSources(corpus) {
     if (sources.length < 2) continue
     const of = (source, heldOut) => corpus.filter((t) => t.source === source && t.heldOut === heldOut).map((t) => t.text)
     const random = xorshift(SEED ^ 0xbeef ^ (k + 1) * 7919)
-    engine.resetCalibration()
-    for (let i = 0; i < WARMUP * sources.length; i++) {
-      for (const s of await sections(draw(of(sources[i % sources.length], false), 1_600, random))) {
-        if (s.text !== '') engine.calibrate({ text: s.text, inputTokens: referenceTokens(s.text) })
-      }
-    }
+    const train = sources.map((source) => of(source, false))
+    await warmUp((i) => train[i % train.length], random, WARMUP * train.length)
     const rows = []
     for (const source of sources) {
-      const texts = draw(of(source, true), 1_600, random)
-      for (const s of await withNext(texts, (await sections(texts)).map((x) => ({ ...x, real: referenceTokens(x.text) })))) {
-        rows.push({ source, section: s.section, budget: s.budget, real: s.real, fill: s.real / s.budget, leftOut: s.leftOut, next: s.next })
-      }
+      for (const s of await measured(draw(of(source, true), 1_600, random))) rows.push(sourceRow(source, s))
     }
     engine.resetCalibration()
     out[kind] = rows
@@ -379,9 +381,7 @@ async function main() {
     for (const calibrated of [false, true]) {
       engine.resetCalibration()
       if (calibrated) await warmUp(train, random)
-      const texts = draw(held, 1_600, random)
-      const built = (await sections(texts)).map((s) => ({ ...s, real: referenceTokens(s.text) }))
-      for (const s of calibrated ? await withNext(texts, built) : built) {
+      for (const s of await measured(draw(held, 1_600, random), calibrated)) {
         rows.push({ kind, calibrated, section: s.section, budget: s.budget, real: s.real, fill: s.real / s.budget, leftOut: s.leftOut, shown: s.shown, next: s.next })
       }
     }
